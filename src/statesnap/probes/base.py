@@ -1,0 +1,189 @@
+"""The probe contract: what every probe (built-in or third-party) implements.
+
+A probe reads one kind of global state and returns a flat ``{key: fingerprint}`` map of
+JSON-able values.  It answers "did anything change?" through :meth:`Probe.token` first, which
+must be far cheaper than :meth:`Probe.read`; the snapshotter calls ``read`` only when the token
+differs from the previous one.  Probes never import what they inspect (they look in
+``sys.modules``), never initialise CUDA, never reap a child and never start a thread.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeAlias
+
+#: A fingerprint: any JSON-able value.  Two fingerprints are compared with ``==``.
+JSON: TypeAlias = "str | int | float | bool | None | list[JSON] | dict[str, JSON]"
+ProbeMap: TypeAlias = dict[str, Any]
+
+
+class Severity(enum.IntEnum):
+    """How likely a change of this kind is to break a later test.  Used to rank suspects."""
+
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+
+
+class ProbeUnavailable(Exception):
+    """Raised by :meth:`Probe.setup` when the probe cannot run here (missing library, no /proc).
+
+    The message is shown once in the header and the terminal; the probe then costs nothing.
+    """
+
+
+@dataclass
+class ProbeContext:
+    """What a probe may need to know about the run; handed to :meth:`Probe.setup` once."""
+
+    rootdir: Path
+    #: Extra importable package names whose module attributes count as the project's own.
+    packages: tuple[str, ...] = ()
+    #: Roots watched by the ``files`` probe.
+    watch_roots: tuple[Path, ...] = ()
+    #: Glob-like names excluded under the watched roots.
+    watch_exclude: tuple[str, ...] = ()
+    #: Callable that hides secret-looking values: ``redact(name, value) -> value``.
+    redactor: Any = None
+    #: File descriptors that statesnap itself holds open (the record, an inotify fd, ...).
+    own_fds: set[int] = field(default_factory=set)
+    #: Free-form notes a probe wants in the header (``{"nvml": "host pids ..."}``).
+    notes: dict[str, str] = field(default_factory=dict)
+
+
+class Probe:
+    """Base class of all probes.  Subclasses set :attr:`name` and implement :meth:`read`."""
+
+    #: The probe's name in records (``env``, ``fds``, ...); a third-party probe picks its own.
+    name: ClassVar[str] = ""
+    #: Default severity of a change this probe reports.
+    severity: ClassVar[Severity] = Severity.MEDIUM
+    #: Whether :meth:`save` / :meth:`restore` put state back (restore mode, key-level replay).
+    restorable: ClassVar[bool] = False
+
+    def setup(self, ctx: ProbeContext) -> None:
+        """Prepare once per process.  Raise :class:`ProbeUnavailable` to opt out cleanly."""
+
+    def token(self) -> object:
+        """A cheap value that changes whenever :meth:`read` would return something else.
+
+        ``None`` means "no cheap answer": the snapshotter then always calls :meth:`read`.
+        Tokens are compared with ``==`` and never leave the process.
+        """
+        return None
+
+    def light_token(self) -> object:
+        """An even cheaper token for checkpoints inside a test (after setup, after call).
+
+        Those checkpoints only tell which phase a change happened in, so a probe whose full
+        token is costly (``sys.modules`` identities) may answer with less here (its length).
+        A change that only the full token sees is still found at the test's end.
+        """
+        return self.token()
+
+    def read(self) -> ProbeMap:
+        """The full ``{key: fingerprint}`` map.  Fingerprints must be JSON-able."""
+        raise NotImplementedError
+
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        """Severity of one change; override where some keys matter less (a plain import)."""
+        return self.severity
+
+    def detail(self, key: str, before: Any, after: Any) -> str | None:
+        """Optional human-readable detail of how a value changed, computed off the hot path."""
+        return None
+
+    def hint(self, key: str, change: str) -> str | None:
+        """Optional fix hint for a polluter that changed ``key``, in this probe's terms."""
+        return None
+
+    # -- restoring (only for probes with ``restorable = True``) ------------------------------
+    def save(self) -> object:
+        """Capture the real current state (objects, not fingerprints) for :meth:`restore`."""
+        raise NotImplementedError
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        """Put ``keys`` back to what :meth:`save` captured; return the keys actually restored."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release what :meth:`setup` acquired (file descriptors, library handles)."""
+
+
+def fingerprint_repr(value: object, limit: int = 200) -> str:
+    """A short, stable-enough textual fingerprint of ``value``.
+
+    ``repr`` of arbitrary objects can raise or embed addresses; both are tolerated here, and long
+    reprs keep their length so the report can say how much was cut.
+    """
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ must not break the probe
+        text = f"<{type(value).__qualname__} (repr failed: {type(exc).__name__})>"
+    if len(text) > limit:
+        return f"{text[:limit]}… ({len(text)} chars)"
+    return text
+
+
+def redact_mapping(values: Mapping[str, Any], redactor: Any) -> dict[str, Any]:
+    """Apply ``redactor(name, value)`` to every item when a redactor is configured."""
+    if redactor is None:
+        return dict(values)
+    return {k: redactor(k, v) for k, v in values.items()}
+
+
+class ProcFile:
+    """A ``/proc`` file kept open and re-read with ``pread``: an open+read costs ~10x more.
+
+    Reopened when the process id changes, because after a fork the descriptor still points at
+    the parent's ``/proc/<pid>`` entry.
+    """
+
+    def __init__(self, template: str, own_fds: set[int]) -> None:
+        self._template = template
+        self._own_fds = own_fds
+        self._pid = -1
+        self._fd = -1
+
+    def _ensure(self) -> int:
+        pid = os.getpid()
+        if pid != self._pid:
+            if self._fd >= 0 and self._pid != -1:
+                # Inherited from the parent across fork: closing it here is ours to do.
+                self._own_fds.discard(self._fd)
+                try:
+                    os.close(self._fd)
+                except OSError:
+                    pass
+            self._fd = os.open(self._template.format(pid=pid), os.O_RDONLY | os.O_CLOEXEC)
+            self._own_fds.add(self._fd)
+            self._pid = pid
+        return self._fd
+
+    def read(self) -> bytes:
+        fd = self._ensure()
+        chunks = []
+        offset = 0
+        while True:
+            chunk = os.pread(fd, 65536, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+            if len(chunk) < 65536:
+                break
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        if self._fd >= 0 and self._pid == os.getpid():
+            self._own_fds.discard(self._fd)
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+        self._fd = -1
+        self._pid = -1

@@ -1,0 +1,35 @@
+"""The built-in probes, registered through the ``statesnap.probes`` entry point like any other."""
+
+from __future__ import annotations
+
+import importlib
+
+from statesnap.probes.base import Probe
+
+#: ``(module, class)`` of each built-in probe, in the order they run and are shown.
+BUILTIN: tuple[tuple[str, str], ...] = (
+    ("statesnap.probes.env", "EnvProbe"),
+    ("statesnap.probes.modules", "ModulesProbe"),
+    ("statesnap.probes.syspath", "SysPathProbe"),
+    ("statesnap.probes.cwd", "CwdProbe"),
+    ("statesnap.probes.attributes", "AttributesProbe"),
+    ("statesnap.probes.threads", "ThreadsProbe"),
+    ("statesnap.probes.fds", "FdsProbe"),
+    ("statesnap.probes.children", "ChildrenProbe"),
+    ("statesnap.probes.files", "FilesProbe"),
+    ("statesnap.probes.logging_", "LoggingProbe"),
+    ("statesnap.probes.warnings_", "WarningsProbe"),
+    ("statesnap.probes.process", "ProcessProbe"),
+    ("statesnap.probes.random_", "RandomProbe"),
+    ("statesnap.probes.torch_", "TorchProbe"),
+    ("statesnap.probes.nvml", "NvmlProbe"),
+)
+
+
+def builtin_probes() -> list[Probe]:
+    """Fresh instances of every built-in probe (one set per pytest process)."""
+    out: list[Probe] = []
+    for module_name, class_name in BUILTIN:
+        module = importlib.import_module(module_name)
+        out.append(getattr(module, class_name)())
+    return out

@@ -1,0 +1,72 @@
+"""``modules``: ``sys.modules`` entries added, removed, or replaced under the same name.
+
+A plain import that adds real modules is low-severity; a removed module or an entry replaced by
+a different object (a stub left behind by a test) is what breaks later tests.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Collection
+from typing import Any
+
+from statesnap.probes.base import Probe, ProbeMap, Severity
+
+
+def _describe(obj: object) -> str:
+    # The id suffix makes "replaced by another object of the same kind" visible.
+    tag = f"#{id(obj) & 0xFFFFFF:06x}"
+    if isinstance(obj, types.ModuleType):
+        return f"module{tag}"
+    if obj is None:
+        return "None"
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__}{tag}"
+
+
+class ModulesProbe(Probe):
+    name = "modules"
+    severity = Severity.MEDIUM
+    restorable = True
+
+    def token(self) -> object:
+        mods = sys.modules
+        return len(mods), hash(tuple(map(id, mods.values())))
+
+    def light_token(self) -> object:
+        return len(sys.modules)
+
+    def read(self) -> ProbeMap:
+        return {name: _describe(mod) for name, mod in list(sys.modules.items())}
+
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        if before is None and isinstance(after, str) and after.startswith("module#"):
+            return Severity.LOW  # a plain import
+        if after is None:
+            return Severity.MEDIUM
+        return Severity.HIGH
+
+    def hint(self, key: str, change: str) -> str | None:
+        if change == "added":
+            return (f"if {key} is a stub, put it in with monkeypatch.setitem(sys.modules, "
+                    f"{key!r}, ...) so it is taken out after the test")
+        if change == "removed":
+            return (f"remove {key} with monkeypatch.delitem(sys.modules, {key!r}) so it is put "
+                    "back after the test")
+        return (f"replace {key} with monkeypatch.setitem(sys.modules, {key!r}, ...) so the "
+                "real module comes back after the test")
+
+    def save(self) -> object:
+        return dict(sys.modules)
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        assert isinstance(saved, dict)
+        done = []
+        for key in keys:
+            if key in saved:
+                sys.modules[key] = saved[key]
+            else:
+                sys.modules.pop(key, None)
+            done.append(key)
+        return done

@@ -1,0 +1,82 @@
+"""``syspath``: ``sys.path``, ``sys.meta_path`` and ``sys.path_hooks``.
+
+Keys are ``path[i]``-free on purpose: an entry is keyed by its text (``sys.path:/x``) with its
+position as the fingerprint, so inserting one entry reports one change, not a shifted list.
+The list objects themselves are compared by identity too (``sys.path = [...]``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection
+from typing import Any
+
+from statesnap.probes.base import Probe, ProbeMap, Severity
+
+
+def _name(obj: object) -> str:
+    if isinstance(obj, type):
+        return f"{obj.__module__}.{obj.__qualname__}"
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__} instance"
+
+
+class SysPathProbe(Probe):
+    name = "syspath"
+    severity = Severity.HIGH
+    restorable = True
+
+    def setup(self, ctx: Any) -> None:
+        self._ids = (id(sys.path), id(sys.meta_path), id(sys.path_hooks))
+
+    def token(self) -> object:
+        return (
+            id(sys.path),
+            tuple(sys.path),
+            id(sys.meta_path),
+            tuple(map(id, sys.meta_path)),
+            id(sys.path_hooks),
+            tuple(map(id, sys.path_hooks)),
+        )
+
+    def read(self) -> ProbeMap:
+        out: ProbeMap = {}
+        for i, entry in enumerate(sys.path):
+            key = f"sys.path:{entry}"
+            out[key] = out[key] + f",{i}" if key in out else str(i)
+        for i, finder in enumerate(sys.meta_path):
+            out[f"sys.meta_path:{_name(finder)}"] = str(i)
+        for i, hook in enumerate(sys.path_hooks):
+            out[f"sys.path_hooks:{getattr(hook, '__qualname__', _name(hook))}"] = str(i)
+        names = ("sys.path", "sys.meta_path", "sys.path_hooks")
+        for name, obj, orig in zip(names, (sys.path, sys.meta_path, sys.path_hooks), self._ids):
+            if id(obj) != orig:
+                out[f"<{name} object>"] = "replaced"
+        return out
+
+    def hint(self, key: str, change: str) -> str | None:
+        return "change sys.path with monkeypatch.syspath_prepend(...) or restore a copy afterwards"
+
+    def save(self) -> object:
+        return (sys.path, list(sys.path), sys.meta_path, list(sys.meta_path),
+                sys.path_hooks, list(sys.path_hooks))
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        assert isinstance(saved, tuple)
+        path_obj, path, meta_obj, meta, hooks_obj, hooks = saved
+        done: list[str] = []
+        wanted = list(keys)
+        if any(k.startswith(("sys.path:", "<sys.path ")) for k in wanted):
+            sys.path = path_obj
+            sys.path[:] = path
+            done += [k for k in wanted if k.startswith(("sys.path:", "<sys.path "))]
+        if any(k.startswith(("sys.meta_path:", "<sys.meta_path")) for k in wanted):
+            sys.meta_path = meta_obj
+            sys.meta_path[:] = meta
+            done += [k for k in wanted if k.startswith(("sys.meta_path:", "<sys.meta_path"))]
+        if any(k.startswith(("sys.path_hooks:", "<sys.path_hooks")) for k in wanted):
+            sys.path_hooks = hooks_obj
+            sys.path_hooks[:] = hooks
+            sys.path_importer_cache.clear()
+            done += [k for k in wanted if k.startswith(("sys.path_hooks:", "<sys.path_hooks"))]
+        return done

@@ -1,0 +1,255 @@
+"""The run record: a JSON Lines journal, appended and flushed per test.
+
+Format history (bump :data:`FORMAT` on every incompatible change and keep a reader for the old
+one, with a golden record under ``snapshots/``):
+
+- 1: header, collection, start/test lines per test, probe_error, footer.
+
+Line types (each line is one JSON object with a ``type``):
+
+``header``      interpreter, platform, packages, plugins, args, rootdir, seed, probes, worker
+``collection``  what collection itself changed (``changes``)
+``start``       a test began (``index``, ``nodeid``); a start with no matching ``test`` line is
+                the test that was running when the process died
+``test``        a finished test: ``index``, ``nodeid``, ``worker``, ``outcome``, ``phases``,
+                ``duration``, ``changes`` (net, before setup → after teardown), ``failure``
+``probe_error`` a probe that raised and was switched off
+``footer``      ``exitstatus``, ``tests``, per-probe ``costs``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from statesnap.diff import Change
+
+FORMAT = 1
+READABLE_FORMATS = (1,)
+
+
+class RecordError(Exception):
+    """A record that cannot be read: the message names the file and, where known, the line."""
+
+    def __init__(self, path: Path | str, message: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}")
+        self.path = Path(path)
+        self.line = line
+
+
+def _json_default(value: object) -> Any:
+    # Fingerprints should already be JSON-able; anything else degrades to its repr instead of
+    # losing the line.
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    return repr(value)
+
+
+def dumps(obj: Mapping[str, Any]) -> str:
+    return json.dumps(obj, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+class RecordWriter:
+    """Appends lines and flushes each one, so a killed process leaves every finished line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115
+
+    @property
+    def fileno(self) -> int:
+        return -1 if self._file is None else self._file.fileno()
+
+    def write(self, obj: Mapping[str, Any]) -> None:
+        if self._file is None:
+            return
+        self._file.write(dumps(obj) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+@dataclass
+class TestEntry:
+    """One finished test as read back from a record."""
+
+    index: int
+    nodeid: str
+    outcome: str
+    worker: str = "main"
+    phases: dict[str, str] = field(default_factory=dict)
+    duration: float = 0.0
+    changes: list[Change] = field(default_factory=list)
+    failure: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """Failed or errored in setup or call (teardown errors do not make a victim)."""
+        return self.phases.get("setup") == "failed" or self.phases.get("call") == "failed"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": "test",
+            "index": self.index,
+            "nodeid": self.nodeid,
+            "worker": self.worker,
+            "outcome": self.outcome,
+            "phases": self.phases,
+            "duration": round(self.duration, 6),
+            "changes": [c.to_json() for c in self.changes],
+        }
+        if self.failure is not None:
+            data["failure"] = self.failure
+        data.update(self.extra)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TestEntry:
+        known = {"type", "index", "nodeid", "worker", "outcome", "phases", "duration"}
+        known |= {"changes", "failure"}
+        return cls(
+            index=int(data["index"]),
+            nodeid=str(data["nodeid"]),
+            outcome=str(data.get("outcome", "unknown")),
+            worker=str(data.get("worker", "main")),
+            phases=dict(data.get("phases") or {}),
+            duration=float(data.get("duration") or 0.0),
+            changes=[Change.from_json(c) for c in data.get("changes") or []],
+            failure=data.get("failure"),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+@dataclass
+class Record:
+    """A whole record, read back."""
+
+    path: Path
+    header: dict[str, Any]
+    collection: list[Change] = field(default_factory=list)
+    tests: list[TestEntry] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    footer: dict[str, Any] | None = None
+    #: The test that was running when the process died (a ``start`` with no ``test`` line).
+    running: dict[str, Any] | None = None
+    #: The last line was cut short (the process died mid-write); it was ignored.
+    truncated: bool = False
+    other: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def worker(self) -> str:
+        return str(self.header.get("worker", "main"))
+
+    @property
+    def crashed(self) -> bool:
+        return self.footer is None
+
+    def test_by_id(self, nodeid: str) -> TestEntry | None:
+        for t in self.tests:
+            if t.nodeid == nodeid:
+                return t
+        return None
+
+    def order(self) -> list[str]:
+        return [t.nodeid for t in self.tests]
+
+
+def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """``(line number, text, is_last)``; the last line may lack its newline."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+        complete_last = True
+    else:
+        complete_last = False
+    for i, text in enumerate(lines, start=1):
+        yield i, text, i == len(lines) and not complete_last
+
+
+def read_record(path: Path | str) -> Record:
+    """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise."""
+    path = Path(path)
+    if not path.exists():
+        raise RecordError(path, "no such record")
+    if path.is_dir():
+        raise RecordError(path, "is a directory, not a record")
+    record: Record | None = None
+    started: dict[int, dict[str, Any]] = {}
+    for lineno, text, cut in _iter_lines(path):
+        if not text.strip():
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if cut and record is not None:
+                record.truncated = True
+                break
+            raise RecordError(path, f"not a statesnap record line ({exc.msg})", lineno) from None
+        if not isinstance(obj, dict) or "type" not in obj:
+            raise RecordError(path, "not a statesnap record line (no 'type')", lineno)
+        kind = obj["type"]
+        if record is None:
+            if kind != "header":
+                raise RecordError(path, "not a statesnap record (first line is no header)", 1)
+            fmt = obj.get("format")
+            if fmt not in READABLE_FORMATS:
+                readable = ", ".join(map(str, READABLE_FORMATS))
+                raise RecordError(
+                    path,
+                    f"unknown record format {fmt!r} (this statesnap reads format {readable}; "
+                    "upgrade statesnap to read it)",
+                    lineno,
+                )
+            record = Record(path=path, header=obj)
+            continue
+        try:
+            if kind == "test":
+                entry = TestEntry.from_json(obj)
+                record.tests.append(entry)
+                started.pop(entry.index, None)
+            elif kind == "start":
+                started[int(obj["index"])] = obj
+            elif kind == "collection":
+                record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
+            elif kind == "probe_error":
+                record.errors.append(obj)
+            elif kind == "footer":
+                record.footer = obj
+            else:
+                record.other.append(obj)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(path, f"malformed {kind} line ({exc!r})", lineno) from None
+    if record is None:
+        raise RecordError(path, "empty record (no header line)")
+    if started:
+        record.running = started[max(started)]
+    return record
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file via a temporary sibling, so a failure leaves no partial file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
