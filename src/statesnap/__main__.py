@@ -1,0 +1,5 @@
+"""``python -m statesnap``."""
+
+from statesnap.cli import main
+
+raise SystemExit(main())
