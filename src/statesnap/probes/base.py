@@ -93,6 +93,13 @@ class Probe:
         """Severity of one change; override where some keys matter less (a plain import)."""
         return self.severity
 
+    def gauges(self, current: ProbeMap) -> dict[str, float]:
+        """Numbers to plot over the test sequence (open fds, live threads), from a map.
+
+        Called once per test with the map after teardown; must be cheap (a ``len``).
+        """
+        return {}
+
     def detail(self, key: str, before: Any, after: Any) -> str | None:
         """Optional human-readable detail of how a value changed, computed off the hot path."""
         return None

@@ -30,6 +30,11 @@ def builtin_probes() -> list[Probe]:
     """Fresh instances of every built-in probe (one set per pytest process)."""
     out: list[Probe] = []
     for module_name, class_name in BUILTIN:
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue  # a probe left out of this build (a trimmed vendored copy)
         out.append(getattr(module, class_name)())
     return out

@@ -9,6 +9,9 @@ from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 
 #: The pseudo-key that reports a replaced ``os.environ`` object.
 IDENTITY_KEY = "<os.environ object>"
+#: pytest rewrites this one in every phase of every test; it is never a leak.
+IGNORED = frozenset({"PYTEST_CURRENT_TEST"})
+_IGNORED_RAW = frozenset(k.encode() for k in IGNORED) | IGNORED
 
 
 class EnvProbe(Probe):
@@ -27,13 +30,15 @@ class EnvProbe(Probe):
             return None
         # Hashing the items is a few microseconds for a typical environment and catches a
         # value changed in place, which a length check would miss.
-        return id(env), hash(tuple(data.items()))
+        return id(env), hash(tuple(kv for kv in data.items() if kv[0] not in _IGNORED_RAW))
 
     def read(self) -> ProbeMap:
         env = os.environ
         out: ProbeMap = {}
         redact = self._redactor
         for name, value in env.items():
+            if name in IGNORED:
+                continue
             out[name] = redact(name, value) if redact is not None else value
         if id(env) != self._environ_id:
             out[IDENTITY_KEY] = f"replaced by {type(env).__module__}.{type(env).__qualname__}"

@@ -43,11 +43,11 @@ class SysPathProbe(Probe):
         out: ProbeMap = {}
         for i, entry in enumerate(sys.path):
             key = f"sys.path:{entry}"
-            out[key] = out[key] + f",{i}" if key in out else str(i)
+            out[key] = out[key] + f",{i}" if key in out else f"at {i}"
         for i, finder in enumerate(sys.meta_path):
-            out[f"sys.meta_path:{_name(finder)}"] = str(i)
+            out[f"sys.meta_path:{_name(finder)}"] = f"at {i}"
         for i, hook in enumerate(sys.path_hooks):
-            out[f"sys.path_hooks:{getattr(hook, '__qualname__', _name(hook))}"] = str(i)
+            out[f"sys.path_hooks:{getattr(hook, '__qualname__', _name(hook))}"] = f"at {i}"
         names = ("sys.path", "sys.meta_path", "sys.path_hooks")
         for name, obj, orig in zip(names, (sys.path, sys.meta_path, sys.path_hooks), self._ids):
             if id(obj) != orig:

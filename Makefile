@@ -1,0 +1,58 @@
+# Everything runs from .venv, which the first target that needs it creates.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: all install test lint typecheck unit demo bench bench-locate bench-report bench-isolate bench-hunt golden chromium clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's Chromium for the browser tests of pollution.html (Playwright drives it; it never
+# downloads a browser of its own).
+chromium:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "chromium could not be installed: browser tests will be skipped"; \
+	  else echo "not root: install Debian's chromium package to run the browser tests"; fi; \
+	fi
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -p no:randomly -q
+
+test: $(STAMP) chromium lint typecheck unit
+
+# The bundled demo suite really pollutes state; statesnap names the polluters.
+demo: $(STAMP)
+	@$(BIN)/python scripts/demo.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_overhead.py
+
+bench-locate: $(STAMP)
+	$(BIN)/python bench/bench_locate.py
+
+bench-report: $(STAMP)
+	$(BIN)/python bench/bench_report.py
+
+golden: $(STAMP)
+	$(BIN)/python scripts/regen_golden.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache pollution.html

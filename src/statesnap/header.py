@@ -1,0 +1,86 @@
+"""The record header: what a later replay needs, and what ``statesnap diff`` compares.
+
+Built once per session.  Everything here is read, never changed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from statesnap import __version__
+from statesnap.record import FORMAT
+from statesnap.redact import Redactor
+
+#: Environment variables a replay passes on as they were recorded (they change test behaviour).
+REPLAY_ENV_PREFIXES = ("PYTEST_", "PYTHON", "CUDA_", "OMP_", "MKL_", "TORCH", "CI")
+
+
+def installed_packages() -> dict[str, str]:
+    """``{distribution name: version}`` of everything importable in this interpreter."""
+    out: dict[str, str] = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata.get("Name") if dist.metadata is not None else None
+        if name:
+            out.setdefault(str(name), str(dist.version))
+    return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+
+
+def build_header(
+    *,
+    worker: str,
+    args: Iterable[str],
+    invocation_dir: Path,
+    rootdir: Path,
+    inifile: Path | None,
+    plugins: list[str],
+    seed: int | None,
+    probes: list[dict[str, Any]],
+    mtime_resolution: Mapping[str, Any],
+    redactor: Redactor,
+    notes: Mapping[str, str],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The header line of a record (format :data:`statesnap.record.FORMAT`)."""
+    env = {k: redactor(k, v) for k, v in sorted(os.environ.items())}
+    header: dict[str, Any] = {
+        "type": "header",
+        "format": FORMAT,
+        "statesnap_version": __version__,
+        "run_id": uuid.uuid4().hex[:12],
+        "worker": worker,
+        "pid": os.getpid(),
+        "started": time.time(),
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+        },
+        "platform": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "machine": platform.machine(),
+            "platform": platform.platform(),
+        },
+        "packages": installed_packages(),
+        "plugins": plugins,
+        "args": list(args),
+        "invocation_dir": str(invocation_dir),
+        "rootdir": str(rootdir),
+        "inifile": str(inifile) if inifile else None,
+        "seed": seed,
+        "probes": probes,
+        "mtime_resolution": dict(mtime_resolution),
+        "env": env,
+        "notes": dict(notes),
+    }
+    if extra:
+        header.update(extra)
+    return header

@@ -1,0 +1,398 @@
+"""The pytest layer: thin hooks, read top to bottom in the order pytest calls them.
+
+``pytest -p statesnap`` imports :mod:`statesnap`, whose ``pytest_configure`` calls
+:func:`configure` here; that registers one :class:`StatesnapPlugin` per session.  Its state
+lives on the instance, reachable as ``config.stash[PLUGIN_KEY]``.  Probes run outside every
+other plugin's wrappers (``tryfirst`` hookwrappers registered after the built-ins), so pytest's
+own per-test capture, logging and warnings handling never look like leaks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from statesnap import probes as probe_registry
+from statesnap.diff import diff_snapshots
+from statesnap.header import build_header
+from statesnap.options import Settings, settings_from
+from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
+from statesnap.record import RecordWriter
+from statesnap.recordpath import default_record_path, mark_latest
+from statesnap.redact import Redactor
+from statesnap.snapshot import Snapshotter, cost_table
+from statesnap.tracker import Label, TestTracker
+
+PLUGIN_KEY = pytest.StashKey["StatesnapPlugin"]()
+FAILURE_TEXT_LIMIT = 8000
+
+
+def configure(config: pytest.Config) -> None:
+    settings = settings_from(config)
+    plugin = StatesnapPlugin(config, settings)
+    config.stash[PLUGIN_KEY] = plugin
+    config.pluginmanager.register(plugin, "statesnap-session")
+    if settings.order_file is not None:
+        from statesnap.order_plugin import OrderPlugin
+
+        config.pluginmanager.register(OrderPlugin(settings.order_file), "statesnap-order")
+
+
+def _is_builtin_fixture(fixturedef: Any) -> bool:
+    func = getattr(fixturedef, "func", None)
+    module = getattr(func, "__module__", "") or ""
+    return module.startswith(("_pytest", "pytest", "statesnap"))
+
+
+def _worker_id(config: pytest.Config) -> str:
+    workerinput = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict) and "workerid" in workerinput:
+        return str(workerinput["workerid"])
+    return "main"
+
+
+class StatesnapPlugin:
+    """Session state and hooks.  One instance per pytest process."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.worker = _worker_id(config)
+        self.redactor = Redactor(settings.secret_patterns)
+        self.writer: RecordWriter | None = None
+        self.record_path: Path | None = None
+        self.snapshotter: Snapshotter | None = None
+        self.tracker: TestTracker | None = None
+        self.index = 0
+        self.errors: list[dict[str, Any]] = []
+        self.unavailable: dict[str, str] = {}
+        self.ctx: ProbeContext | None = None
+        self._phases: dict[str, str] = {}
+        self._failure: dict[str, Any] | None = None
+        self._started = 0.0
+        self._tests_written = 0
+        self._closed = False
+        #: Extra fields other statesnap features add to every test line.
+        self.entries: list[dict[str, Any]] = []
+        #: Filled at session end (statesnap.session_end).
+        self.record: Any = None
+        self.findings: list[Any] = []
+        self.report_written: Path | None = None
+
+    # -- session start: probes, record header, snapshot before collection -----------------
+    def _terminal_line(self, text: str) -> None:
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(text, yellow=True)
+        else:
+            print(text, file=sys.stderr)
+
+    def _on_probe_error(self, probe: Probe, where: str, exc: BaseException) -> None:
+        # Never warnings.warn here: under -W error that would fail the user's test.
+        entry = {
+            "type": "probe_error",
+            "probe": probe.name,
+            "where": where,
+            "index": self.index,
+            "error": f"{type(exc).__name__}: {exc}",
+        }
+        self.errors.append(entry)
+        if self.writer is not None:
+            self.writer.write(entry)
+        self._terminal_line(
+            f"statesnap: probe {probe.name!r} raised in {where} ({type(exc).__name__}: {exc}); "
+            "switched off for the rest of the run"
+        )
+
+    def _make_probes(self) -> list[Probe]:
+        found = probe_registry.discover(warn=self._terminal_line)
+        for extra in self.config.hook.pytest_statesnap_add_probes(config=self.config):
+            if extra:
+                found.extend(extra)
+        only, drop = probe_registry.parse_selection(self.settings.probes)
+        known = {p.name for p in found}
+        unknown = (only or set()) - known | (drop - known)
+        if unknown:
+            raise pytest.UsageError(
+                f"--statesnap-probes: unknown probe(s) {', '.join(sorted(unknown))} "
+                f"(known: {', '.join(sorted(known))})"
+            )
+        return probe_registry.select(found, only, drop)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        s = self.settings
+        self.ctx = ProbeContext(
+            rootdir=s.rootdir,
+            packages=s.packages,
+            watch_roots=s.watch_roots,
+            watch_exclude=s.watch_exclude,
+            redactor=self.redactor,
+        )
+        self.record_path = s.record_path or default_record_path(self.config, self.worker)
+        try:
+            self.writer = RecordWriter(self.record_path)
+            self.ctx.own_fds.add(self.writer.fileno)
+        except OSError as exc:
+            raise pytest.UsageError(
+                f"--statesnap-record {self.record_path}: cannot write ({exc.strerror})"
+            ) from None
+        active: list[Probe] = []
+        statuses: list[dict[str, Any]] = []
+        for probe in self._make_probes():
+            try:
+                probe.setup(self.ctx)
+            except ProbeUnavailable as exc:
+                self.unavailable[probe.name] = str(exc)
+                statuses.append({"name": probe.name, "status": "unavailable", "detail": str(exc)})
+                continue
+            except Exception as exc:
+                detail = f"setup: {type(exc).__name__}: {exc}"
+                self.unavailable[probe.name] = detail
+                statuses.append({"name": probe.name, "status": "error", "detail": detail})
+                self._terminal_line(f"statesnap: probe {probe.name!r} failed to start ({detail})")
+                continue
+            mode = getattr(probe, "mode", None)
+            statuses.append({"name": probe.name, "status": "ok",
+                             "detail": str(mode) if mode else None})
+            active.append(probe)
+        self.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
+        self.tracker = TestTracker(self.snapshotter)
+        self.writer.write(self._header(statuses))
+        if s.record_path is None:
+            mark_latest(self.record_path)
+        self.tracker.baseline()  # before collection
+
+    def _header(self, statuses: list[dict[str, Any]]) -> dict[str, Any]:
+        config = self.config
+        resolution: dict[str, Any] = {}
+        try:
+            from statesnap.fsinfo import mtime_resolution
+        except ImportError:
+            mtime_resolution = None  # type: ignore[assignment]
+        for root in self.settings.watch_roots if mtime_resolution else ():
+            try:
+                resolution[str(root)] = mtime_resolution(root)
+            except Exception as exc:  # read-only checkout: say so, do not fail the run
+                resolution[str(root)] = {"error": f"{type(exc).__name__}: {exc}"}
+        plugins = sorted(
+            {f"{dist.project_name}-{dist.version}"
+             for _, dist in config.pluginmanager.list_plugin_distinfo()}
+        )
+        seed = getattr(config.option, "randomly_seed", None)
+        assert self.ctx is not None
+        return build_header(
+            worker=self.worker,
+            args=config.invocation_params.args,
+            invocation_dir=Path(config.invocation_params.dir),
+            rootdir=self.settings.rootdir,
+            inifile=config.inipath,
+            plugins=plugins,
+            seed=seed if isinstance(seed, int) else None,
+            probes=statuses,
+            mtime_resolution=resolution,
+            redactor=self.redactor,
+            notes=self.ctx.notes,
+            extra={"watch_roots": [str(r) for r in self.settings.watch_roots]},
+        )
+
+    # -- collection: what importing the test modules changed ------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        assert self.tracker is not None and self.writer is not None
+        before = self.tracker.current
+        after = self.tracker.baseline()
+        changes = diff_snapshots(before, after) if before is not None else []
+        for ch in changes:
+            ch.phase = "collection"
+        self.writer.write({"type": "collection", "changes": [c.to_json() for c in changes]})
+
+    # -- each test: checkpoints around setup, call, teardown and wide fixtures ------------
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, object, object]:
+        tracker, writer = self.tracker, self.writer
+        if tracker is None or writer is None:
+            return (yield)
+        index = self.index
+        self.index += 1
+        writer.write({"type": "start", "index": index, "nodeid": item.nodeid})
+        self._phases, self._failure = {}, None
+        self._started = time.perf_counter()
+        tracker.begin()
+        try:
+            return (yield)
+        finally:
+            duration = time.perf_counter() - self._started
+            changes = tracker.end()
+            self._write_test(item, index, duration, changes)
+
+    def _write_test(self, item: pytest.Item, index: int, duration: float, changes: Any) -> None:
+        assert self.writer is not None and self.tracker is not None
+        entry: dict[str, Any] = {
+            "type": "test",
+            "index": index,
+            "nodeid": item.nodeid,
+            "worker": self.worker,
+            "outcome": _overall(self._phases),
+            "phases": self._phases,
+            "duration": round(duration, 6),
+            "changes": [c.to_json() for c in changes],
+        }
+        if self._failure is not None:
+            entry["failure"] = self._failure
+        gauges = self._gauges()
+        if gauges:
+            entry["gauges"] = gauges
+        for extra in self.entries:
+            entry.update(extra)
+        self.writer.write(entry)
+        self._tests_written += 1
+
+    def _gauges(self) -> dict[str, float]:
+        assert self.tracker is not None and self.snapshotter is not None
+        snap = self.tracker.current
+        out: dict[str, float] = {}
+        if snap is None:
+            return out
+        for probe in self.snapshotter.probes:
+            m = snap.maps.get(probe.name)
+            if m is None:
+                continue
+            try:
+                out.update(probe.gauges(m))
+            except Exception:
+                pass
+        return out
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            if self.tracker is not None:
+                self.tracker.checkpoint(Label("setup"))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            if self.tracker is not None:
+                self.tracker.checkpoint(Label("call"))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_fixture_setup(
+        self, fixturedef: Any, request: pytest.FixtureRequest
+    ) -> Generator[None, object, object]:
+        try:
+            return (yield)
+        finally:
+            if self.tracker is not None and not _is_builtin_fixture(fixturedef):
+                self.tracker.checkpoint(
+                    Label("setup", fixturedef.argname, str(fixturedef.scope))
+                )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+        if self.tracker is not None and not _is_builtin_fixture(fixturedef):
+            self.tracker.checkpoint(Label("teardown", fixturedef.argname, str(fixturedef.scope)))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        try:
+            self._note_report(report, call)
+        except Exception:  # bookkeeping must never change a test's outcome
+            pass
+        return report
+
+    def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+        when = report.when or "call"
+        outcome = report.outcome
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed" if report.skipped else "xpassed"
+        self._phases[when] = outcome
+        if report.failed and self._failure is None:
+            excinfo = call.excinfo
+            message = ""
+            exc_type = None
+            if excinfo is not None:
+                exc_type = excinfo.typename
+                try:
+                    message = str(excinfo.value).strip().splitlines()[0][:500]
+                except Exception:
+                    message = ""
+            text = report.longreprtext or ""
+            self._failure = {
+                "phase": when,
+                "exc_type": exc_type,
+                "message": self._scrub(message),
+                "text": self._scrub(text[-FAILURE_TEXT_LIMIT:]),
+            }
+
+    def _scrub(self, text: str) -> str:
+        """Replace values of secret-looking environment variables that appear in a text."""
+        for name, value in os.environ.items():
+            if len(value) >= 6 and self.redactor.is_secret(name) and value in text:
+                text = text.replace(value, self.redactor.digest(value))
+        return text
+
+    # -- session end: footer, summaries, findings, report ----------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self._close(int(exitstatus))
+        from statesnap import session_end
+
+        session_end.finish(self, session)
+
+    def _close(self, exitstatus: int) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.writer is not None and self.snapshotter is not None:
+            self.writer.write({
+                "type": "footer",
+                "finished": time.time(),
+                "exitstatus": exitstatus,
+                "tests": self._tests_written,
+                "costs": cost_table(self.snapshotter.costs, self._tests_written),
+                "disabled": self.snapshotter.disabled,
+            })
+            self.writer.close()
+        if self.snapshotter is not None:
+            self.snapshotter.close()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
+        self._close(int(pytest.ExitCode.INTERRUPTED))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from statesnap import terminal
+
+        terminal.write_summary(self, terminalreporter)
+
+
+def _overall(phases: dict[str, str]) -> str:
+    setup = phases.get("setup")
+    call = phases.get("call")
+    teardown = phases.get("teardown")
+    if setup == "failed":
+        return "error"
+    if setup in ("skipped", "xfailed"):
+        return str(setup)
+    if call is not None and call != "passed":
+        return "failed" if call == "failed" else call
+    if teardown == "failed":
+        return "error"
+    return call or setup or "unknown"

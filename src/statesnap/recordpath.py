@@ -1,0 +1,71 @@
+"""Where records live by default, and how the CLI finds the last run's.
+
+Default: ``<cache_dir>/statesnap/runs/<time>-<worker>-<pid>.jsonl`` under pytest's cache
+directory, with ``<cache_dir>/statesnap/latest`` naming the newest.  Old runs are pruned to
+:data:`KEEP_RUNS` so the cache does not grow without bound.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+KEEP_RUNS = 20
+LATEST = "latest"
+
+
+def cache_root(config: Any) -> Path:
+    cache = getattr(config, "cache", None)
+    cachedir = getattr(cache, "_cachedir", None)
+    if cachedir is not None:
+        return Path(cachedir) / "statesnap"
+    return Path(config.rootpath) / ".pytest_cache" / "statesnap"
+
+
+def default_record_path(config: Any, worker: str) -> Path:
+    root = cache_root(config) / "runs"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = root / f"{stamp}-{worker}-{os.getpid()}.jsonl"
+    _prune(root)
+    return path
+
+
+def _prune(root: Path) -> None:
+    try:
+        runs = sorted(root.glob("*.jsonl"), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return
+    for old in runs[:-KEEP_RUNS]:
+        try:
+            old.unlink()
+            logs = old.with_suffix(".logs")
+            if logs.is_dir():
+                for f in logs.iterdir():
+                    f.unlink()
+                logs.rmdir()
+        except OSError:
+            pass
+
+
+def mark_latest(record: Path) -> None:
+    """Point ``latest`` at ``record`` (a text file: symlinks are not portable to CI caches)."""
+    latest = record.parent.parent / LATEST
+    tmp = latest.with_name(f".{LATEST}.{os.getpid()}")
+    try:
+        tmp.write_text(os.path.relpath(record, latest.parent) + "\n", encoding="utf-8")
+        os.replace(tmp, latest)
+    except OSError:
+        pass
+
+
+def find_latest(start: Path | None = None) -> Path | None:
+    """The last run's record, looked up from ``start`` (default cwd) and its parents."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        latest = d / ".pytest_cache" / "statesnap" / LATEST
+        if latest.is_file():
+            target = (latest.parent / latest.read_text(encoding="utf-8").strip()).resolve()
+            return target
+    return None

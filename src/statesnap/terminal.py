@@ -1,0 +1,77 @@
+"""The terminal section at the end of a run: leaks by probe, findings, where the record is."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from statesnap.diff import Change
+from statesnap.leaks import resolve_leaks
+
+if TYPE_CHECKING:
+    from statesnap.plugin import StatesnapPlugin
+
+MAX_PER_PROBE = 12
+VALUE_WIDTH = 60
+
+
+def short(value: Any, width: int = VALUE_WIDTH) -> str:
+    """A one-line rendering of a fingerprint for the terminal."""
+    text = "∅" if value is None else (value if isinstance(value, str) else repr(value))
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def leak_line(nodeid: str, ch: Change) -> str:
+    where = f" [{ch.phase}" + (f", fixture {ch.fixture} ({ch.scope})" if ch.fixture else "") + "]"
+    where = where if ch.phase else ""
+    return f"{nodeid}: {ch.key}: {short(ch.before)} → {short(ch.after)}{where}"
+
+
+def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
+    record = getattr(plugin, "record", None)
+    if record is None:
+        if plugin.record_path is not None:
+            tr.write_sep("-", "statesnap")
+            tr.write_line(f"record: {plugin.record_path}")
+        return
+    tr.write_sep("-", "statesnap")
+    for name, reason in sorted(plugin.unavailable.items()):
+        tr.write_line(f"probe {name} unavailable: {reason}")
+    for err in plugin.errors:
+        tr.write_line(f"probe {err['probe']} switched off after an error: {err['error']}", red=True)
+    if record.collection:
+        tr.write_line(f"collection changed {len(record.collection)} key(s) "
+                      "(imports with side effects)")
+    leaks = resolve_leaks(record.tests)
+    by_probe: dict[str, list[str]] = defaultdict(list)
+    ids = {t.index: t.nodeid for t in record.tests}
+    leaking_tests = 0
+    for index in sorted(leaks):
+        shown = [c for c in leaks[index] if c.severity > 1]
+        if not shown:
+            continue
+        leaking_tests += 1
+        for ch in shown:
+            by_probe[ch.probe].append(leak_line(ids[index], ch))
+    if by_probe:
+        tr.write_line(f"{leaking_tests} test(s) leaked state:")
+        for probe in sorted(by_probe):
+            lines = by_probe[probe]
+            tr.write_line(f"  {probe}:", bold=True)
+            for line in lines[:MAX_PER_PROBE]:
+                tr.write_line(f"    {line}")
+            if len(lines) > MAX_PER_PROBE:
+                tr.write_line(f"    … and {len(lines) - MAX_PER_PROBE} more (see the record)")
+    else:
+        tr.write_line("no test leaked state")
+    findings = getattr(plugin, "findings", [])
+    if findings:
+        from statesnap.explain import format_findings
+
+        for line in format_findings(findings):
+            tr.write_line(line)
+    tr.write_line(f"record: {plugin.record_path}")
+    report = getattr(plugin, "report_written", None)
+    if report is not None:
+        tr.write_line(f"report: {report}")

@@ -1,0 +1,16 @@
+"""Shared test setup.
+
+pytest-randomly is installed for its own tests; everywhere else it would shuffle the inner
+pytester runs, so it is switched off unless a test asks for it with ``-p randomly``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True)
+def _no_random_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
