@@ -26,6 +26,7 @@ from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter
 from statesnap.recordpath import default_record_path, mark_latest
 from statesnap.redact import Redactor
+from statesnap.replayargs import replay_args
 from statesnap.snapshot import Snapshotter, cost_table
 from statesnap.tracker import Label, TestTracker
 
@@ -48,6 +49,24 @@ def _is_builtin_fixture(fixturedef: Any) -> bool:
     func = getattr(fixturedef, "func", None)
     module = getattr(func, "__module__", "") or ""
     return module.startswith(("_pytest", "pytest", "statesnap"))
+
+
+def _valued_options(config: pytest.Config) -> set[str]:
+    """Option strings that take a value, read from pytest's own parser (plugins included)."""
+    out: set[str] = set()
+    parser = getattr(config, "_parser", None)
+    groups = [*getattr(parser, "_groups", []), getattr(parser, "_anonymous", None)]
+    for group in groups:
+        for opt in getattr(group, "options", []):
+            try:
+                attrs = opt.attrs()
+                takes = attrs.get("nargs") != 0 and attrs.get("action") not in (
+                    "store_true", "store_false", "count", "store_const", "help", "version")
+                if takes:
+                    out.update(opt.names())
+            except Exception:
+                continue
+    return out
 
 
 def _worker_id(config: pytest.Config) -> str:
@@ -84,6 +103,9 @@ class StatesnapPlugin:
         self.record: Any = None
         self.findings: list[Any] = []
         self.report_written: Path | None = None
+        self.restore_before: Any = None
+        #: The environment before any test ran: replays start from it, not the polluted one.
+        self.initial_env = dict(os.environ)
 
     # -- session start: probes, record header, snapshot before collection -----------------
     def _terminal_line(self, text: str) -> None:
@@ -165,6 +187,10 @@ class StatesnapPlugin:
         self.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
         self.tracker = TestTracker(self.snapshotter)
         self.writer.write(self._header(statuses))
+        if s.restore_before is not None:
+            from statesnap.order_plugin import RestoreBefore
+
+            self.restore_before = RestoreBefore(s.restore_before, active)
         if s.record_path is None:
             mark_latest(self.record_path)
         self.tracker.baseline()  # before collection
@@ -199,7 +225,13 @@ class StatesnapPlugin:
             mtime_resolution=resolution,
             redactor=self.redactor,
             notes=self.ctx.notes,
-            extra={"watch_roots": [str(r) for r in self.settings.watch_roots]},
+            extra={
+                "watch_roots": [str(r) for r in self.settings.watch_roots],
+                "replay": {
+                    "cwd": str(config.invocation_params.dir),
+                    "args": replay_args(config.invocation_params.args, _valued_options(config)),
+                },
+            },
         )
 
     # -- collection: what importing the test modules changed ------------------------------
@@ -212,6 +244,8 @@ class StatesnapPlugin:
         for ch in changes:
             ch.phase = "collection"
         self.writer.write({"type": "collection", "changes": [c.to_json() for c in changes]})
+        if self.restore_before is not None:
+            self.restore_before.save()
 
     # -- each test: checkpoints around setup, call, teardown and wide fixtures ------------
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -226,15 +260,21 @@ class StatesnapPlugin:
         writer.write({"type": "start", "index": index, "nodeid": item.nodeid})
         self._phases, self._failure = {}, None
         self._started = time.perf_counter()
+        restored: list[str] = []
+        if self.restore_before is not None:
+            restored = self.restore_before.maybe_restore(item.nodeid)
+            if restored:
+                tracker.abort()  # the reference snapshot is stale after a restore
         tracker.begin()
         try:
             return (yield)
         finally:
             duration = time.perf_counter() - self._started
             changes = tracker.end()
-            self._write_test(item, index, duration, changes)
+            self._write_test(item, index, duration, changes, restored)
 
-    def _write_test(self, item: pytest.Item, index: int, duration: float, changes: Any) -> None:
+    def _write_test(self, item: pytest.Item, index: int, duration: float, changes: Any,
+                    restored: list[str]) -> None:
         assert self.writer is not None and self.tracker is not None
         entry: dict[str, Any] = {
             "type": "test",
@@ -248,6 +288,8 @@ class StatesnapPlugin:
         }
         if self._failure is not None:
             entry["failure"] = self._failure
+        if restored:
+            entry["restored"] = restored
         gauges = self._gauges()
         if gauges:
             entry["gauges"] = gauges

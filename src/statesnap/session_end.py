@@ -41,10 +41,9 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
     if not findings or plugin.settings.verify_budget <= 0 or plugin.settings.order_file:
         # A replay child (running --statesnap-order) never verifies: no recursion.
         return findings
-    try:
-        from statesnap import verify
-    except ImportError:
-        return findings
+    from statesnap import verify
+    from statesnap.runner import Runner
+
     return verify.verify_findings(
         record,
         findings,
@@ -52,6 +51,7 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
         repeat=plugin.settings.verify_repeat,
         find_cleaners=plugin.settings.find_cleaners,
         progress=plugin._terminal_line,
+        runner=Runner(record, env=plugin.initial_env),
     )
 
 

@@ -1,0 +1,181 @@
+"""Attribution from the record alone: for each failing test, who last wrote the dirty state.
+
+For a victim, fold every earlier test's net changes (in its own process) onto the post-
+collection baseline; a key whose value then differs from the baseline is dirty, and its last
+writer is a suspect.  A later test that put the key back clears it (that test is a cleaner).
+Suspects are ranked: a key, or its changed value, quoted in the failure's text first; then
+more severe probes; then recency.  Pure functions; no reruns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from statesnap.diff import REMOVED, Change
+from statesnap.findings import SUSPECTED, UNEXPLAINED, Candidate, Finding
+from statesnap.hints import hint_for
+from statesnap.leaks import WIDE_SCOPES
+from statesnap.record import Record, TestEntry
+from statesnap.repro import repro_command
+
+MAX_CANDIDATES = 20
+_ABSENT = object()
+
+
+@dataclass
+class Write:
+    """The last persistent write of one key before some test."""
+
+    test: TestEntry
+    change: Change
+    baseline: Any
+
+
+@dataclass
+class Dirty:
+    """State that differed from the baseline when a test started."""
+
+    writes: dict[tuple[str, str], Write] = field(default_factory=dict)
+    #: ``(probe, key) -> [tests that put it back]`` (cleaners seen before the victim).
+    cleaners: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+
+def _module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _shares_scope(ch: Change, writer: TestEntry, victim: TestEntry) -> bool:
+    """A wide fixture's change that is still in scope for the victim is its own setup."""
+    if ch.scope not in WIDE_SCOPES or ch.phase != "setup":
+        return False
+    if ch.scope in ("session", "package"):
+        return True
+    if ch.scope == "module":
+        return _module_of(writer.nodeid) == _module_of(victim.nodeid)
+    # class scope: same module and class prefix
+    return writer.nodeid.rsplit("::", 1)[0] == victim.nodeid.rsplit("::", 1)[0]
+
+
+def dirty_before(tests: Sequence[TestEntry], victim: TestEntry) -> Dirty:
+    """The keys that were dirty when ``victim`` started, and their last writers."""
+    dirty = Dirty()
+    baseline: dict[tuple[str, str], Any] = {}
+    for t in tests:
+        if t.index >= victim.index:
+            break
+        if t.worker != victim.worker:
+            continue
+        for ch in t.changes:
+            ref = (ch.probe, ch.key)
+            if ref not in baseline:
+                baseline[ref] = ch.before
+            now = None if ch.change == REMOVED else ch.after
+            if now == baseline[ref]:
+                if ref in dirty.writes:
+                    dirty.cleaners.setdefault(ref, []).append(t.nodeid)
+                dirty.writes.pop(ref, None)
+            else:
+                dirty.writes[ref] = Write(t, ch, baseline[ref])
+    for ref, w in list(dirty.writes.items()):
+        if _shares_scope(w.change, w.test, victim):
+            del dirty.writes[ref]
+    return dirty
+
+
+def key_terms(probe: str, key: str) -> list[str]:
+    """Words of a key that a failure message is likely to quote."""
+    terms = [key]
+    tail = key.rsplit(":", 1)[-1]
+    terms.append(tail)
+    terms.append(tail.rsplit(".", 1)[-1])
+    terms.append(tail.rsplit("/", 1)[-1])
+    return [t for t in dict.fromkeys(terms) if len(t) >= 3]
+
+
+def _value_terms(value: Any) -> list[str]:
+    if isinstance(value, str) and 3 <= len(value) <= 200 and not value.startswith("<redacted"):
+        return [value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= 10:
+        return [str(value)]
+    return []
+
+
+def rank(victim: TestEntry, dirty: Dirty) -> list[Candidate]:
+    """Suspects for ``victim``, best first."""
+    text = ""
+    if victim.failure:
+        text = " ".join(str(victim.failure.get(k) or "") for k in ("message", "text"))
+    out: list[Candidate] = []
+    for (probe, key), w in dirty.writes.items():
+        score = 0.0
+        reasons: list[str] = []
+        if text and any(term in text for term in key_terms(probe, key)):
+            score += 100
+            reasons.append("key named in the failure")
+        if text and any(term in text for term in _value_terms(w.change.after)):
+            score += 50
+            reasons.append("changed value appears in the failure")
+        score += 10 * w.change.severity
+        score += 5 * (w.test.index + 1) / (victim.index + 1)
+        out.append(Candidate(
+            nodeid=w.test.nodeid, index=w.test.index, probe=probe, key=key,
+            before=w.baseline, after=w.change.after if w.change.change != REMOVED else None,
+            score=round(score, 3), reasons=reasons,
+        ))
+    out.sort(key=lambda c: (-c.score, -c.index, c.probe, c.key))
+    return out
+
+
+def victims(record: Record) -> list[TestEntry]:
+    """Tests that failed in setup or call (teardown errors are the test's own problem)."""
+    out = [t for t in record.tests if t.failed]
+    if record.running is not None:
+        # The test that was running when the interpreter died is a victim too.
+        out.append(TestEntry(index=int(record.running["index"]),
+                             nodeid=str(record.running["nodeid"]), outcome="crashed",
+                             worker=record.worker, phases={"call": "failed"},
+                             failure={"exc_type": "crash", "message": "the interpreter died"}))
+    return out
+
+
+def polluters_of(candidates: Iterable[Candidate]) -> list[str]:
+    """Distinct suspect tests in rank order."""
+    return list(dict.fromkeys(c.nodeid for c in candidates))
+
+
+def attribute(record: Record) -> list[Finding]:
+    """One ``suspected`` (or ``unexplained``) finding per victim, from the record only."""
+    findings: list[Finding] = []
+    tests = sorted(record.tests, key=lambda t: t.index)
+    for victim in victims(record):
+        dirty = dirty_before(tests, victim)
+        cands = rank(victim, dirty)
+        failure = victim.failure or {}
+        f = Finding(
+            victim=victim.nodeid,
+            polluters=[],
+            probe=None,
+            key=None,
+            status=UNEXPLAINED,
+            worker=victim.worker,
+            exc_type=failure.get("exc_type"),
+            message=failure.get("message"),
+            candidates=cands[:MAX_CANDIDATES],
+        )
+        if cands:
+            top = cands[0]
+            f.polluters = [top.nodeid]
+            f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
+            f.status = SUSPECTED
+            change = "removed" if top.after is None else ("added" if top.before is None
+                                                           else "changed")
+            f.hint = hint_for(top.probe, top.key, change)
+            f.cleaners = dirty.cleaners.get((top.probe, top.key), [])
+            f.repro = repro_command(record.header, [top.nodeid, victim.nodeid])
+        else:
+            f.note = "no state differed from the baseline when it ran"
+            f.repro = repro_command(record.header, [victim.nodeid])
+        findings.append(f)
+    return findings
