@@ -27,7 +27,7 @@ def installed_packages() -> dict[str, str]:
     """``{distribution name: version}`` of everything importable in this interpreter."""
     out: dict[str, str] = {}
     for dist in importlib.metadata.distributions():
-        name = dist.metadata.get("Name") if dist.metadata is not None else None
+        name = dist.metadata["Name"] if dist.metadata is not None else None
         if name:
             out.setdefault(str(name), str(dist.version))
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))

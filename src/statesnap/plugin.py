@@ -200,13 +200,18 @@ class StatesnapPlugin:
         resolution: dict[str, Any] = {}
         try:
             from statesnap.fsinfo import mtime_resolution
-        except ImportError:
-            mtime_resolution = None  # type: ignore[assignment]
-        for root in self.settings.watch_roots if mtime_resolution else ():
+        except ImportError:  # pragma: no cover - only while the module is being written
+            return self._header_with({}, statuses)
+        for root in self.settings.watch_roots:
             try:
                 resolution[str(root)] = mtime_resolution(root)
             except Exception as exc:  # read-only checkout: say so, do not fail the run
                 resolution[str(root)] = {"error": f"{type(exc).__name__}: {exc}"}
+        return self._header_with(resolution, statuses)
+
+    def _header_with(self, resolution: dict[str, Any],
+                     statuses: list[dict[str, Any]]) -> dict[str, Any]:
+        config = self.config
         plugins = sorted(
             {f"{dist.project_name}-{dist.version}"
              for _, dist in config.pluginmanager.list_plugin_distinfo()}
@@ -360,7 +365,7 @@ class StatesnapPlugin:
 
     def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
         when = report.when or "call"
-        outcome = report.outcome
+        outcome: str = report.outcome
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
         self._phases[when] = outcome

@@ -197,6 +197,8 @@ def read_record(path: Path | str) -> Record:
             if cut and record is not None:
                 record.truncated = True
                 break
+            if cut:
+                raise RecordError(path, "truncated inside its header line", lineno) from None
             raise RecordError(path, f"not a statesnap record line ({exc.msg})", lineno) from None
         if not isinstance(obj, dict) or "type" not in obj:
             raise RecordError(path, "not a statesnap record line (no 'type')", lineno)

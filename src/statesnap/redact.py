@@ -36,7 +36,9 @@ class Redactor:
 
     def __init__(self, patterns: Iterable[str] = DEFAULT_PATTERNS, salt: bytes | None = None):
         pats = [p for p in patterns if p]
-        self._regex = re.compile("|".join(re.escape(p) for p in pats), re.IGNORECASE) if pats else None
+        self._regex = (
+            re.compile("|".join(re.escape(p) for p in pats), re.IGNORECASE) if pats else None
+        )
         self._salt = salt if salt is not None else os.urandom(16)
         self._cache: dict[str, str] = {}
 

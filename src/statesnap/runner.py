@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ class Runner:
     def repro_command(self, order: Sequence[str]) -> str:
         return repro_command(self.header, order)
 
-    def run(self, order: Sequence[str], restore: dict[str, Any] | None = None,
+    def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
             label: str = "replay") -> ReplayResult:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         self._counter += 1

@@ -118,10 +118,7 @@ class Snapshotter:
                 continue
             try:
                 result = probe.read()
-                if same_kind:
-                    other = token
-                else:
-                    other = probe.token() if light else probe.light_token()
+                other = token if same_kind else (probe.token() if light else probe.light_token())
             except Exception as exc:
                 self._fail(probe, "read", exc)
                 continue

@@ -14,7 +14,7 @@ Every replay's output is kept in a log beside the record.  All of it runs within
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from statesnap.attribution import dirty_before, polluters_of
@@ -64,7 +64,7 @@ class Verifier:
 
     # -- one replay, repeated ---------------------------------------------------------------
     def replay(self, order: Sequence[str], victim: str, finding: Finding, label: str,
-               restore: dict[str, object] | None = None) -> Verdict:
+               restore: Mapping[str, object] | None = None) -> Verdict:
         answers: list[ReplayResult] = []
         for _ in range(self.repeat):
             if time.monotonic() > self.deadline:
@@ -149,7 +149,8 @@ class Verifier:
                                       finding)
 
         position = {n: i for i, n in enumerate(prefix)}
-        every_suspect = sorted({c.nodeid for c in finding.candidates}, key=position.get)
+        every_suspect = sorted({c.nodeid for c in finding.candidates if c.nodeid in position},
+                               key=lambda n: position[n])
         if len(every_suspect) > 1 and fails(every_suspect):
             return ddmin(every_suspect, fails, known_failing=True)
         if not prefix or not fails(prefix):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeAlias
 
 #: A fingerprint: any JSON-able value.  Two fingerprints are compared with ``==``.
-JSON: TypeAlias = "str | int | float | bool | None | list[JSON] | dict[str, JSON]"
+JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
 ProbeMap: TypeAlias = dict[str, Any]
 
 

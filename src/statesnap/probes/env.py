@@ -30,7 +30,8 @@ class EnvProbe(Probe):
             return None
         # Hashing the items is a few microseconds for a typical environment and catches a
         # value changed in place, which a length check would miss.
-        return id(env), hash(tuple(kv for kv in data.items() if kv[0] not in _IGNORED_RAW))
+        kept = tuple(kv for kv in data.items() if kv[0] not in _IGNORED_RAW)
+        return id(env), hash(kept)
 
     def read(self) -> ProbeMap:
         env = os.environ
@@ -48,10 +49,13 @@ class EnvProbe(Probe):
         if key == IDENTITY_KEY:
             return "do not rebind os.environ; use monkeypatch.setenv/delenv, which put it back"
         if change == "added":
-            return f"set {key} with monkeypatch.setenv({key!r}, ...) so it is removed after the test"
+            return (f"set {key} with monkeypatch.setenv({key!r}, ...) so it is removed after "
+                    "the test")
         if change == "removed":
-            return f"delete {key} with monkeypatch.delenv({key!r}) so it comes back after the test"
-        return f"change {key} with monkeypatch.setenv({key!r}, ...) so it is put back after the test"
+            return (f"delete {key} with monkeypatch.delenv({key!r}) so it comes back after "
+                    "the test")
+        return (f"change {key} with monkeypatch.setenv({key!r}, ...) so it is put back after "
+                "the test")
 
     def save(self) -> object:
         return dict(os.environ)

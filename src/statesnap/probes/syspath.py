@@ -49,7 +49,8 @@ class SysPathProbe(Probe):
         for i, hook in enumerate(sys.path_hooks):
             out[f"sys.path_hooks:{getattr(hook, '__qualname__', _name(hook))}"] = f"at {i}"
         names = ("sys.path", "sys.meta_path", "sys.path_hooks")
-        for name, obj, orig in zip(names, (sys.path, sys.meta_path, sys.path_hooks), self._ids):
+        objs = (sys.path, sys.meta_path, sys.path_hooks)
+        for name, obj, orig in zip(names, objs, self._ids, strict=True):
             if id(obj) != orig:
                 out[f"<{name} object>"] = "replaced"
         return out
