@@ -240,9 +240,17 @@ class StatesnapPlugin:
         )
 
     # -- collection: what importing the test modules changed ------------------------------
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        assert self.tracker is not None and self.writer is not None
+    # The baseline is taken as the test loop starts, not in pytest_collection_finish: that
+    # runs inside pytest's own collection-time catch_warnings, whose filters list is swapped
+    # back afterwards and would look like the first test's leak.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        self._baseline_after_collection()
+        return (yield)
+
+    def _baseline_after_collection(self) -> None:
+        if self.tracker is None or self.writer is None:
+            return
         before = self.tracker.current
         after = self.tracker.baseline()
         changes = diff_snapshots(before, after) if before is not None else []

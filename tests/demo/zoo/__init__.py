@@ -1,0 +1,1 @@
+"""A tiny zoo-management library whose tests pollute each other."""
