@@ -1,0 +1,225 @@
+"""Facts about files on disk: a filesystem's mtime resolution, and file fingerprints.
+
+``mtime_resolution`` goes in the record header: a cache keyed on mtime (mypy's incremental
+mode, make, pytest's own cache) cannot tell two writes apart that land in the same mtime tick,
+and a test suite that passes on a 1 ns filesystem can fail on a 1 s or 2 s one.
+
+The ``files`` probe fingerprints a regular file as ``size=<bytes> mtime_ns=<ns>``, with a marker
+``!size-changed-mtime-kept`` or ``!rewritten-stat-kept`` appended when a write changed the
+content but the mtime (and size) stayed as they were, which is exactly what such caches miss.
+:func:`restore_plan` reads a record's ``files`` changes back into what a replay must undo.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Name prefix of the temporary file :func:`mtime_resolution` creates; the ``files`` probe
+#: never reports a file with this prefix.
+PROBE_FILE_PREFIX = ".statesnap-mtime-"
+
+#: The size changed while the mtime did not (the mtime was put back, or the tick is coarse).
+SIZE_CHANGED_MTIME_KEPT = "size-changed-mtime-kept"
+#: The file was written but its size and mtime read the same as before.
+REWRITTEN_STAT_KEPT = "rewritten-stat-kept"
+
+# A probe value with a nonzero digit at every decimal place below the second, and an odd
+# number of seconds (2023-11-14), so that each candidate granularity truncates it visibly.
+_PROBE_NS = 1_700_000_001_123_456_789
+_GRANULARITIES = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000,
+                  1_000_000_000, 2_000_000_000)
+
+
+def _granularity(wanted: int, got: int) -> int | None:
+    """The smallest candidate tick that turns ``wanted`` into ``got`` by truncating or rounding."""
+    for g in _GRANULARITIES:
+        if got % g == 0 and abs(wanted - got) < g:
+            return g
+    return None
+
+
+def _unescape_mount(field_text: str) -> str:
+    # /proc/mounts writes space, tab, newline and backslash as octal escapes (\040 ...).
+    out, i = [], 0
+    while i < len(field_text):
+        ch, esc = field_text[i], field_text[i + 1 : i + 4]
+        if ch == "\\" and len(esc) == 3 and esc.isdigit():
+            out.append(chr(int(esc, 8)))
+            i += 4
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def filesystem_of(path: Path, mounts: str = "/proc/mounts") -> tuple[str, str] | None:
+    """``(mount point, filesystem type)`` of the mount holding ``path``, from ``/proc/mounts``."""
+    try:
+        with open(mounts, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    target = os.path.realpath(path)
+    best: tuple[str, str] | None = None
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        point = _unescape_mount(parts[1])
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        # The longest mount point wins; a later line with the same point was mounted over it.
+        if inside and (best is None or len(point) >= len(best[0])):
+            best = (point, parts[2])
+    return best
+
+
+def mtime_resolution(root: Path) -> dict[str, Any]:
+    """Measure the mtime resolution of the filesystem holding ``root``.
+
+    Creates a dot-prefixed file in ``root``, sets its mtime with ``os.utime(ns=...)`` to a
+    value with nonzero low digits, and reads back what the filesystem kept.  Also notes the
+    smallest mtime step seen between a few quick writes (the clock tick the kernel stamps
+    writes with, which can be coarser than what ``utime`` can set).  The file is removed
+    even on error.  Returns ``{"root", "resolution_ns", "write_tick_ns", "fs_type",
+    "mount_point"}`` plus ``"error"`` when the measurement failed (``resolution_ns`` is then
+    ``None``).
+    """
+    info: dict[str, Any] = {"root": str(root), "resolution_ns": None, "write_tick_ns": None}
+    fs = filesystem_of(root)
+    info["mount_point"], info["fs_type"] = fs if fs is not None else (None, None)
+    path = Path(root) / f"{PROBE_FILE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            info["write_tick_ns"] = _write_tick(fd)
+            os.utime(fd, ns=(_PROBE_NS, _PROBE_NS))
+            got = os.fstat(fd).st_mtime_ns
+        finally:
+            os.close(fd)
+        # Read back through the path too: some network filesystems only settle on a fresh stat.
+        got = os.stat(path).st_mtime_ns
+        info["resolution_ns"] = _granularity(_PROBE_NS, got)
+        if info["resolution_ns"] is None:
+            info["error"] = f"mtime set to {_PROBE_NS} read back as {got}"
+    except OSError as exc:
+        info["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            info.setdefault("error", f"could not remove {path}: {exc}")
+    return info
+
+
+def _write_tick(fd: int, budget_s: float = 0.05) -> int | None:
+    """Smallest positive mtime step between quick one-byte writes, or None if none moved.
+
+    On a coarse clock every stamp is a tick boundary, so each step is a whole number of ticks
+    and the smallest of three is the tick; on a fine clock it is the time between two writes.
+    """
+    steps: list[int] = []
+    deadline = time.monotonic() + budget_s
+    last = -1
+    while len(steps) < 3 and time.monotonic() < deadline:
+        os.pwrite(fd, b".", 0)
+        now = os.fstat(fd).st_mtime_ns
+        if last >= 0 and now > last:
+            steps.append(now - last)
+        last = now
+    return min(steps) if steps else None
+
+
+# -- file fingerprints ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileState:
+    """A parsed ``files`` fingerprint: size and mtime of a regular file, or a symlink target."""
+
+    size: int | None = None
+    mtime_ns: int | None = None
+    symlink: str | None = None
+    flag: str | None = None
+
+
+def file_fingerprint(size: int, mtime_ns: int, flag: str | None = None) -> str:
+    """The fingerprint of a regular file (see the module docstring for the markers)."""
+    text = f"size={size} mtime_ns={mtime_ns}"
+    return f"{text} !{flag}" if flag else text
+
+
+def symlink_fingerprint(target: str) -> str:
+    """The fingerprint of a symbolic link: where it points (its own mtime means nothing)."""
+    return f"symlink -> {target}"
+
+
+def parse_file_fingerprint(fp: object) -> FileState | None:
+    """Read back :func:`file_fingerprint` / :func:`symlink_fingerprint`; None if neither."""
+    if not isinstance(fp, str):
+        return None
+    if fp.startswith("symlink -> "):
+        return FileState(symlink=fp[len("symlink -> "):])
+    head, _, flag = fp.partition(" !")
+    parts = dict(p.split("=", 1) for p in head.split() if "=" in p)
+    try:
+        return FileState(int(parts["size"]), int(parts["mtime_ns"]), flag=flag or None)
+    except (KeyError, ValueError):
+        return None
+
+
+# -- replay support ---------------------------------------------------------------------------
+@dataclass
+class RestorePlan:
+    """What a replay must undo in the tree before it runs, from a record's ``files`` changes.
+
+    Keys are the probe's keys: paths relative to the run's rootdir (absolute outside it).
+    """
+
+    #: Files the run created and left behind: set them aside so the replay starts clean.
+    created: list[str] = field(default_factory=list)
+    #: Files that existed before the run and changed: their original mtime, to put back.
+    #: (The original content is not in the record; the plan can only say it changed.)
+    mtimes: dict[str, int] = field(default_factory=dict)
+    #: Files that existed before the run and were deleted: a replay cannot bring them back.
+    deleted: list[str] = field(default_factory=list)
+
+
+def _field(change: Any, name: str) -> Any:
+    if isinstance(change, Mapping):
+        return change.get(name)
+    return getattr(change, name, None)
+
+
+def restore_plan(changes: Iterable[Any]) -> RestorePlan:
+    """Fold ``files`` changes (``Change`` objects or record dicts, in run order) into a plan.
+
+    For every path, the first change's ``before`` is its state before the run and the last
+    change's ``after`` its state at the end; changes of other probes are ignored.
+    """
+    first: dict[str, Any] = {}
+    last: dict[str, Any] = {}
+    for ch in changes:
+        if _field(ch, "probe") != "files":
+            continue
+        key = str(_field(ch, "key"))
+        if key not in first:
+            first[key] = _field(ch, "before")
+        last[key] = _field(ch, "after")
+    plan = RestorePlan()
+    for key in sorted(first):
+        original, final = first[key], last[key]
+        if original is None and final is not None:
+            plan.created.append(key)
+        elif original is not None and final is None:
+            plan.deleted.append(key)
+        elif original is not None and final != original:
+            state = parse_file_fingerprint(original)
+            if state is not None and state.mtime_ns is not None:
+                plan.mtimes[key] = state.mtime_ns
+    return plan

@@ -1,0 +1,231 @@
+"""``children``: child processes still running, or exited and never waited for (zombies).
+
+Keys are command lines (``sleep 30``), made unique with `` #2`` in pid order, because a command
+line survives a replay in a fresh process where pids do not; the fingerprint holds the pid and
+a status: ``running``, ``zombie`` (exited, unreaped), ``stopped``.
+
+Cheap first: the token is a ``pread`` of ``/proc/self/task/<tid>/children`` for the main thread
+(~0.7 us), plus the same for each other Python thread when there are any (a child belongs to
+the thread that forked it), plus the state letter of each listed child from
+``/proc/<child>/stat`` (~5 us per child, paid only while children exist) so that a child
+becoming a zombie is seen when it happens.  Children forked by native threads that Python
+does not know are not seen.  Command lines come from psutil, on change only.
+
+Never reaps: nothing here calls ``wait``; ``/proc`` and psutil only read.  Without the
+``children`` file (a kernel built without ``CONFIG_PROC_CHILDREN``, or no ``/proc``), psutil
+finds the children by scanning every process, on every token: correct, but costly.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from statesnap.probes.base import (
+    Probe,
+    ProbeContext,
+    ProbeMap,
+    ProbeUnavailable,
+    ProcFile,
+    Severity,
+)
+
+RUNNING = "running"
+ZOMBIE = "zombie"
+STOPPED = "stopped"
+GONE = "gone"
+
+_STATES = {"Z": ZOMBIE, "X": GONE, "T": STOPPED, "t": STOPPED}
+_CMDLINE_LIMIT = 200
+
+
+def _state_name(letter: str) -> str:
+    return _STATES.get(letter, RUNNING)
+
+
+class ChildrenProbe(Probe):
+    """Direct child processes of this process, found without reaping them."""
+
+    name = "children"
+    severity = Severity.HIGH
+
+    def __init__(self) -> None:
+        #: ``proc`` (the ``children`` files) or ``psutil`` (a scan of every process).
+        self.mode = ""
+        self._own: set[int] = set()
+        self._main: ProcFile | None = None
+        self._tasks: dict[int, ProcFile] = {}
+        self._stats: dict[int, ProcFile] = {}
+        self._names: dict[int, str] = {}
+        self._last: ProbeMap = {}
+
+    def setup(self, ctx: ProbeContext) -> None:
+        self._own = ctx.own_fds
+        main = ProcFile("/proc/{pid}/task/{pid}/children", self._own)
+        try:
+            main.read()
+        except OSError:
+            main.close()
+        else:
+            self._main = main
+            self.mode = "proc"
+            return
+        try:
+            import psutil
+
+            psutil.Process().children()
+        except Exception as exc:
+            raise ProbeUnavailable(f"no /proc/self/task/*/children and no psutil: {exc}") from exc
+        self.mode = "psutil"
+
+    # -- cheap ------------------------------------------------------------------------------
+    def _listed(self) -> bytes:
+        assert self._main is not None
+        raw = self._main.read()
+        active = getattr(threading, "_active", None)
+        if isinstance(active, dict) and len(active) > 1:
+            raw += self._other_tasks(list(active.values()))
+        return raw
+
+    def _other_tasks(self, threads: list[threading.Thread]) -> bytes:
+        leader = os.getpid()  # the main thread's tid is the pid
+        out = b""
+        alive = set()
+        for thread in threads:
+            tid = thread.native_id
+            if tid is None or tid == leader:
+                continue
+            alive.add(tid)
+            f = self._tasks.get(tid)
+            if f is None:
+                f = self._tasks[tid] = ProcFile(f"/proc/{{pid}}/task/{tid}/children", self._own)
+            try:
+                out += f.read()
+            except OSError:  # the thread ended between the two looks
+                f.close()
+                del self._tasks[tid]
+        for tid in [t for t in self._tasks if t not in alive]:
+            self._tasks.pop(tid).close()
+        return out
+
+    def _state(self, pid: int) -> str:
+        f = self._stats.get(pid)
+        if f is None:
+            f = self._stats[pid] = ProcFile(f"/proc/{pid}/stat", self._own)
+        try:
+            data = f.read()
+        except OSError:
+            return GONE
+        end = data.rfind(b")")  # the command name in parentheses may hold spaces and ')'
+        return _state_name(data[end + 2 : end + 3].decode("ascii", "replace"))
+
+    def _prune(self, pids: list[int]) -> None:
+        keep = set(pids)
+        for pid in [p for p in self._stats if p not in keep]:
+            self._stats.pop(pid).close()
+        for pid in [p for p in self._names if p not in keep]:
+            del self._names[pid]
+
+    def token(self) -> object:
+        if self.mode == "psutil":
+            return None  # the scan is the read; there is no cheaper question to ask
+        raw = self._listed()
+        if not raw:
+            if self._stats:
+                self._prune([])
+            return raw
+        pids = [int(p) for p in raw.split()]
+        if len(self._stats) > len(pids):
+            self._prune(pids)
+        return raw, tuple(self._state(pid) for pid in pids)
+
+    # -- detail -----------------------------------------------------------------------------
+    def read(self) -> ProbeMap:
+        if self.mode == "psutil":
+            found = self._scan_psutil()
+        else:
+            pids = sorted(int(p) for p in self._listed().split())
+            self._prune(pids)
+            found = [(pid, self._state(pid)) for pid in pids]
+        out: ProbeMap = {}
+        for pid, status in found:
+            if status == GONE:
+                continue  # reaped between the listing and now
+            cmd = self._command(pid)
+            key = cmd
+            n = 1
+            while key in out:
+                n += 1
+                key = f"{cmd} #{n}"
+            out[key] = {"pid": pid, "status": status}
+        self._last = out
+        return out
+
+    def _scan_psutil(self) -> list[tuple[int, str]]:
+        import psutil
+
+        out = []
+        for child in psutil.Process().children():
+            try:
+                status = child.status()
+            except psutil.Error:
+                continue
+            out.append((child.pid, {
+                psutil.STATUS_ZOMBIE: ZOMBIE,
+                psutil.STATUS_STOPPED: STOPPED,
+                psutil.STATUS_DEAD: GONE,
+            }.get(status, RUNNING)))
+        return sorted(out)
+
+    def _command(self, pid: int) -> str:
+        # Remembered per pid: a zombie has no command line any more, and its key must not
+        # change when it exits, or "exited" would read as one process gone and another come.
+        known = self._names.get(pid)
+        if known is not None:
+            return known
+        text = ""
+        try:
+            import psutil
+
+            proc = psutil.Process(pid)
+            try:
+                text = " ".join(proc.cmdline())
+            except psutil.ZombieProcess:
+                text = ""
+            if not text:
+                text = f"[{proc.name()}]"
+        except Exception:
+            text = f"[pid {pid}]"
+        if len(text) > _CMDLINE_LIMIT:
+            text = text[:_CMDLINE_LIMIT] + "…"
+        self._names[pid] = text
+        return text
+
+    # -- reporting --------------------------------------------------------------------------
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        if isinstance(after, dict):
+            if after.get("status") == ZOMBIE:
+                # It ended by itself: a zombie costs a pid slot, not a port or a lock.
+                return Severity.LOW if isinstance(before, dict) else Severity.MEDIUM
+            return Severity.HIGH
+        return Severity.MEDIUM
+
+    def hint(self, key: str, change: str) -> str | None:
+        if change == "removed":
+            return ("this test ended or reaped a process an earlier test started; let the "
+                    "fixture that starts a process also stop it")
+        now = self._last.get(key)
+        if isinstance(now, dict) and now.get("status") == ZOMBIE:
+            return ("the process exited but nobody waited for it: call proc.wait() (or use "
+                    "`with subprocess.Popen(...) as proc:`) so it is reaped")
+        return ("terminate the process and wait for it in the test or a fixture finaliser: "
+                "proc.terminate(); proc.wait(timeout=10) (proc.kill() if that times out)")
+
+    def close(self) -> None:
+        for f in [self._main, *self._tasks.values(), *self._stats.values()]:
+            if f is not None:
+                f.close()
+        self._main = None
+        self._tasks.clear()
+        self._stats.clear()

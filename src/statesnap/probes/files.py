@@ -1,0 +1,455 @@
+"""``files``: files created, deleted, or changed in size or mtime under the watched roots.
+
+Keys are paths relative to the rootdir (absolute outside it); fingerprints are
+``size=<bytes> mtime_ns=<ns>`` or ``symlink -> <target>`` (see :mod:`statesnap.fsinfo`).  A
+change the mtime does not show is marked in the fingerprint, so the diff carries it:
+
+- ``!size-changed-mtime-kept``: the size changed but the mtime did not (it was put back with
+  ``os.utime``, or two writes fell in one mtime tick);
+- ``!rewritten-stat-kept``: inotify saw a write, yet size and mtime read as before.
+
+Either is what breaks caches keyed on mtime (mypy's incremental mode, make); both are HIGH.
+
+Cheap first: at setup every file under the roots is stat'ed once (so a modified file has a
+before-state) and every directory gets an inotify watch (new ones are watched as they
+appear).  The token is then "have events arrived?" (one ``ioctl``, ~1 us), so a test that
+touches no file costs the same whatever the tree's size; only the paths named by events are
+stat'ed again.  Without inotify (not Linux, or the watch limit reached) the probe walks the
+tree on every token: correct, but its cost grows with the tree.  :attr:`FilesProbe.mode` says
+which is active, and ``ctx.notes["files"]`` says it in the record header.
+
+Left out: version-control and tool caches, ``__pycache__`` and ``*.pyc``, virtual
+environments (directories holding ``pyvenv.cfg``), ``node_modules``, the globs in
+``ProbeContext.watch_exclude`` (matched against the name and against the key), and
+statesnap's own probe files.  The record lives under ``.pytest_cache`` by default, out of view.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import re
+import stat
+from typing import Any
+
+from statesnap.fsinfo import (
+    PROBE_FILE_PREFIX,
+    REWRITTEN_STAT_KEPT,
+    SIZE_CHANGED_MTIME_KEPT,
+    file_fingerprint,
+    parse_file_fingerprint,
+    symlink_fingerprint,
+)
+from statesnap.probes import inotify as ino
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProbeUnavailable, Severity
+
+#: Directory names never watched: version control, tool caches, dependency trees.
+EXCLUDED_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".pytest_cache", ".mypy_cache", ".ruff_cache", "__pycache__",
+    "node_modules", ".hypothesis", ".tox", ".nox",
+})
+#: File name endings never reported (bytecode is rewritten by imports, not by tests).
+EXCLUDED_SUFFIXES = (".pyc", ".pyo")
+
+INOTIFY = "inotify"
+SCAN = "scan"
+
+
+class _WatchLimit(Exception):
+    """No more inotify watches: the kernel's limit or ours."""
+
+
+class PathFilter:
+    """Which names under the roots are out of view."""
+
+    def __init__(self, globs: tuple[str, ...] = ()) -> None:
+        patterns = [fnmatch.translate(g.rstrip("/")) for g in globs if g.strip("/")]
+        self._extra = re.compile("|".join(patterns)) if patterns else None
+
+    def _matches(self, name: str, key: str) -> bool:
+        return self._extra is not None and bool(
+            self._extra.match(name) or self._extra.match(key)
+        )
+
+    def dir_excluded(self, name: str, key: str) -> bool:
+        """Whether the directory ``name`` (at ``key``) and everything under it is left out."""
+        return name in EXCLUDED_DIRS or self._matches(name, key)
+
+    def file_excluded(self, name: str, key: str) -> bool:
+        """Whether the file ``name`` (at ``key``) is left out."""
+        return (name.endswith(EXCLUDED_SUFFIXES) or name.startswith(PROBE_FILE_PREFIX)
+                or self._matches(name, key))
+
+
+def stat_fingerprint(path: str) -> str | None:
+    """The fingerprint of what is at ``path`` now; None if absent or not a file or link."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return file_fingerprint(st.st_size, st.st_mtime_ns)
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return symlink_fingerprint(os.readlink(path))
+        except OSError:
+            return None
+    return None  # fifos, sockets, devices: not files a test suite caches on
+
+
+def next_fingerprint(old: str | None, fresh: str, written: bool) -> str:
+    """The new fingerprint of a file, given its last one and a fresh unmarked one.
+
+    ``written`` says inotify saw the content being written.  When nothing that ``stat`` sees
+    changed and no write was seen, the old fingerprint (marker included) is kept, so that a
+    metadata-only event (``chmod``) does not read as a change.
+    """
+    if old is None:
+        return fresh
+    before, after = parse_file_fingerprint(old), parse_file_fingerprint(fresh)
+    if before is None or after is None or before.size is None or after.size is None:
+        return fresh
+    assert after.mtime_ns is not None
+    same_mtime = after.mtime_ns == before.mtime_ns
+    if after.size != before.size and same_mtime:
+        return file_fingerprint(after.size, after.mtime_ns, SIZE_CHANGED_MTIME_KEPT)
+    if after.size == before.size and same_mtime:
+        if written and before.flag != REWRITTEN_STAT_KEPT:
+            return file_fingerprint(after.size, after.mtime_ns, REWRITTEN_STAT_KEPT)
+        return old
+    return fresh
+
+
+def _nested(path: str, roots: list[str]) -> bool:
+    return any(path != r and path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+class FilesProbe(Probe):
+    """Files under ``ProbeContext.watch_roots``, watched with inotify where possible."""
+
+    name = "files"
+    severity = Severity.MEDIUM
+
+    def __init__(self, use_inotify: bool = True, max_watches: int | None = None) -> None:
+        """``max_watches`` caps the inotify watches used (the kernel's limit is shared by
+        every tool of the user); beyond it the probe falls back to walking the tree."""
+        self._use_inotify = use_inotify
+        self._max_watches = max_watches
+        #: ``inotify`` or ``scan``; :attr:`mode_reason` says why ``scan`` when it is.
+        self.mode = ""
+        self.mode_reason = ""
+        self._ino: ino.Inotify | None = None
+        self._own: set[int] = set()
+        self._notes: dict[str, str] = {}
+        self._roots: list[str] = []
+        self._prefix = ""
+        self._filter = PathFilter()
+        self._map: ProbeMap = {}
+        self._plain: dict[str, str] = {}
+        self._gen = 0
+        self._pid = -1
+        self._wd_path: dict[int, str] = {}
+        self._path_wd: dict[str, int] = {}
+        self._dirty: dict[str, bool] = {}
+        self._gone_dirs: list[str] = []
+        self._rescan = False
+        self._scanned = False
+
+    # -- setup ------------------------------------------------------------------------------
+    def setup(self, ctx: ProbeContext) -> None:
+        roots = [os.path.realpath(r) for r in ctx.watch_roots]
+        roots = [r for r in dict.fromkeys(roots) if os.path.isdir(r)]
+        self._roots = [r for r in roots if not _nested(r, roots)]
+        if not self._roots:
+            raise ProbeUnavailable("no watched root exists")
+        self._prefix = os.path.realpath(ctx.rootdir).rstrip(os.sep) + os.sep
+        self._filter = PathFilter(tuple(ctx.watch_exclude))
+        self._own = ctx.own_fds
+        self._notes = ctx.notes
+        self._pid = os.getpid()
+        if self._use_inotify:
+            try:
+                self._ino = ino.Inotify()
+            except OSError as exc:
+                self.mode_reason = f"inotify unavailable: {exc.strerror or exc}"
+            else:
+                self._own.add(self._ino.fd)
+        else:
+            self.mode_reason = "inotify turned off"
+        if self._ino is not None:
+            try:
+                self._map = self._walk_all(watch=True)
+                self.mode = INOTIFY
+            except _WatchLimit as exc:
+                self._fall_back(str(exc))
+        else:
+            self._fall_back(self.mode_reason)
+        self._note()
+
+    def _fall_back(self, reason: str) -> None:
+        self._close_inotify()
+        self.mode, self.mode_reason = SCAN, reason
+        self._plain = self._walk_all(watch=False)
+        # At runtime the old map holds the before-states and markers the diff compares with.
+        self._map = self._merge(self._map, self._plain)
+        self._scanned = True
+        self._note()
+
+    def _note(self) -> None:
+        if self.mode == INOTIFY:
+            text = f"inotify: {len(self._path_wd)} directories watched, {len(self._map)} files"
+        else:
+            text = f"scan of {len(self._map)} files per snapshot ({self.mode_reason})"
+        self._notes[self.name] = text
+
+    # -- walking ----------------------------------------------------------------------------
+    def _key(self, path: str) -> str:
+        key = path[len(self._prefix):] if path.startswith(self._prefix) else path
+        return key if os.sep == "/" else key.replace(os.sep, "/")
+
+    def _abs(self, key: str) -> str:
+        return key if os.path.isabs(key) else self._prefix + key.replace("/", os.sep)
+
+    def _walk_all(self, watch: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for root in self._roots:
+            self._walk(root, out, watch, top_is_root=True)
+        return out
+
+    def _walk(self, top: str, out: dict[str, Any], watch: bool, top_is_root: bool = False) -> None:
+        """Fingerprint every file under ``top`` into ``out``; watch each directory first, so
+        that anything created after the scan of a directory raises an event."""
+        stack = [top]
+        while stack:
+            d = stack.pop()
+            if watch and not self._watch(d):
+                continue
+            try:
+                with os.scandir(d) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            if not (top_is_root and d == top) and any(e.name == "pyvenv.cfg" for e in entries):
+                self._unwatch_tree(d)  # a virtual environment: its files are not the project's
+                continue
+            for entry in entries:
+                path = os.path.join(d, entry.name)
+                key = self._key(path)
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if is_dir:
+                    if not self._filter.dir_excluded(entry.name, key):
+                        stack.append(path)
+                elif not self._filter.file_excluded(entry.name, key):
+                    fp = stat_fingerprint(path)
+                    if fp is not None:
+                        out[key] = fp
+
+    def _watch(self, d: str) -> bool:
+        assert self._ino is not None
+        if self._max_watches is not None and len(self._path_wd) >= self._max_watches:
+            raise _WatchLimit(f"more than {self._max_watches} directories to watch")
+        try:
+            wd = self._ino.add_watch(d)
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise _WatchLimit(
+                    "inotify watch limit reached (raise fs.inotify.max_user_watches)"
+                ) from exc
+            return False  # gone already, or unreadable: nothing in it to report
+        self._wd_path[wd] = d
+        self._path_wd[d] = wd
+        return True
+
+    def _unwatch_tree(self, d: str) -> None:
+        if self._ino is None:
+            return
+        inside = d.rstrip(os.sep) + os.sep
+        for path in [p for p in self._path_wd if p == d or p.startswith(inside)]:
+            wd = self._path_wd.pop(path)
+            self._wd_path.pop(wd, None)
+            self._ino.rm_watch(wd)
+
+    # -- cheap ------------------------------------------------------------------------------
+    def token(self) -> object:
+        if self.mode == SCAN:
+            self._scan_update()
+            self._scanned = True
+            return self._gen
+        if os.getpid() != self._pid:
+            self._after_fork()
+        self._drain()
+        return self._gen
+
+    def _drain(self) -> None:
+        inotify = self._ino
+        if inotify is None or not inotify.pending():
+            return
+        try:
+            self._handle(inotify.read())
+        except _WatchLimit as exc:
+            self._fall_back(str(exc))
+            self._gen += 1
+
+    def _handle(self, events: list[ino.Event]) -> None:
+        relevant = False
+        for ev in events:
+            mask = ev.mask
+            if mask & ino.IN_Q_OVERFLOW:
+                self._rescan = relevant = True
+                continue
+            if mask & ino.IN_IGNORED:  # the watch went, with its directory or by rm_watch
+                path = self._wd_path.pop(ev.wd, None)
+                if path is not None and self._path_wd.get(path) == ev.wd:
+                    del self._path_wd[path]
+                continue
+            d = self._wd_path.get(ev.wd)
+            if d is None or not ev.name:
+                continue  # events about a watched directory itself also reach its parent
+            path = os.path.join(d, ev.name)
+            key = self._key(path)
+            if mask & ino.IN_ISDIR:
+                if self._filter.dir_excluded(ev.name, key):
+                    continue
+                if mask & (ino.IN_DELETE | ino.IN_MOVED_FROM):
+                    # A directory moved away keeps its watches under its new name: drop them.
+                    self._unwatch_tree(path)
+                    self._gone_dirs.append(key)
+                    relevant = True
+                if mask & (ino.IN_CREATE | ino.IN_MOVED_TO):
+                    found: dict[str, Any] = {}
+                    self._walk(path, found, watch=True)
+                    for k in found:
+                        self._dirty.setdefault(k, False)
+                    relevant = True
+                continue
+            if self._filter.file_excluded(ev.name, key):
+                continue
+            # Only IN_MODIFY means content was written; IN_CLOSE_WRITE also follows an open
+            # for writing that wrote nothing.
+            self._dirty[key] = self._dirty.get(key, False) or bool(mask & ino.IN_MODIFY)
+            relevant = True
+        if relevant:
+            self._gen += 1
+
+    def _after_fork(self) -> None:
+        # The inherited descriptor shares its event queue with the parent: reading it here
+        # would steal the parent's events.  Watch the same directories on a fresh instance.
+        old = self._ino
+        self._pid = os.getpid()
+        if old is not None:
+            self._own.discard(old.fd)
+            old.close()
+        self._ino = None
+        try:
+            self._ino = ino.Inotify()
+            self._own.add(self._ino.fd)
+            dirs = list(self._path_wd)
+            self._wd_path.clear()
+            self._path_wd.clear()
+            for d in dirs:
+                self._watch(d)
+        except (OSError, _WatchLimit) as exc:
+            self._fall_back(f"after fork: {exc}")
+            self._gen += 1
+
+    # -- detail -----------------------------------------------------------------------------
+    def read(self) -> ProbeMap:
+        if self.mode == SCAN:
+            if not self._scanned:
+                self._scan_update()
+            self._scanned = False
+            return self._map
+        if os.getpid() != self._pid:
+            self._after_fork()
+        self._drain()
+        if self.mode == SCAN:  # the drain hit the watch limit
+            return self._map
+        if self._rescan:
+            self._rescan = False
+            self._dirty.clear()
+            self._gone_dirs.clear()
+            self._map = self._merge(self._map, self._walk_all(watch=True))
+        elif self._dirty or self._gone_dirs:
+            self._apply()
+        return self._map
+
+    def _apply(self) -> None:
+        new = dict(self._map)  # maps already handed out are never mutated
+        dirty, self._dirty = self._dirty, {}
+        for d in self._gone_dirs:
+            inside = d + "/"
+            for key in [k for k in new if k.startswith(inside)]:
+                dirty.setdefault(key, False)
+        self._gone_dirs = []
+        changed = False
+        for key, written in dirty.items():
+            fresh = stat_fingerprint(self._abs(key))
+            old = new.get(key)
+            if fresh is None:
+                if old is not None:
+                    del new[key]
+                    changed = True
+                continue
+            fp = next_fingerprint(old, fresh, written)
+            if fp != old:
+                new[key] = fp
+                changed = True
+        if changed:
+            self._map = new  # otherwise keep the same object: the diff is then skipped free
+
+    def _scan_update(self) -> None:
+        fresh = self._walk_all(watch=False)
+        if fresh != self._plain:
+            self._map = self._merge(self._map, fresh)
+            self._plain = fresh
+            self._gen += 1
+
+    @staticmethod
+    def _merge(old_map: ProbeMap, fresh: dict[str, Any]) -> ProbeMap:
+        return {k: next_fingerprint(old_map.get(k), fp, False) for k, fp in fresh.items()}
+
+    # -- reporting --------------------------------------------------------------------------
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        state = parse_file_fingerprint(after)
+        if state is not None and state.flag is not None:
+            return Severity.HIGH
+        return Severity.MEDIUM
+
+    def detail(self, key: str, before: Any, after: Any) -> str | None:
+        a, b = parse_file_fingerprint(before), parse_file_fingerprint(after)
+        if a is None or b is None or a.size is None or b.size is None:
+            return None
+        if b.flag == SIZE_CHANGED_MTIME_KEPT:
+            return (f"size {a.size} → {b.size} bytes with the mtime unchanged: caches keyed "
+                    "on mtime will not see this change")
+        if b.flag == REWRITTEN_STAT_KEPT:
+            return ("rewritten with the same size and mtime: caches keyed on mtime and size "
+                    "will not see this change")
+        assert a.mtime_ns is not None and b.mtime_ns is not None
+        return f"size {a.size} → {b.size} bytes, mtime {(b.mtime_ns - a.mtime_ns) / 1e9:+.3f} s"
+
+    def hint(self, key: str, change: str) -> str | None:
+        state = parse_file_fingerprint(self._map.get(key))
+        if state is not None and state.flag is not None:
+            return (f"{key} changed while its mtime stayed put (os.utime after a write?): let "
+                    "the mtime move forward, or wait out the filesystem's mtime resolution")
+        if change == "added":
+            return f"write {key} under tmp_path, or delete it in a fixture finaliser"
+        if change == "removed":
+            return f"do not delete {key}: work on a copy under tmp_path"
+        return f"modify a copy of {key} under tmp_path, or put it back in a fixture finaliser"
+
+    def _close_inotify(self) -> None:
+        if self._ino is not None:
+            self._own.discard(self._ino.fd)
+            self._ino.close()
+            self._ino = None
+        self._wd_path.clear()
+        self._path_wd.clear()
+
+    def close(self) -> None:
+        self._close_inotify()

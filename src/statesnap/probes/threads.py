@@ -1,0 +1,118 @@
+"""``threads``: Python threads still alive, and the count of native threads Python does not know.
+
+Keys are thread names (``MainThread``, ``Thread-3 (serve)``), made unique with `` #2``, `` #3``
+in start order, because names survive a replay in a fresh process where idents do not.  The
+fingerprint carries the daemon flag, the thread's class and its ident, so a thread stopped and
+restarted under the same name shows as changed.
+
+The native count (``<native threads>``) is the kernel's thread count minus the Python threads:
+thread pools started by C libraries (BLAS, gRPC, torch) show there, as a low-severity change.
+It comes from the link count of ``/proc/self/task`` (``fstat``, ~2 us) rather than a listing or
+``/proc/self/stat`` (~8 us).  A thread that was just joined can linger in the kernel for a few
+microseconds after ``join`` returns, so this count may briefly read one high; that noise is why
+the key is low-severity.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.procdir import ProcDir
+
+#: The key holding the number of native threads that are not Python threads.
+NATIVE_KEY = "<native threads>"
+
+
+def _class_name(thread: threading.Thread) -> str:
+    t = type(thread)
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+class ThreadsProbe(Probe):
+    """Python threads (name, daemon flag, class) plus the native-only thread count."""
+
+    name = "threads"
+    severity = Severity.HIGH
+
+    def __init__(self) -> None:
+        self._task: ProcDir | None = None
+
+    def setup(self, ctx: ProbeContext) -> None:
+        if os.path.isdir("/proc/self/task"):
+            task = ProcDir("/proc/{pid}/task", ctx.own_fds)
+            try:
+                if task.fstat().st_nlink > 2:  # 2 + threads; anything else is not that counter
+                    self._task = task
+                else:
+                    task.close()
+            except OSError:
+                task.close()
+
+    def _kernel_threads(self) -> int | None:
+        if self._task is None:
+            return None
+        return self._task.fstat().st_nlink - 2
+
+    def token(self) -> object:
+        active = getattr(threading, "_active", None)
+        if isinstance(active, dict):
+            # tuple(dict) and map(id, ...) run in C without releasing the GIL, so a thread
+            # starting meanwhile cannot make the iteration fail.  The ids catch an ident reused
+            # by a new thread after the old one ended.
+            return tuple(active), tuple(map(id, active.values())), self._kernel_threads()
+        threads = threading.enumerate()
+        return tuple(map(id, threads)), self._kernel_threads()
+
+    def read(self) -> ProbeMap:
+        threads = threading.enumerate()
+        out: ProbeMap = {}
+        for thread in threads:
+            key = thread.name
+            n = 1
+            while key in out:
+                n += 1
+                key = f"{thread.name} #{n}"
+            out[key] = {
+                "daemon": thread.daemon,
+                "class": _class_name(thread),
+                "ident": thread.ident,
+            }
+        kernel = self._kernel_threads()
+        if kernel is not None:
+            out[NATIVE_KEY] = max(kernel - len(threads), 0)
+        return out
+
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        if key == NATIVE_KEY:
+            return Severity.LOW
+        if isinstance(after, dict) and not after.get("daemon"):
+            return Severity.HIGH  # keeps running and keeps the interpreter from exiting
+        return Severity.MEDIUM
+
+    def detail(self, key: str, before: Any, after: Any) -> str | None:
+        if key == NATIVE_KEY:
+            return f"native threads not started by Python: {before} → {after}"
+        if isinstance(after, dict) and before is None:
+            kind = "daemon" if after.get("daemon") else "non-daemon"
+            return f"{kind} thread {key!r} ({after.get('class')}) still running"
+        if after is None and isinstance(before, dict):
+            return f"thread {key!r} stopped"
+        return None
+
+    def hint(self, key: str, change: str) -> str | None:
+        if key == NATIVE_KEY:
+            return ("a library started native threads (a thread pool); shut it down in a "
+                    "fixture finaliser if later tests depend on the thread count")
+        if change == "removed":
+            return (f"this test stopped thread {key!r} that an earlier test started; give the "
+                    "thread to a fixture that starts and stops it")
+        return (f"join thread {key!r} (or stop it) before the test ends, e.g. in a fixture "
+                "finaliser: set its stop event, then thread.join()")
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.close()
+            self._task = None
