@@ -31,8 +31,10 @@ class ModulesProbe(Probe):
     restorable = True
 
     def token(self) -> object:
-        mods = sys.modules
-        return len(mods), hash(tuple(map(id, mods.values())))
+        # A tuple of the module objects compares by identity first, in C: a fifth of the cost
+        # of hashing their ids, and it still sees a stub put in place of a module.  The tuple
+        # keeps the modules alive only until the next snapshot replaces it.
+        return tuple(sys.modules.values())
 
     def light_token(self) -> object:
         return len(sys.modules)
