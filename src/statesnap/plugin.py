@@ -104,6 +104,7 @@ class StatesnapPlugin:
         self.findings: list[Any] = []
         self.report_written: Path | None = None
         self.restore_before: Any = None
+        self._function_fixtures: list[str] = []
         #: The environment before any test ran: replays start from it, not the polluted one.
         self.initial_env = dict(os.environ)
 
@@ -329,11 +330,20 @@ class StatesnapPlugin:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        self._function_fixtures = []
         try:
             return (yield)
         finally:
             if self.tracker is not None:
-                self.tracker.checkpoint(Label("setup"))
+                names = self._function_fixtures
+                # Function-scoped fixtures run on every test, so they get no checkpoint of
+                # their own (that would multiply the per-test cost); a setup change is put
+                # down to them together, and to the one by name when there is only one.
+                self.tracker.checkpoint(Label(
+                    "setup",
+                    " or ".join(names) if names else None,
+                    "function" if names else None,
+                ))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -351,13 +361,17 @@ class StatesnapPlugin:
             return (yield)
         finally:
             if self.tracker is not None and not _is_builtin_fixture(fixturedef):
-                self.tracker.checkpoint(
-                    Label("setup", fixturedef.argname, str(fixturedef.scope))
-                )
+                if str(fixturedef.scope) == "function":
+                    self._function_fixtures.append(fixturedef.argname)
+                else:
+                    self.tracker.checkpoint(
+                        Label("setup", fixturedef.argname, str(fixturedef.scope))
+                    )
 
     @pytest.hookimpl(trylast=True)
     def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
-        if self.tracker is not None and not _is_builtin_fixture(fixturedef):
+        if (self.tracker is not None and str(fixturedef.scope) != "function"
+                and not _is_builtin_fixture(fixturedef)):
             self.tracker.checkpoint(Label("teardown", fixturedef.argname, str(fixturedef.scope)))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
