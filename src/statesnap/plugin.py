@@ -159,6 +159,10 @@ class StatesnapPlugin:
             redactor=self.redactor,
         )
         self.record_path = s.record_path or default_record_path(self.config, self.worker)
+        self.ctx.own_paths.update({self.record_path, self.record_path.with_suffix(".logs")})
+        for out in (s.json_path, s.report_path):
+            if out is not None:
+                self.ctx.own_paths.add(out)
         try:
             self.writer = RecordWriter(self.record_path)
             self.ctx.own_fds.add(self.writer.fileno)
@@ -365,14 +369,16 @@ class StatesnapPlugin:
                     self._function_fixtures.append(fixturedef.argname)
                 else:
                     self.tracker.checkpoint(
-                        Label("setup", fixturedef.argname, str(fixturedef.scope))
+                        Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
 
     @pytest.hookimpl(trylast=True)
     def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
         if (self.tracker is not None and str(fixturedef.scope) != "function"
                 and not _is_builtin_fixture(fixturedef)):
-            self.tracker.checkpoint(Label("teardown", fixturedef.argname, str(fixturedef.scope)))
+            self.tracker.checkpoint(
+                Label("teardown", fixturedef.argname, str(fixturedef.scope)), light=False
+            )
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(

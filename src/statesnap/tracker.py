@@ -53,12 +53,17 @@ class TestTracker:
         assert self.current is not None
         self._test = _Test(before=self.current, last=self.current)
 
-    def checkpoint(self, label: Label) -> None:
-        """Light snapshot; changes since the previous checkpoint are labelled ``label``."""
+    def checkpoint(self, label: Label, light: bool = True) -> None:
+        """A snapshot; changes since the previous checkpoint are labelled ``label``.
+
+        Phase boundaries run on every test and use light tokens; a wide-scoped fixture's
+        setup or finaliser runs once per scope and uses full tokens, because telling its
+        changes apart is what keeps a module fixture's socket from looking like a leak.
+        """
         t = self._test
         if t is None:
             return
-        snap = self.snapshotter.take(t.last, light=True)
+        snap = self.snapshotter.take(t.last, light=light)
         self._note(t, t.last, snap, label)
         t.last = snap
 

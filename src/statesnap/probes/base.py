@@ -51,6 +51,8 @@ class ProbeContext:
     redactor: Any = None
     #: File descriptors that statesnap itself holds open (the record, an inotify fd, ...).
     own_fds: set[int] = field(default_factory=set)
+    #: Files and directories statesnap itself writes (the record, replay logs): never watched.
+    own_paths: set[Path] = field(default_factory=set)
     #: Free-form notes a probe wants in the header (``{"nvml": "host pids ..."}``).
     notes: dict[str, str] = field(default_factory=dict)
 
