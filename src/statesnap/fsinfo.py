@@ -4,9 +4,10 @@
 mode, make, pytest's own cache) cannot tell two writes apart that land in the same mtime tick,
 and a test suite that passes on a 1 ns filesystem can fail on a 1 s or 2 s one.
 
-The ``files`` probe fingerprints a regular file as ``size=<bytes> mtime_ns=<ns>``, with a marker
-``!size-changed-mtime-kept`` or ``!rewritten-stat-kept`` appended when a write changed the
-content but the mtime (and size) stayed as they were, which is exactly what such caches miss.
+The ``files`` probe fingerprints a regular file as ``{"size": bytes, "mtime_ns": ns}``, with
+``"flag": "size-changed-mtime-kept"`` or ``"flag": "rewritten-stat-kept"`` added when a write
+changed the content but the mtime (and size) stayed as they were, which is exactly what such
+caches miss.
 :func:`restore_plan` reads a record's ``files`` changes back into what a replay must undo.
 """
 
@@ -148,29 +149,29 @@ class FileState:
     flag: str | None = None
 
 
-def file_fingerprint(size: int, mtime_ns: int, flag: str | None = None) -> str:
-    """The fingerprint of a regular file (see the module docstring for the markers)."""
-    text = f"size={size} mtime_ns={mtime_ns}"
-    return f"{text} !{flag}" if flag else text
+def file_fingerprint(size: int, mtime_ns: int, flag: str | None = None) -> dict[str, Any]:
+    """The fingerprint of a regular file: ``{"size", "mtime_ns"}``, plus ``"flag"`` if marked."""
+    fp: dict[str, Any] = {"size": size, "mtime_ns": mtime_ns}
+    if flag:
+        fp["flag"] = flag
+    return fp
 
 
-def symlink_fingerprint(target: str) -> str:
+def symlink_fingerprint(target: str) -> dict[str, Any]:
     """The fingerprint of a symbolic link: where it points (its own mtime means nothing)."""
-    return f"symlink -> {target}"
+    return {"symlink": target}
 
 
 def parse_file_fingerprint(fp: object) -> FileState | None:
     """Read back :func:`file_fingerprint` / :func:`symlink_fingerprint`; None if neither."""
-    if not isinstance(fp, str):
+    if not isinstance(fp, Mapping):
         return None
-    if fp.startswith("symlink -> "):
-        return FileState(symlink=fp[len("symlink -> "):])
-    head, _, flag = fp.partition(" !")
-    parts = dict(p.split("=", 1) for p in head.split() if "=" in p)
-    try:
-        return FileState(int(parts["size"]), int(parts["mtime_ns"]), flag=flag or None)
-    except (KeyError, ValueError):
+    if isinstance(fp.get("symlink"), str):
+        return FileState(symlink=fp["symlink"])
+    size, mtime, flag = fp.get("size"), fp.get("mtime_ns"), fp.get("flag")
+    if not isinstance(size, int) or not isinstance(mtime, int):
         return None
+    return FileState(size, mtime, flag=flag if isinstance(flag, str) else None)
 
 
 # -- replay support ---------------------------------------------------------------------------

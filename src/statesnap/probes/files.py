@@ -1,12 +1,12 @@
 """``files``: files created, deleted, or changed in size or mtime under the watched roots.
 
 Keys are paths relative to the rootdir (absolute outside it); fingerprints are
-``size=<bytes> mtime_ns=<ns>`` or ``symlink -> <target>`` (see :mod:`statesnap.fsinfo`).  A
-change the mtime does not show is marked in the fingerprint, so the diff carries it:
+``{"size": bytes, "mtime_ns": ns}`` or ``{"symlink": target}`` (see :mod:`statesnap.fsinfo`).
+A change the mtime does not show gets a ``"flag"`` in the fingerprint, so the diff carries it:
 
-- ``!size-changed-mtime-kept``: the size changed but the mtime did not (it was put back with
+- ``"size-changed-mtime-kept"``: the size changed but the mtime did not (it was put back with
   ``os.utime``, or two writes fell in one mtime tick);
-- ``!rewritten-stat-kept``: inotify saw a write, yet size and mtime read as before.
+- ``"rewritten-stat-kept"``: inotify saw a write, yet size and mtime read as before.
 
 Either is what breaks caches keyed on mtime (mypy's incremental mode, make); both are HIGH.
 
@@ -82,7 +82,7 @@ class PathFilter:
                 or self._matches(name, key))
 
 
-def stat_fingerprint(path: str) -> str | None:
+def stat_fingerprint(path: str) -> dict[str, Any] | None:
     """The fingerprint of what is at ``path`` now; None if absent or not a file or link."""
     try:
         st = os.lstat(path)
@@ -98,7 +98,7 @@ def stat_fingerprint(path: str) -> str | None:
     return None  # fifos, sockets, devices: not files a test suite caches on
 
 
-def next_fingerprint(old: str | None, fresh: str, written: bool) -> str:
+def next_fingerprint(old: Any, fresh: dict[str, Any], written: bool) -> Any:
     """The new fingerprint of a file, given its last one and a fresh unmarked one.
 
     ``written`` says inotify saw the content being written.  When nothing that ``stat`` sees
@@ -146,7 +146,7 @@ class FilesProbe(Probe):
         self._prefix = ""
         self._filter = PathFilter()
         self._map: ProbeMap = {}
-        self._plain: dict[str, str] = {}
+        self._plain: dict[str, Any] = {}
         self._gen = 0
         self._pid = -1
         self._wd_path: dict[int, str] = {}

@@ -9,14 +9,16 @@ The native count (``<native threads>``) is the kernel's thread count minus the P
 thread pools started by C libraries (BLAS, gRPC, torch) show there, as a low-severity change.
 It comes from the link count of ``/proc/self/task`` (``fstat``, ~2 us) rather than a listing or
 ``/proc/self/stat`` (~8 us).  A thread that was just joined can linger in the kernel for a few
-microseconds after ``join`` returns, so this count may briefly read one high; that noise is why
-the key is low-severity.
+microseconds (on a busy machine, milliseconds) after ``join`` returns; when the count rose,
+:meth:`ThreadsProbe.read` yields the CPU for up to 200 us to let such a thread finish, and what
+noise is left is why the key is low-severity.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
@@ -24,6 +26,9 @@ from statesnap.probes.procdir import ProcDir
 
 #: The key holding the number of native threads that are not Python threads.
 NATIVE_KEY = "<native threads>"
+
+#: How long :meth:`ThreadsProbe.read` lets a just-joined thread finish leaving the kernel.
+_SETTLE_NS = 200_000
 
 
 def _class_name(thread: threading.Thread) -> str:
@@ -39,6 +44,7 @@ class ThreadsProbe(Probe):
 
     def __init__(self) -> None:
         self._task: ProcDir | None = None
+        self._last_native: int | None = None
 
     def setup(self, ctx: ProbeContext) -> None:
         if os.path.isdir("/proc/self/task"):
@@ -80,10 +86,26 @@ class ThreadsProbe(Probe):
                 "class": _class_name(thread),
                 "ident": thread.ident,
             }
-        kernel = self._kernel_threads()
-        if kernel is not None:
-            out[NATIVE_KEY] = max(kernel - len(threads), 0)
+        native = self._native(len(threads))
+        if native is not None:
+            out[NATIVE_KEY] = native
         return out
+
+    def _native(self, python_threads: int) -> int | None:
+        kernel = self._kernel_threads()
+        if kernel is None:
+            return None
+        native = max(kernel - python_threads, 0)
+        last = self._last_native
+        if last is not None and native > last:
+            # Most often a Python thread that was joined a moment ago and has not left the
+            # kernel yet; give it the CPU briefly rather than report a thread that is going.
+            deadline = time.perf_counter_ns() + _SETTLE_NS
+            while native > last and time.perf_counter_ns() < deadline:
+                os.sched_yield()
+                native = max((self._kernel_threads() or 0) - python_threads, 0)
+        self._last_native = native
+        return native
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         if key == NATIVE_KEY:
