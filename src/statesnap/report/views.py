@@ -1,0 +1,322 @@
+"""Plain view models of the whole report, built from records and findings; no HTML here.
+
+As in coverage.py's ``html.py``, building the data and rendering it are separate steps: the
+template only loops and prints, and tests can check the views without parsing HTML.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import urllib.parse
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statesnap import __version__
+from statesnap.findings import (
+    BRITTLE,
+    LATENT,
+    NOT_DETERMINISTIC,
+    NOT_ORDER_DEPENDENT,
+    SUSPECTED,
+    UNEXPLAINED,
+    VERIFIED,
+    Finding,
+)
+from statesnap.record import Record
+from statesnap.report.changes import KEY_LIMIT, ChangeView, ChangeViews
+from statesnap.report.lanes import (
+    NODEID_LIMIT,
+    Lane,
+    TimelineView,
+    build_lanes,
+    find_test,
+    page_data,
+    timeline,
+)
+from statesnap.report.plots import PlotView, plots
+from statesnap.report.runinfo import RunInfo, run_info
+from statesnap.report.values import (
+    LONG_LIMIT,
+    SHORT_LIMIT,
+    Scrubber,
+    StructuralDiff,
+    ValueView,
+    as_text,
+    cut,
+    show,
+)
+from statesnap.repro import repro_command
+
+#: Rows of the leak table rendered into the page; beyond that the table says how many more.
+LEAK_ROWS_LIMIT = 5000
+#: Status → (label, what it means), in the order findings are listed.
+STATUS_TEXT: dict[str, tuple[str, str]] = {
+    VERIFIED: ("verified", "the victim passes alone and fails after the polluter, "
+                           "in fresh processes"),
+    SUSPECTED: ("suspected", "named from the record; not replayed yet"),
+    LATENT: ("latent", "a victim that the recorded order hid"),
+    BRITTLE: ("brittle", "passes only after another test set state up for it"),
+    NOT_DETERMINISTIC: ("not deterministic", "repeated replays disagreed"),
+    UNEXPLAINED: ("unexplained", "no earlier test reproduces the failure"),
+    NOT_ORDER_DEPENDENT: ("not order-dependent", "fails when run alone too"),
+}
+
+
+@dataclass
+class TestRef:
+    """A test named on the page; ``key`` opens its diff when the test is in a record."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    nodeid: str
+    key: str | None = None
+    lane: str | None = None
+
+
+@dataclass
+class Link:
+    text: str
+    href: str
+
+
+@dataclass
+class CandidateView:
+    test: TestRef
+    ref: str
+    before: ValueView
+    after: ValueView
+    score: float
+    reasons: list[str]
+
+
+@dataclass
+class FindingView:
+    id: str
+    status: str
+    #: ``status`` when it is a known one (it is also a CSS class), else ``other``.
+    status_class: str
+    status_label: str
+    status_help: str
+    victim: TestRef
+    polluters: list[TestRef]
+    ref: str | None
+    before: ValueView | None
+    after: ValueView | None
+    diff: StructuralDiff | None
+    failure: str | None
+    hint: str | None
+    hint_proven: bool
+    proven_keys: list[str]
+    repro: str
+    logs: list[Link]
+    cleaners: list[TestRef]
+    candidates: list[CandidateView]
+    setter: TestRef | None
+    note: str | None
+
+
+@dataclass
+class LeakRow:
+    change: ChangeView
+    test: TestRef
+    order: int
+
+
+@dataclass
+class ProbeLeaks:
+    probe: str
+    tests: int
+    leaks: int
+    keys: int
+    top_keys: list[tuple[str, int]]
+
+
+@dataclass
+class ReportView:
+    title: str
+    generated: str
+    version: str
+    stats: list[tuple[str, str, str]]
+    findings: list[FindingView]
+    run: RunInfo
+    timeline: TimelineView
+    leak_probes: list[ProbeLeaks]
+    leak_rows: list[LeakRow]
+    leak_rows_total: int
+    plots: list[PlotView]
+    data: dict[str, Any]
+    facts: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
+         prefer_failed: bool = False) -> TestRef:
+    found = find_test(lanes, nodeid, worker, prefer_failed=prefer_failed)
+    shown = cut(nodeid, NODEID_LIMIT)
+    if found is None:
+        return TestRef(shown)
+    lane, entry = found
+    # Which lane matters only when there are several.
+    return TestRef(shown, lane.key(entry.pos), lane.label if len(lanes) > 1 else None)
+
+
+def _log_link(log: str, record_dir: Path, report_dir: Path | None) -> Link:
+    path = Path(log)
+    if not path.is_absolute():
+        path = record_dir / path
+    target = os.path.abspath(path)
+    rel = target
+    if report_dir is not None:
+        try:
+            rel = os.path.relpath(target, os.path.abspath(report_dir))
+        except ValueError:  # another drive (Windows): keep the absolute path
+            rel = target
+    posix = Path(rel).as_posix()
+    # Quoting makes every link a plain path: a log named "javascript:..." cannot become a URL
+    # with a scheme, because the colon is escaped.
+    return Link(text=posix, href=urllib.parse.quote(posix))
+
+
+def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
+                 views: ChangeViews, report_dir: Path | None) -> FindingView:
+    victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=True)
+    record: Record | None = victim_at[0].record if victim_at else None
+    worker = f.worker
+    label, help_text = STATUS_TEXT.get(f.status, (f.status, ""))
+    probe, key = f.probe or "", f.key or ""
+    has_key = f.probe is not None or f.key is not None
+    before = scrubber.change(probe, key, f.before)
+    after = scrubber.change(probe, key, f.after)
+    repro = f.repro
+    if not repro and f.polluters and record is not None:
+        repro = repro_command(record.header, [*f.polluters, f.victim])
+    failure = None
+    if f.exc_type or f.message:
+        failure = cut(": ".join(x for x in (f.exc_type, f.message) if x), LONG_LIMIT)
+    record_dir = record.path.parent if record is not None else Path(".")
+    return FindingView(
+        id=f"finding-{i + 1}",
+        status=f.status,
+        status_class=f.status if f.status in STATUS_TEXT else "other",
+        status_label=label,
+        status_help=help_text,
+        victim=_ref(lanes, f.victim, worker, prefer_failed=True),
+        polluters=[_ref(lanes, p, worker) for p in f.polluters],
+        ref=cut(f"{probe}:{key}", KEY_LIMIT) if has_key else None,
+        before=show(before, absent=before is None) if has_key else None,
+        after=show(after, absent=after is None) if has_key else None,
+        diff=views.diff(before, after),
+        failure=failure,
+        hint=f.hint,
+        hint_proven=f.hint_proven,
+        proven_keys=[cut(k, KEY_LIMIT) for k in f.proven_keys],
+        repro=repro,
+        logs=[_log_link(log, record_dir, report_dir) for log in f.logs],
+        cleaners=[_ref(lanes, c, worker) for c in f.cleaners],
+        candidates=[
+            CandidateView(
+                test=_ref(lanes, c.nodeid, worker),
+                ref=cut(f"{c.probe}:{c.key}", KEY_LIMIT),
+                before=show(scrubber.change(c.probe, c.key, c.before), absent=c.before is None),
+                after=show(scrubber.change(c.probe, c.key, c.after), absent=c.after is None),
+                score=round(c.score, 2),
+                reasons=list(c.reasons),
+            )
+            for c in f.candidates
+        ],
+        setter=_ref(lanes, f.setter, worker) if f.setter else None,
+        note=f.note,
+    )
+
+
+def leak_tables(lanes: Sequence[Lane], views: ChangeViews
+                ) -> tuple[list[ProbeLeaks], list[LeakRow], int]:
+    """Per-probe leak summary, and one row per leak (up to :data:`LEAK_ROWS_LIMIT`)."""
+    rows: list[LeakRow] = []
+    total = 0
+    tests: dict[str, set[str]] = {}
+    keys: dict[str, Counter[str]] = {}
+    for lane in lanes:
+        for e in lane.entries:
+            for ch in e.leaks:
+                total += 1
+                tests.setdefault(ch.probe, set()).add(lane.key(e.pos))
+                keys.setdefault(ch.probe, Counter())[ch.key] += 1
+                if len(rows) < LEAK_ROWS_LIMIT:
+                    ref = TestRef(cut(e.nodeid, NODEID_LIMIT), lane.key(e.pos),
+                                  lane.label if len(lanes) > 1 else None)
+                    rows.append(LeakRow(views.build(ch, leak=True), ref, e.pos))
+    summary = [
+        ProbeLeaks(probe, len(tests[probe]), sum(keys[probe].values()), len(keys[probe]),
+                   [(cut(k, 80), n) for k, n in keys[probe].most_common(5)])
+        for probe in sorted(tests, key=lambda p: (-len(tests[p]), p))
+    ]
+    rows.sort(key=lambda r: (r.change.probe, r.change.key, r.order))
+    return summary, rows, total
+
+
+def _stats(lanes: Sequence[Lane], tl: TimelineView,
+           findings: Sequence[Finding]) -> list[tuple[str, str, str]]:
+    counts = dict(tl.outcomes)
+    tests = sum(n for o, n in tl.outcomes if o != "crashed")
+    failed = counts.get("failed", 0) + counts.get("error", 0)
+    out = [("tests", str(tests), ""),
+           ("failed", str(failed), "bad" if failed else ""),
+           ("leaked state", str(tl.leaked), "warn" if tl.leaked else "")]
+    by_status = Counter(f.status for f in findings)
+    for status in STATUS_TEXT:
+        if by_status[status]:
+            out.append((STATUS_TEXT[status][0], str(by_status[status]), f"status-{status}"))
+    unknown = sum(n for s, n in by_status.items() if s not in STATUS_TEXT)
+    if unknown:
+        out.append(("other findings", str(unknown), "status-other"))
+    crashed = sum(1 for lane in lanes if lane.record.running is not None)
+    if crashed:
+        out.append(("crashed runs", str(crashed), "bad"))
+    if len(lanes) > 1:
+        out.append(("workers / shards", str(len(lanes)), ""))
+    return out
+
+
+def _facts(summary: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    if not summary:
+        return []
+    return [(cut(str(k), 100), cut(as_text(v), SHORT_LIMIT))
+            for k, v in summary.items() if isinstance(v, (str, int, float, bool))]
+
+
+def _order(findings: Iterable[Finding]) -> list[Finding]:
+    rank = {status: i for i, status in enumerate(STATUS_TEXT)}
+    return sorted(findings, key=lambda f: rank.get(f.status, len(rank)))
+
+
+def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
+               report_dir: Path | None = None, summary: Mapping[str, Any] | None = None,
+               title: str | None = None, generated: float | None = None) -> ReportView:
+    """Everything the template shows, computed once."""
+    scrubber = Scrubber()
+    views = ChangeViews(scrubber)
+    lanes = build_lanes(records)
+    ordered = _order(findings)
+    tl = timeline(lanes)
+    leak_probes, leak_rows, leak_total = leak_tables(lanes, views)
+    when = time.time() if generated is None else generated
+    return ReportView(
+        title=title or "statesnap pollution report",
+        generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
+        version=__version__,
+        stats=_stats(lanes, tl, ordered),
+        findings=[finding_view(i, f, lanes, scrubber, views, report_dir)
+                  for i, f in enumerate(ordered)],
+        run=run_info(lanes, scrubber),
+        timeline=tl,
+        leak_probes=leak_probes,
+        leak_rows=leak_rows,
+        leak_rows_total=leak_total,
+        plots=plots(lanes),
+        data=page_data(lanes, views),
+        facts=_facts(summary),
+    )
