@@ -38,7 +38,7 @@ _GRANULARITIES = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100
 
 
 def _granularity(wanted: int, got: int) -> int | None:
-    """The smallest candidate tick that turns ``wanted`` into ``got`` by truncating or rounding."""
+    """The smallest candidate tick that turns ``wanted`` into ``got`` (Linux truncates)."""
     for g in _GRANULARITIES:
         if got % g == 0 and abs(wanted - got) < g:
             return g

@@ -7,6 +7,7 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ def probe(tmp_path: Path) -> Iterator[FdsProbe]:
     p.close()
 
 
-def _added(before: dict[str, object], after: dict[str, object]) -> dict[str, object]:
+def _added(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return {c.key: c.after for c in diff_maps("fds", before, after) if c.change == "added"}
 
 

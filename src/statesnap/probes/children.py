@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any
 
 from statesnap.probes.base import (
@@ -40,8 +41,37 @@ _STATES = {"Z": ZOMBIE, "X": GONE, "T": STOPPED, "t": STOPPED}
 _CMDLINE_LIMIT = 200
 
 
+#: How long to wait for a child caught in the middle of ``exec`` to get its command line.
+_EXEC_SETTLE_NS = 5_000_000
+
+
 def _state_name(letter: str) -> str:
     return _STATES.get(letter, RUNNING)
+
+
+def _command_line(pid: int) -> str:
+    """The command line of ``pid``; ``[name]`` for a zombie, which has none left."""
+    try:
+        import psutil
+
+        proc = psutil.Process(pid)
+        deadline = time.perf_counter_ns() + _EXEC_SETTLE_NS
+        while True:
+            try:
+                args = proc.cmdline()
+            except psutil.ZombieProcess:
+                args = []
+            if args or proc.status() == psutil.STATUS_ZOMBIE:
+                break
+            if time.perf_counter_ns() > deadline:
+                break
+            # subprocess.Popen returns once exec has closed its error pipe, a moment before
+            # the kernel has set up the new program's arguments: the command line reads
+            # empty in between.  The key must not be taken from that moment.
+            os.sched_yield()
+        return " ".join(args) if args else f"[{proc.name()}]"
+    except Exception:
+        return f"[pid {pid}]"
 
 
 class ChildrenProbe(Probe):
@@ -184,19 +214,7 @@ class ChildrenProbe(Probe):
         known = self._names.get(pid)
         if known is not None:
             return known
-        text = ""
-        try:
-            import psutil
-
-            proc = psutil.Process(pid)
-            try:
-                text = " ".join(proc.cmdline())
-            except psutil.ZombieProcess:
-                text = ""
-            if not text:
-                text = f"[{proc.name()}]"
-        except Exception:
-            text = f"[pid {pid}]"
+        text = _command_line(pid)
         if len(text) > _CMDLINE_LIMIT:
             text = text[:_CMDLINE_LIMIT] + "…"
         self._names[pid] = text
