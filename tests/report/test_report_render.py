@@ -1,0 +1,155 @@
+"""The rendered page: untrusted text stays text, the JSON is safe, the file is written atomically."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from html import unescape
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from conftest import RecordFactory
+from report_records import HOSTILE_IDS, entry, env_added, polluted_tests
+
+from statesnap.findings import Finding
+from statesnap.report import build_html, write_report
+from statesnap.report.render import script_json
+
+
+class _Scan(HTMLParser):
+    """Collects what a browser would see: elements, attributes, script bodies."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._in_script: dict[str, str | None] | None = None
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        if tag == "script":
+            self._in_script = dict(attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script is not None:
+            self.scripts.append((self._in_script, data))
+        else:
+            self.text.append(data)
+
+
+def _hostile_page(make_record: RecordFactory) -> str:
+    tests = [entry(i, nodeid, "failed" if i == 1 else "passed",
+                   changes=[env_added(f"K{i}", nodeid)]) for i, nodeid in enumerate(HOSTILE_IDS)]
+    record = make_record(tests)
+    finding = Finding(victim=HOSTILE_IDS[1], polluters=[HOSTILE_IDS[0]], probe="env",
+                      key="K0<b>", status="verified", before=None, after=HOSTILE_IDS[2],
+                      repro=f"python -m pytest '{HOSTILE_IDS[0]}'", hint="<i>hint</i>",
+                      note='"><script>window.__pwned=4</script>', logs=["<x>.log"])
+    return build_html([record], [finding])
+
+
+def test_hostile_node_ids_render_as_text_only(make_record: RecordFactory) -> None:
+    html = _hostile_page(make_record)
+    scan = _Scan()
+    scan.feed(html)
+    # Exactly two scripts: the JSON data and our own code; no element came from a record.
+    assert [a.get("type") for a, _ in scan.scripts] == ["application/json", None]
+    assert not any(tag == "img" for tag, _ in scan.tags)
+    assert not any(name.startswith("on") for _, attrs in scan.tags for name in attrs)
+    text = "".join(scan.text)
+    assert HOSTILE_IDS[0] in text and HOSTILE_IDS[1] in text
+    assert "<i>hint</i>" in text
+
+
+def test_embedded_json_cannot_end_its_script_element(make_record: RecordFactory) -> None:
+    html = _hostile_page(make_record)
+    body = re.search(r'<script type="application/json" id="statesnap-data">(.*?)</script>',
+                     html, re.S)
+    assert body is not None
+    raw = body.group(1)
+    for bad in ("<", ">", "&", "\u2028", "\u2029"):
+        assert bad not in raw
+    data = json.loads(raw)
+    assert [row[2] for row in data["tests"]] == list(HOSTILE_IDS)
+
+
+def test_script_json_round_trips() -> None:
+    value = {"a": "</script><!-- & \u2028\u2029 é", "n": [1, None, True]}
+    assert json.loads(str(script_json(value))) == value
+
+
+def test_the_csp_allows_exactly_the_inline_script_and_style(
+        make_record: RecordFactory) -> None:
+    html = build_html([make_record(polluted_tests())], [])
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert csp is not None
+    policy = dict(part.strip().split(" ", 1) for part in unescape(csp.group(1)).split(";"))
+    assert policy["default-src"] == "'none'"
+    code = re.findall(r"<script>(.*?)</script>", html, re.S)
+    style = re.findall(r"<style>(.*?)</style>", html, re.S)
+    assert len(code) == 1 and len(style) == 1
+
+    def digest(text: str) -> str:
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+    assert policy["script-src"] == digest(code[0])
+    assert policy["style-src"] == digest(style[0])
+
+
+def test_the_page_fetches_nothing(make_record: RecordFactory) -> None:
+    html = build_html([make_record(polluted_tests())], [])
+    assert not re.search(r'\s(src|href)="(https?:)?//', html)
+    assert "<link" not in html and "@import" not in html
+
+
+def test_lone_surrogates_from_a_record_do_not_break_writing(
+        make_record: RecordFactory, tmp_path: Path) -> None:
+    record = make_record([entry(0, "t.py::a", changes=[env_added("S", "x")])])
+    record.tests[0].changes[0].after = "bad \ud800 text"
+    out = tmp_path / "pollution.html"
+    write_report(out, [record], [])
+    assert "bad ? text" in out.read_text(encoding="utf-8")
+
+
+def test_write_report_creates_parent_folders(make_record: RecordFactory, tmp_path: Path) -> None:
+    out = tmp_path / "artifacts" / "ci" / "pollution.html"
+    write_report(out, [make_record(polluted_tests())], [])
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only folder")
+def test_an_unwritable_path_raises_and_leaves_no_partial_file(
+        make_record: RecordFactory, tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        with pytest.raises(OSError):
+            write_report(ro / "pollution.html", [make_record(polluted_tests())], [])
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+
+
+def test_a_failed_write_leaves_no_partial_file(make_record: RecordFactory,
+                                               tmp_path: Path) -> None:
+    # A path whose parent is a regular file fails for root too.
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    with pytest.raises(OSError):
+        write_report(blocker / "pollution.html", [make_record(polluted_tests())], [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-dir", "record.jsonl"]
+
+
+def test_an_empty_report_still_renders() -> None:
+    html = build_html([], [])
+    assert "No findings" in html and "No test leaked state" in html

@@ -1,0 +1,233 @@
+"""View models built from real records (RecordWriter → read_record) and findings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import RecordFactory
+from report_records import entry, env_added, header, polluted_tests
+
+from statesnap.findings import Candidate, Finding
+from statesnap.report.lanes import build_lanes, lane_labels, timeline
+from statesnap.report.plots import plots
+from statesnap.report.views import build_view
+
+
+def _finding(**kw: object) -> Finding:
+    data: dict[str, object] = {
+        "victim": "tests/test_b.py::test_reads_mode",
+        "polluters": ["tests/test_a.py::test_sets_mode"],
+        "probe": "env", "key": "ZOO_MODE", "status": "verified", "before": None,
+        "after": "fast",
+    }
+    data.update(kw)
+    return Finding(**data)  # type: ignore[arg-type]
+
+
+def test_lanes_are_labelled_by_worker(make_record: RecordFactory) -> None:
+    a = make_record([entry(0, "t.py::a", worker="gw0")], name="a.jsonl", head=header("gw0"))
+    b = make_record([entry(0, "t.py::b", worker="gw1")], name="b.jsonl", head=header("gw1"))
+    assert lane_labels([a, b]) == ["gw0", "gw1"]
+
+
+def test_shards_with_the_same_worker_id_are_labelled_by_file_name(
+        make_record: RecordFactory, tmp_path: Path) -> None:
+    a = make_record([entry(0, "t.py::a")], name="shard-1.jsonl")
+    b = make_record([entry(0, "t.py::b")], name="shard-2.jsonl")
+    assert lane_labels([a, b]) == ["shard-1.jsonl", "shard-2.jsonl"]
+    (tmp_path / "other").mkdir()
+    c = make_record([entry(0, "t.py::c")], name="other/shard-1.jsonl")
+    assert lane_labels([a, b, c]) == ["shard-1.jsonl #1", "shard-2.jsonl", "shard-1.jsonl #3"]
+
+
+def test_timeline_merges_runs_of_one_outcome_and_marks_failures_and_leaks(
+        make_record: RecordFactory) -> None:
+    tests = [entry(i, f"t.py::test_{i}") for i in range(1000)]
+    tests[500] = entry(500, "t.py::test_500", "failed")
+    tests[700] = entry(700, "t.py::test_700", changes=[env_added("X", "1")])
+    record = make_record(tests)
+    tl = timeline(build_lanes([record]))
+    lane = tl.lanes[0]
+    assert [(r.x, r.count, r.kind) for r in lane.segments] == [
+        (0, 500, "passed"), (500, 1, "failed"), (501, 499, "passed")]
+    (marker,) = lane.markers
+    assert marker.kind == "failed" and marker.x == 500
+    assert marker.width >= 1  # one test among a thousand stays visible
+    (leak,) = lane.leak_marks
+    assert leak.x == 700
+    assert tl.leaked == 1
+    assert dict(tl.outcomes) == {"passed": 999, "failed": 1}
+
+
+def test_the_test_running_at_a_crash_ends_its_lane(make_record: RecordFactory) -> None:
+    record = make_record([entry(0, "t.py::a")], footer=False, running="t.py::segfaults")
+    lanes = build_lanes([record])
+    assert [e.outcome for e in lanes[0].entries] == ["passed", "crashed"]
+    view = build_view([record], [])
+    assert view.timeline.lanes[0].running == "t.py::segfaults"
+    assert ("crashed runs", "1", "bad") in view.stats
+    assert view.data["details"]["0.1"] == {"crashed": True}
+
+
+def test_page_data_carries_every_test_and_details_only_where_needed(
+        make_record: RecordFactory) -> None:
+    record = make_record(polluted_tests())
+    view = build_view([record], [])
+    rows = view.data["tests"]
+    assert [r[2] for r in rows] == [t.nodeid for t in record.tests]
+    assert rows[0][5] == 1  # one leak
+    assert set(view.data["details"]) == {"0.0", "0.2"}  # the leak and the failure
+    change = view.data["details"]["0.0"]["changes"][0]
+    assert change["probe"] == "env" and change["leak"] is True
+    assert change["before"] == {"text": "", "absent": True}
+    assert change["after"] == {"text": "fast"}
+    assert view.data["details"]["0.2"]["failure"]["exc_type"] == "AssertionError"
+
+
+def test_a_scoped_fixture_change_undone_at_scope_end_shows_as_undone(
+        make_record: RecordFactory) -> None:
+    held = {"probe": "env", "key": "DB", "change": "added", "before": None, "after": "x",
+            "phase": "setup", "fixture": "db", "scope": "module"}
+    undone = {"probe": "env", "key": "DB", "change": "removed", "before": "x", "after": None,
+              "phase": "teardown", "fixture": "db", "scope": "module"}
+    record = make_record([entry(0, "t.py::a", changes=[held]),
+                          entry(1, "t.py::b", changes=[undone])])
+    view = build_view([record], [])
+    assert view.leak_rows_total == 0
+    first = view.data["details"]["0.0"]["changes"][0]
+    assert first["leak"] is False
+    assert first["where"] == "setup, fixture db (module)"
+
+
+def test_nested_changes_carry_a_structural_diff(make_record: RecordFactory) -> None:
+    ch = {"probe": "logging", "key": "logger:app", "change": "changed",
+          "before": {"level": "INFO", "handlers": []},
+          "after": {"level": "DEBUG", "handlers": ["FileHandler(/tmp/x)"]}, "phase": "call"}
+    view = build_view([make_record([entry(0, "t.py::a", changes=[ch])])], [])
+    diff = view.data["details"]["0.0"]["changes"][0]["diff"]
+    assert ["~", "['level']", "INFO → DEBUG"] in diff
+    assert ["+", "['handlers'][0]", "FileHandler(/tmp/x)"] in diff
+
+
+def test_leak_table_and_probe_summary(make_record: RecordFactory) -> None:
+    tests = [entry(i, f"t.py::test_{i}", changes=[env_added("MODE", str(i))]) for i in range(3)]
+    tests.append(entry(3, "t.py::test_3", changes=[
+        {"probe": "syspath", "key": "sys.path", "change": "changed", "before": ["/a"],
+         "after": ["/a", "/b"], "phase": "call"}]))
+    view = build_view([make_record(tests)], [])
+    summary = {p.probe: p for p in view.leak_probes}
+    assert summary["env"].tests == 3 and summary["env"].keys == 1
+    assert summary["env"].top_keys == [("MODE", 3)]
+    assert summary["syspath"].tests == 1
+    assert [(r.change.probe, r.order) for r in view.leak_rows] == [
+        ("env", 0), ("env", 1), ("env", 2), ("syspath", 3)]
+    assert view.leak_rows[0].test.key == "0.0"
+
+
+def test_finding_view_links_tests_logs_and_builds_a_repro_when_missing(
+        make_record: RecordFactory, tmp_path: Path) -> None:
+    record = make_record(polluted_tests())
+    report_dir = tmp_path / "artifacts"
+    finding = _finding(status="suspected", logs=["record.logs/pair.log", "javascript:alert(1)"],
+                       candidates=[Candidate("tests/test_a.py::test_sets_mode", 0, "env",
+                                             "ZOO_MODE", None, "fast", 3.0, ["key in text"])])
+    view = build_view([record], [finding], report_dir=report_dir)
+    (f,) = view.findings
+    assert f.victim.key == "0.2"
+    assert [p.key for p in f.polluters] == ["0.0"]
+    assert f.ref == "env:ZOO_MODE"
+    assert f.before is not None and f.before.absent
+    assert f.after is not None and f.after.text == "fast"
+    # Links are relative to where the report lives, and never carry a URL scheme.
+    assert f.logs[0].href == "../record.logs/pair.log"
+    assert os.path.normpath(report_dir / f.logs[0].text) == str(tmp_path / "record.logs/pair.log")
+    assert ":" not in f.logs[1].href
+    assert "tests/test_a.py::test_sets_mode" in f.repro
+    assert f.repro.index("test_sets_mode") < f.repro.index("test_reads_mode")
+    assert f.candidates[0].test.key == "0.0"
+
+
+def test_findings_are_ordered_verified_first_and_unknown_statuses_survive(
+        make_record: RecordFactory) -> None:
+    record = make_record(polluted_tests())
+    findings = [_finding(status="not-order-dependent"), _finding(status="from-the-future"),
+                _finding(status="verified")]
+    view = build_view([record], findings)
+    assert [f.status for f in view.findings] == [
+        "verified", "not-order-dependent", "from-the-future"]
+    assert view.findings[2].status_class == "other"
+    assert ("other findings", "1", "status-other") in view.stats
+
+
+def test_secret_env_values_are_redacted_in_header_changes_and_findings(
+        make_record: RecordFactory) -> None:
+    secret = "s3cr3t-value-1234"
+    head = header(env={"AWS_SECRET_ACCESS_KEY": secret, "HOME": "/root"},
+                  replay={"env": {"API_TOKEN": secret}})
+    record = make_record([entry(0, "t.py::a", changes=[env_added("API_TOKEN", secret)]),
+                          entry(1, "t.py::b", "failed")], head=head)
+    finding = _finding(victim="t.py::b", polluters=["t.py::a"], key="API_TOKEN", after=secret)
+    view = build_view([record], [finding])
+    from statesnap.report.render import render
+
+    html = render(view)
+    assert secret not in html
+    assert "<redacted:" in html or "\\u003credacted:" in html
+
+
+def test_run_info_says_shared_values_once_and_differences_per_run(
+        make_record: RecordFactory) -> None:
+    a = make_record([entry(0, "t.py::a", worker="gw0")], name="a.jsonl",
+                    head=header("gw0", packages={"pytest": "8.3.3", "numpy": "1.26"}))
+    b = make_record([entry(0, "t.py::b", worker="gw1")], name="b.jsonl",
+                    head=header("gw1", packages={"pytest": "8.3.3", "numpy": "2.0"},
+                                probes=[{"name": "env", "status": "ok", "detail": None},
+                                        {"name": "syspath", "status": "unavailable",
+                                         "detail": "no sys"}]))
+    run = build_view([a, b], []).run
+    rows = {r.name: r for r in run.rows}
+    assert rows["Python"].same and rows["Python"].text == "CPython 3.11.9"
+    assert not rows["Worker"].same
+    assert [(v.label, v.text) for v in rows["Worker"].values] == [("gw0", "gw0"), ("gw1", "gw1")]
+    packages = {r.name: r for r in run.packages}
+    assert packages["pytest"].same and not packages["numpy"].same
+    probes = {p.name: p for p in run.probes}
+    assert probes["env"].status == "ok"
+    assert probes["syspath"].status == "mixed"
+    assert "gw1: unavailable (no sys)" in probes["syspath"].details
+    # Costs add up over both runs: 2 x 3.0 ms over 2 tests.
+    assert probes["env"].per_test_us == 3000.0
+    assert probes["env"].share == 1.0
+
+
+def test_probe_errors_name_the_test_they_happened_at(make_record: RecordFactory) -> None:
+    record = make_record([entry(0, "t.py::a"), entry(1, "t.py::b")],
+                         errors=[{"probe": "fds", "where": "read", "index": 1,
+                                  "error": "OSError: gone"}])
+    (err,) = build_view([record], []).run.errors
+    assert (err.probe, err.where, err.test, err.error) == ("fds", "read", "t.py::b",
+                                                           "OSError: gone")
+
+
+def test_gauge_plots_show_steps_and_mark_the_test_that_made_the_largest(
+        make_record: RecordFactory) -> None:
+    tests = [entry(i, f"t.py::test_{i}", gauges={"fds": 10 + (5 if i >= 40 else 0),
+                                                 "gpu_mem": 2 << 20})
+             for i in range(100)]
+    record = make_record(tests)
+    views = {p.name: p for p in plots(build_lanes([record]))}
+    assert set(views) == {"fds", "gpu_mem"}
+    fds = views["fds"]
+    assert fds.title == "Open file descriptors"
+    (mark,) = fds.marks
+    assert mark.key == "0.40"
+    assert "t.py::test_40" in mark.title and "10 → 15" in mark.title
+    # A flat line needs only its ends, plus the step: far fewer points than tests.
+    assert len(fds.series[0].points.split()) <= 6
+    assert [t for _, t in views["gpu_mem"].y_ticks][0] == "2.2 MiB"  # a flat line: range widened by 10%
+    assert views["gpu_mem"].marks == []
+
+
+def test_no_plots_without_gauges(make_record: RecordFactory) -> None:
+    assert plots(build_lanes([make_record([entry(0, "t.py::a")])])) == []
