@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from report_records import write_record
+from report_records import RecordFactory, write_record
 
 from statesnap.record import Record
-
-RecordFactory = Callable[..., Record]
 
 
 @pytest.fixture

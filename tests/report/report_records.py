@@ -6,11 +6,14 @@ else (header fields, phases, the footer) is filled in the way the plugin writes 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from statesnap.record import Record, RecordWriter, read_record
+
+#: ``make_record(tests, name="record.jsonl", **write_record options)`` (a fixture).
+RecordFactory = Callable[..., Record]
 
 HOSTILE_IDS = (
     "tests/test_x.py::test_x[<script>window.__pwned=1</script>]",

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RecordFactory
-from report_records import entry, header, polluted_tests
+from report_records import RecordFactory, entry, header, polluted_tests
 
 from statesnap.cli import main
 from statesnap.findings import Finding

@@ -1,4 +1,4 @@
-"""The rendered page: untrusted text stays text, the JSON is safe, the file is written atomically."""
+"""The rendered page: untrusted text stays text, the JSON is safe, writes are atomic."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import RecordFactory
-from report_records import HOSTILE_IDS, entry, env_added, polluted_tests
+from report_records import HOSTILE_IDS, RecordFactory, entry, env_added, polluted_tests
 
 from statesnap.findings import Finding
 from statesnap.report import build_html, write_report
