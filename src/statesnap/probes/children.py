@@ -23,6 +23,8 @@ import threading
 import time
 from typing import Any
 
+import psutil
+
 from statesnap.probes.base import (
     Probe,
     ProbeContext,
@@ -52,8 +54,6 @@ def _state_name(letter: str) -> str:
 def _command_line(pid: int) -> str:
     """The command line of ``pid``; ``[name]`` for a zombie, which has none left."""
     try:
-        import psutil
-
         proc = psutil.Process(pid)
         deadline = time.perf_counter_ns() + _EXEC_SETTLE_NS
         while True:
@@ -102,8 +102,6 @@ class ChildrenProbe(Probe):
             self.mode = "proc"
             return
         try:
-            import psutil
-
             psutil.Process().children()
         except Exception as exc:
             raise ProbeUnavailable(f"no /proc/self/task/*/children and no psutil: {exc}") from exc
@@ -193,8 +191,6 @@ class ChildrenProbe(Probe):
         return out
 
     def _scan_psutil(self) -> list[tuple[int, str]]:
-        import psutil
-
         out = []
         for child in psutil.Process().children():
             try:

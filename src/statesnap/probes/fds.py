@@ -21,6 +21,8 @@ import os
 import socket
 from typing import Any
 
+import psutil
+
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProbeUnavailable, Severity
 from statesnap.probes.procdir import ProcDir
 
@@ -109,8 +111,6 @@ class FdsProbe(Probe):
                 raise ProbeUnavailable("fstat of /proc/self/fd gives no count on this kernel")
             return
         try:
-            import psutil
-
             self._process = psutil.Process()
             self._process.num_fds()
         except Exception as exc:
@@ -184,8 +184,6 @@ class FdsProbe(Probe):
 
     def _describe_sockets(self, out: ProbeMap) -> None:
         try:
-            import psutil
-
             conns = psutil.Process().net_connections(kind="all")
         except Exception:
             return  # addresses are detail: without them the socket still shows by inode
