@@ -140,8 +140,10 @@ def plots(lanes: Sequence[Lane]) -> list[PlotView]:
         per_lane = [(lane, _values(lane, name)) for lane in lanes]
         all_values = [v for _, vals in per_lane for _, v in vals]
         lo, hi = min(all_values), max(all_values)
-        if hi == lo:
-            lo, hi = lo - 1, hi + 1
+        integral = all(v.is_integer() for v in all_values)
+        if hi == lo:  # a flat line sits mid-plot: widen by one count, or by a tenth of a size
+            pad = 1.0 if integral and abs(lo) < 1000 else (abs(lo) * 0.1 or 1.0)
+            lo, hi = lo - pad, hi + pad
 
         def y_of(v: float, lo: float = lo, hi: float = hi) -> float:
             return TOP + PLOT_H - (v - lo) / (hi - lo) * PLOT_H
@@ -165,7 +167,6 @@ def plots(lanes: Sequence[Lane]) -> list[PlotView]:
                           f"{format_value(value, unit)}",
                 ))
         mid = (lo + hi) / 2
-        integral = all(v.is_integer() for v in all_values)
         ticks = (hi, mid, lo) if mid.is_integer() or not integral else (hi, lo)
         y_ticks = [(round(y_of(v), 1), format_value(v, unit)) for v in ticks]
         x_ticks = [(round(x_of(p), 1), f"#{p + 1}") for p in sorted({0, span // 2, span})]
