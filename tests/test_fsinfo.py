@@ -146,3 +146,34 @@ def test_restore_plan_from_a_real_probe_run(tmp_path: Path) -> None:
         assert plan.created == ["made.txt"]
         assert plan.mtimes == {"edited.txt": original}
         assert plan.deleted == ["deleted.txt"]
+
+
+def test_next_fingerprint_rules() -> None:
+    from statesnap.fsinfo import REWRITTEN_STAT_KEPT, next_fingerprint
+
+    old = file_fingerprint(3, 100)
+    assert next_fingerprint(None, old, written=True) == old  # new file: as it is
+    assert next_fingerprint(old, file_fingerprint(5, 200), False) == file_fingerprint(5, 200)
+    assert next_fingerprint(old, file_fingerprint(5, 100), False) == file_fingerprint(
+        5, 100, SIZE_CHANGED_MTIME_KEPT
+    )
+    assert next_fingerprint(old, file_fingerprint(3, 100), True) == file_fingerprint(
+        3, 100, REWRITTEN_STAT_KEPT
+    )
+    marked = file_fingerprint(5, 100, SIZE_CHANGED_MTIME_KEPT)
+    assert next_fingerprint(marked, file_fingerprint(5, 100), False) is marked  # chmod only
+    link = symlink_fingerprint("a")
+    assert next_fingerprint(old, link, False) == link
+
+
+def test_stat_fingerprint_of_real_entries(tmp_path: Path) -> None:
+    from statesnap.fsinfo import stat_fingerprint
+
+    f = tmp_path / "f"
+    f.write_bytes(b"12345")
+    assert stat_fingerprint(str(f)) == file_fingerprint(5, f.stat().st_mtime_ns)
+    (tmp_path / "l").symlink_to("f")
+    assert stat_fingerprint(str(tmp_path / "l")) == symlink_fingerprint("f")
+    os.mkfifo(tmp_path / "fifo")
+    assert stat_fingerprint(str(tmp_path / "fifo")) is None
+    assert stat_fingerprint(str(tmp_path / "missing")) is None

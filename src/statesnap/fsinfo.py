@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -172,6 +173,45 @@ def parse_file_fingerprint(fp: object) -> FileState | None:
     if not isinstance(size, int) or not isinstance(mtime, int):
         return None
     return FileState(size, mtime, flag=flag if isinstance(flag, str) else None)
+
+
+def stat_fingerprint(path: str) -> dict[str, Any] | None:
+    """The fingerprint of what is at ``path`` now; None if absent or not a file or link."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return file_fingerprint(st.st_size, st.st_mtime_ns)
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return symlink_fingerprint(os.readlink(path))
+        except OSError:
+            return None
+    return None  # fifos, sockets, devices: not files a test suite caches on
+
+
+def next_fingerprint(old: Any, fresh: dict[str, Any], written: bool) -> Any:
+    """The new fingerprint of a file, given its last one and a fresh unmarked one.
+
+    ``written`` says inotify saw the content being written.  When nothing that ``stat`` sees
+    changed and no write was seen, the old fingerprint (marker included) is kept, so that a
+    metadata-only event (``chmod``) does not read as a change.
+    """
+    if old is None:
+        return fresh
+    before, after = parse_file_fingerprint(old), parse_file_fingerprint(fresh)
+    if before is None or after is None or before.size is None or after.size is None:
+        return fresh
+    assert after.mtime_ns is not None
+    same_mtime = after.mtime_ns == before.mtime_ns
+    if after.size != before.size and same_mtime:
+        return file_fingerprint(after.size, after.mtime_ns, SIZE_CHANGED_MTIME_KEPT)
+    if after.size == before.size and same_mtime:
+        if written and before.flag != REWRITTEN_STAT_KEPT:
+            return file_fingerprint(after.size, after.mtime_ns, REWRITTEN_STAT_KEPT)
+        return old
+    return fresh
 
 
 # -- replay support ---------------------------------------------------------------------------

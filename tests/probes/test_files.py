@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import sys
@@ -264,3 +265,59 @@ def test_nothing_to_watch_is_unavailable(tmp_path: Path) -> None:
 
     with pytest.raises(ProbeUnavailable):
         FilesProbe().setup(ProbeContext(rootdir=tmp_path, watch_roots=(tmp_path / "nope",)))
+
+
+def _queue_limit() -> int:
+    try:
+        return int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    except OSError:
+        return 0
+
+
+@needs_inotify
+@pytest.mark.skipif(not 0 < _queue_limit() <= 65536, reason="needs a modest inotify queue")
+def test_event_queue_overflow_rescans(make: Factory, tmp_path: Path) -> None:
+    probe = make()
+    before = probe.read()
+    burst = tmp_path / "burst"
+    burst.mkdir()
+    token = probe.token()  # watches burst/ before the flood
+    # Each new file raises three events (create, modify, close): enough to overflow the queue.
+    count = _queue_limit() // 3 + 100
+    for i in range(count):
+        (burst / f"{i}.txt").write_text("x")
+    assert probe.token() != token
+    after = probe.read()
+    added = [c.key for c in diff_maps("files", before, after) if c.change == "added"]
+    assert len(added) == count
+    mid = probe.read()
+    (burst / "0.txt").write_text("after the flood")  # the watches still work after a rescan
+    assert _changes(probe, mid) == [("burst/0.txt", "changed")]
+
+
+@needs_inotify
+def test_forked_child_gets_its_own_queue(make: Factory, tmp_path: Path) -> None:
+    ctx = ProbeContext(rootdir=tmp_path, watch_roots=(tmp_path,))
+    probe = make(ctx=ctx)
+    before = probe.read()
+    parent_fd = next(iter(ctx.own_fds))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: only plain calls, then _exit
+        try:
+            probe.token()  # notices the fork, watches on a fresh instance
+            (tmp_path / "from-child.txt").write_text("c")
+            changes = _changes(probe, before)
+            fds = sorted(ctx.own_fds)
+            os.write(w, repr((changes, fds)).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        child_changes, child_fds = ast.literal_eval(f.read().decode())
+    os.waitpid(pid, 0)
+    assert child_changes == [("from-child.txt", "added")]
+    assert len(child_fds) == 1
+    # The parent's queue was not drained by the child: it sees the file too.
+    assert ctx.own_fds == {parent_fd}
+    assert _changes(probe, before) == [("from-child.txt", "added")]

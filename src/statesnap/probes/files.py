@@ -27,30 +27,19 @@ statesnap's own probe files.  The record lives under ``.pytest_cache`` by defaul
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
-import re
-import stat
 from typing import Any
 
 from statesnap.fsinfo import (
-    PROBE_FILE_PREFIX,
     REWRITTEN_STAT_KEPT,
     SIZE_CHANGED_MTIME_KEPT,
-    file_fingerprint,
+    next_fingerprint,
     parse_file_fingerprint,
-    symlink_fingerprint,
+    stat_fingerprint,
 )
 from statesnap.probes import inotify as ino
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProbeUnavailable, Severity
-
-#: Directory names never watched: version control, tool caches, dependency trees.
-EXCLUDED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".pytest_cache", ".mypy_cache", ".ruff_cache", "__pycache__",
-    "node_modules", ".hypothesis", ".tox", ".nox",
-})
-#: File name endings never reported (bytecode is rewritten by imports, not by tests).
-EXCLUDED_SUFFIXES = (".pyc", ".pyo")
+from statesnap.probes.pathfilter import PathFilter
 
 INOTIFY = "inotify"
 SCAN = "scan"
@@ -58,67 +47,6 @@ SCAN = "scan"
 
 class _WatchLimit(Exception):
     """No more inotify watches: the kernel's limit or ours."""
-
-
-class PathFilter:
-    """Which names under the roots are out of view."""
-
-    def __init__(self, globs: tuple[str, ...] = ()) -> None:
-        patterns = [fnmatch.translate(g.rstrip("/")) for g in globs if g.strip("/")]
-        self._extra = re.compile("|".join(patterns)) if patterns else None
-
-    def _matches(self, name: str, key: str) -> bool:
-        return self._extra is not None and bool(
-            self._extra.match(name) or self._extra.match(key)
-        )
-
-    def dir_excluded(self, name: str, key: str) -> bool:
-        """Whether the directory ``name`` (at ``key``) and everything under it is left out."""
-        return name in EXCLUDED_DIRS or self._matches(name, key)
-
-    def file_excluded(self, name: str, key: str) -> bool:
-        """Whether the file ``name`` (at ``key``) is left out."""
-        return (name.endswith(EXCLUDED_SUFFIXES) or name.startswith(PROBE_FILE_PREFIX)
-                or self._matches(name, key))
-
-
-def stat_fingerprint(path: str) -> dict[str, Any] | None:
-    """The fingerprint of what is at ``path`` now; None if absent or not a file or link."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if stat.S_ISREG(st.st_mode):
-        return file_fingerprint(st.st_size, st.st_mtime_ns)
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            return symlink_fingerprint(os.readlink(path))
-        except OSError:
-            return None
-    return None  # fifos, sockets, devices: not files a test suite caches on
-
-
-def next_fingerprint(old: Any, fresh: dict[str, Any], written: bool) -> Any:
-    """The new fingerprint of a file, given its last one and a fresh unmarked one.
-
-    ``written`` says inotify saw the content being written.  When nothing that ``stat`` sees
-    changed and no write was seen, the old fingerprint (marker included) is kept, so that a
-    metadata-only event (``chmod``) does not read as a change.
-    """
-    if old is None:
-        return fresh
-    before, after = parse_file_fingerprint(old), parse_file_fingerprint(fresh)
-    if before is None or after is None or before.size is None or after.size is None:
-        return fresh
-    assert after.mtime_ns is not None
-    same_mtime = after.mtime_ns == before.mtime_ns
-    if after.size != before.size and same_mtime:
-        return file_fingerprint(after.size, after.mtime_ns, SIZE_CHANGED_MTIME_KEPT)
-    if after.size == before.size and same_mtime:
-        if written and before.flag != REWRITTEN_STAT_KEPT:
-            return file_fingerprint(after.size, after.mtime_ns, REWRITTEN_STAT_KEPT)
-        return old
-    return fresh
 
 
 def _nested(path: str, roots: list[str]) -> bool:
