@@ -231,3 +231,18 @@ def test_gauge_plots_show_steps_and_mark_the_test_that_made_the_largest(
 
 def test_no_plots_without_gauges(make_record: RecordFactory) -> None:
     assert plots(build_lanes([make_record([entry(0, "t.py::a")])])) == []
+
+
+def test_mtime_resolution_reads_as_a_sentence(make_record: RecordFactory) -> None:
+    head = header(mtime_resolution={
+        "/src/app": {"root": "/src/app", "resolution_ns": 1, "write_tick_ns": 4_000_000,
+                     "fs_type": "ext4", "mount_point": "/"},
+        "/mnt/fat": {"root": "/mnt/fat", "resolution_ns": 2_000_000_000,
+                     "write_tick_ns": None, "fs_type": "vfat", "mount_point": "/mnt"},
+    })
+    run = build_view([make_record([entry(0, "t.py::a")], head=head)], []).run
+    row = next(r for r in run.rows if r.name == "mtime resolution")
+    assert row.text.splitlines() == [
+        "/mnt/fat — vfat at /mnt: mtime to 2 s",
+        "/src/app — ext4 at /: mtime to 1 ns, writes tick every 4 ms",
+    ]
