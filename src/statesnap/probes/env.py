@@ -12,6 +12,7 @@ IDENTITY_KEY = "<os.environ object>"
 #: pytest rewrites this one in every phase of every test; it is never a leak.
 IGNORED = frozenset({"PYTEST_CURRENT_TEST"})
 _IGNORED_RAW = frozenset(k.encode() for k in IGNORED) | IGNORED
+_CURRENT_RAW = b"PYTEST_CURRENT_TEST" if os.name != "nt" else "PYTEST_CURRENT_TEST"
 
 
 class EnvProbe(Probe):
@@ -32,6 +33,14 @@ class EnvProbe(Probe):
         # value changed in place, which a length check would miss.
         kept = tuple(kv for kv in data.items() if kv[0] not in _IGNORED_RAW)
         return id(env), hash(kept)
+
+    def light_token(self) -> object:
+        # Inside a test only additions and removals are looked for (a length); a value
+        # changed in place is still found by the full token after teardown.
+        data = getattr(os.environ, "_data", None)
+        if not isinstance(data, dict):
+            return None
+        return id(os.environ), len(data) - (_CURRENT_RAW in data)
 
     def read(self) -> ProbeMap:
         env = os.environ
