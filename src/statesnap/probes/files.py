@@ -92,7 +92,13 @@ class FilesProbe(Probe):
         if not self._roots:
             raise ProbeUnavailable("no watched root exists")
         self._prefix = os.path.realpath(ctx.rootdir).rstrip(os.sep) + os.sep
-        self._filter = PathFilter(tuple(ctx.watch_exclude))
+        # statesnap's own outputs (the record, replay logs, reports) are never a test's doing.
+        own = []
+        for path in ctx.own_paths:
+            real = os.path.realpath(path)
+            if real.startswith(self._prefix):
+                own.append(real[len(self._prefix):])
+        self._filter = PathFilter((*ctx.watch_exclude, *own))
         self._own = ctx.own_fds
         self._notes = ctx.notes
         self._pid = os.getpid()
