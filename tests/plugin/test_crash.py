@@ -1,0 +1,124 @@
+"""A run that dies mid-test leaves a readable record (issue 2, "the record").
+
+The interpreter really dies: a segfault through ctypes, and SIGKILL sent to itself.  The
+record must then hold every finished test in order, with its changes, and name the test
+that was running.  A record cut in the middle of a line is read too.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+
+from statesnap.record import RecordError, read_record
+
+CRASH_SUITE = '''
+import ctypes
+import os
+import signal
+
+
+def test_first():
+    pass
+
+
+def test_leaks_before_the_crash():
+    os.environ["CRASH_SUITE_LEAK"] = "yes"
+
+
+def test_fails_before_the_crash():
+    assert 2 + 2 == 5
+
+
+def test_dies():
+    {kill}
+
+
+def test_never_runs():
+    pass
+'''
+
+KILLS = [
+    pytest.param("ctypes.string_at(0)", -signal.SIGSEGV, id="segfault"),
+    pytest.param("os.kill(os.getpid(), signal.SIGKILL)", -signal.SIGKILL, id="sigkill"),
+]
+
+
+@pytest.mark.parametrize(("kill", "signum"), KILLS)
+def test_crash_leaves_finished_tests_and_the_running_one(inner, pytester: pytest.Pytester,
+                                                         kill: str, signum: int) -> None:
+    pytester.makepyfile(test_crash_suite=CRASH_SUITE.format(kill=kill))
+    # -p no:faulthandler: the segfault must kill the process, not be reported nicely.
+    run = inner("-p", "no:faulthandler", "--statesnap-verify-budget", "0", subprocess=True)
+    assert run.ret == signum
+    record = run.record()
+    assert record.crashed and record.footer is None
+    assert record.order() == [
+        "test_crash_suite.py::test_first",
+        "test_crash_suite.py::test_leaks_before_the_crash",
+        "test_crash_suite.py::test_fails_before_the_crash",
+    ]
+    assert [t.index for t in record.tests] == [0, 1, 2]
+    assert [t.outcome for t in record.tests] == ["passed", "passed", "failed"]
+    assert record.running is not None
+    assert record.running["nodeid"] == "test_crash_suite.py::test_dies"
+    assert record.running["index"] == 3
+    leak = record.test_by_id("test_crash_suite.py::test_leaks_before_the_crash")
+    assert leak is not None
+    assert [(c.probe, c.key, c.after, c.phase) for c in leak.changes
+            if c.probe == "env"] == [("env", "CRASH_SUITE_LEAK", "yes", "call")]
+    failed = record.test_by_id("test_crash_suite.py::test_fails_before_the_crash")
+    assert failed is not None and failed.failure is not None
+    assert failed.failure["exc_type"] == "AssertionError"
+    assert record.header["format"] == 1
+
+
+def test_segfault_with_faulthandler_on_is_recorded_too(inner, pytester: pytest.Pytester) -> None:
+    """pytest's faulthandler prints the traceback and the process still dies: same record."""
+    pytester.makepyfile(test_crash_suite=CRASH_SUITE.format(kill="ctypes.string_at(0)"))
+    run = inner("--statesnap-verify-budget", "0", subprocess=True)
+    assert run.ret == -signal.SIGSEGV
+    record = run.record()
+    assert len(record.tests) == 3
+    assert record.running is not None
+    assert record.running["nodeid"] == "test_crash_suite.py::test_dies"
+
+
+def test_record_cut_mid_line_is_read(inner, pytester: pytest.Pytester, tmp_path) -> None:
+    """The process died while writing a line: that line is dropped and the record says so."""
+    pytester.makepyfile(test_crash_suite=CRASH_SUITE.format(kill="pass"))
+    run = inner("--statesnap-verify-budget", "0")
+    full = run.record_path.read_text(encoding="utf-8")
+    lines = full.splitlines(keepends=True)
+    kinds = [json.loads(line)["type"] for line in lines]
+    last_test = max(i for i, k in enumerate(kinds) if k == "test")
+    # Keep everything before the last test line, and half of that line.
+    cut = "".join(lines[:last_test]) + lines[last_test][: len(lines[last_test]) // 2]
+    path = tmp_path / "cut.jsonl"
+    path.write_text(cut, encoding="utf-8")
+
+    record = read_record(path)
+    assert record.truncated
+    assert record.crashed
+    complete = read_record(run.record_path)
+    assert not complete.truncated and not complete.crashed
+    assert record.order() == complete.order()[:-1]
+    # The cut line's test had started: it is the one that was running.
+    assert record.running is not None
+    assert record.running["nodeid"] == complete.order()[-1]
+
+
+def test_record_cut_inside_the_header_is_a_clear_error(inner, pytester: pytest.Pytester,
+                                                       tmp_path) -> None:
+    pytester.makepyfile(test_crash_suite=CRASH_SUITE.format(kill="pass"))
+    run = inner("--statesnap-verify-budget", "0")
+    header = run.record_path.read_text(encoding="utf-8").splitlines()[0]
+    path = tmp_path / "cut.jsonl"
+    path.write_text(header[:40], encoding="utf-8")
+    with pytest.raises(RecordError) as excinfo:
+        read_record(path)
+    message = str(excinfo.value)
+    assert "\n" not in message
+    assert str(path) in message and "header" in message
