@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ REPORTS = ROOT / "snapshots" / "report"
 #: The footer's timestamp in every golden report (scrubbed anyway).
 GENERATED = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
 SAMPLE_ROOT = "/src/sample"
+ARTIFACTS_DIR = "/ci/artifacts"
 KEPT_PACKAGES = ("pytest", "pluggy", "statesnap", "psutil", "deepdiff", "Jinja2")
 KEPT_ENV = ("HOME", "LANG", "PATH", "CI")
 
@@ -114,7 +114,7 @@ def test_registers_handler():
 @pytest.mark.parametrize("label", ["<script>window.__pwned=1</script>",
                                    '"><img src=x onerror="window.__pwned=2">'])
 def test_hostile_ids(label):
-    assert label
+    os.environ["SAMPLE_LABEL"] = label
 
 
 @pytest.mark.skip(reason="needs a GPU")
@@ -170,21 +170,25 @@ def _normalise_line(obj: dict[str, Any], started: float) -> dict[str, Any]:
 def record_sample(python: str = sys.executable) -> None:
     """Run the sample suite with statesnap and store its normalised record and findings."""
     with tempfile.TemporaryDirectory(prefix="statesnap-sample-") as tmp:
-        suite, out = Path(tmp) / "sample", Path(tmp) / "sample" / ".statesnap"
+        # The record lives outside the suite, as a CI artifact would: inside the rootdir the
+        # ``files`` probe would see it grow.
+        suite, out = Path(tmp) / "sample", Path(tmp) / "artifacts"
         suite.mkdir()
+        out.mkdir()
         for name, text in SAMPLE_SUITE.items():
             (suite / name).write_text(text, encoding="utf-8")
         subprocess.run(
             [python, "-m", "pytest", "-p", "statesnap", "-p", "no:randomly",
-             "-p", "no:cacheprovider", "-q", "--statesnap-record", ".statesnap/run.jsonl",
-             "--statesnap-json", ".statesnap/summary.json"],
+             "-p", "no:cacheprovider", "-q", "--statesnap-record", str(out / "run.jsonl"),
+             "--statesnap-json", str(out / "summary.json")],
             cwd=suite, check=False, capture_output=True, text=True, timeout=600,
         )
         real = str(suite.resolve())
 
         def fix(text: str) -> str:
-            text = text.replace(f"{out}/run.logs/", "format1-sample.logs/")
-            text = text.replace(str(out.resolve()), f"{SAMPLE_ROOT}/.statesnap")
+            for base in {str(out.resolve()), str(out)}:
+                text = text.replace(f"{base}/run.logs/", "format1-sample.logs/")
+                text = text.replace(base, ARTIFACTS_DIR)
             return text.replace(real, SAMPLE_ROOT).replace(str(suite), SAMPLE_ROOT)
 
         lines = []
@@ -197,7 +201,6 @@ def record_sample(python: str = sys.executable) -> None:
         (RECORDS / "format1-sample.findings.json").write_text(
             json.dumps(summary["findings"], indent=2, ensure_ascii=False) + "\n",
             encoding="utf-8")
-        shutil.rmtree(out, ignore_errors=True)
 
 
 def write_xdist_records() -> None:

@@ -27,6 +27,8 @@ NOTABLE = frozenset({"failed", "error", "xpassed", "crashed"})
 #: Characters of a failure's text carried into the page.
 FAILURE_TEXT_LIMIT = 4000
 NODEID_LIMIT = 1000
+#: Leaks of this severity or below (plain imports, RNG state) are listed but not marked.
+LOW_SEVERITY = 1
 #: The narrowest marker, as a fraction of the lane: about one pixel in 600.
 MARKER_FRACTION = 1 / 600
 
@@ -44,6 +46,12 @@ class LaneEntry:
     nodeid: str
     outcome: str
     leaks: list[Change] = field(default_factory=list)
+
+    @property
+    def notable_leaks(self) -> int:
+        """Leaks above low severity (a plain import is not worth a marker), as the terminal
+        summary counts them."""
+        return sum(1 for c in self.leaks if c.severity > LOW_SEVERITY)
 
 
 @dataclass
@@ -160,9 +168,9 @@ def timeline(lanes: Sequence[Lane]) -> TimelineView:
         segments = [Rect(s, n, kind, n) for s, n, kind in _runs(outcomes)]
         notable = [o if o in NOTABLE else None for o in outcomes]
         markers = [Rect(s, max(n, least), kind, n) for s, n, kind in _runs(notable)]
-        leaky = ["leak" if e.leaks else None for e in lane.entries]
+        leaky = ["leak" if e.notable_leaks else None for e in lane.entries]
         leak_marks = [Rect(s, max(n, least), kind, n) for s, n, kind in _runs(leaky)]
-        leaked = sum(1 for e in lane.entries if e.leaks)
+        leaked = sum(1 for e in lane.entries if e.notable_leaks)
         leaked_total += leaked
         running = lane.record.running
         views.append(LaneView(
@@ -183,7 +191,8 @@ def timeline(lanes: Sequence[Lane]) -> TimelineView:
 def page_data(lanes: Sequence[Lane], views: ChangeViews) -> dict[str, Any]:
     """The JSON the page's script reads: every test in a compact row, details where any.
 
-    ``tests`` rows are ``[lane, position, nodeid, outcome, duration, leaks, changes]``,
+    ``tests`` rows are ``[lane, position, nodeid, outcome, duration, leaks, changes]``
+    (``leaks`` counts those above low severity),
     lane by lane, so a test's row is ``lanes[lane].offset + position``.
     """
     lane_rows: list[dict[str, Any]] = []
@@ -197,7 +206,7 @@ def page_data(lanes: Sequence[Lane], views: ChangeViews) -> dict[str, Any]:
             n_changes = len(t.changes) if t is not None else 0
             rows.append([lane.index, e.pos, cut(e.nodeid, NODEID_LIMIT), e.outcome,
                          round(t.duration, 4) if t is not None else None,
-                         len(e.leaks), n_changes])
+                         e.notable_leaks, n_changes])
             detail = _detail(e, views)
             if detail is not None:
                 details[lane.key(e.pos)] = detail

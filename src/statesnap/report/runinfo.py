@@ -190,10 +190,10 @@ _ROWS: tuple[tuple[str, Callable[[Mapping[str, Any]], str], bool], ...] = (
 
 def _row(lanes: Sequence[Lane], texts: Sequence[str], name: str,
          volatile: bool = False) -> InfoRow | None:
-    values = [RunValue(lane.label, cut(text, SHORT_LIMIT * 5))
-              for lane, text in zip(lanes, texts, strict=True)]
-    if not any(v.text for v in values):
+    if not any(texts):
         return None
+    values = [RunValue(lane.label, cut(text, SHORT_LIMIT * 5) or "—")
+              for lane, text in zip(lanes, texts, strict=True)]
     return InfoRow(name, values, volatile)
 
 
