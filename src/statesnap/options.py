@@ -36,6 +36,25 @@ def _positive_int(text: str) -> int:
     return value
 
 
+#: Run-mode flags that a replay must never inherit: an isolated or restoring replay would hide
+#: the very pollution it is meant to reproduce.  Each may carry an attached ``=VALUE``.
+MODE_FLAGS = ("--statesnap-isolate", "--statesnap-strict", "--statesnap-restore",
+              "--statesnap-isolate-child")
+#: Values of ``--statesnap-isolate``.
+ISOLATE_MODES = ("auto", "fork", "spawn")
+_ATTACH_HINT = ("write the value attached (--statesnap-{name}=VALUE) or put the option after "
+                "the test paths")
+
+
+def _isolate_mode(text: str) -> str:
+    if text in ISOLATE_MODES:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"expected one of {', '.join(ISOLATE_MODES)}, got {text!r}; "
+        + _ATTACH_HINT.format(name="isolate")
+    )
+
+
 def addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("statesnap", "statesnap: find the test that polluted global state")
     group.addoption(
@@ -95,7 +114,57 @@ def addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help=argparse.SUPPRESS,  # replay internals: restore keys before a given test
     )
+    group.addoption(
+        "--statesnap-isolate",
+        nargs="?",
+        const="auto",
+        default=None,
+        type=_isolate_mode,
+        metavar="fork|spawn",
+        help="run every test in a fresh child process, so what it leaks dies with it: fork "
+        "when safe, spawn a new interpreter when CUDA is initialised (or when asked); "
+        "single tests: @pytest.mark.statesnap_isolate",
+    )
+    group.addoption(
+        "--statesnap-isolate-timeout",
+        type=_nonnegative_float,
+        metavar="SECONDS",
+        default=None,
+        help="kill an isolated test's process group after SECONDS and fail the test "
+        "(default: no limit)",
+    )
+    group.addoption(
+        "--statesnap-isolate-child",
+        metavar="FILE",
+        help=argparse.SUPPRESS,  # spawn internals: the report channel of an isolated child
+    )
+    group.addoption(
+        "--statesnap-strict",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="PROBES",
+        help="a test that leaks state errors at teardown, showing the diff (default: every "
+        "probe, changes of medium or high severity; '=env,cwd' selects probes, then every "
+        "change counts); allowances: ini statesnap_allow, @pytest.mark.statesnap_allow",
+    )
+    group.addoption(
+        "--statesnap-restore",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="PROBES",
+        help="after each test, put back the state it leaked where a probe can (env, cwd, "
+        "sys.path, sys.modules, ...); the record and the report still name every polluter",
+    )
     parser.addini("statesnap_probes", "probes to run (same syntax as --statesnap-probes)")
+    parser.addini(
+        "statesnap_allow",
+        "state that --statesnap-strict tolerates: probe:key globs, one per line "
+        "(env:MY_CACHE_*, modules:*)",
+        type="linelist",
+        default=[],
+    )
     parser.addini(
         "statesnap_packages",
         "extra importable packages whose module attributes count as the project's own",
@@ -140,6 +209,15 @@ class Settings:
     find_cleaners: bool = False
     order_file: Path | None = None
     restore_before: Path | None = None
+    #: ``auto``, ``fork`` or ``spawn`` when every test runs isolated; None otherwise.
+    isolate: str | None = None
+    isolate_timeout: float | None = None
+    #: Set in a spawned isolation child: where it sends its reports.
+    isolate_child: Path | None = None
+    #: Probe selection (``all`` or ``--statesnap-probes`` syntax) of strict / restore mode.
+    strict: str | None = None
+    restore: str | None = None
+    allow: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -148,6 +226,39 @@ def _path(config: pytest.Config, value: str | None) -> Path | None:
         return None
     p = Path(value).expanduser()
     return p if p.is_absolute() else Path(config.invocation_params.dir) / p
+
+
+def _selection(value: str | None, name: str) -> str | None:
+    """A strict/restore probe selection; names are checked against the probes at start."""
+    if value is None:
+        return None
+    text = value.strip()
+    if not text or any(ch in text for ch in "/\\.:[]"):
+        # Almost surely a test path that argparse took as the option's value.
+        raise pytest.UsageError(
+            f"--statesnap-{name}: {value!r} is not a list of probes; "
+            + _ATTACH_HINT.format(name=name)
+        )
+    return text
+
+
+def strip_mode_flags(args: list[str]) -> list[str]:
+    """Replay arguments (paths already removed) without :data:`MODE_FLAGS` and their values.
+
+    Paths are gone by then, so a word right after a bare mode flag is that flag's value.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        name, eq, _ = arg.partition("=")
+        if name not in MODE_FLAGS:
+            out.append(arg)
+            continue
+        if not eq and i < len(args) and not args[i].startswith("-"):
+            i += 1
+    return out
 
 
 def settings_from(config: pytest.Config) -> Settings:
@@ -178,7 +289,18 @@ def settings_from(config: pytest.Config) -> Settings:
         find_cleaners=bool(opt.statesnap_find_cleaners),
         order_file=_path(config, opt.statesnap_order),
         restore_before=_path(config, opt.statesnap_restore_before),
+        isolate=opt.statesnap_isolate,
+        isolate_timeout=opt.statesnap_isolate_timeout or None,
+        isolate_child=_path(config, opt.statesnap_isolate_child),
+        strict=_selection(opt.statesnap_strict, "strict"),
+        restore=_selection(opt.statesnap_restore, "restore"),
+        allow=tuple(config.getini("statesnap_allow")),
     )
+    for pattern in settings.allow:
+        if ":" not in pattern:
+            raise pytest.UsageError(
+                f"statesnap_allow: {pattern!r} is not probe:key (for instance env:MY_VAR_*)"
+            )
     for label, p in (("--statesnap-json", settings.json_path),
                      ("--report", settings.report_path),
                      ("--statesnap-record", settings.record_path)):

@@ -21,13 +21,13 @@ import pytest
 from statesnap import probes as probe_registry
 from statesnap.diff import diff_snapshots
 from statesnap.header import build_header
-from statesnap.options import Settings, settings_from
+from statesnap.options import Settings, settings_from, strip_mode_flags
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter
 from statesnap.recordpath import default_record_path, mark_latest
 from statesnap.redact import Redactor
 from statesnap.replayargs import replay_args
-from statesnap.snapshot import Snapshotter, cost_table
+from statesnap.snapshot import Snapshot, Snapshotter, cost_table
 from statesnap.tracker import Label, TestTracker
 
 PLUGIN_KEY = pytest.StashKey["StatesnapPlugin"]()
@@ -43,6 +43,9 @@ def configure(config: pytest.Config) -> None:
         from statesnap.order_plugin import OrderPlugin
 
         config.pluginmanager.register(OrderPlugin(settings.order_file), "statesnap-order")
+    from statesnap import contain
+
+    contain.register(config, plugin)
 
 
 def _is_builtin_fixture(fixturedef: Any) -> bool:
@@ -51,7 +54,7 @@ def _is_builtin_fixture(fixturedef: Any) -> bool:
     return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
-def _valued_options(config: pytest.Config) -> set[str]:
+def valued_options(config: pytest.Config) -> set[str]:
     """Option strings that take a value, read from pytest's own parser (plugins included)."""
     out: set[str] = set()
     parser = getattr(config, "_parser", None)
@@ -105,6 +108,17 @@ class StatesnapPlugin:
         self.report_written: Path | None = None
         self.restore_before: Any = None
         self._function_fixtures: list[str] = []
+        #: Fields the containment features (isolation, strict, restore...) add to the line
+        #: of the test in progress; reset when each test starts.
+        self.test_extra: dict[str, Any] = {}
+        #: Containment features called around every test (statesnap.contain.TestHook).
+        self.hooks: list[Any] = []
+        #: The snapshot the test loop started from (guards compare with it).
+        self.session_baseline: Snapshot | None = None
+        #: True in an isolated test's child process (its changes die with it).
+        self.isolated_child = False
+        #: Every lane read back at session end (one, or one per xdist worker).
+        self.records: list[Any] = []
         #: The environment before any test ran: replays start from it, not the polluted one.
         self.initial_env = dict(os.environ)
 
@@ -158,7 +172,10 @@ class StatesnapPlugin:
             watch_exclude=s.watch_exclude,
             redactor=self.redactor,
         )
-        self.record_path = s.record_path or default_record_path(self.config, self.worker)
+        from statesnap.xdist_support import worker_record_path
+
+        self.record_path = (worker_record_path(self.config, self.worker) or s.record_path
+                            or default_record_path(self.config, self.worker))
         self.ctx.own_paths.update({self.record_path, self.record_path.with_suffix(".logs")})
         for out in (s.json_path, s.report_path):
             if out is not None:
@@ -196,12 +213,11 @@ class StatesnapPlugin:
             from statesnap.order_plugin import RestoreBefore
 
             self.restore_before = RestoreBefore(s.restore_before, active)
-        if s.record_path is None:
+        if s.record_path is None and self.worker == "main":
             mark_latest(self.record_path)
         self.tracker.baseline()  # before collection
 
     def _header(self, statuses: list[dict[str, Any]]) -> dict[str, Any]:
-        config = self.config
         resolution: dict[str, Any] = {}
         try:
             from statesnap.fsinfo import mtime_resolution
@@ -237,9 +253,12 @@ class StatesnapPlugin:
             notes=self.ctx.notes,
             extra={
                 "watch_roots": [str(r) for r in self.settings.watch_roots],
+                "modes": {"isolate": self.settings.isolate, "strict": self.settings.strict,
+                          "restore": self.settings.restore},
                 "replay": {
                     "cwd": str(config.invocation_params.dir),
-                    "args": replay_args(config.invocation_params.args, _valued_options(config)),
+                    "args": strip_mode_flags(
+                        replay_args(config.invocation_params.args, valued_options(config))),
                 },
             },
         )
@@ -258,6 +277,7 @@ class StatesnapPlugin:
             return
         before = self.tracker.current
         after = self.tracker.baseline()
+        self.session_baseline = after
         changes = diff_snapshots(before, after) if before is not None else []
         for ch in changes:
             ch.phase = "collection"
@@ -277,18 +297,25 @@ class StatesnapPlugin:
         self.index += 1
         writer.write({"type": "start", "index": index, "nodeid": item.nodeid})
         self._phases, self._failure = {}, None
+        self.test_extra = {}
         self._started = time.perf_counter()
         restored: list[str] = []
         if self.restore_before is not None:
             restored = self.restore_before.maybe_restore(item.nodeid)
             if restored:
                 tracker.abort()  # the reference snapshot is stale after a restore
+        for hook in self.hooks:
+            hook.before_test(item)
         tracker.begin()
         try:
             return (yield)
         finally:
             duration = time.perf_counter() - self._started
             changes = tracker.end()
+            for hook in self.hooks:
+                # After end(): restore mode puts state back here and re-snapshots, so the
+                # next test starts from the healed state while this line keeps the leak.
+                restored += hook.after_test(item, index, changes)
             self._write_test(item, index, duration, changes, restored)
 
     def _write_test(self, item: pytest.Item, index: int, duration: float, changes: Any,
@@ -313,6 +340,7 @@ class StatesnapPlugin:
             entry["gauges"] = gauges
         for extra in self.entries:
             entry.update(extra)
+        entry.update(self.test_extra)
         self.writer.write(entry)
         self._tests_written += 1
 
@@ -391,6 +419,16 @@ class StatesnapPlugin:
             pass
         return report
 
+    def adopt_outcome(self, phases: dict[str, str], failure: dict[str, Any] | None) -> None:
+        """Take the phases and failure of a test that ran elsewhere (an isolated child)."""
+        self._phases = dict(phases)
+        if failure is not None and self._failure is None:
+            self._failure = failure
+
+    def note_phase(self, when: str, outcome: str) -> None:
+        """Note one phase's outcome of a report this process made without running it."""
+        self._phases[when] = outcome
+
     def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
         when = report.when or "call"
         outcome: str = report.outcome
@@ -426,9 +464,9 @@ class StatesnapPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self._close(int(exitstatus))
-        from statesnap import session_end
+        from statesnap import contain
 
-        session_end.finish(self, session)
+        contain.finish(self, session)
 
     def _close(self, exitstatus: int) -> None:
         if self._closed:
@@ -456,6 +494,9 @@ class StatesnapPlugin:
         from statesnap import terminal
 
         terminal.write_summary(self, terminalreporter)
+        from statesnap import contain
+
+        contain.write_terminal(self, terminalreporter)
 
 
 def _overall(phases: dict[str, str]) -> str:
