@@ -43,6 +43,7 @@ HOOKS_MODULE = "torch.nn.modules.module"
 MODE_KEYS = ("modes.torch_function", "modes.torch_dispatch")
 RNG_SEED = "rng.initial_seed"
 RNG_STATE = "rng.cpu_state"
+RNG_UNREAD = "not read while a torch mode is active"
 
 _HINT_MODE = ("a torch {kind} mode was entered and never exited (or torch.set_default_device, "
               "which pushes one): use the mode as a `with` block")
@@ -211,13 +212,19 @@ class TorchProbe(Probe):
         return w
 
     @staticmethod
-    def _rng_raw(r: _Resolved) -> tuple[int, bytes] | None:
+    def _rng_raw(r: _Resolved) -> tuple[int, bytes | None] | None:
         g = r.generator
         if g is None:
             return None
+        if (r.fn_len is not None and r.fn_len()) or (r.dispatch_len is not None and r.dispatch_len()):
+            # The state is a tensor: with a mode active, even ``data_ptr()`` would run the
+            # user's mode (which may raise or count it).  The mode itself is reported.
+            return int(g.initial_seed()), None
         state = g.get_state()
-        # The bytes of a fresh CPU uint8 tensor, copied without numpy (~2 us for 5 KB).
-        raw = ctypes.string_at(state.data_ptr(), state.numel() * state.element_size())
+        # The bytes of a fresh CPU uint8 tensor, copied without numpy (~2 us for 5 KB).  A
+        # null pointer (a meta tensor, should a default device ever apply) must never be read.
+        ptr = state.data_ptr()
+        raw = ctypes.string_at(ptr, state.numel() * state.element_size()) if ptr else b""
         return int(g.initial_seed()), raw
 
     # -- the full read --------------------------------------------------------------------
@@ -245,7 +252,9 @@ class TorchProbe(Probe):
         rng = self._rng_raw(r)
         if rng is not None:
             out[RNG_SEED] = rng[0]
-            out[RNG_STATE] = hashlib.blake2b(rng[1], digest_size=8).hexdigest()
+            raw = rng[1]
+            out[RNG_STATE] = (RNG_UNREAD if raw is None
+                              else hashlib.blake2b(raw, digest_size=8).hexdigest())
         if r.cuda is not None:
             out.update(r.cuda.read())
         for key, cfg in _loaded_configs():
