@@ -216,7 +216,10 @@ class TorchProbe(Probe):
         g = r.generator
         if g is None:
             return None
-        if (r.fn_len is not None and r.fn_len()) or (r.dispatch_len is not None and r.dispatch_len()):
+        modes = (r.fn_len() if r.fn_len is not None else 0) or (
+            r.dispatch_len() if r.dispatch_len is not None else 0
+        )
+        if modes:
             # The state is a tensor: with a mode active, even ``data_ptr()`` would run the
             # user's mode (which may raise or count it).  The mode itself is reported.
             return int(g.initial_seed()), None
