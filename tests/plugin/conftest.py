@@ -9,6 +9,7 @@ outside the inner rootdir, so that statesnap's ``files`` probe never sees them c
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +107,10 @@ class Runner:
         self.monkeypatch = monkeypatch
         self.count = 0
 
+    def conftest(self, source: str) -> Path:
+        """Write the inner rootdir's ``conftest.py``: ``source`` plus the report logger."""
+        return self.pytester.makeconftest(source + "\n" + REPORT_LOGGER)
+
     def __call__(self, *args: str, statesnap: bool = True, subprocess: bool = False,
                  record: bool = True, timeout: float = 120) -> InnerRun:
         self.count += 1
@@ -127,7 +132,14 @@ class Runner:
         if subprocess:
             result = self.pytester.runpytest_subprocess(*argv, timeout=timeout)
         else:
-            result = self.pytester.runpytest(*argv)
+            # The inner tests really change os.environ, and in process that would carry over
+            # into the next inner run (and into this session): put it back exactly.
+            saved = dict(os.environ)
+            try:
+                result = self.pytester.runpytest(*argv)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
         return InnerRun(result, record_path, reports)
 
 
@@ -135,7 +147,7 @@ class Runner:
 def inner(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Runner:
     """Run pytest on the suite written into ``pytester.path`` (a conftest logs its reports).
 
-    A test that writes its own ``conftest.py`` must append :data:`REPORT_LOGGER` to it.
+    A test that needs its own ``conftest.py`` writes it with :meth:`Runner.conftest`.
     """
     pytester.makeconftest(REPORT_LOGGER)
     outdir = tmp_path / "outputs"
