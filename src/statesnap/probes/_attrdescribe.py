@@ -1,0 +1,202 @@
+"""Readable fingerprints of module and class attributes, for the ``attributes`` probe.
+
+Never calls a project object's ``__repr__``, ``__eq__`` or ``__getattr__``: a repr can be slow
+(a tensor), have side effects (a lazy query) or raise, so only builtin scalars and containers
+are shown by value; everything else is shown by type and identity.  Fingerprints carry an
+identity tag (``#1a2b3c``) wherever rebinding to an equal-looking object matters, and mutable
+containers also carry their length and a content digest, so an in-place change shows even when
+the short text is the same.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import types
+from collections.abc import Iterable
+from itertools import islice
+from typing import Any
+
+from statesnap.probes.base import fingerprint_repr
+
+#: Shown by value and compared by value: no identity tag.
+SCALARS: frozenset[type] = frozenset({type(None), bool, int, float, complex, str, bytes})
+#: Mutable containers whose contents are watched and restored in place.
+LISTLIKE: tuple[type, ...] = (list, collections.deque)
+SETLIKE: tuple[type, ...] = (set,)
+#: Containers up to this size also have their nested containers watched (one level deeper).
+SMALL = 32
+#: Containers longer than this are signed from a sample (first and last items) plus length:
+#: an in-place change in the middle of a huge list that keeps its length is missed, the price
+#: of not walking 100k items three times per test.
+HUGE = 4096
+SAMPLE = 64
+_PREVIEW_ITEMS = 6
+_TEXT_LIMIT = 160
+
+LRU_TYPE: type = getattr(functools, "_lru_cache_wrapper", type(None))
+_CALLABLES: tuple[type, ...] = (
+    types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+    types.MethodDescriptorType, types.WrapperDescriptorType, LRU_TYPE,
+)
+#: Code rather than data: never redacted.
+_CODE: tuple[type, ...] = (type, types.ModuleType, staticmethod, classmethod, property,
+                           *_CALLABLES)
+
+
+def tag(obj: object) -> str:
+    """A short identity tag; two live objects never share one within a snapshot's lifetime."""
+    return f"#{id(obj) & 0xFFFFFF:06x}"
+
+
+def qualified(obj: object) -> str:
+    """``module.qualname`` of a class or a callable (their own, safe attributes)."""
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", None)
+    if not isinstance(name, str):
+        return type(obj).__qualname__
+    return f"{module}.{name}" if isinstance(module, str) else name
+
+
+def is_container(value: object) -> bool:
+    return isinstance(value, (dict, *LISTLIKE, *SETLIKE))
+
+
+def is_cache(value: object) -> bool:
+    """An ``lru_cache``/``cache`` wrapper (C or the pure-Python fallback)."""
+    if type(value) is LRU_TYPE:
+        return True
+    if isinstance(value, types.FunctionType):
+        ns = value.__dict__
+        return callable(ns.get("cache_info")) and callable(ns.get("cache_clear"))
+    return False
+
+
+def unwrap_descriptor(value: object) -> object:
+    """The function inside a staticmethod/classmethod (where a method cache lives)."""
+    if isinstance(value, staticmethod | classmethod):
+        return value.__func__
+    return value
+
+
+def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
+    """The ``__dict__`` of a config-like object (SimpleNamespace or a project class instance).
+
+    Mutating such an object's attributes (``settings.debug = True``) is a leak just like
+    rebinding a module attribute, so its namespace is watched like a dict.
+    """
+    t = type(value)
+    if t is types.SimpleNamespace or (
+        t.__module__ in project_modules and not isinstance(value, type | types.ModuleType)
+        and not isinstance(value, BaseException)
+    ):
+        try:
+            ns = object.__getattribute__(value, "__dict__")
+        except AttributeError:
+            return None  # __slots__ only
+        if isinstance(ns, dict) and len(ns) <= SMALL:
+            return ns
+    return None
+
+
+def short(value: object, depth: int = 0) -> str:
+    """A safe short text: builtin scalars and containers by value, the rest by type."""
+    t = type(value)
+    if t in SCALARS:
+        return fingerprint_repr(value, 60)
+    if depth < 2 and t in (list, tuple, set, frozenset, collections.deque):
+        items: Iterable[Any] = value  # type: ignore[assignment]
+        parts = [short(v, depth + 1) for v in islice(items, _PREVIEW_ITEMS)]
+        n = len(value)  # type: ignore[arg-type]
+        if n > _PREVIEW_ITEMS:
+            parts.append(f"… +{n - _PREVIEW_ITEMS}")
+        inner = ", ".join(parts)
+        if t is list:
+            return f"[{inner}]"
+        if t is tuple:
+            return f"({inner}{',' if n == 1 else ''})"
+        if t is collections.deque:
+            return f"deque([{inner}])"
+        return f"{t.__name__}({{{inner}}})" if t is frozenset or not n else f"{{{inner}}}"
+    if depth < 2 and isinstance(value, dict):
+        d: dict[Any, Any] = value
+        parts = [f"{short(k, depth + 1)}: {short(v, depth + 1)}"
+                 for k, v in islice(d.items(), _PREVIEW_ITEMS)]
+        if len(d) > _PREVIEW_ITEMS:
+            parts.append(f"… +{len(d) - _PREVIEW_ITEMS}")
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, type):
+        return f"class {qualified(value)}"
+    if isinstance(value, _CALLABLES):
+        return f"{t.__name__} {qualified(value)}"
+    if isinstance(value, staticmethod | classmethod):
+        return f"{t.__name__} {qualified(value.__func__)}"
+    enum_base = getattr(t, "_member_map_", None)
+    if isinstance(enum_base, dict):
+        return f"{t.__qualname__}.{getattr(value, '_name_', '?')}"
+    return f"<{t.__module__}.{t.__qualname__}>"
+
+
+def _item_sig(item: object) -> object:
+    # Scalars by value (an equal int rebuilt elsewhere is no change); the rest by identity.
+    return item if type(item) in SCALARS else id(item)
+
+
+def _sample(items: Iterable[Any], n: int) -> list[Any]:
+    if n <= HUGE:
+        return list(items)
+    head = list(islice(items, SAMPLE))
+    try:
+        tail = list(islice(reversed(items), SAMPLE))  # type: ignore[call-overload]
+    except TypeError:  # a set has no order to sample from the end
+        tail = []
+    return head + tail
+
+
+def digest(value: Any, nested: bool = True) -> str:
+    """A content digest of a container: items by value (scalars) or identity (the rest).
+
+    Small containers also fold in their nested containers' digests (one level deeper), so
+    ``REGISTRY["a"].append(x)`` changes ``REGISTRY``'s fingerprint.
+    """
+    n = len(value)
+    inner: list[Any]
+    if isinstance(value, dict):
+        keys = _sample(value, n)
+        vals = _sample(value.values(), n)
+        sig: object = (tuple(map(_item_sig, keys)), tuple(map(_item_sig, vals)))
+        inner = vals
+    elif isinstance(value, set):
+        inner = _sample(value, n)
+        sig = frozenset(map(_item_sig, inner)) if n <= HUGE else tuple(map(_item_sig, inner))
+    else:
+        inner = _sample(value, n)
+        sig = tuple(map(_item_sig, inner))
+    if nested and n <= SMALL:
+        deeper = tuple(digest(v, nested=False) for v in inner if is_container(v))
+        sig = (sig, deeper)
+    text = f"{hash(sig) & 0xFFFFFFFF:08x}"
+    return text if n <= HUGE else f"{text} sampled"
+
+
+def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
+    # The same cut as base.fingerprint_repr, for text that is already a repr.
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+
+
+def describe(value: object, project_modules: frozenset[str]) -> tuple[str, bool]:
+    """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not."""
+    t = type(value)
+    if t in SCALARS or t in (tuple, frozenset):
+        return _clip(short(value)), True
+    if is_container(value):
+        text = _clip(short(value))
+        kind = "" if t in (list, dict, set) else f" {t.__qualname__}"
+        return f"{text} {tag(value)}{kind} len={len(value)} ~{digest(value)}", True  # type: ignore[arg-type]
+    ns = watched_namespace(value, project_modules)
+    if ns is not None:
+        return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{digest(ns)}", True
+    text = short(value)
+    return f"{_clip(text)} {tag(value)}", not isinstance(value, _CODE)

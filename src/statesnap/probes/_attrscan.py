@@ -1,0 +1,357 @@
+"""The ``attributes`` probe's bookkeeping: tracked modules, what is watched in them, restoring.
+
+A :class:`Tracked` module is described by :func:`refresh` (fingerprints, plus the objects whose
+changes must move the token: class dicts, containers, caches).  A :class:`Watch` flattens those
+objects over all modules into a few C-level reads for the token, and keeps which module owns
+each watched object so that ``read`` re-describes only the modules that moved.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import os
+import sys
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from itertools import chain, islice
+from typing import Any
+
+from statesnap.probes import _attrdescribe as D
+from statesnap.probes._dictwatch import class_dict, portable_reader, version_reader
+
+#: Module attributes that pytest's assertion rewriting adds to every test module.
+PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
+#: Class attributes that are interpreter machinery rather than state.
+CLASS_MACHINERY = frozenset({"_abc_impl"})
+_MISSING = object()
+#: ``module.__dict__`` without attribute lookup (a LazyLoader module loads on any access).
+_MODULE_DICT: Any = vars(types.ModuleType)["__dict__"]
+
+
+def module_namespace(module: types.ModuleType) -> dict[str, Any]:
+    """A module's namespace dict, read through the descriptor rather than ``getattr``."""
+    ns = _MODULE_DICT.__get__(module)
+    assert isinstance(ns, dict)
+    return ns
+
+
+def skip_name(name: str) -> bool:
+    """Dunders (``__doc__``, ``__dict__``, ``__warningregistry__``...) and pytest's own names."""
+    if name.startswith("__") and name.endswith("__"):
+        return True
+    # pytest's xunit fixtures, name-mangled: _Module__pytest_setup_module, _Class__pytest_...
+    return name in PYTEST_NAMES or "__pytest_" in name
+
+
+def _prefixes() -> list[str]:
+    names = ("prefix", "exec_prefix", "base_prefix", "base_exec_prefix")
+    return sorted({os.path.abspath(getattr(sys, n)) for n in names if getattr(sys, n, None)})
+
+
+def is_project_file(file: str, roots: tuple[str, ...], venv_dirs: dict[str, bool]) -> bool:
+    """Whether ``file`` is the project's own: under a root, outside any virtual environment."""
+    path = os.path.normpath(file) if os.path.isabs(file) else os.path.abspath(file)
+    root = next((r for r in roots if path.startswith(r.rstrip(os.sep) + os.sep)), None)
+    if root is None:
+        return False
+    parts = path[len(root.rstrip(os.sep)) + 1:].split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    for prefix in _prefixes():
+        # A venv inside the project (./.venv); never a prefix that contains the project.
+        inside = root == prefix or root.startswith(prefix.rstrip(os.sep) + os.sep)
+        if not inside and path.startswith(prefix.rstrip(os.sep) + os.sep):
+            return False
+    directory = root
+    for part in parts[:-1]:
+        directory = os.path.join(directory, part)
+        is_venv = venv_dirs.get(directory)
+        if is_venv is None:
+            is_venv = venv_dirs[directory] = os.path.isfile(os.path.join(directory, "pyvenv.cfg"))
+        if is_venv:
+            return False
+    return True
+
+
+def _cache_dict(wrapper: Any, currsize: int) -> dict[Any, Any] | None:
+    """The internal dict of a C ``lru_cache`` wrapper, so its fill level is a plain ``len``.
+
+    The wrapper's gc traversal visits its cache dict (and, for a bounded cache, every cached
+    key and result); the one dict whose length is the reported ``currsize`` and that is not
+    the wrapper's ``__dict__`` is it.  Ambiguous (a cached function returning dicts of that
+    size): no shortcut, the token calls ``cache_info()`` instead.
+    """
+    if type(wrapper) is not D.LRU_TYPE:
+        return None
+    own = getattr(wrapper, "__dict__", None)
+    found = [r for r in gc.get_referents(wrapper)
+             if type(r) is dict and r is not own and len(r) == currsize]
+    return found[0] if len(found) == 1 else None
+
+
+def _copy(container: Any) -> Any:
+    return dict(container) if isinstance(container, dict) else list(container)
+
+
+def _put_back(container: Any, saved: Any) -> None:
+    """Put a container's saved contents back in place, keeping its identity."""
+    if isinstance(container, list):
+        container[:] = saved
+    elif isinstance(container, collections.deque):
+        container.clear()
+        container.extend(saved)
+    elif isinstance(container, dict | set):
+        container.clear()
+        container.update(saved)
+
+
+@dataclass(eq=False)
+class Tracked:
+    """One project module and what was found in it when it was last described."""
+
+    name: str
+    module: types.ModuleType
+    ns: dict[str, Any]
+    fresh: bool = False
+    #: Its set of watched objects changed since the current :class:`Watch` was built.
+    rewatch: bool = True
+    fps: dict[str, str] = field(default_factory=dict)
+    #: ``(NAME, class, real class dict or its proxy)`` of classes defined in the module.
+    classes: list[tuple[str, type, Mapping[str, Any]]] = field(default_factory=list)
+    dicts: list[dict[Any, Any]] = field(default_factory=list)
+    seqs: list[Any] = field(default_factory=list)
+    #: ``(key, wrapper, internal dict or None)``
+    caches: list[tuple[str, Any, dict[Any, Any] | None]] = field(default_factory=list)
+    #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
+    containers: dict[str, list[Any]] = field(default_factory=dict)
+
+    def watched(self) -> list[object]:
+        return [self.ns, *(c for _, _, c in self.classes), *self.dicts, *self.seqs,
+                *(d if d is not None else w for _, w, d in self.caches)]
+
+    def save(self) -> SavedModule:
+        classes = {name: (cls, dict(cls.__dict__)) for name, cls, _ in self.classes}
+        containers = {path: [(c, _copy(c)) for c in items]
+                      for path, items in self.containers.items()}
+        return SavedModule(self.module, dict(self.ns), classes, containers)
+
+
+@dataclass
+class SavedModule:
+    """A module's real objects and container contents, as :meth:`Tracked.save` found them."""
+
+    module: types.ModuleType
+    ns: dict[str, Any]
+    classes: dict[str, tuple[type, dict[str, Any]]]
+    containers: dict[str, list[tuple[Any, Any]]]
+
+    def restore(self, path: str) -> bool:
+        """Put one key (``NAME``, ``NAME.attr``, either with ``#cache``) back; False if unknown."""
+        live = module_namespace(self.module)
+        if path.endswith("#cache"):
+            name, _, attr = path.removesuffix("#cache").partition(".")
+            obj = live.get(name)
+            if attr:
+                obj = vars(obj).get(attr) if isinstance(obj, type) else None
+            func = D.unwrap_descriptor(obj)
+            if not D.is_cache(func):
+                return False
+            # Back to empty, not to the saved fill: entries cannot be put back one by one,
+            # and an empty cache recomputes from the restored state, which is the point.
+            func.cache_clear()  # type: ignore[attr-defined]
+            return True
+        name, _, attr = path.partition(".")
+        if attr:
+            entry = self.classes.get(name)
+            if entry is None:
+                return False
+            cls, saved = entry
+            if attr in saved:
+                if cls.__dict__.get(attr, _MISSING) is not saved[attr]:
+                    setattr(cls, attr, saved[attr])
+            elif attr in cls.__dict__:
+                delattr(cls, attr)
+        elif name in self.ns:
+            if live.get(name, _MISSING) is not self.ns[name]:
+                live[name] = self.ns[name]
+        else:
+            live.pop(name, None)
+        for container, contents in self.containers.get(path, ()):
+            _put_back(container, contents)
+        return True
+
+
+def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> bool:
+    """Describe module ``t`` again; return whether its fingerprints changed."""
+    fps: dict[str, str] = {}
+    before: tuple[list[Any], ...] = (t.classes, t.dicts, t.seqs, t.caches)
+    t.classes, t.dicts, t.seqs, t.caches, t.containers = [], [], [], [], {}
+    seen: set[int] = set()
+    for name, value in list(t.ns.items()):
+        if skip_name(name):
+            continue
+        _entry(t, fps, name, name, value, project, redactor, kinds)
+        if isinstance(value, type) and id(value) not in seen:
+            proxy = value.__dict__
+            if proxy.get("__module__") != t.name:
+                continue  # imported from elsewhere: described where it is defined
+            seen.add(id(value))
+            t.classes.append((name, value, class_dict(value) or proxy))
+            for attr, member in list(proxy.items()):
+                if skip_name(attr) or attr in CLASS_MACHINERY:
+                    continue
+                _entry(t, fps, f"{name}.{attr}", attr, member, project, redactor, kinds)
+                _cache_entry(t, fps, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
+        elif D.is_cache(value) and getattr(value, "__module__", None) == t.name:
+            _cache_entry(t, fps, name, value, kinds)
+    after: tuple[list[Any], ...] = (t.classes, t.dicts, t.seqs, t.caches)
+    t.rewatch = t.rewatch or not t.fresh or any(
+        list(map(id, _objs(a))) != list(map(id, _objs(b)))
+        for a, b in zip(before, after, strict=True))
+    t.fresh = True
+    changed = fps != t.fps
+    t.fps = fps
+    return changed
+
+
+def _objs(items: list[Any]) -> list[Any]:
+    return [i[1] if isinstance(i, tuple) else i for i in items]
+
+
+def _entry(t: Tracked, fps: dict[str, str], path: str, attr: str, value: Any,
+           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
+    key = f"{t.name}:{path}"
+    text, data = D.describe(value, project)
+    fps[key] = redactor(attr, text) if data and redactor is not None else text
+    watched: list[Any] = []
+    if D.is_container(value):
+        watched.append(value)
+        if len(value) <= D.SMALL:
+            items = value.values() if isinstance(value, dict) else value
+            watched += [v for v in items if D.is_container(v)]
+    else:
+        ns = D.watched_namespace(value, project)
+        if ns is not None:
+            watched.append(ns)
+    kinds[key] = ("value" if not watched else
+                  "container" if D.is_container(value) else "namespace")
+    if watched:
+        t.containers[path] = watched
+        for c in watched:
+            (t.dicts if isinstance(c, dict) else t.seqs).append(c)
+
+
+def _cache_entry(t: Tracked, fps: dict[str, str], path: str, func: Any,
+                 kinds: dict[str, str]) -> None:
+    if not D.is_cache(func):
+        return
+    key = f"{t.name}:{path}#cache"
+    try:
+        info = func.cache_info()
+        size = int(info.currsize)
+    except Exception:  # not the cache_info we know: leave it out rather than guess
+        return
+    fps[key] = f"currsize={size} maxsize={info.maxsize}"
+    kinds[key] = "cache"
+    t.caches.append((key, func, _cache_dict(func, size)))
+
+
+def _seq_sig(seq: Any) -> tuple[int, int]:
+    n = len(seq)
+    items = seq if n <= D.HUGE else chain(islice(seq, D.SAMPLE), _tail(seq))
+    return n, sum(map(id, items))
+
+
+def _tail(seq: Any) -> Any:
+    try:
+        return islice(reversed(seq), D.SAMPLE)
+    except TypeError:  # sets have no end to sample from
+        return ()
+
+
+def _cache_size(func: Any) -> int:
+    try:
+        return int(func.cache_info().currsize)
+    except Exception:
+        return -1
+
+
+class Watch:
+    """All tracked modules' watched objects, flattened for cheap reads."""
+
+    def __init__(self, mods: list[Tracked], previous: Watch | None = None) -> None:
+        tagged: list[dict[Any, Any]] = []
+        proxies: list[Mapping[str, Any]] = []
+        self.small: list[Any] = []
+        self.huge: list[Any] = []
+        self.cache_dicts: list[dict[Any, Any]] = []
+        self.slow_caches: list[Any] = []
+        owners: dict[str, list[Tracked]] = {k: [] for k in ("t", "p", "s", "h", "c", "f")}
+        for t in mods:
+            t.rewatch = False
+            for m in (t.ns, *(c for _, _, c in t.classes), *t.dicts):
+                if isinstance(m, dict):
+                    tagged.append(m)
+                    owners["t"].append(t)
+                else:
+                    proxies.append(m)
+                    owners["p"].append(t)
+            for s in t.seqs:
+                (self.small if len(s) <= D.HUGE else self.huge).append(s)
+                owners["s" if len(s) <= D.HUGE else "h"].append(t)
+            for _, func, d in t.caches:
+                if d is not None:
+                    self.cache_dicts.append(d)
+                    owners["c"].append(t)
+                else:
+                    self.slow_caches.append(func)
+                    owners["f"].append(t)
+        self._ntags = len(tagged)
+        self._tags: Callable[[], object] = version_reader(tagged)
+        self._proxies: Callable[[], object] = portable_reader(proxies)
+        self.owners: list[Tracked] = list(chain.from_iterable(owners[k] for k in "tpshcf"))
+        #: The objects behind each reading, in the order of :meth:`readings`.
+        self.objs: list[object] = [*tagged, *proxies, *self.small, *self.huge,
+                                   *self.cache_dicts, *self.slow_caches]
+        #: Readings when the owners were last described (None: not known).
+        self.last: tuple[tuple[Any, ...], ...] | None = None
+        if previous is not None and previous.last is not None:
+            self.last = self._carry(previous)
+
+    def _carry(self, previous: Watch) -> tuple[tuple[Any, ...], ...]:
+        # Same object, same last reading; new objects read as "unknown" (their owner is dirty).
+        flat = chain.from_iterable(previous.last or ())
+        by_id = dict(zip(map(id, previous.objs), flat, strict=False))
+        return (tuple(by_id.get(id(o), _MISSING) for o in self.objs),)
+
+    def token(self) -> object:
+        return (
+            self._tags(),
+            self._proxies(),
+            tuple(map(len, self.small)),
+            sum(map(id, chain.from_iterable(self.small))),
+            tuple(map(_seq_sig, self.huge)),
+            tuple(map(len, self.cache_dicts)),
+            tuple(map(_cache_size, self.slow_caches)),
+        )
+
+    def light(self) -> object:
+        return (tuple(map(len, self.small)), tuple(map(len, self.huge)),
+                tuple(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)))
+
+    def readings(self) -> tuple[tuple[Any, ...], ...]:
+        """One value per watched object, aligned with :attr:`owners`."""
+        tags = self._tags()
+        assert isinstance(tags, tuple)
+        proxies = self._proxies()
+        assert isinstance(proxies, tuple)
+        return (
+            tags[: self._ntags],
+            proxies,
+            tuple(map(_seq_sig, self.small)),
+            tuple(map(_seq_sig, self.huge)),
+            tuple(map(len, self.cache_dicts)),
+            tuple(map(_cache_size, self.slow_caches)),
+        )

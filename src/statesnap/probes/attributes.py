@@ -1,0 +1,189 @@
+"""``attributes``: module-level state of the project's own modules.
+
+Which modules: those in ``sys.modules`` whose ``__file__`` lies under the rootdir (test modules
+and conftests included), except virtual environments (``sys.prefix``, ``site-packages``,
+``dist-packages``, any directory holding ``pyvenv.cfg``) and statesnap itself; plus the
+packages named in :attr:`ProbeContext.packages` and their submodules, wherever installed.
+Nothing is imported and no module attribute is read through ``getattr`` (a lazy module would
+load itself): namespaces are read as dicts.
+
+Keys, with fingerprints from :mod:`statesnap.probes._attrdescribe`:
+
+- ``pkg.mod:NAME``: a module attribute (rebinding shows through an identity tag; a list, dict,
+  set or deque also shows in-place changes through its length and content digest, one level
+  deeper for small containers; so does a SimpleNamespace or project-class instance);
+- ``pkg.mod:Class.attr``: an entry of the ``__dict__`` of a class defined in that module;
+- ``pkg.mod:func#cache`` / ``pkg.mod:Class.meth#cache``: an ``lru_cache``/``cache`` fill level
+  (a cache filled while the environment was patched keeps serving stale results).
+
+Cost: the token reads one version tag per watched dict (:mod:`._dictwatch`), the length and
+item ids of watched lists and sets, and the length of each cache's internal dict -- not every
+attribute.  ``read`` re-describes only the modules whose part of the token moved.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Collection
+from itertools import chain, compress
+from operator import ne
+from typing import Any
+
+from statesnap.probes._attrscan import (
+    Tracked,
+    Watch,
+    is_project_file,
+    module_namespace,
+    refresh,
+)
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+
+
+class AttributesProbe(Probe):
+    """Module attributes, class attributes and function caches of the project's modules."""
+
+    name = "attributes"
+    severity = Severity.HIGH
+    restorable = True
+
+    def __init__(self) -> None:
+        self._roots: tuple[str, ...] = ()
+        self._packages: tuple[str, ...] = ()
+        self._redactor: Any = None
+        self._nmods = -1
+        self._mods: list[Tracked] = []
+        self._by_name: dict[str, Tracked] = {}
+        #: name -> (id of the module object, is it a project module)
+        self._decisions: dict[str, tuple[int, bool]] = {}
+        self._venv_dirs: dict[str, bool] = {}
+        self._watch = Watch([])
+        self._map: ProbeMap = {}
+        #: Last known kind of each key ("container", "cache", "value"), for hints.
+        self._kinds: dict[str, str] = {}
+
+    def setup(self, ctx: ProbeContext) -> None:
+        root = os.path.abspath(str(ctx.rootdir))
+        self._roots = tuple(dict.fromkeys((root, os.path.realpath(root))))
+        self._packages = tuple(p for p in ctx.packages if p)
+        self._redactor = ctx.redactor
+        self._nmods = -1
+
+    # -- which modules ---------------------------------------------------------------------
+    def _is_project(self, name: str, module: object) -> bool:
+        if not issubclass(type(module), types.ModuleType):
+            return False  # an object planted in sys.modules: the modules probe reports it
+        if name == "statesnap" or name.startswith("statesnap."):
+            return False
+        if any(name == p or name.startswith(p + ".") for p in self._packages):
+            return True
+        assert isinstance(module, types.ModuleType)
+        file = module_namespace(module).get("__file__")
+        if not isinstance(file, str) or not file:
+            return False
+        return is_project_file(file, self._roots, self._venv_dirs)
+
+    def _rescan(self) -> None:
+        items = list(sys.modules.items())  # a copy: another thread may import meanwhile
+        self._nmods = len(items)
+        decisions = self._decisions
+        mods: list[Tracked] = []
+        for name, module in items:
+            known = decisions.get(name)
+            if known is None or known[0] != id(module):
+                known = (id(module), self._is_project(name, module))
+                decisions[name] = known
+            if not known[1]:
+                continue
+            assert isinstance(module, types.ModuleType)
+            t = self._by_name.get(name)
+            if t is None or t.module is not module:
+                t = Tracked(name, module, module_namespace(module))
+            mods.append(t)
+        self._mods = mods
+        self._by_name = {t.name: t for t in mods}
+        self._watch = Watch(mods, previous=self._watch)
+
+    # -- tokens ----------------------------------------------------------------------------
+    def token(self) -> object:
+        if len(sys.modules) != self._nmods:
+            self._rescan()
+        return self._watch.token()
+
+    def light_token(self) -> object:
+        # Lengths only (sys.modules, lists, sets, caches): catches imports, appends and cache
+        # fills at every checkpoint; rebinding and same-length changes are found by token()
+        # at the end of the test (without the phase they happened in).
+        return len(sys.modules), self._watch.light()
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self) -> ProbeMap:
+        if len(sys.modules) != self._nmods:
+            self._rescan()
+        watch = self._watch
+        dirty = [t for t in self._mods if not t.fresh]
+        if watch.last is not None:
+            now = watch.readings()
+            dirty += compress(watch.owners, map(ne, chain.from_iterable(now),
+                                                chain.from_iterable(watch.last)))
+        changed = False
+        names = frozenset(self._by_name)
+        for t in dict.fromkeys(dirty):  # each module once, in order
+            changed |= refresh(t, names, self._redactor, self._kinds)
+        if any(t.rewatch for t in self._mods):
+            watch = self._watch = Watch(self._mods, previous=watch)
+        watch.last = watch.readings()
+        if changed or len(self._map) != sum(len(t.fps) for t in self._mods) or not self._map:
+            out: ProbeMap = {}
+            for t in self._mods:
+                out.update(t.fps)
+            if out != self._map:
+                self._map = out
+        return self._map
+
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        if key.endswith("#cache"):
+            return Severity.MEDIUM
+        if before is None and isinstance(after, str) and after.startswith("module "):
+            return Severity.LOW  # a submodule imported and bound on its package
+        return self.severity
+
+    def hint(self, key: str, change: str) -> str | None:
+        module, _, path = key.partition(":")
+        kind = self._kinds.get(key, "value")
+        if kind == "cache" or path.endswith("#cache"):
+            func = path.removesuffix("#cache")
+            return (f"clear the cache in a fixture ({func}.cache_clear()) so results computed "
+                    "under patched state do not outlive the test")
+        owner, _, attr = path.rpartition(".")
+        owner = f"{module}.{owner}" if owner else module
+        attr = attr or path
+        if kind == "container" and change == "changed":
+            return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
+                    f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")
+        if kind == "namespace" and change == "changed":
+            return (f"change attributes of {owner}.{attr} with monkeypatch.setattr({attr}, "
+                    "'name', ...) so they are put back after the test")
+        if change == "added":
+            return (f"set {attr} with monkeypatch.setattr({owner}, {attr!r}, ..., "
+                    "raising=False) so it is removed after the test")
+        if change == "removed":
+            return f"delete {attr} with monkeypatch.delattr({owner}, {attr!r}) so it comes back"
+        return (f"patch {attr} with monkeypatch.setattr({owner}, {attr!r}, ...) so the "
+                "original is put back after the test")
+
+    # -- restoring -------------------------------------------------------------------------
+    def save(self) -> object:
+        self.read()  # every module described, so every container is known
+        return {t.name: t.save() for t in self._mods}
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        assert isinstance(saved, dict)
+        done: list[str] = []
+        for key in keys:
+            module, _, path = key.partition(":")
+            entry = saved.get(module)
+            if entry is not None and entry.restore(path):
+                done.append(key)
+        return done
