@@ -295,3 +295,28 @@ def test_artifacts_folder_is_ignored_by_git() -> None:
     proc = subprocess.run(["git", "check-ignore", "-q", "test-artifacts/report/x.png"],
                           cwd=ROOT, check=False)
     assert proc.returncode == 0
+
+
+def test_the_leak_table_pages_through_many_leaks(new_page: Any, make_record: RecordFactory,
+                                                 tmp_path: Path) -> None:
+    tests = [entry(i, f"t.py::test_{i:03d}", changes=[env_added(f"VAR_{i:03d}", str(i))])
+             for i in range(250)]
+    out = tmp_path / "many.html"
+    write_report(out, [make_record(tests)], [])
+    p = new_page()
+    page = p.open(out)
+    rows = page.locator("#leak-table tbody tr")
+    assert rows.count() == 100  # one page in the DOM, not 250 rows
+    expect(page.locator("#leak-range")).to_have_text("1–100 of 250")
+    page.click("#leak-next")
+    page.click("#leak-next")
+    expect(page.locator("#leak-range")).to_have_text("201–250 of 250")
+    assert rows.count() == 50
+    assert page.locator("#leak-next").is_disabled()
+    page.fill("#leak-filter", "var_24")  # VAR_240 .. VAR_249
+    expect(page.locator("#leak-count")).to_have_text("10 of 250 leaks")
+    assert rows.count() == 10
+    assert page.locator("#leak-pager").is_hidden()
+    rows.first.locator(".test-link").click()
+    assert page.locator("#td-name").text_content() == "t.py::test_240"
+    assert p.errors == []

@@ -246,3 +246,19 @@ def test_mtime_resolution_reads_as_a_sentence(make_record: RecordFactory) -> Non
         "/mnt/fat — vfat at /mnt: mtime to 2 s",
         "/src/app — ext4 at /: mtime to 1 ns, writes tick every 4 ms",
     ]
+
+
+def test_only_the_first_page_of_leaks_is_markup_the_rest_is_data(
+        make_record: RecordFactory) -> None:
+    from statesnap.report.views import LEAK_PAGE
+
+    tests = [entry(i, f"t.py::test_{i}", changes=[env_added(f"V{i:04d}", "x")])
+             for i in range(LEAK_PAGE + 30)]
+    view = build_view([make_record(tests)], [])
+    assert len(view.leak_rows) == LEAK_PAGE
+    assert view.leak_rows_total == view.leak_rows_kept == LEAK_PAGE + 30
+    leaks = view.data["leaks"]
+    assert len(leaks) == LEAK_PAGE + 30
+    assert leaks[0] == ["env", "V0000", "added", {"text": "", "absent": True}, {"text": "x"},
+                        3, "call", "0.0", "t.py::test_0", "", 0]
+    assert view.data["leak_page"] == LEAK_PAGE

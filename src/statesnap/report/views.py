@@ -51,8 +51,11 @@ from statesnap.report.values import (
 )
 from statesnap.repro import repro_command
 
-#: Rows of the leak table rendered into the page; beyond that the table says how many more.
-LEAK_ROWS_LIMIT = 5000
+#: Leak table rows carried in the page's data; beyond that the table says how many more.
+LEAK_ROWS_LIMIT = 50_000
+#: Leak table rows per page.  Only one page is ever in the DOM: a table of thousands of rows
+#: costs the browser seconds of layout, a page of a hundred costs nothing.
+LEAK_PAGE = 100
 #: Status → (label, what it means), in the order findings are listed.
 STATUS_TEXT: dict[str, tuple[str, str]] = {
     VERIFIED: ("verified", "the victim passes alone and fails after the polluter, "
@@ -125,6 +128,13 @@ class LeakRow:
     test: TestRef
     order: int
 
+    def to_json(self) -> list[Any]:
+        """``[probe, key, change, before, after, severity, where, test key, node id, lane,
+        position]``: the page's script renders the table from these."""
+        c = self.change
+        return [c.probe, c.key, c.change, c.before.to_json(), c.after.to_json(), c.severity,
+                c.where, self.test.key, self.test.nodeid, self.test.lane or "", self.order]
+
 
 @dataclass
 class ProbeLeaks:
@@ -145,8 +155,11 @@ class ReportView:
     run: RunInfo
     timeline: TimelineView
     leak_probes: list[ProbeLeaks]
+    #: The first page of the leak table (the rest is in ``data["leaks"]``).
     leak_rows: list[LeakRow]
+    #: Leaks in all, and how many of them the page carries.
     leak_rows_total: int
+    leak_rows_kept: int
     plots: list[PlotView]
     data: dict[str, Any]
     facts: list[tuple[str, str]] = field(default_factory=list)
@@ -234,11 +247,12 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
 
 def leak_tables(lanes: Sequence[Lane], views: ChangeViews
                 ) -> tuple[list[ProbeLeaks], list[LeakRow], int]:
-    """Per-probe leak summary, and one row per leak (up to :data:`LEAK_ROWS_LIMIT`)."""
+    """Per-probe leak summary; one row per leak (up to :data:`LEAK_ROWS_LIMIT`); the total."""
     rows: list[LeakRow] = []
     total = 0
     tests: dict[str, set[str]] = {}
     keys: dict[str, Counter[str]] = {}
+    many = len(lanes) > 1
     for lane in lanes:
         for e in lane.entries:
             for ch in e.leaks:
@@ -247,14 +261,14 @@ def leak_tables(lanes: Sequence[Lane], views: ChangeViews
                 keys.setdefault(ch.probe, Counter())[ch.key] += 1
                 if len(rows) < LEAK_ROWS_LIMIT:
                     ref = TestRef(cut(e.nodeid, NODEID_LIMIT), lane.key(e.pos),
-                                  lane.label if len(lanes) > 1 else None)
+                                  lane.label if many else None)
                     rows.append(LeakRow(views.build(ch, leak=True), ref, e.pos))
     summary = [
         ProbeLeaks(probe, len(tests[probe]), sum(keys[probe].values()), len(keys[probe]),
                    [(cut(k, 80), n) for k, n in keys[probe].most_common(5)])
         for probe in sorted(tests, key=lambda p: (-len(tests[p]), p))
     ]
-    rows.sort(key=lambda r: (r.change.probe, r.change.key, r.order))
+    rows.sort(key=lambda r: (r.change.probe, r.change.key, r.test.lane or "", r.order))
     return summary, rows, total
 
 
@@ -304,6 +318,9 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
     tl = timeline(lanes)
     leak_probes, leak_rows, leak_total = leak_tables(lanes, views)
     when = time.time() if generated is None else generated
+    data = page_data(lanes, views)
+    data["leaks"] = [r.to_json() for r in leak_rows]
+    data["leak_page"] = LEAK_PAGE
     return ReportView(
         title=title or "statesnap pollution report",
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
@@ -314,9 +331,10 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
         run=run_info(lanes, scrubber),
         timeline=tl,
         leak_probes=leak_probes,
-        leak_rows=leak_rows,
+        leak_rows=leak_rows[:LEAK_PAGE],
         leak_rows_total=leak_total,
+        leak_rows_kept=len(leak_rows),
         plots=plots(lanes),
-        data=page_data(lanes, views),
+        data=data,
         facts=_facts(summary),
     )

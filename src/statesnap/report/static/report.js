@@ -265,46 +265,107 @@
     $("td-close").addEventListener("click", function () { $("test-detail").hidden = true; select(null); });
   }
 
-  /* ---- the leak table: sort and filter ---- */
+  /* ---- the leak table: sorted, filtered and paged from the data; one page in the DOM ----
+     a row is [probe, key, change, before, after, severity, where, test key, node id, lane,
+     position] */
+  var SEVERITY = { 1: "low", 2: "medium", 3: "high" };
+  var LEAKS = DATA.leaks || [];
+  var PAGE = DATA.leak_page || 100;
   var leakTable = $("leak-table");
-  if (leakTable) {
+  var leakState = { order: null, text: "", probe: "", page: 0 };
+  var leakSearch = null;
+
+  function leakRowNode(r) {
+    var tr = el("tr");
+    var probe = el("td"); probe.appendChild(el("code", null, r[0])); tr.appendChild(probe);
+    var key = el("td"); key.appendChild(el("code", "key", r[1])); tr.appendChild(key);
+    tr.appendChild(el("td", "chg-" + (r[2] === "added" || r[2] === "removed" ? r[2] : "changed"), r[2]));
+    var change = el("td", "change");
+    change.appendChild(valueNode(r[3]));
+    change.appendChild(document.createTextNode(" \u2192 "));
+    change.appendChild(valueNode(r[4]));
+    tr.appendChild(change);
+    tr.appendChild(el("td", "sev sev-" + Number(r[5]), SEVERITY[r[5]] || String(r[5])));
+    tr.appendChild(el("td", null, r[6]));
+    var test = el("td");
+    var b = el("button", "test-link", r[8]);
+    b.type = "button";
+    b.setAttribute("data-test", r[7]);
+    test.appendChild(b);
+    if (r[9]) { test.appendChild(document.createTextNode(" ")); test.appendChild(el("span", "lane-tag", r[9])); }
+    tr.appendChild(test);
+    tr.appendChild(el("td", "num", r[10] + 1));
+    return tr;
+  }
+
+  function leakMatches(i) {
+    var r = LEAKS[i];
+    if (leakState.probe && r[0] !== leakState.probe) { return false; }
+    if (!leakState.text) { return true; }
+    if (!leakSearch) {
+      leakSearch = LEAKS.map(function (x) {
+        return [x[0], x[1], x[2], x[3].text, x[4].text, x[6], x[8], x[9]].join("\n").toLowerCase();
+      });
+    }
+    return leakSearch[i].indexOf(leakState.text) >= 0;
+  }
+
+  function renderLeaks() {
+    var order = leakState.order || LEAKS.map(function (_, i) { return i; });
+    var shown = order.filter(leakMatches);
+    var pages = Math.max(1, Math.ceil(shown.length / PAGE));
+    leakState.page = Math.min(Math.max(leakState.page, 0), pages - 1);
+    var from = leakState.page * PAGE;
     var tbody = leakTable.tBodies[0];
-    var rows = Array.prototype.slice.call(tbody.rows);
-    var lowered = null;
+    clear(tbody);
+    var frag = document.createDocumentFragment();
+    shown.slice(from, from + PAGE).forEach(function (i) { frag.appendChild(leakRowNode(LEAKS[i])); });
+    tbody.appendChild(frag);
+    $("leak-range").textContent = shown.length
+      ? (from + 1).toLocaleString() + "\u2013" + Math.min(from + PAGE, shown.length).toLocaleString() + " of " + shown.length.toLocaleString()
+      : "none";
+    $("leak-prev").disabled = leakState.page === 0;
+    $("leak-next").disabled = leakState.page >= pages - 1;
+    $("leak-pager").hidden = shown.length <= PAGE;
+    $("leak-count").textContent = (leakState.text || leakState.probe)
+      ? shown.length.toLocaleString() + " of " + LEAKS.length.toLocaleString() + " leaks" : "";
+  }
+
+  function sortValue(r, col) {
+    var v = r[col];
+    return typeof v === "number" ? v : String(v).toLowerCase();
+  }
+
+  if (leakTable) {
     leakTable.querySelectorAll("th button[data-sort]").forEach(function (button) {
       button.addEventListener("click", function () {
-        var col = button.parentNode.cellIndex;
-        var numeric = button.getAttribute("data-sort") === "num";
+        var col = Number(button.getAttribute("data-sort"));
         var dir = button.getAttribute("data-dir") === "asc" ? "desc" : "asc";
-        leakTable.querySelectorAll("th button").forEach(function (b) { b.removeAttribute("data-dir"); });
+        leakTable.querySelectorAll("th button").forEach(function (x) { x.removeAttribute("data-dir"); });
         button.setAttribute("data-dir", dir);
         var sign = dir === "asc" ? 1 : -1;
-        var keyed = rows.map(function (r, i) {
-          var cell = r.cells[col];
-          var v = numeric ? Number(cell.getAttribute("data-value") || cell.textContent) : cell.textContent.trim().toLowerCase();
-          return [v, i, r];
+        var order = LEAKS.map(function (_, i) { return i; });
+        order.sort(function (a, b) {
+          var x = sortValue(LEAKS[a], col), y = sortValue(LEAKS[b], col);
+          return x < y ? -sign : (x > y ? sign : a - b);
         });
-        keyed.sort(function (a, b) { return a[0] < b[0] ? -sign : (a[0] > b[0] ? sign : a[1] - b[1]); });
-        var frag = document.createDocumentFragment();
-        keyed.forEach(function (k) { frag.appendChild(k[2]); });
-        tbody.appendChild(frag);
+        leakState.order = order;
+        leakState.page = 0;
+        renderLeaks();
       });
     });
     var applyLeakFilter = function () {
-      var text = ($("leak-filter").value || "").trim().toLowerCase();
-      var probe = $("leak-probe").value;
-      if (!lowered) { lowered = rows.map(function (r) { return r.textContent.toLowerCase(); }); }
-      var shown = 0;
-      rows.forEach(function (r, i) {
-        var ok = (!probe || r.getAttribute("data-probe") === probe) && (!text || lowered[i].indexOf(text) >= 0);
-        r.hidden = !ok;
-        if (ok) { shown++; }
-      });
-      $("leak-count").textContent = (text || probe) ? shown.toLocaleString() + " of " + rows.length.toLocaleString() + " leaks" : "";
+      leakState.text = ($("leak-filter").value || "").trim().toLowerCase();
+      leakState.probe = $("leak-probe").value;
+      leakState.page = 0;
+      renderLeaks();
     };
     $("leak-form").addEventListener("submit", function (ev) { ev.preventDefault(); applyLeakFilter(); });
     $("leak-filter").addEventListener("input", debounce(applyLeakFilter, 120));
     $("leak-probe").addEventListener("change", applyLeakFilter);
+    $("leak-prev").addEventListener("click", function () { leakState.page--; renderLeaks(); });
+    $("leak-next").addEventListener("click", function () { leakState.page++; renderLeaks(); });
+    renderLeaks();
   }
 
   /* ---- copy buttons: the Clipboard API, or a selected textarea where it is unavailable ---- */
