@@ -320,3 +320,34 @@ def test_the_leak_table_pages_through_many_leaks(new_page: Any, make_record: Rec
     rows.first.locator(".test-link").click()
     assert page.locator("#td-name").text_content() == "t.py::test_240"
     assert p.errors == []
+
+
+@pytest.mark.slow
+def test_a_10000_test_report_stays_light_in_the_browser(new_page: Any, tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_report",
+                                                  ROOT / "bench" / "bench_report.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    from statesnap.record import read_record
+
+    record_path = tmp_path / "big.jsonl"
+    bench.write_bench_record(record_path, 10_000, 0.10)
+    record = read_record(record_path)
+    out = tmp_path / "big.html"
+    write_report(out, [record], bench.bench_findings(record.tests))
+    assert out.stat().st_size < 10 * 1024 * 1024
+    p = new_page()
+    page = p.open(out)
+    # Per-test diffs are data, not DOM: the whole page stays a few thousand elements.
+    assert page.evaluate("document.getElementsByTagName('*').length") < 10_000
+    assert page.locator("#leak-table tbody tr").count() == 100
+    page.fill("#tl-filter", "test_case_699[")
+    expect(page.locator("#tl-count")).to_have_text("1 of 10,000 tests match")
+    page.locator("#tl-results .test-link").first.click()
+    assert "AssertionError" in (page.locator("#td-failure-text").text_content() or "")
+    page.mouse.wheel(0, 20_000)
+    p.shot("pollution-10k")
+    assert p.errors == []

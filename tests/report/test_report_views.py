@@ -262,3 +262,14 @@ def test_only_the_first_page_of_leaks_is_markup_the_rest_is_data(
     assert leaks[0] == ["env", "V0000", "added", {"text": "", "absent": True}, {"text": "x"},
                         3, "call", "0.0", "t.py::test_0", "", 0]
     assert view.data["leak_page"] == LEAK_PAGE
+
+
+def test_gauge_units_come_from_their_names() -> None:
+    from statesnap.report.plots import describe, format_value
+
+    assert describe("threads") == ("Live threads", "")
+    assert describe("torch.cuda:0_allocated_mib") == (
+        "GPU memory: torch.cuda:0 allocated", "MiB")
+    assert format_value(1536.0, "MiB") == "1.5 GiB"
+    assert format_value(512.0, "bytes") == "512 B"
+    assert describe("queue_depth") == ("queue_depth", "")

@@ -61,7 +61,23 @@ class PlotView:
     lanes: list[str] = field(default_factory=list)
 
 
+def describe(name: str) -> tuple[str, str]:
+    """``(title, unit)`` of a gauge: known names, else from a unit suffix (``_mib``, ``_bytes``).
+
+    The torch probe, for one, names its gauge ``torch.cuda:0_allocated_mib``.
+    """
+    if name in KNOWN_GAUGES:
+        return KNOWN_GAUGES[name]
+    for suffix, unit in (("_mib", "MiB"), ("_bytes", "bytes")):
+        if name.endswith(suffix):
+            stem = name.removesuffix(suffix).replace("_", " ")
+            return (f"GPU memory: {stem}" if "cuda" in stem else stem), unit
+    return name, ""
+
+
 def format_value(value: float, unit: str) -> str:
+    if unit == "MiB":
+        return format_value(value * (1 << 20), "bytes")
     if unit == "bytes":
         for suffix, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
             if abs(value) >= scale:
@@ -136,7 +152,7 @@ def plots(lanes: Sequence[Lane]) -> list[PlotView]:
 
     out = []
     for name in _gauges(lanes):
-        title, unit = KNOWN_GAUGES.get(name, (name, ""))
+        title, unit = describe(name)
         per_lane = [(lane, _values(lane, name)) for lane in lanes]
         all_values = [v for _, vals in per_lane for _, v in vals]
         lo, hi = min(all_values), max(all_values)
