@@ -273,3 +273,10 @@ def test_gauge_units_come_from_their_names() -> None:
     assert format_value(1536.0, "MiB") == "1.5 GiB"
     assert format_value(512.0, "bytes") == "512 B"
     assert describe("queue_depth") == ("queue_depth", "")
+
+
+def test_summary_facts_are_shown_and_nested_values_left_out(make_record: RecordFactory) -> None:
+    view = build_view([make_record([entry(0, "t.py::a")])], [],
+                      summary={"verification": "3 replays in 12.1 s", "replays": 3,
+                               "tests": [{"nested": True}]})
+    assert view.facts == [("verification", "3 replays in 12.1 s"), ("replays", "3")]
