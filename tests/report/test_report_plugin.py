@@ -35,7 +35,7 @@ def test_the_plugin_writes_the_report_at_the_end_of_the_run(
         pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
     pytester.makepyfile(**SUITE)
     result = pytester.runpytest_subprocess(
-        "-p", "statesnap", "--report", "out/pollution.html",
+        "-p", "no:randomly", "-p", "statesnap", "--report", "out/pollution.html",
         "--statesnap-record", str(tmp_path_factory.mktemp("records") / "run.jsonl"),
         "--statesnap-verify-budget", "0")
     result.assert_outcomes(passed=1, failed=1)
@@ -58,7 +58,8 @@ def test_the_cli_rebuilds_it_from_the_record(pytester: pytest.Pytester,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     pytester.makepyfile(**SUITE)
     record = tmp_path_factory.mktemp("records") / "cli-run.jsonl"
-    pytester.runpytest_subprocess("-p", "statesnap", "--statesnap-record", str(record),
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "statesnap",
+                                  "--statesnap-record", str(record),
                                   "--statesnap-verify-budget", "0")
     out = pytester.path / "again.html"
     assert main(["report", str(record), "-o", str(out)]) == 0
