@@ -1,0 +1,168 @@
+"""``statesnap hunt``: find the order-dependent tests that the recorded order hid.
+
+Exit status: 0 when the hunt found nothing, 1 when it found latent, brittle or otherwise
+order-dependent tests, 2 on bad input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from statesnap.cli import CliError
+from statesnap.cli.common import add_record_arg, load, progress_printer, stop
+from statesnap.findings import Finding
+from statesnap.record import Record, read_record
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "hunt", help="find latent order-dependent tests before they flake",
+        description="Run the few orders the record's leaks point at (the leaking tests "
+        "first; every other test without them; optionally seeded random orders) in fresh "
+        "pytest processes, and prove each test that fails there: a latent victim with its "
+        "polluter, or a brittle test with the test that sets its state up. Extra pytest "
+        "arguments go after --.")
+    add_record_arg(p)
+    p.add_argument("--budget", type=_seconds, default=300.0, metavar="SECONDS",
+                   help="time limit for the whole hunt (default 300)")
+    p.add_argument("--random", type=_count, default=0, metavar="N", dest="random_orders",
+                   help="also run N seeded random orders (default 0)")
+    p.add_argument("--seed", type=int, metavar="S",
+                   help="seed of the first random order (the next ones count up)")
+    p.add_argument("--worker", metavar="W",
+                   help="hunt in the tests of this xdist worker only (gw0, gw1...)")
+    p.add_argument("--all-leaks", action="store_true",
+                   help="count LOW-severity leaks too (plain imports, the random state)")
+    p.add_argument("--json", nargs="?", const="-", metavar="PATH", dest="json_path",
+                   help="write the summary JSON (findings and the hunt's runs) to PATH, or "
+                   "to stdout without PATH; put RECORD before it")
+    p.add_argument("--report", type=Path, metavar="PATH",
+                   help="write the HTML report with the hunt's findings to PATH")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS")
+    p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
+    return value
+
+
+def load_lanes(path: Path | None) -> list[Record]:
+    """The record's lanes (one per xdist worker of a merged record), or the record itself."""
+    record = load(path)
+    try:
+        from statesnap.xdist_support import read_lanes
+    except ImportError:
+        return [record]
+    lanes = read_lanes(record.path)
+    return [lane for lane in lanes if lane.tests] or [record]
+
+
+def _refuse_overwriting_a_record(path: Path) -> None:
+    # `statesnap hunt --json run.jsonl` would take the record for the output path.
+    if not path.is_file():
+        return
+    try:
+        read_record(path)
+    except Exception:
+        return
+    raise CliError(f"--json {path}: that is a statesnap record, not overwriting it "
+                   "(put RECORD before --json, or give another path)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from statesnap.explain import format_findings
+    from statesnap.hunt import Hunter, HuntError, HuntOptions, describe
+
+    json_path = None if args.json_path in (None, "-") else Path(args.json_path)
+    if json_path is not None:
+        _refuse_overwriting_a_record(json_path)
+    lanes = load_lanes(args.record)
+    workers = sorted({t.worker for lane in lanes for t in lane.tests})
+    if args.worker and args.worker not in workers:
+        raise CliError(f"no worker {args.worker!r} in {lanes[0].path} "
+                       f"(workers: {', '.join(workers)})")
+    options = HuntOptions(budget=args.budget, random_orders=args.random_orders,
+                          seed=args.seed, worker=args.worker, all_leaks=args.all_leaks,
+                          extra_args=[a for a in args.pytest_args if a != "--"])
+    to_stdout = args.json_path == "-"
+    progress = progress_printer(quiet=args.quiet or to_stdout)
+    try:
+        hunter = Hunter(lanes, options, progress)
+        result = hunter.hunt()
+    except HuntError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        stop(progress)
+    records = [lane for lane in lanes if not args.worker
+               or any(t.worker == args.worker for t in lane.tests)]
+    summary = _summary(records, result.findings, result.to_json())
+    if to_stdout:
+        json.dump(summary, sys.stdout, indent=2, ensure_ascii=False, default=repr)
+        print()
+    else:
+        out = sys.stdout
+        print("\n".join(describe(result)), file=out)
+        lines = format_findings(result.findings)
+        print("\n".join(lines) if lines else "no order-dependent tests found", file=out)
+    if json_path is not None:
+        _write_json(json_path, summary)
+    if args.report is not None:
+        _write_report(args.report, records, result.findings, result)
+    return 1 if result.findings else 0
+
+
+def _summary(records: list[Record], findings: list[Finding],
+             hunt: dict[str, Any]) -> dict[str, Any]:
+    from statesnap.summary import build_summary
+
+    data = build_summary(records, findings)
+    data["hunt"] = hunt
+    return data
+
+
+def _write_json(path: Path, summary: dict[str, Any]) -> None:
+    from statesnap.record import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(summary, indent=2, ensure_ascii=False, default=repr)
+                     + "\n")
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+    print(f"summary: {path}", file=sys.stderr)
+
+
+def _write_report(path: Path, records: list[Record], findings: list[Finding],
+                  result: Any) -> None:
+    try:
+        from statesnap.report import write_report
+    except ImportError:
+        raise CliError("the HTML report is not available in this build") from None
+    facts = {"hunt": f"{len(result.orders)} order(s), {len(result.runs)} pytest run(s) in "
+                     f"{result.duration:.1f} s", "hunt logs": str(result.logs_dir)}
+    try:
+        write_report(path, records, findings, summary=facts)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+    print(f"report: {path}", file=sys.stderr)

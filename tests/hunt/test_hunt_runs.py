@@ -1,0 +1,231 @@
+"""Hunts on real suites: a recorded pytest run, then the hunt's own fresh pytest processes."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hunt_helpers import Suite
+
+from statesnap.findings import BRITTLE, LATENT, Finding
+from statesnap.hunt import HuntOptions, HuntResult, Hunter
+from statesnap.huntruns import LEAKERS_FIRST, RANDOM, WITHOUT_LEAKERS
+from statesnap.record import read_record
+
+pytestmark = pytest.mark.slow
+
+#: A suite whose default order passes: the victim runs before its polluter, the brittle test
+#: after its state-setter, and harmless leaks on every side.
+MIXED = {
+    "test_a_victims.py": '''
+import os
+
+def test_reads_mode():
+    assert os.environ.get("ZOO_MODE", "normal") == "normal"
+
+def test_plain():
+    assert 1 + 1 == 2
+''',
+    "test_b_noise.py": '''
+import os, random
+
+def test_harmless_env():
+    os.environ["STATESNAP_TEST_SEEN_B"] = "1"
+
+def test_imports_and_random():
+    import colorsys  # a plain import: LOW severity
+    random.random()
+''',
+    "test_c_setter.py": '''
+import os
+
+def test_sets_home():
+    os.environ["ZOO_HOME"] = "/srv/zoo"
+
+def test_uses_home():
+    assert os.environ["ZOO_HOME"].startswith("/srv")
+''',
+    "test_d_polluter.py": '''
+import os
+
+def test_sets_mode():
+    os.environ["ZOO_MODE"] = "fast"
+
+def test_harmless_env_too():
+    os.environ["STATESNAP_TEST_SEEN_D"] = "1"
+''',
+}
+
+
+@dataclass
+class Hunted:
+    suite: Suite
+    record: Path
+    result: HuntResult
+
+    def finding(self, victim: str) -> Finding:
+        found = [f for f in self.result.findings if f.victim == victim]
+        assert len(found) == 1, [f.victim for f in self.result.findings]
+        return found[0]
+
+
+def _hunt(suite: Suite, record: Path, **options: object) -> HuntResult:
+    hunter = Hunter([read_record(record)], HuntOptions(**options),  # type: ignore[arg-type]
+                    logs_dir=suite.out / "hunt-logs")
+    return hunter.hunt()
+
+
+def _run_repro(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    words = shlex.split(command)
+    assert words[:3] == ["python", "-m", "pytest"]
+    import sys
+
+    return subprocess.run([sys.executable, *words[1:]], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTEST_ADDOPTS": ""})
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Hunted:
+    base = tmp_path_factory.mktemp("mixed")
+    suite = Suite(base / "suite", base / "out")
+    suite.root.mkdir()
+    suite.out.mkdir()
+    suite.write({"pytest.ini": "[pytest]\n", **MIXED})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+        record = suite.record()
+        assert all(t.outcome == "passed" for t in read_record(record).tests)
+        result = _hunt(suite, record, budget=600)
+    return Hunted(suite, record, result)
+
+
+def test_a_victim_that_ran_before_its_polluter_is_found_latent(mixed: Hunted) -> None:
+    f = mixed.finding("test_a_victims.py::test_reads_mode")
+    assert f.status == LATENT
+    assert f.polluters == ["test_d_polluter.py::test_sets_mode"]
+    assert (f.probe, f.key, f.after) == ("env", "ZOO_MODE", "fast")
+    assert f.exc_type == "AssertionError"
+    assert "ran after it in the record" in (f.note or "")
+    # The reproduction really fails the victim, and without statesnap.
+    proc = _run_repro(f.repro, mixed.suite.root)
+    assert proc.returncode == 1, proc.stdout
+    assert "test_reads_mode FAILED" in proc.stdout or "1 failed, 1 passed" in proc.stdout
+
+
+def test_a_brittle_test_is_found_with_its_state_setter(mixed: Hunted) -> None:
+    f = mixed.finding("test_c_setter.py::test_uses_home")
+    assert f.status == BRITTLE
+    assert f.setter == "test_c_setter.py::test_sets_home"
+    assert f.polluters == []
+    assert (f.probe, f.key) == ("env", "ZOO_HOME")
+    assert f.exc_type == "KeyError"
+    proc = _run_repro(f.repro, mixed.suite.root)  # it fails without its setter
+    assert proc.returncode == 1, proc.stdout
+
+
+def test_harmless_leakers_are_not_findings_and_every_run_is_logged(mixed: Hunted) -> None:
+    assert len(mixed.result.findings) == 2
+    kinds = [r.kind for r in mixed.result.runs]
+    assert kinds[:2] == [LEAKERS_FIRST, WITHOUT_LEAKERS]
+    # colorsys and the random state are LOW-severity leaks: left out of the leakers.
+    assert mixed.result.ignored_low >= 1
+    assert mixed.result.leakers == 4
+    for run in mixed.result.runs:
+        assert run.log is not None and Path(run.log).is_file()
+        assert run.order_file is not None and Path(run.order_file).is_file()
+    first = mixed.result.runs[0]
+    assert first.new_failures == ["test_a_victims.py::test_reads_mode"]
+    assert mixed.result.runs[1].new_failures == ["test_c_setter.py::test_uses_home"]
+
+
+def test_a_suite_without_order_dependence_reports_nothing_within_its_runs(suite: Suite) -> None:
+    suite.write({
+        "test_quiet.py": '''
+import os, random
+
+def test_one():
+    os.environ["STATESNAP_TEST_UNIQUE_1"] = "1"
+
+def test_two():
+    assert os.environ.get("STATESNAP_TEST_UNIQUE_3") in (None, "3")
+
+def test_three():
+    os.environ["STATESNAP_TEST_UNIQUE_3"] = "3"
+    random.random()
+
+def test_four():
+    assert True
+''',
+    })
+    record = suite.record()
+    result = _hunt(suite, record, budget=600, random_orders=2, seed=11)
+    assert result.findings == []
+    # One group of leakers, the run without them, and the two random orders: nothing else.
+    assert [r.kind for r in result.runs] == [LEAKERS_FIRST, WITHOUT_LEAKERS, RANDOM, RANDOM]
+    assert result.seeds == [11, 12]
+    assert [r.seed for r in result.runs if r.kind == RANDOM] == [11, 12]
+    assert all(r.new_failures == [] for r in result.runs)
+
+
+def test_a_leaking_victim_after_a_leaking_polluter_is_reached_by_reversing(
+        suite: Suite) -> None:
+    suite.write({
+        "test_both_leak.py": '''
+import os
+
+def test_victim_that_leaks():
+    os.environ["STATESNAP_TEST_VICTIM_WAS_HERE"] = "1"
+    assert "STATESNAP_TEST_FLAG" not in os.environ
+
+def test_polluter():
+    os.environ["STATESNAP_TEST_FLAG"] = "on"
+''',
+    })
+    record = suite.record()
+    result = _hunt(suite, record, budget=600)
+    (f,) = result.findings
+    assert f.status == LATENT
+    assert f.victim == "test_both_leak.py::test_victim_that_leaks"
+    assert f.polluters == ["test_both_leak.py::test_polluter"]
+    assert f.key == "STATESNAP_TEST_FLAG"
+
+
+def test_a_victim_of_two_polluters_together_is_minimised_to_both(suite: Suite) -> None:
+    suite.write({
+        "test_pair.py": '''
+import os
+
+def test_victim():
+    # Fails only when both are set: no single polluter reproduces it.
+    assert not (os.environ.get("STATESNAP_TEST_LEFT") and os.environ.get("STATESNAP_TEST_RIGHT"))
+
+def test_left():
+    os.environ["STATESNAP_TEST_LEFT"] = "1"
+
+def test_noise():
+    os.environ["STATESNAP_TEST_NOISE"] = "1"
+
+def test_right():
+    os.environ["STATESNAP_TEST_RIGHT"] = "1"
+''',
+    })
+    record = suite.record()
+    result = _hunt(suite, record, budget=600)
+    (f,) = result.findings
+    assert f.status == LATENT
+    assert sorted(f.polluters) == ["test_pair.py::test_left", "test_pair.py::test_right"]
+    proc = _run_repro(f.repro, suite.root)
+    assert proc.returncode == 1, proc.stdout
+
+
+def test_no_time_left_runs_nothing_and_says_so(suite: Suite) -> None:
+    suite.write({"test_t.py": "import os\n\ndef test_x():\n    os.environ['STATESNAP_TEST_Z'] = '1'\n"})
+    record = suite.record()
+    result = _hunt(suite, record, budget=1e-9)
+    assert result.runs == []
+    assert result.findings == []
+    assert result.skipped and result.skipped[0].startswith("leakers-first-1")
