@@ -14,3 +14,11 @@ pytest_plugins = ["pytester"]
 @pytest.fixture(autouse=True)
 def _no_random_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # Pytester deletes PYTEST_ADDOPTS when it is created, after the autouse fixture above ran;
+    # set it again so inner runs (inline and subprocess) keep the written order too.
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    return pytester

@@ -169,6 +169,11 @@ class ChildrenProbe(Probe):
         return raw, tuple(self._state(pid) for pid in pids)
 
     # -- detail -----------------------------------------------------------------------------
+    def gauges(self, current: ProbeMap) -> dict[str, float]:
+        running = [v for v in current.values()
+                   if not (isinstance(v, dict) and v.get("status") == "zombie")]
+        return {"children": float(len(running))}
+
     def read(self) -> ProbeMap:
         if self.mode == "psutil":
             found = self._scan_psutil()

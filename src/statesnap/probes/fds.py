@@ -151,6 +151,9 @@ class FdsProbe(Probe):
         return os.getpid(), self._process.num_fds() - len(self._own)
 
     # -- detail -----------------------------------------------------------------------------
+    def gauges(self, current: ProbeMap) -> dict[str, float]:
+        return {"fds": float(len(current))}
+
     def read(self) -> ProbeMap:
         out = self._read_psutil() if self.mode == "psutil" else self._read_proc()
         self._last = out

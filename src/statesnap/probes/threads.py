@@ -72,6 +72,14 @@ class ThreadsProbe(Probe):
         threads = threading.enumerate()
         return tuple(map(id, threads)), self._kernel_threads()
 
+    def gauges(self, current: ProbeMap) -> dict[str, float]:
+        native = current.get(NATIVE_KEY)
+        python = len(current) - (NATIVE_KEY in current)
+        out = {"threads": float(python)}
+        if isinstance(native, int):
+            out["native threads"] = float(native)
+        return out
+
     def read(self) -> ProbeMap:
         threads = threading.enumerate()
         out: ProbeMap = {}
