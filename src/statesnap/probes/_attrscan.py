@@ -9,6 +9,7 @@ each watched object so that ``read`` re-describes only the modules that moved.
 from __future__ import annotations
 
 import collections
+import functools
 import gc
 import os
 import sys
@@ -309,11 +310,13 @@ class Watch:
                     self.slow_caches.append(func)
                     owners["f"].append(t)
         self._ntags = len(tagged)
+        self._nproxies = len(proxies)
         self._tags: Callable[[], object] = version_reader(tagged)
         self._proxies: Callable[[], object] = portable_reader(proxies)
-        self.owners: list[Tracked] = list(chain.from_iterable(owners[k] for k in "tpshcf"))
+        # Small sequences have two readings each (lengths, then id sums).
+        self.owners: list[Tracked] = list(chain.from_iterable(owners[k] for k in "tpsshcf"))
         #: The objects behind each reading, in the order of :meth:`readings`.
-        self.objs: list[object] = [*tagged, *proxies, *self.small, *self.huge,
+        self.objs: list[object] = [*tagged, *proxies, *self.small, *self.small, *self.huge,
                                    *self.cache_dicts, *self.slow_caches]
         #: Readings when the owners were last described (None: not known).
         self.last: tuple[tuple[Any, ...], ...] | None = None
@@ -322,36 +325,53 @@ class Watch:
 
     def _carry(self, previous: Watch) -> tuple[tuple[Any, ...], ...]:
         # Same object, same last reading; new objects read as "unknown" (their owner is dirty).
+        # Keyed by (position kind, id): a small sequence has two readings.
+        def keyed(w: Watch) -> list[tuple[int, int]]:
+            n = len(w.objs)
+            lens_at = w._ntags + w._nproxies
+            kinds = [1 if lens_at <= i < lens_at + len(w.small) else 0 for i in range(n)]
+            return list(zip(kinds, map(id, w.objs), strict=True))
+
         flat = chain.from_iterable(previous.last or ())
-        by_id = dict(zip(map(id, previous.objs), flat, strict=False))
-        return (tuple(by_id.get(id(o), _MISSING) for o in self.objs),)
+        by_key = dict(zip(keyed(previous), flat, strict=False))
+        return (tuple(by_key.get(k, _MISSING) for k in keyed(self)),)
 
     def token(self) -> object:
+        small = self.small
         return (
             self._tags(),
             self._proxies(),
-            tuple(map(len, self.small)),
-            sum(map(id, chain.from_iterable(self.small))),
+            tuple(map(len, small)),
+            sum(map(id, chain.from_iterable(small))),
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
         )
 
     def light(self) -> object:
-        return (tuple(map(len, self.small)), tuple(map(len, self.huge)),
-                tuple(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)))
+        # Every dict's tag (rebinding, class attributes, dict containers), but only the total
+        # length of sequences and caches: an append or a cache fill shows, a same-length
+        # change of a list waits for the full token.
+        return (self._tags(), sum(map(len, self.small)), sum(map(len, self.huge)),
+                sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)))
 
     def readings(self) -> tuple[tuple[Any, ...], ...]:
-        """One value per watched object, aligned with :attr:`owners`."""
+        """One value per watched object, aligned with :attr:`owners` (C-level loops only)."""
         tags = self._tags()
         assert isinstance(tags, tuple)
         proxies = self._proxies()
         assert isinstance(proxies, tuple)
+        small = self.small
         return (
             tags[: self._ntags],
             proxies,
-            tuple(map(_seq_sig, self.small)),
+            tuple(map(len, small)),
+            tuple(map(sum, map(_ID_MAP, small))),
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
         )
+
+
+#: ``_ID_MAP(seq)`` is ``map(id, seq)``, built without a Python frame.
+_ID_MAP = functools.partial(map, id)

@@ -123,8 +123,8 @@ class AttributesProbe(Probe):
             self._rescan()
         watch = self._watch
         dirty = [t for t in self._mods if not t.fresh]
+        now = watch.readings()
         if watch.last is not None:
-            now = watch.readings()
             dirty += compress(watch.owners, map(ne, chain.from_iterable(now),
                                                 chain.from_iterable(watch.last)))
         changed = False
@@ -133,7 +133,9 @@ class AttributesProbe(Probe):
             changed |= refresh(t, names, self._redactor, self._kinds)
         if any(t.rewatch for t in self._mods):
             watch = self._watch = Watch(self._mods, previous=watch)
-        watch.last = watch.readings()
+            now = watch.readings()
+        # Describing only reads, so what was read before it still holds.
+        watch.last = now
         if changed or len(self._map) != sum(len(t.fps) for t in self._mods) or not self._map:
             out: ProbeMap = {}
             for t in self._mods:

@@ -1,0 +1,228 @@
+"""``logging``: logger levels, handlers, ``propagate`` and ``disabled`` flags, ``logging.disable``.
+
+Only loggers that differ from a fresh logger get keys (a level set, a handler attached,
+``propagate`` off, ``disabled`` on), so hundreds of untouched library loggers cost no map
+entries; the root logger always shows its level and handlers.  Keys: ``NAME:level``,
+``NAME:handlers``, ``NAME:propagate``, ``NAME:disabled`` (``root:...`` for the root logger),
+``logging.disable``, and ``logging.loggerClass`` / ``logging.recordFactory`` /
+``logging.lastResort`` / ``logging.raiseExceptions``.
+
+pytest's own handlers (everything from ``_pytest.logging``: ``LogCaptureHandler``, the live
+and file handlers) come and go around every phase and are left out of the fingerprints.
+
+Cost: the token reads one version tag per logger's ``__dict__`` (level, propagate, disabled and
+the handler list binding all live there; see :mod:`._dictwatch`), one for the ``logging``
+module's globals and one for ``loggerDict``, plus the lengths and ids of the handler lists.
+The light token (checkpoints inside a test) leaves out the handler lists of loggers other than
+the root.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from itertools import chain
+from typing import Any
+
+from statesnap.probes._dictwatch import Reader, version_reader
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+
+DISABLE_KEY = "logging.disable"
+GLOBAL_KEYS = ("logging.loggerClass", "logging.recordFactory", "logging.lastResort",
+               "logging.raiseExceptions")
+FIELDS = ("level", "handlers", "propagate", "disabled")
+
+
+def is_pytest_handler(handler: object) -> bool:
+    """pytest's capture/live/file handlers, attached and detached by pytest around phases."""
+    return type(handler).__module__.startswith("_pytest")
+
+
+def _tag(obj: object) -> str:
+    return f"#{id(obj) & 0xFFFFFF:06x}"
+
+
+def _callable_name(obj: object) -> str:
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    name = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    return f"{module}.{name}{_tag(obj)}"
+
+
+def describe_handler(handler: Any) -> str:
+    """``Type(target) level=NAME #tag``; the target is a stream's name, a file or an address."""
+    target = ""
+    if isinstance(handler, logging.FileHandler):
+        target = str(handler.baseFilename)
+    elif isinstance(handler, logging.StreamHandler):
+        stream = handler.stream
+        name = getattr(stream, "name", None)
+        target = name if isinstance(name, str) else type(stream).__qualname__
+    else:
+        host, port = getattr(handler, "host", None), getattr(handler, "port", None)
+        if host is not None:
+            target = f"{host}:{port}"
+    level = logging.getLevelName(handler.level)
+    return f"{type(handler).__qualname__}({target}) level={level} {_tag(handler)}"
+
+
+def _loggers() -> list[tuple[str, logging.Logger]]:
+    items = list(logging.root.manager.loggerDict.items())  # a copy: threads may add loggers
+    out: list[tuple[str, logging.Logger]] = [("root", logging.root)]
+    out += [(name, lg) for name, lg in items if isinstance(lg, logging.Logger)]
+    return out
+
+
+class LoggingProbe(Probe):
+    """Configuration of every logger, and the logging module's global switches."""
+
+    name = "logging"
+    severity = Severity.MEDIUM
+    restorable = True
+
+    def __init__(self) -> None:
+        self._ld_version: Reader = version_reader([logging.root.manager.loggerDict])
+        self._ld_seen: object = None
+        self._loggers: list[tuple[str, logging.Logger]] = []
+        self._handler_lists: list[list[Any]] = []
+        self._versions: Reader = tuple
+        self._handler_sig: tuple[int, int] = (-1, -1)
+        self._handler_versions: Reader = tuple
+
+    def setup(self, ctx: ProbeContext) -> None:
+        self._ld_version = version_reader([logging.root.manager.loggerDict])
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        self._ld_seen = self._ld_version()
+        self._loggers = _loggers()
+        # vars() makes each logger keep its attributes in a real dict (invisible to Python
+        # code), so that dict's version tag moves on setLevel, .disabled = ..., .propagate = ...
+        dicts: list[dict[str, Any]] = [logging.__dict__]
+        dicts += [vars(lg) for _, lg in self._loggers]
+        self._versions = version_reader(dicts)
+        self._handler_lists = [lg.handlers for _, lg in self._loggers]
+        self._handler_sig = (-1, -1)
+
+    def _handlers_token(self) -> object:
+        # Handlers attached anywhere, by count and ids (a handler moved from one logger to
+        # another keeps both: accepted, it is rare); and each handler's own attributes
+        # (level, stream) by version tag, re-listed when the set of handlers changes.
+        lists = self._handler_lists
+        sig = (sum(map(len, lists)), sum(map(id, chain.from_iterable(lists))))
+        if sig != self._handler_sig:
+            self._handler_sig = sig
+            unique = {id(h): h for h in chain.from_iterable(lists) if not is_pytest_handler(h)}
+            own = [d for d in (getattr(h, "__dict__", None) for h in unique.values())
+                   if isinstance(d, dict)]
+            self._handler_versions = version_reader(own)
+        return sig, self._handler_versions()
+
+    def token(self) -> object:
+        if self._ld_version() != self._ld_seen:
+            self._rebuild()  # a logger was created (or a placeholder became one)
+        return self._versions(), logging.root.manager.disable, self._handlers_token()
+
+    def light_token(self) -> object:
+        # The loggers' own attributes (levels, flags) at every checkpoint, so a wide-scoped
+        # fixture's level change is attributed to it; handler lists only by the root's length.
+        root = logging.root
+        return (len(root.manager.loggerDict), self._versions(), root.manager.disable,
+                len(root.handlers))
+
+    def read(self) -> ProbeMap:
+        if self._ld_version() != self._ld_seen:
+            self._rebuild()
+        out: ProbeMap = {DISABLE_KEY: logging.getLevelName(logging.root.manager.disable)}
+        for name, lg in self._loggers:
+            is_root = lg is logging.root
+            handlers = [describe_handler(h) for h in lg.handlers if not is_pytest_handler(h)]
+            if lg.level != logging.NOTSET or is_root:
+                out[f"{name}:level"] = logging.getLevelName(lg.level)
+            if handlers or is_root:
+                out[f"{name}:handlers"] = handlers
+            if not lg.propagate:
+                out[f"{name}:propagate"] = False
+            if lg.disabled:
+                out[f"{name}:disabled"] = True
+        out["logging.loggerClass"] = _callable_name(logging.getLoggerClass())
+        out["logging.recordFactory"] = _callable_name(logging.getLogRecordFactory())
+        last = logging.lastResort
+        out["logging.lastResort"] = describe_handler(last) if last is not None else None
+        out["logging.raiseExceptions"] = bool(logging.raiseExceptions)
+        return out
+
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        if key.endswith(":disabled") or key == DISABLE_KEY:
+            return Severity.HIGH  # silences records that caplog assertions expect
+        return self.severity
+
+    def hint(self, key: str, change: str) -> str | None:
+        logger, _, field = key.rpartition(":")
+        target = "" if logger == "root" else f", logger={logger!r}"
+        if key == DISABLE_KEY:
+            return "undo logging.disable(...) with logging.disable(logging.NOTSET) in a fixture"
+        if field == "level":
+            return (f"set the level with caplog.set_level(...{target}), which puts it back, "
+                    "or restore the level in a fixture")
+        if field == "handlers":
+            return ("remove handlers you add (logger.removeHandler in a fixture finaliser), "
+                    "or read records through caplog instead")
+        if field == "disabled":
+            return ("pass disable_existing_loggers=False to logging.config.dictConfig/"
+                    "fileConfig, or re-enable the logger in a fixture")
+        if field == "propagate":
+            return f"restore {logger}.propagate in a fixture finaliser"
+        return f"restore {key} in a fixture (monkeypatch.setattr(logging, ...))"
+
+    # -- restoring -------------------------------------------------------------------------
+    def save(self) -> object:
+        loggers = {name: (lg, lg.level, list(lg.handlers), lg.propagate, lg.disabled)
+                   for name, lg in _loggers()}
+        return {
+            "loggers": loggers,
+            "disable": logging.root.manager.disable,
+            "loggerClass": logging.getLoggerClass(),
+            "recordFactory": logging.getLogRecordFactory(),
+            "lastResort": logging.lastResort,
+            "raiseExceptions": logging.raiseExceptions,
+        }
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        assert isinstance(saved, dict)
+        done: list[str] = []
+        current = dict(_loggers())
+        for key in keys:
+            if key == DISABLE_KEY:
+                logging.disable(saved["disable"])
+            elif key in GLOBAL_KEYS:
+                self._restore_global(key.removeprefix("logging."), saved)
+            else:
+                name, _, field = key.rpartition(":")
+                lg = current.get(name)
+                if lg is None or field not in FIELDS:
+                    continue
+                # A logger created after the save goes back to what a fresh logger has.
+                _, level, handlers, propagate, disabled = saved["loggers"].get(
+                    name, (lg, logging.NOTSET, [], True, False))
+                if field == "level":
+                    lg.setLevel(level)  # through setLevel: it clears the loggers' level caches
+                elif field == "handlers":
+                    ours = [h for h in lg.handlers if is_pytest_handler(h)]
+                    lg.handlers[:] = [h for h in handlers if not is_pytest_handler(h)] + ours
+                elif field == "propagate":
+                    lg.propagate = propagate
+                else:
+                    lg.disabled = disabled
+            done.append(key)
+        return done
+
+    @staticmethod
+    def _restore_global(name: str, saved: dict[str, Any]) -> None:
+        if name == "loggerClass":
+            logging.setLoggerClass(saved["loggerClass"])
+        elif name == "recordFactory":
+            logging.setLogRecordFactory(saved["recordFactory"])
+        elif name == "lastResort":
+            logging.lastResort = saved["lastResort"]
+        else:
+            logging.raiseExceptions = saved["raiseExceptions"]

@@ -1,0 +1,240 @@
+"""``process``: interpreter- and process-wide settings a test can leave changed.
+
+Keys (see :mod:`._processitems` for each one's fingerprint and fix hint): ``umask``,
+``recursionlimit``, ``socket.timeout``, ``decimal.prec`` / ``.rounding`` / ``.Emin`` /
+``.Emax`` / ``.capitals`` / ``.clamp`` / ``.traps`` (the calling thread's context: decimal
+contexts are thread-local), ``locale``, ``signal.SIGINT``... (Python-level handlers),
+``signal.blocked``, ``signal.ITIMER_REAL``, ``sys.excepthook`` and the other sys hooks,
+``sys.trace`` / ``sys.profile``, ``threading.excepthook`` / ``.trace`` / ``.profile``,
+``sys.stdout`` / ``stderr`` / ``stdin`` (pytest's capture objects count as ``default``),
+``builtins:NAME`` (names added, replaced or deleted since setup), ``gc.enabled`` /
+``.threshold`` / ``.debug`` / ``.callbacks``, ``tempfile.tempdir``, ``faulthandler.enabled``,
+``sys.switchinterval``, ``sys.int_max_str_digits``, ``asyncio.policy``,
+``asyncio.event_loop``.  Modules that are not imported yet have no keys.
+
+Cost: the light token reads the cheap Python-level settings (~5 us here); the full token adds
+the umask, which only ``/proc/self/status`` shows without changing it (the kernel formats the
+whole file: ~10 us), the signal handlers, mask and timer, the locale and the builtins dict's
+version tag.
+"""
+
+from __future__ import annotations
+
+import builtins
+import gc
+import os
+import sys
+from collections.abc import Collection
+from typing import Any
+
+from statesnap.probes._attrdescribe import short, tag
+from statesnap.probes._dictwatch import Reader, version_reader
+from statesnap.probes._processitems import (
+    Item,
+    _signal,
+    build_items,
+    in_main_thread,
+    loop_state,
+    signal_numbers,
+)
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProcFile, Severity
+
+BUILTINS_PREFIX = "builtins:"
+#: ``_`` is rebound by sys.displayhook on every displayed value (doctests): never a leak.
+BUILTINS_IGNORED = frozenset({"_"})
+
+
+class _FileHead(ProcFile):
+    """A :class:`ProcFile` read up to ``size`` bytes only.
+
+    ``ProcFile.read`` asks for 64 KiB per ``pread``, and allocating that buffer costs more than
+    the read here (23 us against 10 us); ``Umask:`` is on the second line.
+    """
+
+    def __init__(self, template: str, own_fds: set[int], size: int) -> None:
+        super().__init__(template, own_fds)
+        self._size = size
+
+    def read(self) -> bytes:
+        return os.pread(self._ensure(), self._size, 0)
+
+
+def _umask_by_setting() -> int:
+    # Fallback without /proc: the only other way to read the umask is to set it.  Setting
+    # it to 0o022 for two syscalls could let another thread create a file with that mask.
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+class ProcessProbe(Probe):
+    """umask, recursion limit, decimal context, locale, signals, sys hooks, streams, builtins."""
+
+    name = "process"
+    severity = Severity.HIGH
+    restorable = True
+
+    def __init__(self) -> None:
+        self._status: _FileHead | None = None
+        self._items: list[Item] = []
+        self._by_key: dict[str, Item] = {}
+        self._builtins0: dict[str, Any] = {}
+        self._builtins_version: Reader = tuple
+        self._signals: list[int] = []
+
+    def setup(self, ctx: ProbeContext) -> None:
+        try:
+            self._status = _FileHead("/proc/{pid}/status", ctx.own_fds, 512)
+            self._umask()
+        except OSError:
+            self._status = None
+            ctx.notes["process"] = "no /proc: umask read by setting it and back"
+        self._items = build_items(self._umask_text, self._umask, os.umask)
+        self._by_key = {i.key: i for i in self._items}
+        self._builtins0 = dict(vars(builtins))
+        self._builtins_version = version_reader([vars(builtins)])
+        self._signals = [num for _, num in signal_numbers()]
+
+    def close(self) -> None:
+        if self._status is not None:
+            self._status.close()
+
+    def _umask(self) -> int:
+        if self._status is None:
+            return _umask_by_setting()
+        data = self._status.read()
+        at = data.find(b"Umask:")
+        if at < 0:
+            return _umask_by_setting()
+        return int(data[at + 6: data.index(b"\n", at)].strip(), 8)
+
+    def _umask_text(self) -> str:
+        return f"{self._umask():04o}"
+
+    # -- tokens ----------------------------------------------------------------------------
+    def light_token(self) -> object:
+        s = sys
+        mods = s.modules
+        decimal = mods.get("decimal")
+        dec: object = None
+        if decimal is not None:
+            c = decimal.getcontext()
+            dec = (c.prec, c.rounding, c.Emin, c.Emax, c.capitals, c.clamp)
+        socket = mods.get("socket")
+        tempfile = mods.get("tempfile")
+        threading = mods.get("threading")
+        return (
+            s.getrecursionlimit(), id(s.excepthook), id(s.displayhook), id(s.unraisablehook),
+            id(s.breakpointhook), id(s.gettrace()), id(s.getprofile()),
+            id(s.stdout), id(s.stderr), id(s.stdin),
+            gc.isenabled(), gc.get_threshold(), gc.get_debug(), len(gc.callbacks),
+            dec,
+            socket.getdefaulttimeout() if socket is not None else None,
+            tempfile.tempdir if tempfile is not None else None,
+            id(threading.excepthook) if threading is not None else None,
+        )
+
+    def token(self) -> object:
+        mods = sys.modules
+        decimal = mods.get("decimal")
+        locale = mods.get("locale")
+        threading = mods.get("threading")
+        asyncio = mods.get("asyncio")
+        delay, interval = _signal.getitimer(_signal.ITIMER_REAL)
+        return (
+            self.light_token(),
+            self._umask(),
+            tuple(map(_signal.getsignal, self._signals)),
+            _signal.pthread_sigmask(_signal.SIG_BLOCK, ()),
+            (delay > 0, interval),  # the remaining delay runs down by itself: not a change
+            self._builtins_version(),
+            sum(map(id, gc.callbacks)),
+            decimal.getcontext().traps.copy() if decimal is not None else None,
+            locale.setlocale(locale.LC_ALL, None) if locale is not None else None,
+            (id(threading.gettrace()), id(threading.getprofile())) if threading else None,
+            (id(asyncio.events._event_loop_policy), loop_state(asyncio)) if asyncio else None,
+            mods["faulthandler"].is_enabled() if "faulthandler" in mods else None,
+            sys.getswitchinterval(), sys.get_int_max_str_digits(),
+        )
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self) -> ProbeMap:
+        mods = sys.modules
+        out: ProbeMap = {}
+        for item in self._items:
+            if item.needs is not None and item.needs not in mods:
+                continue
+            try:
+                out[item.key] = item.show()
+            except Exception as exc:  # one odd setting must not hide the others
+                out[item.key] = f"<unreadable: {type(exc).__name__}>"
+        out.update(self._builtins_changes())
+        return out
+
+    def _builtins_changes(self) -> ProbeMap:
+        now = vars(builtins)
+        base = self._builtins0
+        out: ProbeMap = {}
+        for name, value in list(now.items()):
+            if name in BUILTINS_IGNORED:
+                continue
+            old = base.get(name, _ABSENT)
+            if old is _ABSENT:
+                out[BUILTINS_PREFIX + name] = f"added: {short(value)} {tag(value)}"
+            elif old is not value:
+                out[BUILTINS_PREFIX + name] = f"replaced by {short(value)} {tag(value)}"
+        for name in base.keys() - now.keys() - BUILTINS_IGNORED:
+            out[BUILTINS_PREFIX + name] = "deleted"
+        return out
+
+    def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        item = self._by_key.get(key)
+        return item.severity if item is not None else self.severity
+
+    def hint(self, key: str, change: str) -> str | None:
+        if key.startswith(BUILTINS_PREFIX):
+            name = key.removeprefix(BUILTINS_PREFIX)
+            return (f"patch builtins.{name} with monkeypatch.setattr(builtins, {name!r}, ..."
+                    f"{', raising=False' if change == 'added' else ''}) so it is put back")
+        item = self._by_key.get(key)
+        return item.hint if item is not None else None
+
+    # -- restoring -------------------------------------------------------------------------
+    def save(self) -> object:
+        mods = sys.modules
+        values: dict[str, Any] = {}
+        for item in self._items:
+            if item.get is None or (item.needs is not None and item.needs not in mods):
+                continue
+            try:
+                values[item.key] = item.get()
+            except Exception:
+                continue
+        return {"items": values, "builtins": dict(vars(builtins))}
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        assert isinstance(saved, dict)
+        done: list[str] = []
+        for key in keys:
+            if key.startswith(BUILTINS_PREFIX):
+                name = key.removeprefix(BUILTINS_PREFIX)
+                if name in saved["builtins"]:
+                    setattr(builtins, name, saved["builtins"][name])
+                else:
+                    vars(builtins).pop(name, None)
+                done.append(key)
+                continue
+            item = self._by_key.get(key)
+            if item is None or item.put is None or key not in saved["items"]:
+                continue
+            if item.main_only and not in_main_thread():
+                continue
+            try:
+                item.put(saved["items"][key])
+            except (ValueError, TypeError, OSError, RecursionError):
+                continue  # e.g. a recursion limit below the current depth: not restorable now
+            done.append(key)
+        return done
+
+
+_ABSENT = object()
