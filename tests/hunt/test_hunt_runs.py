@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from hunt_helpers import Suite
 
 from statesnap.findings import BRITTLE, LATENT, Finding
-from statesnap.hunt import HuntOptions, HuntResult, Hunter
+from statesnap.hunt import Hunter, HuntOptions, HuntResult
 from statesnap.huntruns import LEAKERS_FIRST, RANDOM, WITHOUT_LEAKERS
 from statesnap.record import read_record
 
@@ -82,8 +83,6 @@ def _hunt(suite: Suite, record: Path, **options: object) -> HuntResult:
 def _run_repro(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     words = shlex.split(command)
     assert words[:3] == ["python", "-m", "pytest"]
-    import sys
-
     return subprocess.run([sys.executable, *words[1:]], cwd=cwd, capture_output=True,
                           text=True, timeout=300, env={**os.environ, "PYTEST_ADDOPTS": ""})
 
@@ -223,7 +222,8 @@ def test_right():
 
 
 def test_no_time_left_runs_nothing_and_says_so(suite: Suite) -> None:
-    suite.write({"test_t.py": "import os\n\ndef test_x():\n    os.environ['STATESNAP_TEST_Z'] = '1'\n"})
+    suite.write({"test_t.py": "import os\n\ndef test_x():\n"
+                 "    os.environ['STATESNAP_TEST_Z'] = '1'\n"})
     record = suite.record()
     result = _hunt(suite, record, budget=1e-9)
     assert result.runs == []

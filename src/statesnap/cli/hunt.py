@@ -27,6 +27,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "polluter, or a brittle test with the test that sets its state up. Extra pytest "
         "arguments go after --.")
     add_record_arg(p)
+    _add_options(p)
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS",
+                   help="arguments for the pytest runs, after --")
+    p.set_defaults(func=run)
+
+
+def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=_seconds, default=300.0, metavar="SECONDS",
                    help="time limit for the whole hunt (default 300)")
     p.add_argument("--random", type=_count, default=0, metavar="N", dest="random_orders",
@@ -43,8 +50,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--report", type=Path, metavar="PATH",
                    help="write the HTML report with the hunt's findings to PATH")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS")
-    p.set_defaults(func=run)
 
 
 def _seconds(text: str) -> float:
@@ -67,15 +72,15 @@ def _count(text: str) -> int:
     return value
 
 
-def load_lanes(path: Path | None) -> list[Record]:
-    """The record's lanes (one per xdist worker of a merged record), or the record itself."""
+def load_lanes(path: Path | None) -> tuple[Path, list[Record]]:
+    """The record's path and lanes (one per xdist worker of a merged record, or itself)."""
     record = load(path)
     try:
         from statesnap.xdist_support import read_lanes
     except ImportError:
-        return [record]
+        return record.path, [record]
     lanes = read_lanes(record.path)
-    return [lane for lane in lanes if lane.tests] or [record]
+    return record.path, [lane for lane in lanes if lane.tests] or [record]
 
 
 def _refuse_overwriting_a_record(path: Path) -> None:
@@ -90,25 +95,48 @@ def _refuse_overwriting_a_record(path: Path) -> None:
                    "(put RECORD before --json, or give another path)")
 
 
+def split_pytest_args(args: argparse.Namespace) -> list[str]:
+    """The pytest arguments (those after ``--``); hunt options before it are parsed here.
+
+    argparse hands everything after RECORD to the REMAINDER argument, options included, so
+    ``RECORD --worker gw1 -- -x`` arrives as ``["--worker", "gw1", "--", "-x"]``.
+    """
+    rest = list(args.pytest_args or [])
+    if "--" in rest:
+        cut = rest.index("--")
+        mine, theirs = rest[:cut], rest[cut + 1:]
+    else:
+        mine, theirs = rest, []
+    if mine:
+        parser = argparse.ArgumentParser(prog="statesnap hunt", add_help=False)
+        _add_options(parser)
+        _, unknown = parser.parse_known_args(mine, namespace=args)
+        if unknown:
+            raise CliError(f"unknown option(s) {' '.join(unknown)} (pytest arguments go "
+                           "after --)")
+    return theirs
+
+
 def run(args: argparse.Namespace) -> int:
     from statesnap.explain import format_findings
-    from statesnap.hunt import Hunter, HuntError, HuntOptions, describe
+    from statesnap.hunt import Hunter, HuntError, HuntOptions, default_logs_dir, describe
 
+    pytest_args = split_pytest_args(args)
     json_path = None if args.json_path in (None, "-") else Path(args.json_path)
     if json_path is not None:
         _refuse_overwriting_a_record(json_path)
-    lanes = load_lanes(args.record)
+    record_path, lanes = load_lanes(args.record)
     workers = sorted({t.worker for lane in lanes for t in lane.tests})
     if args.worker and args.worker not in workers:
-        raise CliError(f"no worker {args.worker!r} in {lanes[0].path} "
+        raise CliError(f"no worker {args.worker!r} in {record_path} "
                        f"(workers: {', '.join(workers)})")
     options = HuntOptions(budget=args.budget, random_orders=args.random_orders,
                           seed=args.seed, worker=args.worker, all_leaks=args.all_leaks,
-                          extra_args=[a for a in args.pytest_args if a != "--"])
+                          extra_args=pytest_args)
     to_stdout = args.json_path == "-"
     progress = progress_printer(quiet=args.quiet or to_stdout)
     try:
-        hunter = Hunter(lanes, options, progress)
+        hunter = Hunter(lanes, options, progress, logs_dir=default_logs_dir(record_path))
         result = hunter.hunt()
     except HuntError as exc:
         raise CliError(str(exc)) from None

@@ -1,0 +1,128 @@
+"""``statesnap hunt`` end to end: xdist lanes, the summary JSON, the report, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hunt_helpers import Suite, change, entry, write_record
+
+from statesnap.record import read_record
+
+pytestmark = pytest.mark.slow
+
+LANES_SUITE = {
+    "test_1_victim.py": '''
+import os
+
+def test_reads_level():
+    assert os.environ.get("ZOO_LEVEL", "info") == "info"
+''',
+    "test_2_polluter.py": '''
+import os
+
+def test_sets_level():
+    os.environ["ZOO_LEVEL"] = "debug"
+''',
+    "test_3_plain.py": '''
+def test_plain():
+    assert True
+''',
+}
+
+
+def statesnap(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "statesnap", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _lanes(record: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for t in read_record(record).tests:
+        out.setdefault(t.worker, []).append(t.nodeid)
+    return out
+
+
+def test_a_whole_xdist_run_is_hunted_across_its_lanes(suite: Suite) -> None:
+    pytest.importorskip("xdist")
+    suite.write(LANES_SUITE)
+    record = suite.record("-n", "2", "--dist", "loadfile")
+    lanes = _lanes(record)
+    assert set(lanes) == {"gw0", "gw1"}, lanes
+    out_json = suite.out / "hunt.json"
+    report = suite.out / "hunt.html"
+    proc = statesnap("hunt", str(record), "--json", str(out_json), "--report", str(report),
+                     "--budget", "600", cwd=suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    summary: dict[str, Any] = json.loads(out_json.read_text(encoding="utf-8"))
+    (f,) = summary["findings"]
+    assert f["status"] == "latent"
+    assert f["victim"] == "test_1_victim.py::test_reads_level"
+    assert f["polluters"] == ["test_2_polluter.py::test_sets_level"]
+    assert f["key"] == "ZOO_LEVEL"
+    victim_lane = next(w for w, ids in lanes.items() if f["victim"] in ids)
+    assert f["worker"] == victim_lane
+    assert {t["worker"] for t in summary["tests"]} == {"gw0", "gw1"}
+    assert summary["hunt"]["orders"] == 2
+    assert summary["hunt"]["pytest_runs"] == len(summary["hunt"]["runs"])
+    assert "[LATENT] test_1_victim.py::test_reads_level" in proc.stdout
+    assert "test_1_victim.py::test_reads_level" in report.read_text(encoding="utf-8")
+    # The run kept one log per pytest process under <record>.logs/.
+    logs = sorted((record.with_suffix(".logs")).glob("hunt-*/*.log"))
+    assert len(logs) == summary["hunt"]["pytest_runs"]
+
+
+def test_worker_hunts_one_lane_only(suite: Suite) -> None:
+    pytest.importorskip("xdist")
+    suite.write(LANES_SUITE)
+    record = suite.record("-n", "2", "--dist", "loadfile")
+    lanes = _lanes(record)
+    victim = "test_1_victim.py::test_reads_level"
+    lane = next(w for w, ids in lanes.items() if victim in ids)
+    proc = statesnap("hunt", str(record), "--worker", lane, "--json", "-q", cwd=suite.root)
+    summary = json.loads(proc.stdout)
+    assert {t["worker"] for t in summary["tests"]} == {lane}
+    assert summary["hunt"]["tests"] == len(lanes[lane])
+    found = [f["victim"] for f in summary["findings"]]
+    # Within one lane the victim is only exposed if its polluter ran in that lane too.
+    polluted = "test_2_polluter.py::test_sets_level" in lanes[lane]
+    assert found == ([victim] if polluted else [])
+    assert proc.returncode == (1 if polluted else 0)
+
+
+def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    record = tmp_path / "run.jsonl"
+    write_record(record, [
+        entry(0, "t.py::a", worker="gw0", changes=[change("env", "K", "1")]),
+    ], worker="gw0")
+    cases = [
+        (["hunt", str(record), "--worker", "gw9"], "no worker 'gw9'"),
+        (["hunt", str(record), "--json", str(record)], "that is a statesnap record"),
+        (["hunt", str(record), "--frobnicate"], "pytest arguments go after --"),
+        (["hunt", str(tmp_path / "missing.jsonl")], "no such record"),
+    ]
+    for argv, words in cases:
+        proc = statesnap(*argv, cwd=tmp_path)
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        assert words in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    # --json did not touch the record it refused to overwrite.
+    assert read_record(record).tests[0].nodeid == "t.py::a"
+
+
+def test_options_after_the_record_and_pytest_args_after_the_separator(suite: Suite) -> None:
+    suite.write({"test_x.py": "import os\n\ndef test_x():\n"
+                 "    os.environ['STATESNAP_TEST_X'] = '1'\n"})
+    record = suite.record()
+    proc = statesnap("hunt", str(record), "--random", "1", "--seed", "3", "--json", "-q",
+                     "--", "-p", "no:cacheprovider", cwd=suite.root)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["findings"] == []
+    assert summary["hunt"]["seeds"] == [3]
+    first_log = Path(summary["hunt"]["runs"][0]["log"]).read_text(encoding="utf-8")
+    assert "no:cacheprovider" in first_log.splitlines()[0]
