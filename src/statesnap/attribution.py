@@ -9,6 +9,7 @@ more severe probes; then recency.  Pure functions; no reruns.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,7 +91,7 @@ def key_terms(probe: str, key: str) -> list[str]:
     tail = key.rsplit(":", 1)[-1]
     terms.append(tail)
     terms.append(tail.rsplit(".", 1)[-1])
-    terms.append(tail.rsplit("/", 1)[-1])
+    terms.append(tail.rstrip("/").rsplit("/", 1)[-1])
     return [t for t in dict.fromkeys(terms) if len(t) >= 3]
 
 
@@ -102,19 +103,52 @@ def _value_terms(value: Any) -> list[str]:
     return []
 
 
+@dataclass
+class FailureText:
+    """A failure split the way its words count: the test's code, and what pytest said."""
+
+    #: Source lines of the traceback (what the test did: ``assert "ZOO_MODE" not in ...``).
+    code: str
+    #: The message and pytest's ``E`` lines (values, assertion introspection).
+    said: str
+
+    @classmethod
+    def of(cls, failure: dict[str, Any] | None) -> FailureText:
+        if not failure:
+            return cls("", "")
+        text = str(failure.get("text") or "")
+        code: list[str] = []
+        said = [str(failure.get("message") or "")]
+        for line in text.splitlines():
+            (said if line.startswith("E ") else code).append(line)
+        return cls("\n".join(code), "\n".join(said))
+
+
+def _mentions(text: str, terms: Iterable[str]) -> bool:
+    # Whole words only: ``PATH`` is not named by ``PYTHONPATH``.
+    return any(re.search(rf"(?<![\w]){re.escape(t)}(?![\w])", text) for t in terms if text)
+
+
 def rank(victim: TestEntry, dirty: Dirty) -> list[Candidate]:
-    """Suspects for ``victim``, best first."""
-    text = ""
-    if victim.failure:
-        text = " ".join(str(victim.failure.get(k) or "") for k in ("message", "text"))
+    """Suspects for ``victim``, best first.
+
+    A key the test's own code names weighs most (the assertion line says what it relies
+    on), then a key or changed value in what pytest printed (introspection can dump a whole
+    mapping, naming harmless keys too, so it weighs less); then severity; then recency.
+    """
+    text = FailureText.of(victim.failure)
     out: list[Candidate] = []
     for (probe, key), w in dirty.writes.items():
         score = 0.0
         reasons: list[str] = []
-        if text and any(term in text for term in key_terms(probe, key)):
+        terms = key_terms(probe, key)
+        if _mentions(text.code, terms):
             score += 100
+            reasons.append("key named in the failing code")
+        if _mentions(text.said, terms):
+            score += 60
             reasons.append("key named in the failure")
-        if text and any(term in text for term in _value_terms(w.change.after)):
+        if _mentions(text.said, _value_terms(w.change.after)):
             score += 50
             reasons.append("changed value appears in the failure")
         score += 10 * w.change.severity

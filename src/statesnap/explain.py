@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from statesnap.findings import Finding
+from statesnap.repro import repro_command
 from statesnap.terminal import short
 
 _STATUS_WORDS = {
@@ -30,6 +33,9 @@ def format_finding(f: Finding) -> list[str]:
     if f.probe and f.key:
         proven = " (restoring it makes the victim pass)" if f.hint_proven else ""
         lines.append(f"    state: {f.probe}:{f.key}: {short(f.before)} → {short(f.after)}{proven}")
+        others = [k for k in f.proven_keys if k != f"{f.probe}:{f.key}"]
+        if others:
+            lines.append(f"    restoring also heals it: {', '.join(others)}")
     if f.exc_type:
         msg = f": {short(f.message, 80)}" if f.message else ""
         lines.append(f"    failure: {f.exc_type}{msg}")
@@ -41,7 +47,39 @@ def format_finding(f: Finding) -> list[str]:
         lines.append(f"    note: {f.note}")
     if f.repro:
         lines.append(f"    reproduce: {f.repro}")
+    if f.logs:
+        where = logs_folder(f.logs)
+        beside = "" if Path(where).is_absolute() else " (beside the record)"
+        lines.append(f"    logs: {where}{beside}, {len(f.logs)} replay(s)")
     return lines
+
+
+def logs_folder(logs: list[str]) -> str:
+    """The folder of a finding's replay logs (they all lie beside one record)."""
+    folders = list(dict.fromkeys(str(Path(p).parent) for p in logs))
+    return folders[0] + "/" if len(folders) == 1 else ", ".join(logs)
+
+
+def _ns(value: Any) -> str:
+    if not isinstance(value, (int, float)):
+        return "?"
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("µs", 1_000)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} ns"
+
+
+def resolution_text(info: Any) -> str:
+    """``mtime to 1 ns, writes tick every 4 ms (ext4 at /)`` from a header's measurement."""
+    if not isinstance(info, Mapping):
+        return str(info)
+    if info.get("error") or info.get("resolution_ns") is None:
+        return f"not measured ({info.get('error') or 'unknown'})"
+    text = f"mtime to {_ns(info.get('resolution_ns'))}"
+    if info.get("write_tick_ns") is not None:
+        text += f", writes tick every {_ns(info.get('write_tick_ns'))}"
+    where = " at ".join(str(x) for x in (info.get("fs_type"), info.get("mount_point")) if x)
+    return f"{text} ({where})" if where else text
 
 
 def format_findings(findings: Iterable[Finding]) -> list[str]:
@@ -54,25 +92,48 @@ def format_findings(findings: Iterable[Finding]) -> list[str]:
     return lines
 
 
+def _code(text: str) -> str:
+    """Inline Markdown code that survives backticks inside ``text``."""
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _title(f: Finding) -> str:
+    victim = _code(f.victim)
+    if f.status == "not-order-dependent":
+        return f"### {victim} fails on its own"
+    if f.polluters:
+        return f"### {victim} fails after " + " + ".join(_code(p) for p in f.polluters)
+    return f"### {victim} fails ({f.status})"
+
+
 def markdown(findings: Iterable[Finding], header: Mapping[str, Any]) -> str:
     """A block ready to paste into an issue: what fails, why, how to reproduce, where."""
     out: list[str] = []
     for f in findings:
-        out.append(f"### `{f.victim}` fails after `{' + '.join(f.polluters) or '?'}`")
-        out.append("")
-        out.append(f"- **status**: {f.status}")
+        out += [_title(f), "", f"- **status**: {f.status}"]
+        if f.polluters:
+            out.append("- **polluter(s)**: " + ", ".join(_code(p) for p in f.polluters))
         if f.exc_type:
-            out.append(f"- **failure**: `{f.exc_type}`" + (f": {f.message}" if f.message else ""))
+            msg = f": {_code(short(f.message, 200))}" if f.message else ""
+            out.append(f"- **failure**: {_code(f.exc_type)}{msg}")
         if f.probe and f.key:
-            out.append(f"- **state**: `{f.probe}:{f.key}`: `{short(f.before)}` → "
-                       f"`{short(f.after)}`" + (" (proven by restoring it)" if f.hint_proven
-                                                 else ""))
-        if f.hint:
+            proven = " (proven: restoring it makes the victim pass)" if f.hint_proven else ""
+            out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {_code(short(f.before))}"
+                       f" → {_code(short(f.after))}{proven}")
+        if f.hint and f.polluters:
             out.append(f"- **fix**: {f.hint}")
         if f.note:
             out.append(f"- **note**: {f.note}")
         if f.repro:
-            out += ["", "Reproduce:", "", "```sh", f.repro, "```"]
+            fails = "Reproduce (the victim fails):" if f.polluters else "Reproduce:"
+            out += ["", fails, "", "```sh", f.repro, "```"]
+            alone = repro_command(header, [f.victim])
+            if f.polluters and alone != f.repro:
+                out += ["", "The victim alone (passes):", "", "```sh", alone, "```"]
         out.append("")
     py = (header.get("python") or {}).get("version", "?")
     plat = (header.get("platform") or {}).get("platform", "?")
@@ -84,8 +145,8 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any]) -> str:
     if header.get("seed") is not None:
         out.append(f"- pytest-randomly seed: {header['seed']}")
     for root, res in (header.get("mtime_resolution") or {}).items():
-        out.append(f"- mtime resolution of {root}: {res}")
-    out.append(f"- args: `{' '.join(header.get('args') or [])}`")
+        out.append(f"- filesystem of `{root}`: {resolution_text(res)}")
+    out.append(f"- args: `{shlex.join(str(a) for a in header.get('args') or [])}`")
     out.append("")
     out.append("</details>")
     return "\n".join(out) + "\n"

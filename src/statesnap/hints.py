@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 
 from statesnap.probes.base import Probe
@@ -14,23 +15,40 @@ _GENERIC = {
 }
 
 
-def _probe_class(name: str) -> type[Probe] | None:
+@functools.cache
+def probe_class(name: str) -> type[Probe] | None:
+    """The built-in probe class called ``name`` (None for third-party or absent probes)."""
     for module_name, class_name in BUILTIN:
         try:
             cls = getattr(importlib.import_module(module_name), class_name)
         except (ImportError, AttributeError):
-            continue
+            continue  # a probe not in this build
         if getattr(cls, "name", None) == name:
             return cls  # type: ignore[no-any-return]
     return None
 
 
+def restorable(probe: str) -> bool:
+    """Whether a key-level replay can put this probe's keys back (``Probe.restorable``)."""
+    cls = probe_class(probe)
+    return bool(cls is not None and cls.restorable)
+
+
+def _instance(cls: type[Probe]) -> Probe:
+    # Constructors are cheap and set up nothing (setup() does); a probe whose constructor
+    # wants arguments still answers hint() from a bare instance.
+    try:
+        return cls()
+    except Exception:
+        return cls.__new__(cls)
+
+
 def hint_for(probe: str, key: str, change: str) -> str:
     """A one-line fix hint for a polluter that made ``change`` to ``probe:key``."""
-    cls = _probe_class(probe)
+    cls = probe_class(probe)
     if cls is not None:
         try:
-            text = cls.hint(cls.__new__(cls), key, change)
+            text = cls.hint(_instance(cls), key, change)
         except Exception:
             text = None
         if text:

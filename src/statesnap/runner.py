@@ -1,9 +1,10 @@
 """Replays: run an exact order of node ids in a fresh interpreter, keep every byte it prints.
 
 The command is rebuilt from the record's header (interpreter, working directory, the recorded
-arguments a replay keeps), so a replay sees the suite configured as the recorded run did.  The
-child writes its own record, which is how outcomes are read back: no parsing of terminal text.
-Every replay's full output goes to a log beside the record.
+arguments a replay keeps, the environment variables that change test behaviour), so a replay
+sees the suite configured as the recorded run did.  The child writes its own record, which is
+how outcomes are read back: no parsing of terminal text.  Every replay's full output goes to a
+numbered log beside the record (``<record>.logs/NNN-label.log``), next to the order it ran.
 """
 
 from __future__ import annotations
@@ -11,22 +12,27 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from statesnap.filestage import FileStage
+from statesnap.header import REPLAY_ENV_PREFIXES
 from statesnap.record import Record, RecordError, read_record
+from statesnap.redact import PREFIX as REDACTED
 from statesnap.repro import replay_base_args, repro_command
 
 #: Variables that describe the parent pytest process, never a child's.
 _PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
-                    "PYTEST_XDIST_TESTRUNUID")
+                    "PYTEST_XDIST_TESTRUNUID", "STATESNAP_REPLAY")
 
 
 @dataclass
@@ -40,18 +46,22 @@ class ReplayResult:
     log: Path | None = None
     record: Path | None = None
     timed_out: bool = False
+    timeout: float = 0.0
     duration: float = 0.0
     #: Why the replay could not run at all (usage error, missing ids, no interpreter).
     error: str | None = None
     restored: list[str] = field(default_factory=list)
 
     def failed(self, nodeid: str) -> bool:
-        return self.outcomes.get(nodeid) in ("failed", "error")
+        """Failed or errored in setup or call, or was running when the child died."""
+        return self.outcomes.get(nodeid) in ("failed", "error", "crashed")
 
     def passed(self, nodeid: str) -> bool:
         return self.outcomes.get(nodeid) == "passed"
 
     def exc_type(self, nodeid: str) -> str | None:
+        if self.outcomes.get(nodeid) == "crashed":
+            return "crash"
         f = self.failures.get(nodeid)
         return None if f is None else f.get("exc_type")
 
@@ -64,6 +74,21 @@ def test_files(order: Sequence[str], rootdir: Path) -> list[str]:
     return list(seen)
 
 
+def replay_env(header: Mapping[str, Any], base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` plus the recorded variables that change test behaviour (PYTEST_*, PYTHON*...).
+
+    Redacted values are never passed on (the record only holds their digest).
+    """
+    env = dict(base)
+    recorded = header.get("env") or {}
+    if isinstance(recorded, Mapping):
+        for name, value in recorded.items():
+            if (isinstance(value, str) and name.startswith(REPLAY_ENV_PREFIXES)
+                    and not value.startswith(REDACTED) and name not in _PARENT_ONLY_ENV):
+                env[name] = value
+    return env
+
+
 class Runner:
     """Runs replays for one record; counts processes and test executions for the figures."""
 
@@ -74,21 +99,23 @@ class Runner:
         timeout: float = 300.0,
         extra_args: Sequence[str] = (),
         stage_files: bool = True,
-        env: dict[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
-        #: The environment replays start from: the one the recorded session started with
-        #: when verifying in-session (the session's own tests may have polluted os.environ).
-        self.env = dict(os.environ if env is None else env)
+        """``env`` is the environment replays start from.  In-session it is the one the
+        session started with (its own tests may have polluted ``os.environ``); from the CLI
+        it defaults to the current one plus the recorded variables that matter."""
         self.record = record
         self.header = record.header
+        self.env = dict(env) if env is not None else replay_env(self.header, os.environ)
         self.rootdir = Path(self.header.get("rootdir") or ".")
         self.logs_dir = logs_dir or record.path.with_suffix(".logs")
         self.timeout = timeout
         self.extra_args = list(extra_args)
-        self.stage = FileStage.from_record(record) if stage_files else None
+        self.stage = (FileStage.from_record(record, stash_root=self.logs_dir / "stage")
+                      if stage_files else None)
         self.processes = 0
         self.executions = 0
-        self._counter = 0
+        self._cache_dir: Path | None = None
 
     def python(self) -> str:
         recorded = (self.header.get("python") or {}).get("executable")
@@ -106,13 +133,24 @@ class Runner:
     def base_args(self) -> list[str]:
         return replay_base_args(self.header)
 
+    def cache_dir(self) -> Path:
+        # The child's pytest cache goes to a scratch folder: a replay never rewrites the
+        # user's lastfailed, and nothing but logs accumulates beside the record.
+        if self._cache_dir is None:
+            self._cache_dir = Path(tempfile.mkdtemp(prefix="statesnap-replay-cache-"))
+            # Removed by close(), or at the latest when the runner goes away.
+            weakref.finalize(self, shutil.rmtree, str(self._cache_dir), True)
+        return self._cache_dir
+
     def command(self, order_file: Path, record_file: Path, order: Sequence[str],
-                restore_file: Path | None = None) -> list[str]:
+                restore_file: Path | None = None, own_cache: bool = True) -> list[str]:
+        """The child's command line; ``own_cache=False`` leaves pytest's cache where the
+        suite keeps it (a command printed for the user to run)."""
         cmd = [self.python(), "-m", "pytest", *self.base_args(), *self.extra_args,
                f"--statesnap-order={order_file}", f"--statesnap-record={record_file}",
-               "--statesnap-verify-budget=0", "-rfE",
-               # The child's cache goes aside so a replay never rewrites the user's lastfailed.
-               "-o", f"cache_dir={self.logs_dir / 'cache'}"]
+               "--statesnap-verify-budget=0", "-rfE"]
+        if own_cache:
+            cmd += ["-o", f"cache_dir={self.cache_dir()}"]
         if restore_file is not None:
             cmd.append(f"--statesnap-restore-before={restore_file}")
         cmd += test_files(order, self.rootdir)
@@ -121,49 +159,80 @@ class Runner:
     def repro_command(self, order: Sequence[str]) -> str:
         return repro_command(self.header, order)
 
-    def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
-            label: str = "replay") -> ReplayResult:
+    def child_env(self) -> dict[str, str]:
+        env = {k: v for k, v in self.env.items() if k not in _PARENT_ONLY_ENV}
+        env["STATESNAP_REPLAY"] = "1"
+        return env
+
+    def claim(self, label: str) -> tuple[str, Path]:
+        """The next free ``NNN-label`` stem and its log, created exclusively.
+
+        Numbers continue across runners and processes (the session's verification, then a
+        CLI ``bisect`` on the same record), so no replay's log overwrites another's.
+        """
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        self._counter += 1
-        stem = f"{self._counter:03d}-{label}"
+        taken = [int(p.name[:3]) for p in self.logs_dir.glob("[0-9][0-9][0-9]-*")
+                 if p.name[:3].isdigit()]
+        n = max(taken, default=0)
+        while True:
+            n += 1
+            stem = f"{n:03d}-{label}"
+            log = self.logs_dir / f"{stem}.log"
+            try:
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            os.close(fd)
+            return stem, log
+
+    def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
+            label: str = "replay", timeout: float | None = None) -> ReplayResult:
+        """Run ``order`` exactly, in a fresh interpreter; ``timeout`` caps this one replay."""
+        limit = self.timeout if timeout is None else max(1.0, min(self.timeout, timeout))
+        stem, log_file = self.claim(label)
         order_file = self.logs_dir / f"{stem}.order.json"
         record_file = self.logs_dir / f"{stem}.jsonl"
-        log_file = self.logs_dir / f"{stem}.log"
         order_file.write_text(json.dumps(list(order), ensure_ascii=False) + "\n", "utf-8")
         restore_file = None
         if restore is not None:
             restore_file = self.logs_dir / f"{stem}.restore.json"
             restore_file.write_text(json.dumps(restore, ensure_ascii=False), "utf-8")
         cmd = self.command(order_file, record_file, order, restore_file)
-        env = {k: v for k, v in self.env.items() if k not in _PARENT_ONLY_ENV}
-        env["STATESNAP_REPLAY"] = "1"
-        result = ReplayResult(order=list(order), log=log_file, record=record_file)
+        result = ReplayResult(order=list(order), log=log_file, record=record_file,
+                              timeout=limit)
         t0 = time.monotonic()
-        self.processes += 1
-        self.executions += len(order)
         with open(log_file, "w", encoding="utf-8") as log:
             log.write("$ " + shlex.join(cmd) + "\n")
             log.write(f"# cwd: {self.cwd()}\n\n")
             log.flush()
+            if self.stage is not None:
+                self.stage.enter()
             try:
-                if self.stage is not None:
-                    self.stage.enter()
                 proc = subprocess.Popen(
-                    cmd, cwd=self.cwd(), env=env, stdout=log, stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL, start_new_session=True,
+                    cmd, cwd=self.cwd(), env=self.child_env(), stdout=log,
+                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    start_new_session=True,  # its own process group: a timeout kills it all
                 )
             except OSError as exc:
                 if self.stage is not None:
                     self.stage.exit()
                 result.error = f"cannot start {cmd[0]}: {exc.strerror}"
+                log.write(f"# statesnap: {result.error}\n")
                 return result
+            self.processes += 1
+            self.executions += len(order)
             try:
-                result.returncode = proc.wait(timeout=self.timeout)
+                result.returncode = proc.wait(timeout=limit)
             except subprocess.TimeoutExpired:
                 result.timed_out = True
-                _kill_group(proc)
+                kill_group(proc)
                 result.returncode = proc.wait()
-                log.write(f"\n# statesnap: replay timed out after {self.timeout:.0f}s; killed\n")
+                log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its process "
+                          "group was killed\n")
+            except BaseException:
+                kill_group(proc)  # interrupted (Ctrl-C): leave no replay running
+                proc.wait()
+                raise
             finally:
                 if self.stage is not None:
                     self.stage.exit()
@@ -177,23 +246,51 @@ class Runner:
         try:
             child = read_record(result.record)
         except RecordError:
-            tail = result.log.read_text("utf-8", "replace").strip().splitlines()[-3:]
-            result.error = " / ".join(line.strip() for line in tail) or "no output"
+            if not result.timed_out:
+                result.error = error_line(result.log)
             return
         for t in child.tests:
             result.outcomes[t.nodeid] = "failed" if t.failed else t.outcome
             if t.failure is not None:
                 result.failures[t.nodeid] = t.failure
             result.restored += list(t.extra.get("restored") or [])
-        if child.running is not None:
+        if child.running is not None and not result.timed_out:
             result.outcomes[str(child.running["nodeid"])] = "crashed"
-        if result.returncode == 4 and not child.tests:
-            tail = result.log.read_text("utf-8", "replace").strip().splitlines()[-2:]
-            result.error = " / ".join(line.strip() for line in tail)
+        if result.returncode in (3, 4) and not child.tests and child.running is None:
+            result.error = error_line(result.log)
+
+    def close(self) -> None:
+        """Remove the scratch cache folder of the children."""
+        if self._cache_dir is not None:
+            shutil.rmtree(self._cache_dir, ignore_errors=True)
+            self._cache_dir = None
 
 
-def _kill_group(proc: subprocess.Popen[Any]) -> None:
+def error_line(log: Path) -> str:
+    """The line of a child's output that says why it could not run."""
+    try:
+        lines = [ln.strip() for ln in log.read_text("utf-8", "replace").splitlines()]
+    except OSError:
+        return "no output"
+    lines = [ln for ln in lines if ln and not ln.startswith(("$ ", "# cwd:"))]
+    for i, ln in enumerate(lines):
+        if ln.startswith("ERROR: usage:"):
+            # argparse's usage line, then the line that says what was wrong.
+            said = [x for x in lines[i + 1:] if "error:" in x]
+            return said[0] if said else ln
+    for prefix in ("ERROR:", "E   ", "INTERNALERROR>"):
+        found = [ln for ln in lines if ln.startswith(prefix)]
+        if found:
+            return found[0] if prefix == "ERROR:" else found[-1]
+    return " / ".join(lines[-2:]) or "no output"
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the child's whole process group (it was started in a session of its own)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        proc.kill()
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass

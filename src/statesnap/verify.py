@@ -8,16 +8,20 @@
 4. Key-level replays restore one dirty key before the victim; the key whose restoration makes
    the victim pass is the one it relies on, and proves the fix hint.
 
-Every replay's output is kept in a log beside the record.  All of it runs within a budget.
+With ``repeat`` > 1 every replay runs that many times; answers that disagree make the finding
+``not-deterministic`` instead of naming a polluter.  Every replay's output is kept in a log
+beside the record, linked from the finding.  All of it runs within a budget of seconds.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from statesnap.attribution import dirty_before, polluters_of
+from statesnap.attribution import Write, dirty_before, polluters_of
 from statesnap.findings import (
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
@@ -25,7 +29,8 @@ from statesnap.findings import (
     VERIFIED,
     Finding,
 )
-from statesnap.hints import _probe_class, hint_for
+from statesnap.hints import hint_for, restorable
+from statesnap.leaks import WIDE_SCOPES
 from statesnap.minimize import ddmin
 from statesnap.record import Record, TestEntry
 from statesnap.repro import repro_command
@@ -41,25 +46,50 @@ class BudgetSpent(Exception):
     """The verification budget ran out; the finding keeps what was learnt so far."""
 
 
+class ReplayError(Exception):
+    """A replay that could not run at all (usage error, missing ids, interpreter missing)."""
+
+    def __init__(self, message: str, log: Path | None = None) -> None:
+        super().__init__(message)
+        self.log = log
+
+
+class ReplayTimeout(Exception):
+    """A replay ran past its time limit and was killed with its process group."""
+
+    def __init__(self, result: ReplayResult) -> None:
+        super().__init__(f"a replay of {len(result.order)} test(s) timed out after "
+                         f"{result.timeout:.0f}s and was killed (log: {result.log})")
+        self.result = result
+
+
+class NotDeterministic(Exception):
+    """Repeats of one replay disagreed about the victim."""
+
+
 @dataclass
 class Verdict:
     """The answer of one (possibly repeated) replay for the victim."""
 
     failed: bool
-    consistent: bool
     exc_type: str | None
 
 
 class Verifier:
-    """Verifies findings of one record with one :class:`Runner`."""
+    """Verifies findings of one record with one :class:`Runner`.
+
+    ``raise_errors`` makes a replay that cannot run at all propagate as :class:`ReplayError`
+    (the CLI turns it into one line and exit code 2); otherwise it becomes the finding's note.
+    """
 
     def __init__(self, record: Record, runner: Runner, budget: float, repeat: int = 1,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, raise_errors: bool = False) -> None:
         self.record = record
         self.runner = runner
         self.deadline = time.monotonic() + budget
         self.repeat = max(1, repeat)
         self.progress = progress or (lambda _msg: None)
+        self.raise_errors = raise_errors
         self.tests = sorted(record.tests, key=lambda t: t.index)
 
     # -- one replay, repeated ---------------------------------------------------------------
@@ -67,66 +97,81 @@ class Verifier:
                restore: Mapping[str, object] | None = None) -> Verdict:
         answers: list[ReplayResult] = []
         for _ in range(self.repeat):
-            if time.monotonic() > self.deadline:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
                 raise BudgetSpent()
-            result = self.runner.run(order, restore=restore, label=label)
+            result = self.runner.run(order, restore=restore, label=label, timeout=left)
             if result.log is not None:
-                finding.logs.append(str(result.log))
+                finding.logs.append(self._link(result.log))
             if result.error is not None and not result.outcomes:
-                raise ReplayError(result.error)
+                raise ReplayError(result.error, result.log)
+            if result.timed_out:
+                if time.monotonic() >= self.deadline:
+                    raise BudgetSpent()
+                raise ReplayTimeout(result)
             answers.append(result)
-        fails = [a.failed(victim) or a.outcomes.get(victim) == "crashed" for a in answers]
-        types = {a.exc_type(victim) for a, f in zip(answers, fails, strict=True) if f}
-        return Verdict(
-            failed=fails[0],
-            consistent=len(set(fails)) == 1,
-            exc_type=next(iter(types)) if types else None,
-        )
+        fails = [a.failed(victim) for a in answers]
+        if len(set(fails)) > 1:
+            raise NotDeterministic(
+                f"{_order_words(order)}: the victim failed in {sum(fails)} of "
+                f"{len(fails)} repeats")
+        types = {a.exc_type(victim) for a in answers if a.failed(victim)}
+        return Verdict(failed=fails[0], exc_type=next(iter(types)) if len(types) == 1 else None)
 
-    def _same_failure(self, verdict: Verdict, finding: Finding) -> bool:
+    def _link(self, log: Path) -> str:
+        """A log's path relative to the record's folder where it lies under it."""
+        base = self.record.path.parent
+        try:
+            return os.path.relpath(log, base) if log.is_relative_to(base) else str(log)
+        except ValueError:
+            return str(log)
+
+    @staticmethod
+    def _same_failure(verdict: Verdict, finding: Finding) -> bool:
         if not verdict.failed:
             return False
-        if finding.exc_type in (None, "crash"):
+        if finding.exc_type in (None, "crash") or verdict.exc_type is None:
             return True
-        return verdict.exc_type in (None, finding.exc_type)
+        return verdict.exc_type == finding.exc_type
 
     # -- the whole procedure for one finding ------------------------------------------------
     def verify(self, finding: Finding) -> Finding:
         victim = self.record.test_by_id(finding.victim)
-        if victim is None:
-            victim = TestEntry(index=len(self.tests), nodeid=finding.victim, outcome="crashed",
+        if victim is None:  # the crashed test: it has a start line only
+            index = int((self.record.running or {}).get("index", len(self.tests)))
+            victim = TestEntry(index=index, nodeid=finding.victim, outcome="crashed",
                                worker=finding.worker)
         try:
             self._verify(finding, victim)
         except BudgetSpent:
-            finding.note = "verification budget spent before this finding was proven"
+            finding.note = "the verification budget was spent before this finding was proven"
+        except ReplayTimeout as exc:
+            finding.note = str(exc)
+        except NotDeterministic as exc:
+            finding.status = NOT_DETERMINISTIC
+            finding.polluters = []
+            finding.note = f"the failure is not deterministic: {exc}"
         except ReplayError as exc:
-            finding.note = f"replay could not run: {exc}"
+            if self.raise_errors:
+                raise
+            finding.note = f"a replay could not run: {exc}"
         return finding
 
     def _verify(self, finding: Finding, victim: TestEntry) -> None:
         vid = victim.nodeid
         self.progress(f"statesnap: replaying {vid} alone")
         alone = self.replay([vid], vid, finding, "alone")
-        if not alone.consistent:
-            finding.status = NOT_DETERMINISTIC
-            finding.note = "the victim alone passed and failed across repeats"
-            return
         if alone.failed:
             finding.status = NOT_ORDER_DEPENDENT
             finding.polluters = []
+            finding.hint = None
             finding.note = "fails alone in a fresh process: a genuine failure, not pollution"
             finding.repro = repro_command(self.record.header, [vid])
             return
         suspects = polluters_of(finding.candidates)[:MAX_SINGLE_SUSPECTS]
         for nodeid in suspects:
             self.progress(f"statesnap: replaying {nodeid} → {vid}")
-            v = self.replay([nodeid, vid], vid, finding, "pair")
-            if not v.consistent:
-                finding.status = NOT_DETERMINISTIC
-                finding.note = f"[{nodeid}, victim] failed in some repeats only"
-                return
-            if self._same_failure(v, finding):
+            if self._same_failure(self.replay([nodeid, vid], vid, finding, "pair"), finding):
                 self._proven(finding, [nodeid], victim)
                 return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
@@ -144,13 +189,15 @@ class Verifier:
         vid = victim.nodeid
 
         def fails(subset: Sequence[str]) -> bool:
-            self.progress(f"statesnap: bisecting {vid} with {len(subset)} earlier test(s)")
+            self.progress(f"statesnap: minimising {vid}: {len(subset)} earlier test(s)")
             return self._same_failure(self.replay([*subset, vid], vid, finding, "ddmin"),
                                       finding)
 
         position = {n: i for i, n in enumerate(prefix)}
         every_suspect = sorted({c.nodeid for c in finding.candidates if c.nodeid in position},
                                key=lambda n: position[n])
+        # The state-based suspects together first: two polluters that only break the victim
+        # together are usually both among them, and that set is far smaller than the prefix.
         if len(every_suspect) > 1 and fails(every_suspect):
             return ddmin(every_suspect, fails, known_failing=True)
         if not prefix or not fails(prefix):
@@ -162,27 +209,59 @@ class Verifier:
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
         dirty = dirty_before(self.tests, victim)
-        keys = [(ref, w) for ref, w in dirty.writes.items() if w.test.nodeid in polluters]
+        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
         mine = [c for c in finding.candidates if c.nodeid in polluters]
         if mine:
             top = mine[0]
             finding.probe, finding.key, finding.before, finding.after = (
                 top.probe, top.key, top.before, top.after)
-        restorable = [(ref, w) for ref, w in keys if _restorable(ref[0])]
+        else:
+            finding.probe = finding.key = finding.before = finding.after = None
+            finding.hint = None
+            finding.note = ("no recorded state change of the polluter(s) explains it: the "
+                            "state it relies on is outside what statesnap's probes see")
+            return
+        self._prove_keys(finding, polluters, victim, writes)
+        if finding.probe and finding.key:
+            change = ("removed" if finding.after is None else
+                      "added" if finding.before is None else "changed")
+            finding.hint = hint_for(finding.probe, finding.key, change)
+            w = writes.get((finding.probe, finding.key))
+            if w is not None:
+                finding.note = _fixture_note(w) or finding.note
+
+    def _prove_keys(self, finding: Finding, polluters: list[str], victim: TestEntry,
+                    writes: dict[tuple[str, str], Write]) -> None:
+        """Restore one key at a time before the victim: the first that heals it is named.
+
+        Each polluter gets its own proof, so a failure that needs two polluters names the
+        key of each.
+        """
         rank = {(c.probe, c.key): i for i, c in enumerate(finding.candidates)}
-        restorable.sort(key=lambda rw: rank.get(rw[0], len(rank)))
-        proven: list[str] = []
+        keys = sorted((ref for ref in writes if restorable(ref[0])),
+                      key=lambda ref: (rank.get(ref, len(rank)), ref))
         order = [*polluters, victim.nodeid]
-        for (probe, key), _w in restorable[:MAX_KEY_REPLAYS]:
+        proven: list[str] = []
+        healed: set[str] = set()
+        tried = 0
+        for probe, key in keys:
+            writer = writes[(probe, key)].test.nodeid
+            if writer in healed:
+                continue
+            if tried >= MAX_KEY_REPLAYS:
+                break
+            tried += 1
             self.progress(f"statesnap: restoring {probe}:{key} before {victim.nodeid}")
             spec = {"before": victim.nodeid, "keys": [[probe, key]]}
             try:
                 v = self.replay(order, victim.nodeid, finding, "key", restore=spec)
-            except BudgetSpent:
+            except (BudgetSpent, ReplayTimeout, NotDeterministic):
                 break
             if not v.failed:
                 proven.append(f"{probe}:{key}")
-                break  # suspects are ranked: the first key that heals the victim is named
+                healed.add(writer)
+                if healed >= set(polluters):
+                    break
         finding.proven_keys = proven
         if proven:
             probe, key = proven[0].split(":", 1)
@@ -191,13 +270,13 @@ class Verifier:
             if cand is not None:
                 finding.before, finding.after = cand.before, cand.after
             finding.hint_proven = True
-        if finding.probe and finding.key:
-            change = ("removed" if finding.after is None else
-                      "added" if finding.before is None else "changed")
-            finding.hint = hint_for(finding.probe, finding.key, change)
 
     def find_cleaners(self, finding: Finding) -> None:
-        """Tests of the suite that put the victim's key back: they show how to fix it."""
+        """Tests of the suite that put the victim's key back: they show how to fix it.
+
+        A candidate is any recorded test whose change set the key to its baseline value;
+        it is a cleaner when ``[polluter(s), it, victim]`` lets the victim pass.
+        """
         if finding.status != VERIFIED or not finding.probe or not finding.key:
             return
         ref = (finding.probe, finding.key)
@@ -205,29 +284,34 @@ class Verifier:
         for t in self.tests:
             if t.nodeid in finding.polluters or t.nodeid == finding.victim:
                 continue
-            for ch in t.changes:
-                if (ch.probe, ch.key) == ref and ch.after == finding.before:
-                    found.append(t.nodeid)
-                    break
+            if any((ch.probe, ch.key) == ref and ch.after == finding.before
+                   for ch in t.changes):
+                found.append(t.nodeid)
         proven: list[str] = []
         for nodeid in found[:MAX_CLEANER_REPLAYS]:
+            self.progress(f"statesnap: does {nodeid} clean up after {finding.polluters[0]}?")
             order = [*finding.polluters, nodeid, finding.victim]
             try:
                 v = self.replay(order, finding.victim, finding, "cleaner")
-            except (BudgetSpent, ReplayError):
+            except (BudgetSpent, ReplayError, ReplayTimeout, NotDeterministic):
                 break
             if not v.failed:
                 proven.append(nodeid)
         finding.cleaners = proven
 
 
-class ReplayError(Exception):
-    """A replay that could not run at all (usage error, interpreter missing)."""
+def _order_words(order: Sequence[str]) -> str:
+    if len(order) <= 3:
+        return "[" + ", ".join(order) + "]"
+    return f"[{order[0]}, … {len(order) - 2} more …, {order[-1]}]"
 
 
-def _restorable(probe: str) -> bool:
-    cls = _probe_class(probe)
-    return bool(cls is not None and cls.restorable)
+def _fixture_note(w: Write) -> str | None:
+    ch = w.change
+    if ch.fixture and ch.scope in WIDE_SCOPES:
+        return (f"the change was made by the {ch.scope}-scoped fixture {ch.fixture!r} "
+                f"(set up for {w.test.nodeid}) and never undone: undo it after its yield")
+    return None
 
 
 def verify_findings(
@@ -239,12 +323,16 @@ def verify_findings(
     find_cleaners: bool = False,
     progress: Progress | None = None,
     runner: Runner | None = None,
+    raise_errors: bool = False,
 ) -> list[Finding]:
     """Verify every finding of ``record`` within ``budget`` seconds (in place; returned)."""
     runner = runner or Runner(record)
-    verifier = Verifier(record, runner, budget, repeat, progress)
-    for finding in findings:
-        verifier.verify(finding)
-        if find_cleaners:
-            verifier.find_cleaners(finding)
+    verifier = Verifier(record, runner, budget, repeat, progress, raise_errors)
+    try:
+        for finding in findings:
+            verifier.verify(finding)
+            if find_cleaners:
+                verifier.find_cleaners(finding)
+    finally:
+        runner.close()
     return findings

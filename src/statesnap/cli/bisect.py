@@ -1,4 +1,9 @@
-"""``statesnap bisect``: the minimal set of earlier tests that makes a test fail."""
+"""``statesnap bisect``: the minimal set of earlier tests that makes a test fail.
+
+Delta debugging (not plain halving) over the tests that ran before TEST in its process, so a
+failure that needs two polluters together keeps both.  Every replay's log stays beside the
+record.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import argparse
 from collections.abc import Sequence
 
 from statesnap.cli import CliError
-from statesnap.cli.common import add_record_arg, load, pick_test, progress_printer, stop
+from statesnap.cli.common import add_record_arg, lane_of, load_lanes, progress_printer, stop
 from statesnap.minimize import ddmin
 from statesnap.repro import repro_command
 
@@ -25,8 +30,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from statesnap.runner import Runner
 
-    record = load(args.record)
-    victim = pick_test(record, args.test)
+    lanes = load_lanes(args.record)
+    record, victim = lane_of(lanes, args.test)
     prefix = [t.nodeid for t in sorted(record.tests, key=lambda t: t.index)
               if t.index < victim.index and t.worker == victim.worker]
     runner = Runner(record, timeout=args.timeout)
@@ -36,8 +41,11 @@ def run(args: argparse.Namespace) -> int:
         progress(f"statesnap: replaying {len(subset)} earlier test(s) + {victim.nodeid}")
         result = runner.run([*subset, victim.nodeid], label="bisect")
         if result.error is not None and not result.outcomes:
-            raise CliError(f"replay could not run: {result.error} (log: {result.log})")
-        return result.failed(victim.nodeid) or result.outcomes.get(victim.nodeid) == "crashed"
+            raise CliError(f"a replay could not run: {result.error} (log: {result.log})")
+        if result.timed_out:
+            raise CliError(f"a replay of {len(subset) + 1} test(s) timed out after "
+                           f"{result.timeout:.0f}s and was killed (log: {result.log})")
+        return result.failed(victim.nodeid)
 
     try:
         if fails([]):
@@ -51,8 +59,10 @@ def run(args: argparse.Namespace) -> int:
         minimal = ddmin(prefix, fails, known_failing=True)
     finally:
         stop(progress)
+        runner.close()
     print(f"{victim.nodeid} fails after {len(minimal)} test(s) "
-          f"({runner.processes} replays, logs in {runner.logs_dir}):")
+          f"({runner.processes} replays, {runner.executions} test executions; logs in "
+          f"{runner.logs_dir}):")
     for nodeid in minimal:
         print(f"  {nodeid}")
     print(f"reproduce: {repro_command(record.header, [*minimal, victim.nodeid])}")

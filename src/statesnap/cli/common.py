@@ -1,15 +1,17 @@
-"""Shared pieces of the subcommands: finding the record, progress, picking a test."""
+"""Shared pieces of the subcommands: finding the record, its lanes, progress, picking a test."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from statesnap.cli import CliError
 from statesnap.record import Record, TestEntry, read_record
 from statesnap.recordpath import find_latest
+
+Progress = Callable[[str], None]
 
 
 def add_record_arg(parser: argparse.ArgumentParser, nargs: str = "?") -> None:
@@ -19,26 +21,65 @@ def add_record_arg(parser: argparse.ArgumentParser, nargs: str = "?") -> None:
     )
 
 
+def record_path(path: Path | None) -> Path:
+    """``path``, or the last run's record when none is given."""
+    if path is not None:
+        return path
+    found = find_latest()
+    if found is None:
+        raise CliError("no RECORD given and no last run found under .pytest_cache/statesnap "
+                       "(run `pytest -p statesnap` first, or pass a record)")
+    return found
+
+
 def load(path: Path | None) -> Record:
-    if path is None:
-        path = find_latest()
-        if path is None:
-            raise CliError("no RECORD given and no last run found under .pytest_cache/statesnap "
-                           "(run `pytest -p statesnap` first, or pass a record)")
-    return read_record(path)
+    """The record at ``path`` (or the last run's), as one record."""
+    return read_record(record_path(path))
+
+
+def load_lanes(path: Path | None) -> list[Record]:
+    """One record per process of the run: the xdist workers' lanes of a merged record, or
+    the record itself.  Findings and replays never mix tests of two processes."""
+    target = record_path(path)
+    record = read_record(target)  # errors (missing, truncated, unknown format) come from here
+    if "lanes" not in record.header:
+        return [record]
+    from statesnap.xdist_support import read_lanes
+
+    lanes = read_lanes(target)
+    return lanes or [record]
+
+
+def lane_of(lanes: Sequence[Record], nodeid: str) -> tuple[Record, TestEntry]:
+    """The lane that ran ``nodeid`` and its entry (the crashed test included)."""
+    for lane in lanes:
+        test = lane.test_by_id(nodeid)
+        if test is not None:
+            return lane, test
+        if lane.running is not None and lane.running.get("nodeid") == nodeid:
+            return lane, TestEntry(index=int(lane.running["index"]), nodeid=nodeid,
+                                   outcome="crashed", worker=lane.worker)
+    raise _not_in(lanes, nodeid)
 
 
 def pick_test(record: Record, nodeid: str) -> TestEntry:
-    test = record.test_by_id(nodeid)
-    if test is None:
-        close = [t.nodeid for t in record.tests if nodeid in t.nodeid][:3]
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise CliError(f"test {nodeid!r} is not in {record.path}{hint}")
-    return test
+    """The entry of ``nodeid`` in ``record``, or a one-line error naming close matches."""
+    return lane_of([record], nodeid)[1]
 
 
-def progress_printer(quiet: bool = False) -> Callable[[str], None]:
-    """A progress callback: a rich status line on a terminal, plain lines otherwise."""
+def _not_in(lanes: Sequence[Record], nodeid: str) -> CliError:
+    ids = [t.nodeid for lane in lanes for t in lane.tests]
+    close = [i for i in ids if nodeid in i or i.endswith(nodeid.rsplit("::", 1)[-1])][:3]
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    where = lanes[0].path if len(lanes) == 1 else f"{len(lanes)} lanes of the record"
+    return CliError(f"test {nodeid!r} is not in {where}{hint}")
+
+
+def progress_printer(quiet: bool = False) -> Progress:
+    """A progress callback: a rich status line on a terminal, plain lines otherwise.
+
+    Call :func:`stop` when done; on a terminal the status line then disappears.
+    """
     if quiet:
         return lambda _msg: None
     if sys.stderr.isatty():
@@ -56,7 +97,8 @@ def progress_printer(quiet: bool = False) -> Callable[[str], None]:
     return lambda msg: print(msg, file=sys.stderr, flush=True)
 
 
-def stop(progress: Callable[[str], None]) -> None:
+def stop(progress: Progress) -> None:
+    """End a progress display made by :func:`progress_printer`."""
     stopper = getattr(progress, "stop", None)
     if stopper is not None:
         stopper()

@@ -1,14 +1,22 @@
-"""``statesnap diff A B``: what differs between two runs, so a new failure shows why."""
+"""``statesnap diff A B``: what differs between two runs, so a new failure shows why.
+
+Two parts: the environment in the headers (interpreter, platform, packages, plugins, the
+filesystem's mtime resolution, seed, arguments, probes), and, for each test that fails in B
+but not in A, how the tests that ran before it in its process differ (new, gone, reordered).
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from statesnap.cli.common import load
-from statesnap.record import Record
+from statesnap.cli.common import load_lanes
+from statesnap.explain import resolution_text
+from statesnap.record import Record, TestEntry
+
+MAX_LISTED = 10
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +38,8 @@ def _flat(header: Mapping[str, Any]) -> dict[str, str]:
         out[f"package {name}"] = str(version)
     out["plugins"] = ", ".join(header.get("plugins") or [])
     for root, res in (header.get("mtime_resolution") or {}).items():
-        out[f"mtime resolution {Path(root).name or root}"] = str(res)
+        # Keyed by the root's name: two checkouts in different places still line up.
+        out[f"filesystem of {Path(root).name or root}"] = resolution_text(res)
     out["seed"] = str(header.get("seed"))
     out["args"] = " ".join(header.get("args") or [])
     for p in header.get("probes") or []:
@@ -39,6 +48,7 @@ def _flat(header: Mapping[str, Any]) -> dict[str, str]:
 
 
 def environment_diff(a: Record, b: Record) -> list[str]:
+    """``  key: value in A → value in B`` for every header field that differs."""
     fa, fb = _flat(a.header), _flat(b.header)
     lines = []
     for key in sorted(set(fa) | set(fb)):
@@ -48,37 +58,64 @@ def environment_diff(a: Record, b: Record) -> list[str]:
     return lines
 
 
-def order_diff(a: Record, b: Record) -> list[str]:
+def _listed(ids: Sequence[str]) -> str:
+    more = f" … and {len(ids) - MAX_LISTED} more" if len(ids) > MAX_LISTED else ""
+    return ", ".join(ids[:MAX_LISTED]) + more
+
+
+def _prefix(tests: Sequence[TestEntry], t: TestEntry) -> list[str]:
+    return [x.nodeid for x in sorted(tests, key=lambda x: x.index)
+            if x.index < t.index and x.worker == t.worker]
+
+
+def prefix_diff(before_a: list[str], before_b: list[str]) -> list[str]:
+    """How the tests before a victim differ: only in B, only in A, or in another order."""
     lines: list[str] = []
-    failed_a = {t.nodeid for t in a.tests if t.failed}
-    for t in b.tests:
-        if not t.failed or t.nodeid in failed_a:
-            continue
-        in_a = a.test_by_id(t.nodeid)
-        before_b = [x.nodeid for x in b.tests if x.index < t.index and x.worker == t.worker]
-        if in_a is None:
-            lines.append(f"  {t.nodeid}: fails in B, did not run in A")
-            continue
-        before_a = {x.nodeid for x in a.tests if x.index < in_a.index and x.worker == in_a.worker}
-        new = [n for n in before_b if n not in before_a]
-        gone = sorted(before_a - set(before_b))
-        lines.append(f"  {t.nodeid}: passed in A, fails in B")
-        if new:
-            lines.append(f"    ran before it only in B ({len(new)}): {', '.join(new[:10])}"
-                         + (" …" if len(new) > 10 else ""))
-        if gone:
-            lines.append(f"    ran before it only in A ({len(gone)}): {', '.join(gone[:10])}"
-                         + (" …" if len(gone) > 10 else ""))
-        if not new and not gone:
-            lines.append("    same tests ran before it: look at the environment differences")
+    set_a, set_b = set(before_a), set(before_b)
+    new = [n for n in before_b if n not in set_a]
+    gone = [n for n in before_a if n not in set_b]
+    if new:
+        lines.append(f"    ran before it only in B ({len(new)}): {_listed(new)}")
+    if gone:
+        lines.append(f"    ran before it only in A ({len(gone)}): {_listed(gone)}")
+    common_a = [n for n in before_a if n in set_b]
+    common_b = [n for n in before_b if n in set_a]
+    if common_a != common_b:
+        at = next(i for i, (x, y) in enumerate(zip(common_a, common_b, strict=True)) if x != y)
+        lines.append(f"    the {len(common_b)} tests both ran before it ran in another order: "
+                     f"from position {at + 1}, A ran {common_a[at]}, B ran {common_b[at]}")
+    if not lines:
+        lines.append("    the same tests ran before it in the same order: look at the "
+                     "environment differences")
+    return lines
+
+
+def order_diff(a: Sequence[Record], b: Sequence[Record]) -> list[str]:
+    """For each test that fails in B and not in A: how its process's earlier tests differ."""
+    lines: list[str] = []
+    tests_a = [t for lane in a for t in lane.tests]
+    failed_a = {t.nodeid for t in tests_a if t.failed}
+    by_id_a = {t.nodeid: t for t in tests_a}
+    tests_b = [t for lane in b for t in lane.tests]
+    for lane in b:
+        for t in sorted(lane.tests, key=lambda t: t.index):
+            if not t.failed or t.nodeid in failed_a:
+                continue
+            in_a = by_id_a.get(t.nodeid)
+            if in_a is None:
+                lines.append(f"  {t.nodeid}: fails in B, did not run in A")
+                continue
+            worker = f" (worker {in_a.worker} → {t.worker})" if in_a.worker != t.worker else ""
+            lines.append(f"  {t.nodeid}: passed in A, fails in B{worker}")
+            lines += prefix_diff(_prefix(tests_a, in_a), _prefix(tests_b, t))
     return lines
 
 
 def run(args: argparse.Namespace) -> int:
-    a, b = load(args.record_a), load(args.record_b)
-    print(f"A: {a.path} ({len(a.tests)} tests)")
-    print(f"B: {b.path} ({len(b.tests)} tests)")
-    env = environment_diff(a, b)
+    a, b = load_lanes(args.record_a), load_lanes(args.record_b)
+    print(f"A: {args.record_a} ({sum(len(r.tests) for r in a)} tests)")
+    print(f"B: {args.record_b} ({sum(len(r.tests) for r in b)} tests)")
+    env = environment_diff(a[0], b[0])
     print("environment:" if env else "environment: the same")
     for line in env:
         print(line)

@@ -1,14 +1,47 @@
-"""``statesnap replay``: run exactly the recorded order in a fresh process."""
+"""``statesnap replay``: run exactly the recorded order in a fresh process.
+
+The child's output goes to the terminal as it comes; its standard error is also read back, so
+a replay that pytest refuses (a node id that no longer exists, a test file gone) ends with one
+line and exit code 2 instead of pytest's usage error.
+"""
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import os
 import shlex
 import subprocess
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from statesnap.cli import CliError
 from statesnap.cli.common import add_record_arg, load, pick_test
+from statesnap.record import Record, RecordError, read_record
+
+if TYPE_CHECKING:
+    from statesnap.runner import Runner
+
+
+class _SplitAtDashes(argparse.ArgumentParser):
+    """Everything after the first ``--`` is pytest's, whatever it looks like.
+
+    argparse alone would give a word after ``--`` to the optional RECORD, and a REMAINDER
+    positional swallows ``--until`` written after RECORD.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        words = list(args or [])
+        tail: list[str] = []
+        if "--" in words:
+            at = words.index("--")
+            words, tail = words[:at], words[at + 1:]
+        ns, extra = super().parse_known_args(words, namespace)
+        ns.pytest_args = tail
+        return ns, extra
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,49 +52,103 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--worker", metavar="W", help="the order of this xdist worker (gw0, gw1...)")
     p.add_argument("--until", metavar="ID", help="stop after this test (inclusive)")
     p.add_argument("--dry-run", action="store_true", help="print the command, run nothing")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, pytest_args=[])
+    p.__class__ = _SplitAtDashes
+    p.usage = "statesnap replay [RECORD] [--worker W] [--until ID] [--dry-run] [-- PYTEST ARGS]"
+
+
+def recorded_order(record: Record, worker: str | None, until: str | None) -> list[str]:
+    """The node ids to replay: one worker's (or the record's) order, up to ``until``."""
+    tests = sorted(record.tests, key=lambda t: t.index)
+    if worker:
+        workers = sorted({t.worker for t in tests} | {record.worker})
+        tests = [t for t in tests if t.worker == worker]
+        if not tests and not (record.running is not None and record.worker == worker):
+            raise CliError(f"no worker {worker!r} in {record.path} "
+                           f"(workers: {', '.join(workers)})")
+    order = [t.nodeid for t in tests]
+    if record.running is not None and (not worker or record.worker == worker):
+        order.append(str(record.running["nodeid"]))  # the crashed test runs last, as it did
+    if until:
+        if until not in order:
+            test = pick_test(record, until)  # not in the record at all: says so
+            raise CliError(f"test {until!r} ran on worker {test.worker}, not {worker}")
+        order = order[: order.index(until) + 1]
+    if not order:
+        raise CliError(f"{record.path} holds no tests to replay")
+    return order
 
 
 def run(args: argparse.Namespace) -> int:
-    from statesnap.runner import Runner
+    from statesnap.order_plugin import write_order
+    from statesnap.runner import Runner, error_line
 
     record = load(args.record)
-    tests = sorted(record.tests, key=lambda t: t.index)
-    if args.worker:
-        workers = sorted({t.worker for t in tests})
-        tests = [t for t in tests if t.worker == args.worker]
-        if not tests:
-            raise CliError(f"no worker {args.worker!r} in {record.path} "
-                           f"(workers: {', '.join(workers)})")
-    order = [t.nodeid for t in tests]
-    if record.running is not None and (not args.worker or record.worker == args.worker):
-        order.append(str(record.running["nodeid"]))  # the crashed test runs last, as it did
-    if args.until:
-        if args.until not in order:
-            pick_test(record, args.until)
-        order = order[: order.index(args.until) + 1]
-    if not order:
-        raise CliError(f"{record.path} holds no tests to replay")
-    extra = [a for a in args.pytest_args if a != "--"]
+    order = recorded_order(record, args.worker, args.until)
+    extra = list(args.pytest_args)
     runner = Runner(record, extra_args=extra)
-    runner.logs_dir.mkdir(parents=True, exist_ok=True)
-    order_file = runner.logs_dir / "replay.order.json"
-    from statesnap.order_plugin import write_order
-
+    stem, log = runner.claim("replay")
+    order_file = runner.logs_dir / f"{stem}.order.json"
+    record_file = runner.logs_dir / f"{stem}.jsonl"
     write_order(order_file, order)
-    record_file = runner.logs_dir / "replay.jsonl"
-    cmd = runner.command(order_file, record_file, order)
+    cmd = runner.command(order_file, record_file, order, own_cache=not args.dry_run)
     print(f"statesnap replay: {len(order)} test(s) in the recorded order", file=sys.stderr)
     print("$ " + shlex.join(cmd), file=sys.stderr)
     if args.dry_run:
+        log.unlink()  # nothing ran; the order file stays so the command above can be run
+        runner.close()
         return 0
     try:
-        if runner.stage is not None:
-            runner.stage.enter()
-        return subprocess.call(cmd, cwd=runner.cwd())
-    except OSError as exc:
-        raise CliError(f"cannot start {cmd[0]}: {exc.strerror}") from None
+        rc = _run_teed(runner, cmd, log)
+    finally:
+        runner.close()
+    if rc in (3, 4) and _ran_nothing(record_file):
+        # pytest refused to start the replay: its own error line, once, and exit code 2.
+        for path in (order_file, record_file):
+            path.unlink(missing_ok=True)
+        raise CliError(f"the replay could not start: {error_line(log)} (log: {log})")
+    print(f"statesnap replay: exit code {rc}; output kept in {log}", file=sys.stderr)
+    return rc
+
+
+def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
+    """Run ``cmd`` with its output on the terminal and in ``log``; the exit code."""
+    from statesnap.runner import kill_group
+
+    if runner.stage is not None:
+        runner.stage.enter()
+    try:
+        with open(log, "w", encoding="utf-8") as out:
+            out.write("$ " + shlex.join(cmd) + f"\n# cwd: {runner.cwd()}\n\n")
+            out.flush()
+            try:
+                proc = subprocess.Popen(cmd, cwd=runner.cwd(), env=runner.child_env(),
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+            except OSError as exc:
+                raise CliError(f"cannot start {cmd[0]}: {exc.strerror}") from None
+            stream = proc.stdout
+            assert stream is not None
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            try:
+                while chunk := os.read(stream.fileno(), 65536):
+                    sys.stdout.buffer.write(chunk)
+                    sys.stdout.buffer.flush()
+                    out.write(decoder.decode(chunk))
+                out.write(decoder.decode(b"", final=True))
+                return proc.wait()
+            except BaseException:
+                kill_group(proc)
+                proc.wait()
+                raise
     finally:
         if runner.stage is not None:
             runner.stage.exit()
+
+
+def _ran_nothing(record_file: Path) -> bool:
+    try:
+        child = read_record(record_file)
+    except RecordError:
+        return True
+    return not child.tests and child.running is None
