@@ -156,7 +156,7 @@ class RandomProbe(Probe):
             gauss = _gauss_next(self._inst)
             extra = b"" if gauss is None else struct.pack("d", gauss)
             out[PY_KEY] = _digest(self._py() + extra)
-        if self._np is not None and self._numpy_rand() is not None:
+        if self._numpy_rand() is not None and self._np is not None:
             out[NUMPY_KEY] = _digest(self._np())
         return out
 
