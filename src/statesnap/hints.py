@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+from pathlib import Path
 
-from statesnap.probes.base import Probe
+from statesnap.probes.base import Probe, ProbeContext
 from statesnap.probes.builtin import BUILTIN
 
 _GENERIC = {
@@ -43,14 +44,34 @@ def _instance(cls: type[Probe]) -> Probe:
         return cls.__new__(cls)
 
 
+#: Probes whose hints come from tables built in ``setup()``, which is cheap for them (one
+#: ``/proc`` file); others answer from a bare instance (``files`` would walk the tree).
+_SETUP_FOR_HINTS = frozenset({"process"})
+
+
 def hint_for(probe: str, key: str, change: str) -> str:
     """A one-line fix hint for a polluter that made ``change`` to ``probe:key``."""
     cls = probe_class(probe)
     if cls is not None:
-        try:
-            text = cls.hint(_instance(cls), key, change)
-        except Exception:
-            text = None
+        text = _ask(cls, key, change, setup=False)
+        if not text and probe in _SETUP_FOR_HINTS:
+            text = _ask(cls, key, change, setup=True)
         if text:
             return text
     return _GENERIC.get(change, _GENERIC["changed"])
+
+
+def _ask(cls: type[Probe], key: str, change: str, setup: bool) -> str | None:
+    probe = _instance(cls)
+    try:
+        if setup:
+            probe.setup(ProbeContext(rootdir=Path.cwd()))
+        return probe.hint(key, change)
+    except Exception:
+        return None
+    finally:
+        if setup:
+            try:
+                probe.close()
+            except Exception:
+                pass

@@ -89,6 +89,75 @@ def replay_env(header: Mapping[str, Any], base: Mapping[str, str]) -> dict[str, 
     return env
 
 
+#: Run in front of a replay's interpreter when the recorded run changed state that survives
+#: fork and exec (blocked signals, ignored signals, a pending alarm): put it back, then exec.
+_TRAMPOLINE = """\
+import json, os, signal, sys
+spec = json.loads(sys.argv[1])
+if spec.get("cancel_timer"):
+    signal.setitimer(signal.ITIMER_REAL, 0)
+if "blocked" in spec:
+    signal.pthread_sigmask(signal.SIG_SETMASK,
+                           [getattr(signal, n) for n in spec["blocked"] if hasattr(signal, n)])
+for name in spec.get("default", []):
+    if hasattr(signal, name):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+@dataclass
+class Inherited:
+    """Process state a child inherits from its parent that the recorded run changed.
+
+    Replays start in a fresh interpreter, but a fresh interpreter still inherits the umask,
+    the signal mask, ignored signals and a pending ``ITIMER_REAL`` from the process that
+    starts it (the polluted session, at verification time).  The record says what these were
+    before the first test changed them, and each replay starts from that.
+    """
+
+    umask: int | None = None
+    blocked: list[str] | None = None
+    cancel_timer: bool = False
+    default: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_record(cls, record: Record) -> Inherited:
+        first: dict[str, Any] = {}
+        seen: dict[str, set[str]] = {}
+        for ch in [*record.collection, *(c for t in sorted(record.tests, key=lambda t: t.index)
+                                         for c in t.changes)]:
+            if ch.probe != "process":
+                continue
+            first.setdefault(ch.key, ch.before)
+            seen.setdefault(ch.key, set()).add(str(ch.after))
+        out = cls()
+        umask = first.get("umask")
+        if isinstance(umask, str):
+            try:
+                out.umask = int(umask, 8)
+            except ValueError:
+                pass
+        blocked = first.get("signal.blocked")
+        if isinstance(blocked, list):
+            out.blocked = [str(n) for n in blocked]
+        out.cancel_timer = first.get("signal.ITIMER_REAL") == "off"
+        out.default = sorted(k.removeprefix("signal.") for k, v in first.items()
+                             if k.startswith("signal.SIG") and v == "default"
+                             and "ignore" in seen.get(k, ()))
+        return out
+
+    def trampoline(self) -> dict[str, Any] | None:
+        spec: dict[str, Any] = {}
+        if self.blocked is not None:
+            spec["blocked"] = self.blocked
+        if self.cancel_timer:
+            spec["cancel_timer"] = True
+        if self.default:
+            spec["default"] = self.default
+        return spec or None
+
+
 class Runner:
     """Runs replays for one record; counts processes and test executions for the figures."""
 
@@ -116,6 +185,7 @@ class Runner:
         self.processes = 0
         self.executions = 0
         self._cache_dir: Path | None = None
+        self.inherited = Inherited.from_record(record)
 
     def python(self) -> str:
         recorded = (self.header.get("python") or {}).get("executable")
@@ -208,11 +278,7 @@ class Runner:
             if self.stage is not None:
                 self.stage.enter()
             try:
-                proc = subprocess.Popen(
-                    cmd, cwd=self.cwd(), env=self.child_env(), stdout=log,
-                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    start_new_session=True,  # its own process group: a timeout kills it all
-                )
+                proc = self.popen(cmd, log)
             except OSError as exc:
                 if self.stage is not None:
                     self.stage.exit()
@@ -239,6 +305,22 @@ class Runner:
         result.duration = time.monotonic() - t0
         self._read_back(result)
         return result
+
+    def popen(self, cmd: list[str], out: Any, interactive: bool = False) -> subprocess.Popen[bytes]:
+        """Start ``cmd`` from the umask and signal state the recorded run started with.
+
+        A verification replay gets a session of its own (a timeout kills its whole group) and
+        no stdin; an ``interactive`` one (``statesnap replay``) stays in the terminal's
+        process group, so Ctrl-C and ``--pdb`` reach it.
+        """
+        spec = self.inherited.trampoline()
+        if spec is not None:
+            cmd = [self.python(), "-c", _TRAMPOLINE, json.dumps(spec), *cmd]
+        return subprocess.Popen(
+            cmd, cwd=self.cwd(), env=self.child_env(), stdout=out, stderr=subprocess.STDOUT,
+            stdin=None if interactive else subprocess.DEVNULL, start_new_session=not interactive,
+            umask=-1 if self.inherited.umask is None else self.inherited.umask,
+        )
 
     @staticmethod
     def _read_back(result: ReplayResult) -> None:

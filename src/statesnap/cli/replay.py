@@ -113,8 +113,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
     """Run ``cmd`` with its output on the terminal and in ``log``; the exit code."""
-    from statesnap.runner import kill_group
-
     if runner.stage is not None:
         runner.stage.enter()
     try:
@@ -122,9 +120,7 @@ def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
             out.write("$ " + shlex.join(cmd) + f"\n# cwd: {runner.cwd()}\n\n")
             out.flush()
             try:
-                proc = subprocess.Popen(cmd, cwd=runner.cwd(), env=runner.child_env(),
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+                proc = runner.popen(cmd, subprocess.PIPE, interactive=True)
             except OSError as exc:
                 raise CliError(f"cannot start {cmd[0]}: {exc.strerror}") from None
             stream = proc.stdout
@@ -138,7 +134,7 @@ def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
                 out.write(decoder.decode(b"", final=True))
                 return proc.wait()
             except BaseException:
-                kill_group(proc)
+                proc.kill()
                 proc.wait()
                 raise
     finally:
