@@ -1,0 +1,29 @@
+"""Bad values of the containment options are usage errors, never tracebacks."""
+
+from __future__ import annotations
+
+import pytest
+
+from statesnap.options import strip_mode_flags
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--statesnap-isolate", "test_one.py"], "expected one of auto, fork, spawn"),
+    (["--statesnap-isolate=sometimes"], "expected one of auto, fork, spawn"),
+    (["--statesnap-strict", "tests/test_one.py"], "is not a list of probes"),
+    (["--statesnap-strict=nope", "test_one.py"], "unknown probe(s) nope"),
+    (["--statesnap-restore=env,bogus", "test_one.py"], "unknown probe(s) bogus"),
+    (["-o", "statesnap_allow=ZOO_MODE", "test_one.py"], "is not probe:key"),
+    (["--statesnap-isolate-timeout=-1", "test_one.py"], "must be 0 or more"),
+])
+def test_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    pytester.makepyfile(test_one="def test_x():\n    pass\n")
+    result = pytester.runpytest("-p", "no:randomly", "-p", "statesnap", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+def test_mode_flags_never_reach_a_replay() -> None:
+    args = ["-p", "statesnap", "--statesnap-isolate", "spawn", "--statesnap-strict=env",
+            "--statesnap-restore", "-x", "--statesnap-isolate-child=/tmp/c", "-v"]
+    assert strip_mode_flags(args) == ["-p", "statesnap", "-x", "-v"]

@@ -1,0 +1,112 @@
+"""Strict mode on a polluting suite: leaks error at teardown with their diff."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+Run = Callable[..., Any]
+
+POLLUTING = '''
+import os, sys, pytest
+
+@pytest.fixture(scope="module")
+def tidy_module_env():
+    os.environ["TIDY_FIXTURE"] = "on"
+    yield
+    del os.environ["TIDY_FIXTURE"]
+
+def test_env_polluter():
+    os.environ["ZOO_MODE"] = "fast"
+
+def test_cwd_polluter(tmp_path):
+    os.chdir(tmp_path)
+
+@pytest.mark.statesnap_allow("env:ALLOWED_*")
+def test_allowed_by_marker():
+    os.environ["ALLOWED_BY_MARKER"] = "1"
+
+def test_allowed_by_ini():
+    os.environ["INI_ALLOWED"] = "1"
+
+def test_uses_tidy_fixture(tidy_module_env):
+    assert os.environ["TIDY_FIXTURE"] == "on"
+
+def test_uses_it_again(tidy_module_env):
+    pass
+
+def test_clean(monkeypatch):
+    monkeypatch.setenv("PUT_BACK", "1")
+    monkeypatch.syspath_prepend("/tmp/put-back")
+'''
+
+
+def _teardown_errors(inner: Any) -> dict[str, str]:
+    return {r["nodeid"].split("::")[1]: r["text"] for r in inner.reports()
+            if r["when"] == "teardown" and r["outcome"] == "failed"}
+
+
+def test_leaks_error_at_teardown_with_the_diff(pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(test_polluting=POLLUTING)
+    inner = run("--statesnap-strict", "-o", "statesnap_allow=env:INI_*")
+    errors = _teardown_errors(inner)
+    assert sorted(errors) == ["test_cwd_polluter", "test_env_polluter"]
+    text = errors["test_env_polluter"]
+    assert "env:ZOO_MODE: added ∅ → fast [call]" in text
+    assert "monkeypatch.setenv('ZOO_MODE'" in text  # the probe's fix hint
+    assert "statesnap_allow('env:ZOO_MODE')" in text
+    assert "cwd:cwd: changed" in errors["test_cwd_polluter"]
+    # The call passed: the test errors in teardown only, and its line says why.
+    outcomes = inner.result.parseoutcomes()
+    assert outcomes["passed"] == 7 and outcomes["errors"] == 2
+    line = inner.lines()["test_polluting.py::test_env_polluter"]
+    assert line["outcome"] == "error"
+    assert line["strict"] == ["env:ZOO_MODE"]
+    assert line["failure"]["exc_type"] == "StateLeaked"
+    inner.result.stdout.fnmatch_lines(["*strict mode: 2 test(s) errored for leaking state*"])
+
+
+def test_selected_probes_only(pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(test_polluting=POLLUTING)
+    inner = run("--statesnap-strict=cwd")
+    assert sorted(_teardown_errors(inner)) == ["test_cwd_polluter"]
+
+
+def test_a_wide_fixture_that_never_undoes_errors_when_its_scope_ends(
+        pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(test_sloppy='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def sloppy():
+    os.environ["SLOPPY_FIXTURE"] = "on"
+    yield
+
+def test_one(sloppy):
+    pass
+
+def test_two(sloppy):
+    pass
+''', test_zz_other='''
+def test_later():
+    pass
+''')
+    inner = run("--statesnap-strict")
+    errors = _teardown_errors(inner)
+    # Not the first user's fault, nor the second's while the scope lasts: the test whose
+    # teardown ended the module scope errors, naming the fixture.
+    assert sorted(errors) == ["test_two"]
+    assert "SLOPPY_FIXTURE" in errors["test_two"]
+    assert "module fixture sloppy" in errors["test_two"]
+
+
+def test_strict_is_off_in_replays(pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(test_polluting=POLLUTING)
+    inner = run("--statesnap-strict", "--statesnap-restore=env")
+    header = inner.record().header
+    assert header["modes"] == {"isolate": None, "strict": "all", "restore": "env"}
+    replay_args = header["replay"]["args"]
+    assert not [a for a in replay_args if a.startswith(("--statesnap-strict",
+                                                        "--statesnap-restore"))]
