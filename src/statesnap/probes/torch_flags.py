@@ -37,8 +37,10 @@ class Flag:
     setter: Setter | None = None
     hint: str = ""
     severity: Severity = Severity.MEDIUM
-    #: Read at checkpoints inside a test too.  The few reads that cost ~0.3 us (string
-    #: arguments, enum conversion) are left to the end-of-test token to keep checkpoints cheap.
+    #: Read at checkpoints inside a test too, which tells the phase (and the fixture) that
+    #: made a change.  Only the nine ``fp32_precision`` knobs (~0.2-0.3 us each, string
+    #: arguments) and a derived value are left to the end-of-test token: their changes are
+    #: recorded without a phase.
     light: bool = True
     #: The reader may raise in a valid state: torch 2.9+ refuses to read the legacy TF32 flags
     #: once the new ``fp32_precision`` API was used.  The error then *is* the fingerprint.
@@ -170,9 +172,9 @@ def _autocast(device: str) -> list[Flag]:
     legacy_dtype = "get_autocast_cpu_dtype" if device == "cpu" else "get_autocast_gpu_dtype"
     return [
         Flag(f"autocast.{device}.enabled", (fn("is_autocast_enabled", device), fn(legacy_enabled)),
-             _set_autocast(device, "enabled"), hint, Severity.HIGH, light=False),
+             _set_autocast(device, "enabled"), hint, Severity.HIGH),
         Flag(f"autocast.{device}.dtype", (fn("get_autocast_dtype", device), fn(legacy_dtype)),
-             _set_autocast(device, "dtype"), hint, light=False),
+             _set_autocast(device, "dtype"), hint),
     ]
 
 
@@ -238,7 +240,7 @@ FLAGS: tuple[Flag, ...] = (
          (c("_get_float32_matmul_precision"), fn("get_float32_matmul_precision")),
          _call("set_float32_matmul_precision"),
          "call torch.set_float32_matmul_precision(...) in a fixture that restores the previous "
-         "value", light=False, raises=True),
+         "value", raises=True),
     *(_fp32(backend, op) for backend, op in _FP32_OPS),
     Flag("backends.cudnn.enabled",
          (c("_get_cudnn_enabled"), modattr("torch.backends.cudnn", "enabled")),
@@ -293,7 +295,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("backends.cuda.preferred_linalg_library", (c("_get_linalg_preferred_backend"),),
          _call_c("_set_linalg_preferred_backend"),
          "call torch.backends.cuda.preferred_linalg_library(...) in a fixture that restores "
-         "the previous backend", light=False),
+         "the previous backend"),
     *_autocast("cpu"),
     *_autocast("cuda"),
     Flag("autocast.cache_enabled", (fn("is_autocast_cache_enabled"),),
