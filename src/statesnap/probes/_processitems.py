@@ -294,8 +294,11 @@ def _misc_items() -> list[Item]:
 
 def describe_policy(asyncio: Any) -> str:
     policy = getattr(getattr(asyncio, "events", None), "_event_loop_policy", None)
-    # By type: a fresh default policy is no change, a uvloop policy left installed is.
-    return "default (not created)" if policy is None else qualified(type(policy))
+    # By type: the default policy, created on first use, is no change; a uvloop policy left
+    # installed is.
+    if policy is None or type(policy) is getattr(asyncio, "DefaultEventLoopPolicy", None):
+        return "default"
+    return qualified(type(policy))
 
 
 def build_items(umask_show: Callable[[], Any], umask_get: Callable[[], int],

@@ -1,0 +1,315 @@
+"""The ``process`` probe against real process settings, each changed for real and put back."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import decimal
+import gc
+import io
+import json
+import locale
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from statesnap.diff import diff_maps
+from statesnap.probes.base import ProbeContext, Severity
+from statesnap.probes.process import ProcessProbe
+
+LINUX = sys.platform.startswith("linux")
+
+
+@pytest.fixture
+def probe(tmp_path: Path) -> Iterator[ProcessProbe]:
+    p = ProcessProbe()
+    ctx = ProbeContext(rootdir=tmp_path)
+    p.setup(ctx)
+    yield p
+    p.close()
+    assert not ctx.own_fds  # the /proc file it held is closed
+
+
+def _set_and_restore_umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def test_umask_is_read_without_setting_it(tmp_path: Path) -> None:
+    probe = ProcessProbe()
+    ctx = ProbeContext(rootdir=tmp_path)
+    probe.setup(ctx)
+    try:
+        assert int(probe.read()["umask"], 8) == _set_and_restore_umask()
+        if LINUX:  # read from /proc/self/status; only without /proc does a note say otherwise
+            assert "process" not in ctx.notes
+            assert len(ctx.own_fds) == 1
+    finally:
+        probe.close()
+
+
+@pytest.fixture
+def umask() -> Iterator[None]:
+    old = os.umask(0o022)
+    os.umask(old)
+    yield
+    os.umask(old)
+
+
+def test_umask_change_moves_the_full_token_and_restores(
+    probe: ProcessProbe, umask: None
+) -> None:
+    before = probe.read()
+    saved = probe.save()
+    token = probe.token()
+    os.umask(0o077)
+    assert probe.token() != token
+    changes = diff_maps("process", before, probe.read())
+    assert [(c.key, c.after) for c in changes] == [("umask", "0077")]
+    assert probe.restore(saved, ["umask"]) == ["umask"]
+    assert probe.read()["umask"] == before["umask"]
+
+
+# Each case: (key, change it, put it back by hand, expected "after" or a check).
+def _decimal_prec() -> Callable[[], None]:
+    ctx = decimal.getcontext()
+    old = ctx.prec
+    ctx.prec = 5
+    return lambda: setattr(ctx, "prec", old)
+
+
+def _decimal_traps() -> Callable[[], None]:
+    ctx = decimal.getcontext()
+    old = ctx.traps[decimal.Inexact]
+    ctx.traps[decimal.Inexact] = True
+    return lambda: ctx.traps.__setitem__(decimal.Inexact, old)
+
+
+def _recursion() -> Callable[[], None]:
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(old + 500)
+    return lambda: sys.setrecursionlimit(old)
+
+
+def _excepthook() -> Callable[[], None]:
+    old = sys.excepthook
+
+    def quiet_hook(*args: object) -> None:
+        pass
+
+    sys.excepthook = quiet_hook
+    return lambda: setattr(sys, "excepthook", old)
+
+
+def _threading_hook() -> Callable[[], None]:
+    old = threading.excepthook
+    threading.excepthook = lambda args: None
+    return lambda: setattr(threading, "excepthook", old)
+
+
+def _stdout() -> Callable[[], None]:
+    old = sys.stdout
+    sys.stdout = io.StringIO()
+    return lambda: setattr(sys, "stdout", old)
+
+
+def _gc_disabled() -> Callable[[], None]:
+    was = gc.isenabled()
+    gc.disable()
+    return gc.enable if was else gc.disable
+
+
+def _gc_threshold() -> Callable[[], None]:
+    old = gc.get_threshold()
+    gc.set_threshold(old[0] + 1, *old[1:])
+    return lambda: gc.set_threshold(*old)
+
+
+def _socket_timeout() -> Callable[[], None]:
+    old = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(3.5)
+    return lambda: socket.setdefaulttimeout(old)
+
+
+def _tempdir() -> Callable[[], None]:
+    old = tempfile.tempdir
+    tempfile.tempdir = "/nonexistent-statesnap"
+    return lambda: setattr(tempfile, "tempdir", old)
+
+
+def _signal_handler() -> Callable[[], None]:
+    old = signal.signal(signal.SIGUSR1, lambda *a: None)
+    return lambda: signal.signal(signal.SIGUSR1, old)
+
+
+def _signal_mask() -> Callable[[], None]:
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
+    return lambda: signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _itimer() -> Callable[[], None]:
+    # Far in the future: cancelled (in a finally) long before it could fire.
+    signal.setitimer(signal.ITIMER_REAL, 300)
+    return lambda: signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _builtin_added() -> Callable[[], None]:
+    builtins.statesnap_test_helper = 1  # type: ignore[attr-defined]
+    return lambda: vars(builtins).pop("statesnap_test_helper", None)
+
+
+def _builtin_replaced() -> Callable[[], None]:
+    old = builtins.open
+    builtins.open = lambda *a, **k: None  # type: ignore[assignment]
+    return lambda: setattr(builtins, "open", old)
+
+
+def _closed_event_loop() -> Callable[[], None]:
+    loop = asyncio.new_event_loop()
+    loop.close()
+    policy = asyncio.get_event_loop_policy()
+    policy.set_event_loop(loop)
+    return lambda: policy.set_event_loop(None)
+
+
+def _locale() -> Callable[[], None]:
+    old = locale.setlocale(locale.LC_ALL, None)
+    current = locale.setlocale(locale.LC_CTYPE, None)
+    locale.setlocale(locale.LC_CTYPE, "C" if current != "C" else "C.UTF-8")
+    return lambda: locale.setlocale(locale.LC_ALL, old)
+
+
+CASES: list[tuple[str, Callable[[], Callable[[], None]], Any, bool]] = [
+    # key, change, expected after (None: just "changed"), seen by the light token
+    ("decimal.prec", _decimal_prec, 5, True),
+    ("decimal.traps", _decimal_traps, None, False),
+    ("recursionlimit", _recursion, None, True),
+    ("sys.excepthook", _excepthook, None, True),
+    ("threading.excepthook", _threading_hook, None, True),
+    ("sys.stdout", _stdout, None, True),
+    ("gc.enabled", _gc_disabled, False, True),
+    ("gc.threshold", _gc_threshold, None, True),
+    ("socket.timeout", _socket_timeout, 3.5, True),
+    ("tempfile.tempdir", _tempdir, "/nonexistent-statesnap", True),
+    ("signal.SIGUSR1", _signal_handler, None, False),
+    ("signal.blocked", _signal_mask, ["SIGUSR2"], False),
+    ("signal.ITIMER_REAL", _itimer, "armed, interval 0s", False),
+    ("builtins:statesnap_test_helper", _builtin_added, None, False),
+    ("builtins:open", _builtin_replaced, None, False),
+    ("asyncio.event_loop", _closed_event_loop, "closed", False),
+    ("locale", _locale, None, False),
+]
+
+
+@pytest.mark.parametrize(("key", "change", "after", "light"), CASES, ids=[c[0] for c in CASES])
+def test_each_setting(
+    probe: ProcessProbe, key: str, change: Callable[[], Callable[[], None]], after: Any,
+    light: bool,
+) -> None:
+    before = probe.read()
+    token, light_token = probe.token(), probe.light_token()
+    undo = change()
+    try:
+        assert probe.token() != token
+        if light:
+            assert probe.light_token() != light_token
+        changes = {c.key: c for c in diff_maps("process", before, probe.read())}
+        assert list(changes) == [key]
+        if after is not None:
+            assert changes[key].after == after
+        assert probe.hint(key, changes[key].change)
+    finally:
+        undo()
+    assert diff_maps("process", before, probe.read()) == []
+
+
+RESTORABLE = [c for c in CASES if c[0] not in ("asyncio.event_loop",)]
+
+
+@pytest.mark.parametrize(("key", "change", "after", "light"), RESTORABLE,
+                         ids=[c[0] for c in RESTORABLE])
+def test_restore_puts_each_setting_back(
+    probe: ProcessProbe, key: str, change: Callable[[], Callable[[], None]], after: Any,
+    light: bool,
+) -> None:
+    original = probe.read()
+    saved = probe.save()
+    undo = change()
+    try:
+        assert probe.restore(saved, [key]) == [key]
+        assert diff_maps("process", original, probe.read()) == []
+    finally:
+        undo()
+
+
+def test_pytest_capture_objects_count_as_default(
+    probe: ProcessProbe, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert type(sys.stdout).__module__ == "_pytest.capture"
+    got = probe.read()
+    assert got["sys.stdout"] == got["sys.stderr"] == "default"
+
+
+def test_builtins_rebinding_of_underscore_is_ignored(probe: ProcessProbe) -> None:
+    before = probe.read()
+    had = "_" in vars(builtins)
+    old = vars(builtins).get("_")
+    builtins._ = 42  # type: ignore[attr-defined]  # what sys.displayhook does in a doctest
+    try:
+        assert diff_maps("process", before, probe.read()) == []
+    finally:
+        if had:
+            builtins._ = old  # type: ignore[attr-defined]
+        else:
+            del builtins._  # type: ignore[attr-defined]
+
+
+def test_fingerprints_are_json_and_severities_differ(probe: ProcessProbe) -> None:
+    json.dumps(probe.read())
+    assert probe.severity_of("umask", "0022", "0077") == Severity.HIGH
+    assert probe.severity_of("gc.enabled", True, False) == Severity.MEDIUM
+    assert probe.severity_of("sys.switchinterval", 0.005, 0.1) == Severity.LOW
+
+
+SUITE = """
+import decimal, os, sys
+
+def test_a_tightens_umask_and_precision():
+    os.umask(0o077)
+    decimal.getcontext().prec = 6
+
+def test_b_expects_default_precision():
+    assert str(decimal.Decimal(1) / decimal.Decimal(7)) == "0." + "142857" * 4 + "1429"
+
+def test_c_uses_capsys(capsys):
+    print("hello")
+    assert capsys.readouterr().out == "hello\\n"
+"""
+
+
+def test_plugin_names_the_decimal_polluter(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_p=SUITE)
+    result = pytester.runpytest_subprocess(
+        "-p", "statesnap", "-p", "no:randomly", "--statesnap-json", "out.json",
+        "--statesnap-probes", "process",
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    summary = json.loads((pytester.path / "out.json").read_text())
+    leaks = {t["nodeid"].split("::")[1]: sorted(x["key"] for x in t["leaks"])
+             for t in summary["tests"]}
+    assert leaks["test_a_tightens_umask_and_precision"] == ["decimal.prec", "umask"]
+    assert leaks["test_b_expects_default_precision"] == []
+    assert leaks["test_c_uses_capsys"] == []  # capsys swapped sys.stdout: not a leak
+    finding = next(f for f in summary["findings"]
+                   if f["victim"].endswith("test_b_expects_default_precision"))
+    assert finding["polluters"] == ["test_p.py::test_a_tightens_umask_and_precision"]
+    assert finding["probe"] == "process"
