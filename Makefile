@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit demo bench bench-locate bench-report bench-isolate bench-hunt golden chromium clean
+.PHONY: all install test lint typecheck unit demo bench bench-locate bench-report bench-isolate bench-hunt golden gpu-check chromium clean
 
 all: test
 
@@ -51,8 +51,19 @@ bench-locate: $(STAMP)
 bench-report: $(STAMP)
 	$(BIN)/python bench/bench_report.py
 
+bench-isolate: $(STAMP)
+	$(BIN)/python bench/bench_isolate.py
+
+bench-hunt: $(STAMP)
+	$(BIN)/python bench/bench_hunt.py
+
+# Golden records and reports under snapshots/ (volatile fields scrubbed).
 golden: $(STAMP)
-	$(BIN)/python scripts/regen_golden.py
+	$(BIN)/python tests/report/report_golden.py
+
+# On a machine with an NVIDIA GPU: torch CUDA flags and NVML per-process memory, for real.
+gpu-check: $(STAMP)
+	$(BIN)/python scripts/gpu_check.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache pollution.html
