@@ -101,7 +101,8 @@ def report_logger() -> str:
 
 @pytest.fixture
 def run(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """``run(*args, statesnap=True)`` runs pytest on ``pytester.path`` in a subprocess."""
+    """``run(*args, statesnap=True, randomly=False)``: pytest on ``pytester.path``, in a
+    subprocess; pytest-randomly is off unless ``randomly``."""
     outdir = tmp_path / "outputs"
     outdir.mkdir()
     conftest = pytester.path / "conftest.py"
@@ -112,16 +113,19 @@ def run(pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         ini.write_text(INI, encoding="utf-8")
     count = 0
 
-    def inner(*args: str, statesnap: bool = True, timeout: float = 180) -> Inner:
+    def inner(*args: str, statesnap: bool = True, randomly: bool = False,
+              timeout: float = 180) -> Inner:
         nonlocal count
         count += 1
         reports = outdir / f"reports-{count}.json"
         record = outdir / f"record-{count}.jsonl"
         monkeypatch.setenv("STATESNAP_E2E_REPORTS", str(reports))
-        argv = ["-p", "no:randomly", "--statesnap-verify-budget=0"] if statesnap else [
-            "-p", "no:randomly"]
+        argv = [] if randomly else ["-p", "no:randomly"]
+        if randomly:  # the outer conftest's PYTEST_ADDOPTS switches it off
+            monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
         if statesnap:
-            argv = ["-p", "statesnap", f"--statesnap-record={record}", *argv]
+            argv = ["-p", "statesnap", f"--statesnap-record={record}",
+                    "--statesnap-verify-budget=0", *argv]
         result = pytester.runpytest_subprocess(*argv, *args, timeout=timeout)
         return Inner(result, record, reports)
 
