@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from statesnap.probes.base import ProbeContext, ProbeUnavailable, Severity
-from statesnap.probes.nvml import IDLE_EVERY, NOTE_FOREIGN, NvmlProbe
+from statesnap.probes.nvml import IDLE_EVERY, NOTE_FOREIGN, NOTE_UNSEEN, NvmlProbe
 
 STUB_SOURCE = Path(__file__).resolve().parents[1] / "nvml_stub" / "nvml_stub.c"
 REAL_NVML = ctypes.util.find_library("nvidia-ml") is not None
@@ -149,6 +149,29 @@ def test_foreign_pids_are_not_reported_as_zeros(stub_dir: Path) -> None:
     assert out["ns"] == "foreign"
     assert out["notes"] == {"nvml": NOTE_FOREIGN}
     assert set(out["map"]) == {"gpu0.used"}  # no process keys, no zeros presented as facts
+
+
+def test_a_context_nvml_does_not_list_is_not_reported_as_zero(stub_dir: Path) -> None:
+    pytest.importorskip("torch")
+    # This CPU build of torch never holds a context: the two values torch's CUDA build would
+    # answer are stood in for, in this subprocess only.  The stand-in NVML lists our parent
+    # (visible, not ours) and not us, as a sandbox that hides this process would.
+    out = _run(stub_dir, """
+        import torch
+        torch.cuda._initialized = True
+        torch.cuda._cached_device_count = 1
+        torch._C._cuda_hasPrimaryContext = lambda device: True
+        probe.setup(ctx)
+        asked = count("memory")
+        probe.token()
+        probe.token()
+        print(json.dumps({"map": probe.read(), "notes": ctx.notes, "ns": probe.pid_namespace,
+                          "asked": count("memory") - asked}))
+    """, STATESNAP_NVML_STUB_PROCS="0:parent:1048576")
+    assert out["ns"] == "unseen"
+    assert out["notes"] == {"nvml": NOTE_UNSEEN}
+    assert set(out["map"]) == {"gpu0.used"}
+    assert out["asked"] == 2  # CUDA initialised in torch: NVML is asked after every test
 
 
 def test_unavailable_process_memory_is_left_out(stub_dir: Path) -> None:

@@ -19,9 +19,9 @@ without any of those signals (a child process that runs CUDA on its own) is seen
 next sampled test, and attributed to that test.
 Checkpoints inside a test never call NVML.
 
-Inside a container the driver may report host pids, which match none of ours.  Then the
-process keys are left out (not reported as zeros) and the header says why
-(``ProbeContext.notes["nvml"]``).
+Inside a container the driver may report host pids, which match none of ours, or list no
+process of ours although torch holds a CUDA context.  Then the process keys are left out (not
+reported as zeros) and the header says why (``ProbeContext.notes["nvml"]``).
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ MAX_DEPTH = 32
 NOTE_FOREIGN = (
     "NVML lists GPU processes whose pids do not exist here (a container's pid namespace?): "
     "GPU memory is not attributed to this process; only device-wide used memory is recorded"
+)
+NOTE_UNSEEN = (
+    "NVML lists no process of this one although it holds a CUDA context (a container or "
+    "sandbox that hides or renames pids?): GPU memory is not attributed to this process; only "
+    "device-wide used memory is recorded"
 )
 HINT_PROCESS = (
     "GPU memory held by this process or its children grew during the test and stayed: a "
@@ -78,6 +83,29 @@ def _reason(nv: Any, exc: BaseException) -> str:
     return f"NVML initialisation failed: {type(exc).__name__}: {exc}"
 
 
+def _torch_holds_context() -> bool:
+    """Whether torch, already imported and with CUDA initialised, holds a device context.
+
+    ``_cuda_hasPrimaryContext`` asks the driver about an existing context without creating
+    one; it is only called once torch initialised CUDA (before that it could initialise the
+    driver itself) and never in a forked child, where CUDA must not be touched.
+    """
+    cuda = sys.modules.get("torch.cuda")
+    torch = sys.modules.get("torch")
+    if cuda is None or torch is None or getattr(cuda, "_initialized", False) is not True:
+        return False
+    c = getattr(torch, "_C", None)
+    has_context = getattr(c, "_cuda_hasPrimaryContext", None)
+    bad_fork = getattr(c, "_cuda_isInBadFork", None)
+    if has_context is None or (bad_fork is not None and bad_fork()):
+        return False
+    count = getattr(cuda, "_cached_device_count", None)
+    if not isinstance(count, int):
+        count_fn = getattr(c, "_cuda_getDeviceCount", None)
+        count = int(count_fn()) if count_fn is not None else 0
+    return any(has_context(i) for i in range(count))
+
+
 def _parent_of(pid: int) -> int | None:
     """The parent pid from ``/proc/<pid>/stat``; ``None`` if the process is not visible."""
     try:
@@ -103,7 +131,8 @@ class NvmlProbe(Probe):
         self._generation = 0
         self._tokens = 0
         self._holding = False
-        #: "unknown" until a listed pid is seen; "shared" (ours or visible) or "foreign".
+        #: "unknown" until a listed pid is seen; then "shared" (NVML's pids are ours),
+        #: "foreign" (its pids do not exist here) or "unseen" (we hold a context it does not list).
         self.pid_namespace = "unknown"
         self._not_ours: set[int] = set()
         self.queries = 0
@@ -246,12 +275,14 @@ class NvmlProbe(Probe):
                     else:
                         mine += int(proc.usedGpuMemory)
             devices.append((used, mine, count, known))
-        self._judge_namespace(listed_visible, listed_foreign)
+        matched = any(count for _, _, count, _ in devices)
+        self._judge_namespace(matched, listed_visible, listed_foreign)
+        attributable = self.pid_namespace not in ("foreign", "unseen")
         out: ProbeMap = {}
         holding = False
         for i, (used, mine, count, known) in enumerate(devices):
             out[f"gpu{i}.used"] = used
-            if self.pid_namespace != "foreign" and known:
+            if attributable and known:
                 out[f"gpu{i}.process_used"] = mine
                 out[f"gpu{i}.process_count"] = count
                 holding = holding or count > 0
@@ -260,11 +291,20 @@ class NvmlProbe(Probe):
             self._map = out
             self._generation += 1
 
-    def _judge_namespace(self, visible: int, foreign: int) -> None:
-        if visible:
+    def _judge_namespace(self, matched: bool, visible: int, foreign: int) -> None:
+        """Can NVML's pids be matched to ours?  Decides whether process keys are facts."""
+        if matched:
             self.pid_namespace = "shared"
             self._notes.pop("nvml", None)
-        elif foreign and self.pid_namespace != "shared":
+        elif _torch_holds_context():
+            # We know we hold a context, and NVML lists no process of ours: it cannot see us.
+            self.pid_namespace = "unseen"
+            self._notes["nvml"] = NOTE_UNSEEN
+        elif self.pid_namespace in ("foreign", "unseen"):
+            return  # once zeros are known to be meaningless they stay so
+        elif visible:
+            self.pid_namespace = "shared"
+        elif foreign:
             self.pid_namespace = "foreign"
             self._notes["nvml"] = NOTE_FOREIGN
 
