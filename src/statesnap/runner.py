@@ -35,6 +35,10 @@ _PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_
                     "PYTEST_XDIST_TESTRUNUID", "STATESNAP_REPLAY")
 
 
+#: How many node ids of the order a log's heading lists (the order file has them all).
+MAX_LOGGED_IDS = 20
+
+
 @dataclass
 class ReplayResult:
     """What one replay did."""
@@ -273,7 +277,14 @@ class Runner:
         t0 = time.monotonic()
         with open(log_file, "w", encoding="utf-8") as log:
             log.write("$ " + shlex.join(cmd) + "\n")
-            log.write(f"# cwd: {self.cwd()}\n\n")
+            log.write(f"# cwd: {self.cwd()}\n")
+            shown = "\n#   ".join(order[:MAX_LOGGED_IDS])
+            more = (f"\n#   … {len(order) - MAX_LOGGED_IDS} more in {order_file.name}"
+                    if len(order) > MAX_LOGGED_IDS else "")
+            log.write(f"# order ({len(order)} test(s)):\n#   {shown}{more}\n")
+            if restore is not None:
+                log.write(f"# restore before the victim: {json.dumps(restore)}\n")
+            log.write("\n")
             log.flush()
             if self.stage is not None:
                 self.stage.enter()
@@ -354,7 +365,7 @@ def error_line(log: Path) -> str:
         lines = [ln.strip() for ln in log.read_text("utf-8", "replace").splitlines()]
     except OSError:
         return "no output"
-    lines = [ln for ln in lines if ln and not ln.startswith(("$ ", "# cwd:"))]
+    lines = [ln for ln in lines if ln and not ln.startswith(("$ ", "#"))]
     for i, ln in enumerate(lines):
         if ln.startswith("ERROR: usage:"):
             # argparse's usage line, then the line that says what was wrong.
