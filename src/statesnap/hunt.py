@@ -155,39 +155,43 @@ class Hunter:
     # -- 1-3: the orders -------------------------------------------------------------------
     def explore(self) -> None:
         suite = self.suite
-        plans: list[tuple[list[str], str, str, str, dict[str, Any]]] = []
         groups = leaker_groups(suite)
         for i, group in enumerate(groups, start=1):
-            plans.append((leakers_first(suite, group), f"leakers-first-{i}", LEAKERS_FIRST,
+            self._explore(leakers_first(suite, group), f"leakers-first-{i}", LEAKERS_FIRST,
                           f"{len(group)} leaking test(s) first (group {i}/{len(groups)})",
-                          {"group": i}))
+                          group=i)
         if groups:
-            order = without_leakers(suite)
-            plans.append((order, "without-leakers", WITHOUT_LEAKERS,
-                          f"{len(order)} test(s) without the leaking ones", {}))
+            # Leaking victims found so far run at its end: that is their check too.
+            found = [n for o in self.explored for n in o.run.new_failures]
+            order = without_leakers(suite, then=[n for n in suite.order() if n in found])
+            self._explore(order, "without-leakers", WITHOUT_LEAKERS,
+                          f"{len(order)} test(s) without the leaking ones")
         base = self.options.seed
         if base is None and self.options.random_orders:
             base = random.SystemRandom().randrange(2**32)
         for k in range(self.options.random_orders):
             assert base is not None
             seed = (base + k) % 2**32
-            plans.append((random_order(suite, seed), f"random-{seed}", RANDOM,
-                          f"random order, seed {seed}", {"seed": seed}))
-        for order, label, kind, message, meta in plans:
-            if not order:
-                continue
-            try:
-                obs = self.replays.run(order, label, kind, message, **meta)
-            except BudgetSpent:
-                self.skipped.append(f"{label} ({len(order)} tests)")
-                continue
-            if meta.get("seed") is not None:
-                self.seeds.append(int(meta["seed"]))
-            if obs.result.error is not None and not obs.result.outcomes:
-                raise HuntError(f"the {label} run could not run: {obs.result.error} "
-                                f"(log: {obs.run.log})")
-            obs.run.new_failures = new_failures(suite, order, obs.result.outcomes)
-            self.explored.append(obs)
+            if self._explore(random_order(suite, seed), f"random-{seed}", RANDOM,
+                             f"random order, seed {seed}", seed=seed):
+                self.seeds.append(seed)
+
+    def _explore(self, order: list[str], label: str, kind: str, message: str,
+                 **meta: Any) -> bool:
+        """Run one hunt order; False when the budget left no time for it."""
+        if not order:
+            return False
+        try:
+            obs = self.replays.run(order, label, kind, message, **meta)
+        except BudgetSpent:
+            self.skipped.append(f"{label} ({len(order)} tests)")
+            return False
+        if obs.result.error is not None and not obs.result.outcomes:
+            raise HuntError(f"the {label} run could not run: {obs.result.error} "
+                            f"(log: {obs.run.log})")
+        obs.run.new_failures = new_failures(self.suite, order, obs.result.outcomes)
+        self.explored.append(obs)
+        return True
 
     # -- classify and prove ----------------------------------------------------------------
     def _suspects(self) -> list[Suspect]:
@@ -203,17 +207,28 @@ class Hunter:
     def classify(self, items: list[Suspect]) -> None:
         """Latent (passes without the leaking tests) or brittle (fails without them)."""
         without = next((o for o in self.explored if o.run.kind == WITHOUT_LEAKERS), None)
+        tainted = self._tainted(without) if without is not None else set()
         unsure: list[Suspect] = []
         for s in items:
-            # A latent victim of a leaker passes where no leaker ran; a brittle test fails.
-            if without is not None and s.nodeid not in self.suite.leaks \
-                    and without.passed(s.nodeid):
+            # A latent victim of a leaker passes where no leaker ran before it.
+            if without is not None and s.nodeid not in tainted and without.passed(s.nodeid):
                 s.kind, s.without = LATENT, without
                 s.note_log(without)
             else:
                 unsure.append(s)
         if unsure:
             self.prover.alone(unsure)
+
+    def _tainted(self, without: Observed) -> set[str]:
+        """Tests at the end of the run without leakers that ran after a leaking one."""
+        leaked = without.leaked()
+        out: set[str] = set()
+        dirty = False
+        for nodeid in without.order:
+            if dirty and nodeid in self.suite.leaks:
+                out.add(nodeid)
+            dirty = dirty or (nodeid in self.suite.leaks and nodeid in leaked)
+        return out
 
     def _attribute(self, s: Suspect) -> None:
         """Rank the suspects of ``s``'s failure, on the record that shows it."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,9 +160,15 @@ def leakers_first(suite: HuntSuite, group: Sequence[str]) -> list[str]:
     return first + [n for n in suite.order() if n not in chosen]
 
 
-def without_leakers(suite: HuntSuite) -> list[str]:
-    """Every test that leaked nothing (of the leaks considered), in its usual order."""
-    return [n for n in suite.order() if n not in suite.leaks]
+def without_leakers(suite: HuntSuite, then: Iterable[str] = ()) -> list[str]:
+    """Every test that leaked nothing (of the leaks considered), in its usual order.
+
+    ``then`` are leaking tests to run at the end (leaking victims found already: there they
+    can show that they pass without the others, and they run after every test they could
+    have set state up for).
+    """
+    tail = [n for n in dict.fromkeys(then) if n in suite.leaks]
+    return [n for n in suite.order() if n not in suite.leaks] + tail
 
 
 def random_order(suite: HuntSuite, seed: int) -> list[str]:
@@ -216,9 +223,10 @@ def candidates(obs: Observation, failure: dict[str, Any] | None,
     value was in place and the outcome was the other one, so it alone does not decide it.
     """
     entry = obs.entry
-    if failure is not None:
-        entry = TestEntry(index=entry.index, nodeid=entry.nodeid, outcome=entry.outcome,
-                          worker=entry.worker, phases=entry.phases, failure=failure)
+    failure = failure if failure is not None else entry.failure
+    entry = TestEntry(index=entry.index, nodeid=entry.nodeid, outcome=entry.outcome,
+                      worker=entry.worker, phases=entry.phases,
+                      failure=None if failure is None else without_locations(failure))
     ranked = rank(entry, dirty_before(obs.tests, obs.entry))
     cleared: set[tuple[str, str, str]] = set()
     for other in cleared_by:
@@ -232,6 +240,22 @@ def candidates(obs: Observation, failure: dict[str, Any] | None,
             c.reasons.append(f"{exc_type} points at {c.probe}")
     kept.sort(key=lambda c: (-c.score, -c.index, c.probe, c.key))
     return kept, len(ranked) - len(kept)
+
+
+_LOCATION = re.compile(r"^\S+:\d+: [\w.]+$")
+
+
+def without_locations(failure: dict[str, Any]) -> dict[str, Any]:
+    """The failure without pytest's ``path:line: ExcType`` lines.
+
+    Their paths name the rootdir (absolutely, once a test changed directory), and so every
+    ``sys.path`` entry under it, which would read as "the failing code names this key".
+    """
+    text = failure.get("text")
+    if not isinstance(text, str):
+        return failure
+    kept = [line for line in text.splitlines() if not _LOCATION.match(line.strip())]
+    return {**failure, "text": "\n".join(kept)}
 
 
 def suspects(cands: Iterable[Candidate]) -> list[str]:

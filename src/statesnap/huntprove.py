@@ -59,7 +59,6 @@ class Suspect:
     set_aside: int = 0
     queue: list[str] = field(default_factory=list)
     tried: list[str] = field(default_factory=list)
-    single: bool = False
     logs: list[str] = field(default_factory=list)
     finding: Finding | None = None
 
@@ -99,11 +98,13 @@ class Prover:
             dirty = dirty or m in leaked
         return obs, outcomes
 
+    def _leakers_last(self, items: Sequence[Suspect]) -> list[Suspect]:
+        # A member that leaked in the record goes last: it can taint only those after it.
+        return sorted(items, key=lambda s: s.nodeid in self.suite.leaks)
+
     def alone(self, suspects: Sequence[Suspect]) -> None:
         """Run suspects without any other test; sets ``kind`` (and ``without``) on each."""
-        shared = [s for s in suspects if s.nodeid not in self.suite.leaks]
-        todo: list[list[Suspect]] = ([shared] if shared else []) + [
-            [s] for s in suspects if s.nodeid in self.suite.leaks]
+        todo: list[list[Suspect]] = [self._leakers_last(suspects)] if suspects else []
         while todo:
             members = todo.pop(0)
             what = members[0].nodeid if len(members) == 1 else f"{len(members)} tests"
@@ -146,18 +147,16 @@ class Prover:
                 s.tried.append(head)
                 heads.setdefault(head, []).append(s)
             for head, group in heads.items():
-                shared = [s for s in group if not s.single and s.nodeid not in self.suite.leaks]
-                runs = ([shared] if shared else []) + [[s] for s in group if s not in shared]
-                for members in runs:
+                runs = [self._leakers_last(group)]
+                while runs:
+                    members = runs.pop(0)
                     obs, outcomes = self.batch(
                         [head], [m.nodeid for m in members], kind, kind,
                         f"{role} {head} → {len(members)} test(s)")
                     for m in members:
                         m.note_log(obs)
                         if outcomes[m.nodeid] is None:
-                            m.queue.insert(0, head)  # tainted by another member: try alone
-                            m.tried.remove(head)
-                            m.single = True
+                            runs.append([m])  # tainted by another member: try it alone
                         elif want(obs, m):
                             self._resolve(m, [head], obs)
         for s in suspects:
