@@ -378,3 +378,14 @@ def test_plugin_names_the_test_that_mutated_a_module_list(pytester: pytest.Pytes
     finding = next(f for f in summary["findings"] if f["victim"].endswith("test_b_expects_empty"))
     assert finding["probe"] == "attributes" and finding["key"] == "helper:SHARED"
     assert finding["polluters"] == ["test_shared.py::test_a_registers"]
+
+
+def test_a_bare_probe_still_hints_by_the_live_value(project: Project) -> None:
+    # Session-end code asks hint() of a fresh instance that never read anything.
+    project.load("mod")
+    bare = AttributesProbe()
+    m = f"{project.name}.mod"
+    assert "copy the module-level list/dict" in (bare.hint(f"{m}:CONFIG", "changed") or "")
+    assert "copy the module-level" in (bare.hint(f"{m}:Widget.items", "changed") or "")
+    assert "monkeypatch.setattr" in (bare.hint(f"{m}:helper", "changed") or "")
+    assert "cache_clear" in (bare.hint(f"{m}:lookup#cache", "changed") or "")

@@ -31,6 +31,7 @@ from itertools import chain, compress
 from operator import ne
 from typing import Any
 
+from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import (
     Tracked,
     Watch,
@@ -39,6 +40,22 @@ from statesnap.probes._attrscan import (
     refresh,
 )
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+
+
+def _live_kind(module: str, path: str) -> str:
+    """The kind of a key's current value, for a probe that never read it (a replay, the CLI)."""
+    if path.endswith("#cache"):
+        return "cache"
+    found = sys.modules.get(module)
+    if not isinstance(found, types.ModuleType):
+        return "value"
+    name, _, attr = path.partition(".")
+    value = module_namespace(found).get(name)
+    if attr:
+        value = vars(value).get(attr) if isinstance(value, type) else None
+    if D.is_container(value):
+        return "container"
+    return "value"
 
 
 class AttributesProbe(Probe):
@@ -153,7 +170,7 @@ class AttributesProbe(Probe):
 
     def hint(self, key: str, change: str) -> str | None:
         module, _, path = key.partition(":")
-        kind = self._kinds.get(key, "value")
+        kind = self._kinds.get(key) or _live_kind(module, path)
         if kind == "cache" or path.endswith("#cache"):
             func = path.removesuffix("#cache")
             return (f"clear the cache in a fixture ({func}.cache_clear()) so results computed "
