@@ -19,11 +19,11 @@ events) stay with the parent; the child snapshots the rest from the moment it st
 from __future__ import annotations
 
 import faulthandler
+import gc
 import os
 import sys
 import tempfile
 import traceback
-from collections.abc import Generator
 from typing import IO, TYPE_CHECKING, Any
 
 import pytest
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 #: Probes that watch state outside the process; the parent alone reads them.
 SHARED_STATE_PROBES = frozenset({"files"})
+#: Probes whose state the fork itself (and the child's set-up) changes.
+FORK_CHANGES = frozenset({"threads", "children", "fds", "process"})
 #: The child's exit status when statesnap itself failed in it.
 INTERNAL_ERROR_STATUS = 70
 
@@ -48,25 +50,19 @@ def process_local(probe: Any) -> bool:
     return str(getattr(probe, "name", "")) not in SHARED_STATE_PROBES
 
 
-class _ChildReporter:
-    """Registered in the child only: streams each report, as made, to the parent."""
+def _report_sink(plugin: StatesnapPlugin, channel: IO[bytes]) -> Any:
+    """Streams each report, as made, with the child's bookkeeping, to the parent."""
 
-    def __init__(self, plugin: StatesnapPlugin, channel: IO[bytes]) -> None:
-        self.plugin = plugin
-        self.channel = channel
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
-        data = item.config.hook.pytest_report_to_serializable(config=item.config, report=report)
-        write_message(self.channel, {
+    def send(item: pytest.Item, report: pytest.TestReport) -> None:
+        data = item.config.hook.pytest_report_to_serializable(config=item.config,
+                                                              report=report)
+        write_message(channel, {
             "report": data,
-            "phases": self.plugin._phases,
-            "failure": self.plugin._failure,
+            "phases": plugin._phases,
+            "failure": plugin._failure,
         })
-        return report
+
+    return send
 
 
 def _start_child(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
@@ -85,12 +81,13 @@ def _start_child(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
         for finalizers, _ in stack.values():
             finalizers.clear()
     snapshotter, tracker = plugin.snapshotter, plugin.tracker
-    if snapshotter is not None and tracker is not None:
+    if snapshotter is not None and tracker is not None and tracker.current is not None:
         snapshotter.probes = [p for p in snapshotter.probes if process_local(p)]
-        # The fork itself changes threads, children and fds: start from the child's state.
-        tracker.baseline()
+        # The fork itself changes threads, children and fds (and faulthandler's file, above):
+        # re-read those, so the child's diff starts from the child's own state.
+        tracker.current = snapshotter.take(tracker.current, only=FORK_CHANGES)
         tracker.begin()
-    item.config.pluginmanager.register(_ChildReporter(plugin, channel), "statesnap-isolated")
+    plugin.report_sink = _report_sink(plugin, channel)
 
 
 def _child_main(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
@@ -138,7 +135,15 @@ def run_forked(plugin: StatesnapPlugin, item: pytest.Item,
                 stream.flush()
             except (OSError, ValueError):
                 pass
-        pid = os.fork()
+        # Frozen objects are never traversed by the child's collector, so it does not touch
+        # (and copy) every page of the parent's heap; the parent unfreezes them at once.
+        pid = -1
+        gc.freeze()
+        try:
+            pid = os.fork()
+        finally:
+            if pid != 0:
+                gc.unfreeze()
         if pid == 0:  # pragma: no cover - the child never returns
             _child_main(plugin, item, channel, crash)
         try:

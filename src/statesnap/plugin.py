@@ -117,6 +117,9 @@ class StatesnapPlugin:
         self.session_baseline: Snapshot | None = None
         #: True in an isolated test's child process (its changes die with it).
         self.isolated_child = False
+        #: In a forked child: called with each report as it is made (streams it to the
+        #: parent); a plain attribute, because registering a plugin per fork is costly.
+        self.report_sink: Any = None
         #: Every lane read back at session end (one, or one per xdist worker).
         self.records: list[Any] = []
         #: The environment before any test ran: replays start from it, not the polluted one.
@@ -417,6 +420,8 @@ class StatesnapPlugin:
             self._note_report(report, call)
         except Exception:  # bookkeeping must never change a test's outcome
             pass
+        if self.report_sink is not None:
+            self.report_sink(item, report)
         return report
 
     def adopt_outcome(self, phases: dict[str, str], failure: dict[str, Any] | None) -> None:
