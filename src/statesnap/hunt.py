@@ -265,6 +265,10 @@ class Hunter:
     def hunt(self) -> HuntResult:
         """Run the orders, then prove each test they exposed, all within the budget."""
         self.explore()
+        return self.conclude()
+
+    def conclude(self) -> HuntResult:
+        """Classify and prove what the orders exposed; what the budget leaves is suspected."""
         items = self._suspects()
         try:
             if items:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statesnap.diff import REMOVED
 from statesnap.findings import (
     BRITTLE,
     LATENT,
@@ -294,9 +293,3 @@ class Prover:
                  *test_files(obs.order, runner.rootdir)]
         return shlex.join(words)
 
-
-def change_word(before: Any, after: Any, change: str | None = None) -> str:
-    """``added``, ``removed`` or ``changed`` for a before/after pair."""
-    if change == REMOVED or after is None:
-        return "removed"
-    return "added" if before is None else "changed"

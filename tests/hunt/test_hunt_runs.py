@@ -6,13 +6,14 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hunt_helpers import Suite
 
-from statesnap.findings import BRITTLE, LATENT, Finding
+from statesnap.findings import BRITTLE, LATENT, SUSPECTED, Finding
 from statesnap.hunt import Hunter, HuntOptions, HuntResult
 from statesnap.huntruns import LEAKERS_FIRST, RANDOM, WITHOUT_LEAKERS
 from statesnap.record import read_record
@@ -229,3 +230,72 @@ def test_no_time_left_runs_nothing_and_says_so(suite: Suite) -> None:
     assert result.runs == []
     assert result.findings == []
     assert result.skipped and result.skipped[0].startswith("leakers-first-1")
+
+
+IMPORT_SUITE = {
+    "test_imports.py": '''
+import sys
+
+def test_expects_no_colorsys():
+    assert "colorsys" not in sys.modules
+
+def test_imports_colorsys():
+    import colorsys  # noqa: F401  (a plain import: a LOW-severity leak)
+''',
+}
+
+
+def test_low_severity_polluters_need_all_leaks(suite: Suite) -> None:
+    suite.write(IMPORT_SUITE)
+    record = suite.record()
+    quiet = _hunt(suite, record, budget=600)
+    # The only leak is LOW: nothing to put first, so there are no leak-guided orders.
+    assert quiet.runs == [] and quiet.findings == []
+    assert quiet.ignored_low >= 1
+    loud = _hunt(suite, record, budget=600, all_leaks=True)
+    (f,) = loud.findings
+    assert f.status == LATENT
+    assert f.polluters == ["test_imports.py::test_imports_colorsys"]
+    assert (f.probe, f.key) == ("modules", "colorsys")
+
+
+def test_a_seeded_random_order_reaches_what_leak_guided_orders_skip(suite: Suite) -> None:
+    suite.write(IMPORT_SUITE)
+    record = suite.record()
+    from statesnap.huntplan import build_suite, random_order
+
+    planned = build_suite([read_record(record)])
+    victim, importer = "test_imports.py::test_expects_no_colorsys", \
+        "test_imports.py::test_imports_colorsys"
+    seed = next(s for s in range(100)
+                if random_order(planned, s).index(importer) < random_order(planned, s)
+                .index(victim))
+    result = _hunt(suite, record, budget=600, random_orders=1, seed=seed)
+    assert [r.label for r in result.orders] == [f"random-{seed}"]
+    assert result.orders[0].new_failures == [victim]
+    (f,) = result.findings
+    assert f.status == LATENT and f.polluters == [importer]
+    assert f"random-{seed}" in (f.note or "")
+
+
+def test_what_the_budget_leaves_unproven_is_suspected(suite: Suite) -> None:
+    suite.write({k: v for k, v in MIXED.items() if k in ("test_a_victims.py",
+                                                          "test_d_polluter.py")})
+    suite.write({"test_e_many.py": "".join(f"def test_{i}():\n    pass\n" for i in range(8))})
+    record = suite.record()
+    hunter = Hunter([read_record(record)], HuntOptions(budget=600),
+                    logs_dir=suite.out / "hunt-logs")
+    hunter.explore()
+    hunter.replays.deadline = time.monotonic()  # spent, right after the orders ran
+    result = hunter.conclude()
+    (f,) = result.findings
+    assert f.status == SUSPECTED
+    assert f.victim == "test_a_victims.py::test_reads_mode"
+    assert f.polluters == ["test_d_polluter.py::test_sets_mode"]
+    assert "budget" in (f.note or "")
+    # The reproduction runs the whole order it failed in, from the order file the run kept.
+    assert "--statesnap-order=" in f.repro
+    proc = _run_repro(f.repro, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 failed" in proc.stdout
+    assert [r.kind for r in result.runs] == [LEAKERS_FIRST, WITHOUT_LEAKERS]

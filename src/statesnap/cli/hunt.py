@@ -39,7 +39,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--random", type=_count, default=0, metavar="N", dest="random_orders",
                    help="also run N seeded random orders (default 0)")
     p.add_argument("--seed", type=int, metavar="S",
-                   help="seed of the first random order (the next ones count up)")
+                   help="seed of the first random order (the next ones count up); alone, "
+                   "it runs that one random order again")
     p.add_argument("--worker", metavar="W",
                    help="hunt in the tests of this xdist worker only (gw0, gw1...)")
     p.add_argument("--all-leaks", action="store_true",
@@ -130,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
     if args.worker and args.worker not in workers:
         raise CliError(f"no worker {args.worker!r} in {record_path} "
                        f"(workers: {', '.join(workers)})")
-    options = HuntOptions(budget=args.budget, random_orders=args.random_orders,
+    random_orders = args.random_orders or (1 if args.seed is not None else 0)
+    options = HuntOptions(budget=args.budget, random_orders=random_orders,
                           seed=args.seed, worker=args.worker, all_leaks=args.all_leaks,
                           extra_args=pytest_args)
     to_stdout = args.json_path == "-"
