@@ -108,6 +108,7 @@ class StatesnapPlugin:
         self.report_written: Path | None = None
         self.restore_before: Any = None
         self._function_fixtures: list[str] = []
+        self._wide_fixtures = False
         #: Fields the containment features (isolation, strict, restore...) add to the line
         #: of the test in progress; reset when each test starts.
         self.test_extra: dict[str, Any] = {}
@@ -366,10 +367,14 @@ class StatesnapPlugin:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         self._function_fixtures = []
+        self._wide_fixtures = False
         try:
             return (yield)
         finally:
-            if self.tracker is not None:
+            # With no fixture of the user's in its setup, a test's setup runs only pytest's
+            # own code: the checkpoint (a third of the per-test cost) is skipped and the
+            # after-call checkpoint covers both phases.
+            if self.tracker is not None and (self._function_fixtures or self._wide_fixtures):
                 names = self._function_fixtures
                 # Function-scoped fixtures run on every test, so they get no checkpoint of
                 # their own (that would multiply the per-test cost); a setup change is put
@@ -399,6 +404,7 @@ class StatesnapPlugin:
                 if str(fixturedef.scope) == "function":
                     self._function_fixtures.append(fixturedef.argname)
                 else:
+                    self._wide_fixtures = True
                     self.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
