@@ -194,11 +194,11 @@ def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[f
     for i, ((p, s), r) in enumerate(zip(pairs, ratios, strict=True), start=1):
         lines.append(f"| {i} | {fmt_ms(p.cpu)} | {fmt_ms(s.cpu)} | {r:.3f} | "
                      f"{p.wall:.2f} s | {s.wall:.2f} s |")
-    lines += ["", *probe_table([s for _, s in pairs], over_us)]
+    lines += ["", *probe_table([s for _, s in pairs], over_us, args.tests)]
     return "\n".join(lines) + "\n"
 
 
-def probe_table(runs: list[Run], over_us: float) -> list[str]:
+def probe_table(runs: list[Run], over_us: float, tests_per_run: int) -> list[str]:
     """Per-probe cost per test (median over the statesnap runs), largest first."""
     names = sorted({n for r in runs for n in r.costs})
     rows = []
@@ -213,13 +213,16 @@ def probe_table(runs: list[Run], over_us: float) -> list[str]:
     out = [
         "Per-probe cost per test (from the records' footers, median over the runs):",
         "",
-        "| probe | µs per test | share | token calls | full reads |",
-        "|---|---:|---:|---:|---:|",
+        "| probe | µs per test | share | token calls | full reads | µs per call |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for per_test, name, tokens, reads in rows:
         share = per_test / total if total else 0.0
-        out.append(f"| {name} | {per_test:,.1f} | {share:.0%} | {tokens:,.0f} | {reads:,.0f} |")
-    out.append(f"| **all probes** | **{total:,.1f}** | | | |")
+        # Every call is a token read, and some are followed by a full read.
+        per_call = per_test * tests_per_run / tokens if tokens else 0.0
+        out.append(f"| {name} | {per_test:,.1f} | {share:.0%} | {tokens:,.0f} | {reads:,.0f} "
+                   f"| {per_call:,.1f} |")
+    out.append(f"| **all probes** | **{total:,.1f}** | | | | |")
     statuses = runs[0].probes if runs else []
     off = [f"{p['name']} ({p['status']})" for p in statuses if p.get("status") != "ok"]
     top = [r[1] for r in rows[:3]]
@@ -227,9 +230,12 @@ def probe_table(runs: list[Run], over_us: float) -> list[str]:
         "",
         f"Dominant probes: {', '.join(top) if top else 'none'}"
         + (f" ({sum(r[0] for r in rows[:3]) / total:.0%} of the probe time)." if total else "."),
-        f"Probe time is {total:,.0f} µs of the {over_us:,.0f} µs measured overhead per test; "
-        "the rest is the plugin itself (hooks, diffs, writing the record) and its one-time "
-        "costs (imports, the header, reading the record back at the end).",
+        f"Probe time is {total:,.0f} µs per test against {over_us:,.0f} µs of measured CPU "
+        "overhead per test.  The footer's costs are wall-clock time inside the probe calls "
+        "(`perf_counter_ns`), so on a loaded machine they include time the process spent "
+        "waiting for a CPU and can exceed the CPU overhead; on a quiet one the difference is "
+        "the plugin itself (hooks, diffs, writing the record) and its one-time costs (imports, "
+        "the header, reading the record back at the end).",
     ]
     if off:
         out.append(f"Not running: {', '.join(off)}.")

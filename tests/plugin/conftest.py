@@ -26,23 +26,32 @@ from statesnap.record import Record, read_record
 REPORT_LOGGER = '''
 import json, os
 
-_REPORTS = []
 
-def pytest_runtest_logreport(report):
-    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
-    _REPORTS.append({
-        "nodeid": report.nodeid,
-        "when": report.when,
-        "outcome": report.outcome,
-        "wasxfail": getattr(report, "wasxfail", None),
-        "crash": None if crash is None else crash.message,
-    })
+class _ReportLog:
+    # The reports live on an instance, not in a module-level list: the attributes probe
+    # watches the rootdir's modules, and a list growing there would be a leak of every test.
+    def __init__(self):
+        self.reports = []
 
-def pytest_unconfigure(config):
-    path = os.environ.get("STATESNAP_E2E_REPORTS")
-    if path:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(_REPORTS, f)
+    def pytest_runtest_logreport(self, report):
+        crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+        self.reports.append({
+            "nodeid": report.nodeid,
+            "when": report.when,
+            "outcome": report.outcome,
+            "wasxfail": getattr(report, "wasxfail", None),
+            "crash": None if crash is None else crash.message,
+        })
+
+    def pytest_unconfigure(self, config):
+        path = os.environ.get("STATESNAP_E2E_REPORTS")
+        if path:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(self.reports, f)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_ReportLog(), "statesnap-e2e-report-log")
 '''
 
 _SECTION_START = re.compile(r"^-+ statesnap -+$")
