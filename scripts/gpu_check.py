@@ -212,13 +212,16 @@ def test_f_needs_reproducible_conv_selection():
     assert not torch.backends.cudnn.benchmark, "cudnn.benchmark picks algorithms by timing"
 '''
 
-#: victim -> (expected polluter, probe:key statesnap should name)
-EXPECTED = {
-    "test_b_forked_worker_uses_cuda": ("test_a_initialises_cuda", "torch:cuda.initialized"),
-    "test_d_starts_with_no_gpu_memory": ("test_c_caches_a_cuda_tensor",
-                                         "torch:cuda:0.memory_allocated"),
-    "test_f_needs_reproducible_conv_selection": ("test_e_turns_on_benchmark_mode",
-                                                 "torch:backends.cudnn.benchmark"),
+_NVML_CONTEXT = {"nvml:gpu0.process_used", "nvml:gpu0.process_count"}
+#: victim -> (expected polluter, the probe:key refs statesnap may name for it)
+EXPECTED: dict[str, tuple[str, set[str]]] = {
+    "test_b_forked_worker_uses_cuda": (
+        "test_a_initialises_cuda", {"torch:cuda.initialized", *_NVML_CONTEXT}),
+    "test_d_starts_with_no_gpu_memory": (
+        "test_c_caches_a_cuda_tensor",
+        {"torch:cuda:0.memory_allocated", "torch:cuda:0.memory_reserved", *_NVML_CONTEXT}),
+    "test_f_needs_reproducible_conv_selection": (
+        "test_e_turns_on_benchmark_mode", {"torch:backends.cudnn.benchmark"}),
 }
 
 
@@ -320,7 +323,7 @@ def run_suite(rep: Report, out_dir: Path | None, budget: int) -> None:
                  "no nvml process keys (see the nvml notes above)")
     summary = json.loads((work / "summary.json").read_text())
     findings = {f["victim"].split("::")[-1]: f for f in summary.get("findings", [])}
-    for victim, (polluter, ref) in EXPECTED.items():
+    for victim, (polluter, refs) in EXPECTED.items():
         f = findings.get(victim)
         if f is None:
             rep.line("FAIL", f"finding for {victim}", "none")
@@ -330,7 +333,7 @@ def run_suite(rep: Report, out_dir: Path | None, budget: int) -> None:
         print(f"FINDING {victim}: polluters={names} key={got} status={f['status']}", flush=True)
         rep.line("PASS" if polluter in names else "FAIL", f"{victim}: polluter {polluter} named",
                  names)
-        rep.line("PASS" if got == ref else "FAIL", f"{victim}: key {ref}", got)
+        rep.line("PASS" if got in refs else "FAIL", f"{victim}: key one of {sorted(refs)}", got)
         rep.line("PASS" if f["status"] == "verified" else "FAIL", f"{victim}: verified by replay",
                  f["status"])
     footer: dict[str, Any] = next((x for x in lines if x["type"] == "footer"), {})

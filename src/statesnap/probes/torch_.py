@@ -234,7 +234,7 @@ class TorchProbe(Probe):
         # The bytes of a fresh CPU uint8 tensor, copied without numpy (~2 us for 5 KB).  A
         # null pointer (a meta tensor, should a default device ever apply) must never be read.
         ptr = state.data_ptr()
-        raw = ctypes.string_at(ptr, state.numel() * state.element_size()) if ptr else b""
+        raw = ctypes.string_at(ptr, state.nbytes) if ptr else b""
         return int(g.initial_seed()), raw
 
     # -- the full read --------------------------------------------------------------------
