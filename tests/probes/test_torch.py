@@ -247,3 +247,17 @@ def test_without_torch_imported_nothing_is_read_or_imported() -> None:
     assert out["same"] is True
     assert out["imported"] is False
     assert "not imported" in out["mode"]
+
+
+def test_gpu_leaks_are_a_kind_of_their_own() -> None:
+    from statesnap.probes.torch_cuda import gpu_leak_kind
+
+    assert gpu_leak_kind("torch", "cuda.initialized", False, True) == "cuda-initialized"
+    assert gpu_leak_kind("torch", "cuda.initialized", None, True) == "cuda-initialized"
+    assert gpu_leak_kind("torch", "cuda.bad_fork", False, True) == "cuda-bad-fork"
+    assert gpu_leak_kind("torch", "cuda:1.memory_allocated", 0, 512) == "gpu-memory"
+    assert gpu_leak_kind("torch", "cuda:1.memory_allocated", 512, 0) is None
+    assert gpu_leak_kind("torch", "cuda:0.memory_reserved", 0, 512) is None  # a cache
+    assert gpu_leak_kind("nvml", "gpu0.process_used", 0, 2**29) == "gpu-memory"
+    assert gpu_leak_kind("nvml", "gpu0.used", 0, 2**29) is None  # device-wide
+    assert gpu_leak_kind("torch", "default_dtype", "torch.float32", "torch.float64") is None

@@ -125,3 +125,30 @@ class CudaReader:
             out[memory_key(device, ALLOCATED)] = allocated
             out[memory_key(device, RESERVED)] = reserved
         return out
+
+
+#: What :func:`gpu_leak_kind` answers, for summaries and findings to group by.
+CUDA_INITIALIZED_KIND = "cuda-initialized"
+CUDA_BAD_FORK_KIND = "cuda-bad-fork"
+GPU_MEMORY_KIND = "gpu-memory"
+
+
+def gpu_leak_kind(probe: str, key: str, before: object, after: object) -> str | None:
+    """Whether a change leaves the process unclean for GPU work, and how; ``None`` if not.
+
+    A leak of its own kind: after it, tests that fork (or need a fresh device) are affected
+    whatever state they read, so summaries and findings can list it apart from flag changes.
+    Covers this probe's ``cuda.*`` / ``cuda:N.memory_*`` keys and the ``nvml`` probe's
+    per-process keys; device-wide memory (other processes move it) is not such a leak.
+    """
+    grew = isinstance(after, int) and after > (before if isinstance(before, int) else 0)
+    if probe == "torch":
+        if key == INITIALIZED and after is True and before is not True:
+            return CUDA_INITIALIZED_KIND
+        if key == BAD_FORK and after is True and before is not True:
+            return CUDA_BAD_FORK_KIND
+        if key.startswith("cuda:") and key.endswith(ALLOCATED) and grew:
+            return GPU_MEMORY_KIND
+    if probe == "nvml" and (key.endswith(".process_used") or key.endswith(".process_count")):
+        return GPU_MEMORY_KIND if grew else None
+    return None
