@@ -16,11 +16,11 @@ import sys
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import chain, compress, islice
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
-from statesnap.probes._dictwatch import class_dict, portable_reader, version_reader
+from statesnap.probes._dictwatch import class_dict, portable_reader, versions
 
 #: Module attributes that pytest's assertion rewriting adds to every test module.
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
@@ -311,7 +311,13 @@ class Watch:
                     owners["f"].append(t)
         self._ntags = len(tagged)
         self._nproxies = len(proxies)
-        self._tags: Callable[[], object] = version_reader(tagged)
+        # Item ids are summed over non-empty sequences only (an empty registry is the common
+        # case and costs a step of the chain per list); one that fills up changes its length,
+        # and read() then rebuilds the watch with it.
+        self._filled = tuple(map(bool, self.small))
+        self.nonempty = list(compress(self.small, self._filled))
+        self._versions = versions(tagged)
+        self._tags: Callable[[], object] = self._versions.read
         self._proxies: Callable[[], object] = portable_reader(proxies)
         # Small sequences have two readings each (lengths, then id sums).
         self.owners: list[Tracked] = list(chain.from_iterable(owners[k] for k in "tpsshcf"))
@@ -336,13 +342,17 @@ class Watch:
         by_key = dict(zip(keyed(previous), flat, strict=False))
         return (tuple(by_key.get(k, _MISSING) for k in keyed(self)),)
 
+    def filled_moved(self) -> bool:
+        """Whether a watched sequence became empty or non-empty since the watch was built."""
+        return tuple(map(bool, self.small)) != self._filled
+
     def token(self) -> object:
         small = self.small
         return (
             self._tags(),
             self._proxies(),
             tuple(map(len, small)),
-            sum(map(id, chain.from_iterable(small))),
+            sum(map(id, chain.from_iterable(self.nonempty))),
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
@@ -357,8 +367,7 @@ class Watch:
 
     def readings(self) -> tuple[tuple[Any, ...], ...]:
         """One value per watched object, aligned with :attr:`owners` (C-level loops only)."""
-        tags = self._tags()
-        assert isinstance(tags, tuple)
+        tags = self._versions.per_item(self._versions.read())
         proxies = self._proxies()
         assert isinstance(proxies, tuple)
         small = self.small

@@ -4,13 +4,13 @@ Touching every value of every watched namespace costs ~80 ns per value here (eac
 header is a cache miss), so a project of a few hundred modules would cost milliseconds per
 token.  CPython (3.6 to at least 3.13) keeps a version tag in every dict (PEP 509,
 ``ma_version_tag``) that is set from a process-wide counter on every insertion, replacement and
-deletion.  Reading those tags costs ~50 ns per *dict*, whatever its size: one
-``operator.itemgetter`` over a ``ctypes`` array laid over the address range of the watched dicts
-returns all of them in one C-level call.
+deletion.  Reading those tags costs ~20 ns per *dict* here, whatever its size: one
+``struct.unpack_from`` over a ``ctypes`` view of the address range of the watched dicts returns
+all of them in one C-level call.
 
 This reads interpreter internals, so it is only used after :func:`probe_support` has checked,
 in this very process, that the tag sits where expected and changes on every kind of mutation
-(dict, class attribute, instance attribute).  Otherwise :func:`version_reader` falls back to
+(dict, class attribute, instance attribute).  Otherwise :func:`versions` falls back to
 :func:`portable_reader` (length plus the sums of the ids of keys and values), which costs per
 value.
 The reader keeps the dicts alive, so the memory it reads stays valid while the reader exists.
@@ -21,8 +21,10 @@ from __future__ import annotations
 import functools
 import gc
 import operator
+import struct
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 #: Offsets of ``ma_used`` and ``ma_version_tag`` in ``PyDictObject`` on 64-bit CPython.
@@ -38,7 +40,7 @@ _window_obj: Any = None
 
 
 def _window() -> Any:
-    """A ``uint64`` array over the whole address space, created once.
+    """A byte view of the whole address space (from ``_BASE``), created once.
 
     It is only a base pointer and a length: nothing is copied or touched until an index is
     read.  One fixed type, because ctypes caches every ``c_uint64 * n`` type it makes forever.
@@ -48,8 +50,7 @@ def _window() -> Any:
         ctypes = _ctypes()
         length = (sys.maxsize - _BASE) // 8
         array = (ctypes.c_uint64 * length).from_address(_BASE)
-        # A memoryview indexes ~25% faster than the ctypes array itself.
-        _window_obj = memoryview(array).cast("B").cast("Q")
+        _window_obj = memoryview(array).cast("B")
     return _window_obj
 
 
@@ -129,11 +130,11 @@ def probe_support() -> bool:
     return _support
 
 
-def portable_reader(mappings: Sequence[Mapping[Any, Any]]) -> Reader:
+def portable_reader(mappings: Sequence[Mapping[Any, Any]]) -> Callable[[], tuple[object, ...]]:
     """Per mapping: length and the sums of the ids of its keys and values (costs per item)."""
     items = list(mappings)
 
-    def read() -> object:
+    def read() -> tuple[object, ...]:
         return tuple(
             (len(d), sum(map(id, d)), sum(map(id, d.values()))) for d in items
         )
@@ -141,23 +142,55 @@ def portable_reader(mappings: Sequence[Mapping[Any, Any]]) -> Reader:
     return read
 
 
-def version_reader(dicts: Iterable[dict[Any, Any]]) -> Reader:
-    """A callable returning one value per dict, in order, that changes when that dict does.
+@dataclass(frozen=True)
+class Versions:
+    """Reads the version tags of a fixed set of dicts.
 
-    Version tags where :func:`probe_support` says so, else :func:`portable_reader`.  Either
-    way the result is a flat tuple (for a single dict, the value is repeated).
+    ``read()`` is the token: one value per *distinct* dict, in address order.  ``per_item``
+    turns a reading into one value per dict as given (a dict may be given twice: two modules
+    binding the same registry), to find which ones moved.
+    """
+
+    read: Callable[[], tuple[object, ...]]
+    per_item: Callable[[tuple[object, ...]], tuple[object, ...]]
+
+
+def _identity(values: tuple[object, ...]) -> tuple[object, ...]:
+    return values
+
+
+def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
+    """A :class:`Versions` over ``dicts``: tags where supported, else the portable signature.
+
+    With tags, one precompiled ``struct`` format covers the address range of all the dicts:
+    ``Q`` at each tag, ``x`` padding between them.  ``unpack_from`` skips padding without
+    touching it, so a single C call reads exactly the tags, ~3x faster than indexing.
     """
     items = list(dicts)
     if not items:
-        return tuple
+        return Versions(tuple, _identity)
     if not probe_support():
-        return portable_reader(items)
-    # Indices into a window based at _BASE: each is the tag of a dict held alive below.
-    indices = [(id(d) + _VERSION_OFFSET - _BASE) // 8 for d in items]
-    if len(indices) == 1:
-        indices.append(indices[0])  # itemgetter of one index returns a scalar, not a tuple
-    # A partial of the itemgetter is called without a Python frame; it carries the dicts so
-    # that they (and so the addresses read) live exactly as long as the reader.
-    reader = functools.partial(operator.itemgetter(*indices), _window())
-    reader.keep_alive = items  # type: ignore[attr-defined]
-    return reader
+        return Versions(portable_reader(items), _identity)
+    addrs = sorted({id(d) + _VERSION_OFFSET for d in items})
+    parts = ["="]  # standard sizes, no alignment: the offsets are exact
+    at = addrs[0]
+    for addr in addrs:
+        if addr > at:
+            parts.append(f"{addr - at}x")
+        parts.append("Q")
+        at = addr + 8
+    layout = struct.Struct("".join(parts))
+    # A partial is called without a Python frame; it carries the dicts so that they (and so
+    # the addresses read) live exactly as long as the reader.
+    read = functools.partial(layout.unpack_from, _window(), addrs[0] - _BASE)
+    read.keep_alive = items  # type: ignore[attr-defined]
+    slot = {a: i for i, a in enumerate(addrs)}
+    positions = [slot[id(d) + _VERSION_OFFSET] for d in items]
+    if len(positions) == 1:
+        positions.append(positions[0])  # itemgetter of one index returns a scalar
+    return Versions(read, operator.itemgetter(*positions))
+
+
+def version_reader(dicts: Iterable[dict[Any, Any]]) -> Reader:
+    """A callable whose value changes whenever any of ``dicts`` is mutated."""
+    return versions(dicts).read

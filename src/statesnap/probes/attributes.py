@@ -148,7 +148,7 @@ class AttributesProbe(Probe):
         names = frozenset(self._by_name)
         for t in dict.fromkeys(dirty):  # each module once, in order
             changed |= refresh(t, names, self._redactor, self._kinds)
-        if any(t.rewatch for t in self._mods):
+        if watch.filled_moved() or any(t.rewatch for t in self._mods):
             watch = self._watch = Watch(self._mods, previous=watch)
             now = watch.readings()
         # Describing only reads, so what was read before it still holds.

@@ -9,7 +9,8 @@ Keys:
 
 - ``filter:<action>:<category>:<message>:<module>:<lineno>``, one per filter, fingerprint
   ``at <position>`` (first match wins, so the position is part of the meaning);
-- ``<filters list>``: the identity of ``warnings.filters`` itself (``warnings.filters = [...]``);
+- ``<filters list>``: ``original`` while ``warnings.filters`` is the list seen at setup,
+  ``replaced`` once something rebinds it for good (``warnings.filters = [...]``);
 - ``showwarning``, ``formatwarning``: identity and qualified name;
 - ``defaultaction``.
 """
@@ -72,21 +73,26 @@ class WarningsProbe(Probe):
     restorable = True
 
     def __init__(self) -> None:
-        # read() is a function of the token; pytest flips between the original filter list and
-        # its per-test copy, so two cached maps answer almost every read for free.
+        self._original: object = warnings.filters
+        # read() is a function of the token; the per-test copy pytest swaps in has the same
+        # token every test, and two cached maps answer the rest.
         self._cache: list[tuple[object, ProbeMap]] = []
 
     def setup(self, ctx: ProbeContext) -> None:
+        self._original = warnings.filters
         self._cache.clear()
 
     def token(self) -> object:
         w = warnings
         filters = w.filters
-        # Tuples compare item by item with an identity shortcut: equal lists cost ~0.2 us.
-        # The filter tuples themselves are immutable, so the copy is a faithful snapshot.
-        # (id, object) pairs keep the hooks alive, so an id cannot be reused while compared.
+        # Not the list's identity: pytest swaps in a fresh copy for every test, which would
+        # force two reads per test.  Whether it is the original list is what the map shows.
+        # Filter tuples are immutable, so the tuple of them is a faithful snapshot, compared
+        # item by item with an identity shortcut.  (id, object) pairs keep the hooks alive,
+        # so an id cannot be reused while the token is held.
         sw, fw = w.showwarning, w.formatwarning
-        return (id(filters), tuple(filters), id(sw), sw, id(fw), fw, _default_action())
+        return (filters is self._original, tuple(filters), id(sw), sw, id(fw), fw,
+                _default_action())
 
     def read(self) -> ProbeMap:
         token = self.token()
@@ -97,7 +103,7 @@ class WarningsProbe(Probe):
         for i, item in enumerate(warnings.filters):
             key = filter_key(item)
             out[key] = f"{out[key]},{i}" if key in out else f"at {i}"
-        out[LIST_KEY] = f"list{_tag(warnings.filters)}"
+        out[LIST_KEY] = "original" if warnings.filters is self._original else "replaced"
         for hook in HOOKS:
             out[hook] = _describe_callable(getattr(warnings, hook))
         out[DEFAULT_ACTION_KEY] = str(_default_action())
