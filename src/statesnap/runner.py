@@ -295,6 +295,9 @@ class Runner:
                     self.stage.exit()
                 result.error = f"cannot start {cmd[0]}: {exc.strerror}"
                 log.write(f"# statesnap: {result.error}\n")
+                for path in (order_file, restore_file):
+                    if path is not None:
+                        path.unlink(missing_ok=True)
                 return result
             self.processes += 1
             self.executions += len(order)
@@ -315,6 +318,11 @@ class Runner:
                     self.stage.exit()
         result.duration = time.monotonic() - t0
         self._read_back(result)
+        if result.error is not None and not result.outcomes:
+            # Nothing ran: only the log (the child's whole output) is worth keeping.
+            for path in (order_file, record_file, restore_file):
+                if path is not None:
+                    path.unlink(missing_ok=True)
         return result
 
     def popen(self, cmd: list[str], out: Any, interactive: bool = False) -> subprocess.Popen[bytes]:

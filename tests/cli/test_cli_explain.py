@@ -1,0 +1,88 @@
+"""``statesnap explain``: text, JSON, Markdown, one test, verified on demand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from cli_runs import Recorded
+
+from suite_runs import child_env, run_shell, statesnap_cli
+
+
+def test_text_names_victims_and_suspects_without_replaying(zoo: Recorded) -> None:
+    logs = zoo.record.with_suffix(".logs")
+    cli = statesnap_cli("explain", str(zoo.record), cwd=zoo.root)
+    assert cli.returncode == 0, cli.stderr
+    out = cli.stdout
+    assert out.startswith("3 finding(s):")
+    assert "[suspected] test_zoo.py::test_b_victim" in out
+    assert "polluted by: test_zoo.py::test_a_sets_mode" in out
+    assert "state: env:ZOO_MODE: ∅ → fast" in out
+    assert "reproduce: python -m pytest -p no:randomly test_zoo.py::test_a_sets_mode " \
+           "test_zoo.py::test_b_victim" in out
+    assert not logs.exists() or not any(logs.glob("*.log"))  # nothing was replayed
+
+
+def test_json_is_the_findings_list(zoo: Recorded) -> None:
+    cli = statesnap_cli("explain", str(zoo.record), "--json", cwd=zoo.root)
+    findings = {f["victim"]: f for f in json.loads(cli.stdout)}
+    assert set(findings) == {"test_zoo.py::test_b_victim", "test_zoo.py::test_broken",
+                             "test_pair.py::test_f_needs_both"}
+    f = findings["test_zoo.py::test_b_victim"]
+    assert f["status"] == "suspected"
+    assert (f["probe"], f["key"], f["after"]) == ("env", "ZOO_MODE", "fast")
+    assert "key named in the failing code" in f["candidates"][0]["reasons"]
+
+
+def test_test_and_verify_prove_one_finding(zoo: Recorded) -> None:
+    cli = statesnap_cli("explain", str(zoo.record), "--test", "test_zoo.py::test_b_victim",
+                        "--verify", cwd=zoo.root)
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout.startswith("1 finding(s):")
+    assert "[VERIFIED] test_zoo.py::test_b_victim" in cli.stdout
+    assert "(restoring it makes the victim pass)" in cli.stdout
+    assert "logs: " in cli.stdout
+    assert "replaying test_zoo.py::test_b_victim alone" in cli.stderr  # progress
+
+
+def test_verify_of_a_broken_test_and_a_passing_one(zoo: Recorded) -> None:
+    broken = statesnap_cli("explain", str(zoo.record), "--test", "test_zoo.py::test_broken",
+                           "--verify", "--json", cwd=zoo.root)
+    (f,) = json.loads(broken.stdout)
+    assert f["status"] == "not-order-dependent"
+    passed = statesnap_cli("explain", str(zoo.record), "--test", "test_zoo.py::test_a_sets_mode",
+                           cwd=zoo.root)
+    assert passed.returncode == 0
+    assert "did not fail" in passed.stdout
+
+
+def test_markdown_is_ready_for_an_issue_and_its_commands_work(zoo: Recorded) -> None:
+    cli = statesnap_cli("explain", str(zoo.record), "--test", "test_pair.py::test_f_needs_both",
+                        "--verify", "--markdown", cwd=zoo.root)
+    assert cli.returncode == 0, cli.stderr
+    md = cli.stdout
+    assert md.startswith("### `test_pair.py::test_f_needs_both` fails after "
+                         "`test_pair.py::test_c_sets_host` + `test_pair.py::test_d_sets_port`")
+    assert "- **status**: verified" in md
+    assert "<details><summary>Environment</summary>" in md
+    assert "- Python 3." in md and "pytest" in md
+    assert "filesystem of `" in md and "mtime to " in md
+    blocks = md.split("```sh\n")[1:]
+    fails, alone = (b.split("\n```", 1)[0] for b in blocks[:2])
+    assert "test_pair.py::test_c_sets_host" in fails
+    assert run_shell(fails, cwd=zoo.root).returncode == 1
+    assert run_shell(alone, cwd=zoo.root).returncode == 0
+
+
+def test_the_last_run_is_the_default_record(zoo: Recorded) -> None:
+    # A run with the default record location marks itself latest; no RECORD needed then.
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "statesnap",
+                           "--statesnap-verify-budget=0", "test_zoo.py"], cwd=zoo.root,
+                          env=child_env(), capture_output=True, text=True)
+    assert proc.returncode == 1
+    cli = statesnap_cli("explain", cwd=zoo.root)
+    assert cli.returncode == 0, cli.stderr
+    assert "test_zoo.py::test_b_victim" in cli.stdout
+    assert "test_pair.py" not in cli.stdout
