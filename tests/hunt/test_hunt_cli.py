@@ -102,7 +102,6 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
     cases = [
         (["hunt", str(record), "--worker", "gw9"], "no worker 'gw9'"),
         (["hunt", str(record), "--json", str(record)], "that is a statesnap record"),
-        (["hunt", str(record), "--frobnicate"], "pytest arguments go after --"),
         (["hunt", str(tmp_path / "missing.jsonl")], "no such record"),
     ]
     for argv, words in cases:
@@ -110,6 +109,14 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
         assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
         assert words in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    # An unknown option is argparse's usage error (pytest's own options go after --).
+    proc = statesnap("hunt", str(record), "--frobnicate", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "unrecognized arguments: --frobnicate" in proc.stderr
+    # A word after -- is pytest's, never the RECORD.
+    proc = statesnap("hunt", "--", str(tmp_path / "missing.jsonl"), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "no RECORD given" in proc.stderr
     # --json did not touch the record it refused to overwrite.
     assert read_record(record).tests[0].nodeid == "t.py::a"
 

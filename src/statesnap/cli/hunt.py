@@ -28,9 +28,31 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "arguments go after --.")
     add_record_arg(p)
     _add_options(p)
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS",
-                   help="arguments for the pytest runs, after --")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, pytest_args=[])
+    p.__class__ = _SplitAtDashes
+    p.usage = ("statesnap hunt [RECORD] [--budget SECONDS] [--random N] [--seed S] "
+               "[--worker W] [--all-leaks] [--json [PATH]] [--report PATH] [-q] "
+               "[-- PYTEST ARGS]")
+
+
+class _SplitAtDashes(argparse.ArgumentParser):
+    """Everything after the first ``--`` goes to pytest, whatever it looks like.
+
+    A REMAINDER positional would swallow the hunt's own options written after RECORD, and
+    plain argparse would take a word after ``--`` for the optional RECORD.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        words = list(args or [])
+        tail: list[str] = []
+        if "--" in words:
+            at = words.index("--")
+            words, tail = words[:at], words[at + 1:]
+        ns, extra = super().parse_known_args(words, namespace)
+        ns.pytest_args = tail
+        return ns, extra
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
@@ -96,33 +118,11 @@ def _refuse_overwriting_a_record(path: Path) -> None:
                    "(put RECORD before --json, or give another path)")
 
 
-def split_pytest_args(args: argparse.Namespace) -> list[str]:
-    """The pytest arguments (those after ``--``); hunt options before it are parsed here.
-
-    argparse hands everything after RECORD to the REMAINDER argument, options included, so
-    ``RECORD --worker gw1 -- -x`` arrives as ``["--worker", "gw1", "--", "-x"]``.
-    """
-    rest = list(args.pytest_args or [])
-    if "--" in rest:
-        cut = rest.index("--")
-        mine, theirs = rest[:cut], rest[cut + 1:]
-    else:
-        mine, theirs = rest, []
-    if mine:
-        parser = argparse.ArgumentParser(prog="statesnap hunt", add_help=False)
-        _add_options(parser)
-        _, unknown = parser.parse_known_args(mine, namespace=args)
-        if unknown:
-            raise CliError(f"unknown option(s) {' '.join(unknown)} (pytest arguments go "
-                           "after --)")
-    return theirs
-
-
 def run(args: argparse.Namespace) -> int:
     from statesnap.explain import format_findings
     from statesnap.hunt import Hunter, HuntError, HuntOptions, default_logs_dir, describe
 
-    pytest_args = split_pytest_args(args)
+    pytest_args = list(args.pytest_args)
     json_path = None if args.json_path in (None, "-") else Path(args.json_path)
     if json_path is not None:
         _refuse_overwriting_a_record(json_path)
