@@ -24,6 +24,7 @@ _counter = itertools.count()
 
 MODULE = """
 import functools, types
+from unittest import mock
 
 REGISTRY = []
 CONFIG = {"mode": "fast", "plugins": ["a"]}
@@ -31,6 +32,8 @@ SEEN = set()
 LIMIT = 10
 API_TOKEN = "hunter2-secret"
 settings = types.SimpleNamespace(debug=False)
+# A mock claims to be what it mocks (its __class__ is dict): described by its real type.
+FAKE_DICT = mock.MagicMock(spec=dict)
 
 def helper():
     return 1
@@ -107,6 +110,8 @@ def test_keys_cover_module_class_and_cache_attributes(project: Project) -> None:
                  "Widget", "Widget.count", "Widget.items", "Widget.square"):
         assert f"{m}:{name}" in got, name
     assert got[f"{m}:LIMIT"] == "10"
+    assert got[f"{m}:FAKE_DICT"].startswith("<unittest.mock.MagicMock> #")
+    assert not mod.FAKE_DICT.mock_calls  # never called, iterated or measured
     assert got[f"{m}:lookup#cache"].startswith("currsize=0")
     assert got[f"{m}:Widget.square#cache"].startswith("currsize=0")
     # Dunders, inherited attributes and class machinery are not state of this module.

@@ -58,15 +58,27 @@ def qualified(obj: object) -> str:
     return f"{module}.{name}" if isinstance(module, str) else name
 
 
+def kind(value: object, cls: type | tuple[type, ...]) -> bool:
+    """``isinstance`` by the real type only.
+
+    ``isinstance`` also asks ``value.__class__``, and a ``Mock(spec=dict)`` answers ``dict``:
+    then ``len()`` of it raises.  Module-level mocks are common in test modules.
+    """
+    return issubclass(type(value), cls)
+
+
+_CONTAINERS: tuple[type, ...] = (dict, *LISTLIKE, *SETLIKE)
+
+
 def is_container(value: object) -> bool:
-    return isinstance(value, (dict, *LISTLIKE, *SETLIKE))
+    return issubclass(type(value), _CONTAINERS)
 
 
 def is_cache(value: object) -> bool:
     """An ``lru_cache``/``cache`` wrapper (C or the pure-Python fallback)."""
     if type(value) is LRU_TYPE:
         return True
-    if isinstance(value, types.FunctionType):
+    if kind(value, types.FunctionType):
         ns = value.__dict__
         return callable(ns.get("cache_info")) and callable(ns.get("cache_clear"))
     return False
@@ -74,8 +86,8 @@ def is_cache(value: object) -> bool:
 
 def unwrap_descriptor(value: object) -> object:
     """The function inside a staticmethod/classmethod (where a method cache lives)."""
-    if isinstance(value, staticmethod | classmethod):
-        return value.__func__
+    if kind(value, (staticmethod, classmethod)):
+        return value.__func__  # type: ignore[attr-defined]
     return value
 
 
@@ -87,8 +99,7 @@ def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[st
     """
     t = type(value)
     if t is types.SimpleNamespace or (
-        t.__module__ in project_modules and not isinstance(value, type | types.ModuleType)
-        and not isinstance(value, BaseException)
+        t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))
     ):
         try:
             ns = object.__getattribute__(value, "__dict__")
@@ -118,21 +129,21 @@ def short(value: object, depth: int = 0) -> str:
         if t is collections.deque:
             return f"deque([{inner}])"
         return f"{t.__name__}({{{inner}}})" if t is frozenset or not n else f"{{{inner}}}"
-    if depth < 2 and isinstance(value, dict):
-        d: dict[Any, Any] = value
+    if depth < 2 and kind(value, dict):
+        d: dict[Any, Any] = value  # type: ignore[assignment]
         parts = [f"{short(k, depth + 1)}: {short(v, depth + 1)}"
                  for k, v in islice(d.items(), _PREVIEW_ITEMS)]
         if len(d) > _PREVIEW_ITEMS:
             parts.append(f"… +{len(d) - _PREVIEW_ITEMS}")
         return "{" + ", ".join(parts) + "}"
-    if isinstance(value, types.ModuleType):
-        return f"module {value.__name__}"
-    if isinstance(value, type):
+    if kind(value, types.ModuleType):
+        return f"module {value.__name__}"  # type: ignore[attr-defined]
+    if kind(value, type):
         return f"class {qualified(value)}"
-    if isinstance(value, _CALLABLES):
+    if kind(value, _CALLABLES):
         return f"{t.__name__} {qualified(value)}"
-    if isinstance(value, staticmethod | classmethod):
-        return f"{t.__name__} {qualified(value.__func__)}"
+    if kind(value, (staticmethod, classmethod)):
+        return f"{t.__name__} {qualified(value.__func__)}"  # type: ignore[attr-defined]
     enum_base = getattr(t, "_member_map_", None)
     if isinstance(enum_base, dict):
         return f"{t.__qualname__}.{getattr(value, '_name_', '?')}"
@@ -163,12 +174,12 @@ def digest(value: Any, nested: bool = True) -> str:
     """
     n = len(value)
     inner: list[Any]
-    if isinstance(value, dict):
+    if kind(value, dict):
         keys = _sample(value, n)
         vals = _sample(value.values(), n)
         sig: object = (tuple(map(_item_sig, keys)), tuple(map(_item_sig, vals)))
         inner = vals
-    elif isinstance(value, set):
+    elif kind(value, set):
         inner = _sample(value, n)
         sig = frozenset(map(_item_sig, inner)) if n <= HUGE else tuple(map(_item_sig, inner))
     else:
@@ -193,10 +204,10 @@ def describe(value: object, project_modules: frozenset[str]) -> tuple[str, bool]
         return _clip(short(value)), True
     if is_container(value):
         text = _clip(short(value))
-        kind = "" if t in (list, dict, set) else f" {t.__qualname__}"
-        return f"{text} {tag(value)}{kind} len={len(value)} ~{digest(value)}", True  # type: ignore[arg-type]
+        label = "" if t in (list, dict, set) else f" {t.__qualname__}"
+        return f"{text} {tag(value)}{label} len={len(value)} ~{digest(value)}", True  # type: ignore[arg-type]
     ns = watched_namespace(value, project_modules)
     if ns is not None:
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{digest(ns)}", True
     text = short(value)
-    return f"{_clip(text)} {tag(value)}", not isinstance(value, _CODE)
+    return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

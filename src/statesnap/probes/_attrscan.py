@@ -155,7 +155,7 @@ class SavedModule:
             name, _, attr = path.removesuffix("#cache").partition(".")
             obj = live.get(name)
             if attr:
-                obj = vars(obj).get(attr) if isinstance(obj, type) else None
+                obj = vars(obj).get(attr) if D.kind(obj, type) else None
             func = D.unwrap_descriptor(obj)
             if not D.is_cache(func):
                 return False
@@ -194,7 +194,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
         if skip_name(name):
             continue
         _entry(t, fps, name, name, value, project, redactor, kinds)
-        if isinstance(value, type) and id(value) not in seen:
+        if D.kind(value, type) and id(value) not in seen:
             proxy = value.__dict__
             if proxy.get("__module__") != t.name:
                 continue  # imported from elsewhere: described where it is defined
@@ -230,7 +230,7 @@ def _entry(t: Tracked, fps: dict[str, str], path: str, attr: str, value: Any,
     if D.is_container(value):
         watched.append(value)
         if len(value) <= D.SMALL:
-            items = value.values() if isinstance(value, dict) else value
+            items = value.values() if D.kind(value, dict) else value
             watched += [v for v in items if D.is_container(v)]
     else:
         ns = D.watched_namespace(value, project)

@@ -52,7 +52,7 @@ def _live_kind(module: str, path: str) -> str:
     name, _, attr = path.partition(".")
     value = module_namespace(found).get(name)
     if attr:
-        value = vars(value).get(attr) if isinstance(value, type) else None
+        value = vars(value).get(attr) if D.kind(value, type) else None
     if D.is_container(value):
         return "container"
     return "value"
