@@ -44,6 +44,16 @@ BUILTINS_PREFIX = "builtins:"
 BUILTINS_IGNORED = frozenset({"_"})
 
 
+_HAS_SIGMASK = hasattr(_signal, "pthread_sigmask")  # not on Windows
+_HAS_ITIMER = hasattr(_signal, "getitimer")
+
+
+def _timer_armed() -> tuple[bool, float]:
+    # The remaining delay runs down by itself: only armed-or-not and the interval count.
+    delay, interval = _signal.getitimer(_signal.ITIMER_REAL)
+    return delay > 0, interval
+
+
 class _FileHead(ProcFile):
     """A :class:`ProcFile` read up to ``size`` bytes only.
 
@@ -140,13 +150,12 @@ class ProcessProbe(Probe):
         locale = mods.get("locale")
         threading = mods.get("threading")
         asyncio = mods.get("asyncio")
-        delay, interval = _signal.getitimer(_signal.ITIMER_REAL)
         return (
             self.light_token(),
             self._umask(),
             tuple(map(_signal.getsignal, self._signals)),
-            _signal.pthread_sigmask(_signal.SIG_BLOCK, ()),
-            (delay > 0, interval),  # the remaining delay runs down by itself: not a change
+            _signal.pthread_sigmask(_signal.SIG_BLOCK, ()) if _HAS_SIGMASK else None,
+            _timer_armed() if _HAS_ITIMER else None,
             self._builtins_version(),
             sum(map(id, gc.callbacks)),
             decimal.getcontext().traps.copy() if decimal is not None else None,
