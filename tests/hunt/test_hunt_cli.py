@@ -117,6 +117,12 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
     proc = statesnap("hunt", "--", str(tmp_path / "missing.jsonl"), cwd=tmp_path)
     assert proc.returncode == 2
     assert "no RECORD given" in proc.stderr
+    # A suite that changed since the record: its ids are gone, the hunt cannot start.
+    proc = statesnap("hunt", str(record), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "the leakers-first-1 run could not run" in errors[0], errors
+    assert "not found" in errors[0] and "t.py" in errors[0]
     # --json did not touch the record it refused to overwrite.
     assert read_record(record).tests[0].nodeid == "t.py::a"
 
