@@ -41,9 +41,14 @@ class SysPathProbe(Probe):
 
     def read(self) -> ProbeMap:
         out: ProbeMap = {}
-        for i, entry in enumerate(sys.path):
+        # An entry's fingerprint is the entry before it, not its index: inserting one entry
+        # at the front then changes two keys, not every later one.
+        prev = "<start>"
+        for entry in sys.path:
             key = f"sys.path:{entry}"
-            out[key] = out[key] + f",{i}" if key in out else f"at {i}"
+            place = f"after {prev}"
+            out[key] = f"{out[key]}; {place}" if key in out else place
+            prev = entry
         for i, finder in enumerate(sys.meta_path):
             out[f"sys.meta_path:{_name(finder)}"] = f"at {i}"
         for i, hook in enumerate(sys.path_hooks):
