@@ -39,7 +39,7 @@ def format_finding(f: Finding) -> list[str]:
     if f.exc_type:
         msg = f": {short(f.message, 80)}" if f.message else ""
         lines.append(f"    failure: {f.exc_type}{msg}")
-    if f.hint and f.polluters:
+    if f.hint and (f.polluters or f.setter):
         lines.append(f"    fix: {f.hint}")
     if f.cleaners:
         lines.append(f"    cleaned by: {', '.join(f.cleaners)}")
@@ -124,7 +124,7 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any]) -> str:
             proven = " (proven: restoring it makes the victim pass)" if f.hint_proven else ""
             out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {_code(short(f.before))}"
                        f" → {_code(short(f.after))}{proven}")
-        if f.hint and f.polluters:
+        if f.hint and (f.polluters or f.setter):
             out.append(f"- **fix**: {f.hint}")
         if f.note:
             out.append(f"- **note**: {f.note}")
