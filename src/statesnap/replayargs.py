@@ -56,6 +56,8 @@ def replay_args(args: Sequence[str], takes_value: Iterable[str]) -> list[str]:
             continue
         if name == "-p" and (value or arg[2:]) in ("xdist.plugin", "xdist", "randomly"):
             continue  # a replay is one process in the recorded order
+        if name == "-o" and (value or arg[2:]).lstrip("=").startswith("cache_dir="):
+            continue  # a replay's own scratch cache (a record made by a replay)
         out.append(arg)
         if value is not None:
             out.append(value)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from statesnap.cli import CliError
-from statesnap.cli.common import add_record_arg, load, pick_test
+from statesnap.cli.common import add_record_arg, lane_of, load_lanes, pick_test
 from statesnap.record import Record, RecordError, read_record
 
 if TYPE_CHECKING:
@@ -57,6 +57,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.usage = "statesnap replay [RECORD] [--worker W] [--until ID] [--dry-run] [-- PYTEST ARGS]"
 
 
+def pick_lane(lanes: list[Record], worker: str | None, until: str | None) -> Record:
+    """The one process's record to replay: ``--worker``'s, or the one that ran ``--until``."""
+    if len(lanes) == 1:
+        return lanes[0]
+    names = ", ".join(lane.worker for lane in lanes)
+    if worker:
+        for lane in lanes:
+            if lane.worker == worker:
+                return lane
+        raise CliError(f"no worker {worker!r} in the record (workers: {names})")
+    if until:
+        return lane_of(lanes, until)[0]
+    raise CliError(f"the record holds {len(lanes)} xdist workers' orders ({names}): "
+                   "pick one with --worker, or name a test with --until")
+
+
 def recorded_order(record: Record, worker: str | None, until: str | None) -> list[str]:
     """The node ids to replay: one worker's (or the record's) order, up to ``until``."""
     tests = sorted(record.tests, key=lambda t: t.index)
@@ -83,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from statesnap.order_plugin import write_order
     from statesnap.runner import Runner, error_line
 
-    record = load(args.record)
+    record = pick_lane(load_lanes(args.record), args.worker, args.until)
     order = recorded_order(record, args.worker, args.until)
     extra = list(args.pytest_args)
     runner = Runner(record, extra_args=extra)
