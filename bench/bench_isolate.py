@@ -56,6 +56,11 @@ CONFIGS: dict[str, tuple[list[str], bool, bool]] = {
     "spawn": (["--statesnap-isolate=spawn"], True, True),
 }
 
+#: Why pytest-forked's runs fail here, said once in the results.
+FORKED_NOTE = ("pytest-forked 1.7.5 marshals each report's attributes, and pytest 9.2's "
+               "reports carry a NodeId object marshal cannot take, so every test is reported "
+               "failed; each one still forks, runs and reports, which is the cost measured")
+
 MODULE = '''"""Generated module {n} for the isolation benchmark."""
 
 LIMIT = {n}
@@ -169,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for (name, _), t in sorted(timings.items()):
             if t.failure and not any(name in note for note in notes):
-                notes.append(f"{name}: the runs did not pass (`{t.failure}`); timed as run.")
+                notes.append(f"{name}: the runs did not pass (`{t.failure}`); timed as run"
+                             + (f" ({FORKED_NOTE})" if name == "forked" else "") + ".")
         for name in names:
             w, c = per_test(name, "wall"), per_test(name, "cpu")
             rows.append((name, w * 1e3, w / base_wall, c * 1e3, c / base_cpu))
@@ -192,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs.  Suites of {args.small} and {args.big} trivial tests "
         f"({args.spawn_small} and {args.spawn_big} for spawn); per-test cost is the slope "
         f"between the two sizes, medians of {args.repeat} interleaved rounds; bytecode "
-        "caching on.",
+        "caching on.  Wall times on a shared machine are noisy (other jobs compete for "
+        "the CPUs); CPU times are the steadier figure.",
         "",
         *lines,
         "",

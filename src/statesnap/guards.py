@@ -46,6 +46,11 @@ def expand(spec: str) -> list[tuple[str, str]]:
     return [(probe, key or "*")]
 
 
+def guard_verdict(item: pytest.Item) -> str | None:
+    """The error a guarded item will raise at setup (reached before it started), or None."""
+    return item.stash.get(_VERDICT, None)
+
+
 class GuardPlugin:
     """Decides before each marked test whether its required state is clean."""
 

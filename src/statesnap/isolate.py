@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.outcomes import Failed
 
+# All imported now, not on the first isolated test: a statesnap module appearing in
+# sys.modules during a test would read as that test's change.
+from statesnap.guards import guard_verdict
 from statesnap.isolate_channel import ChildResult
-
-# Imported now, not on the first isolated test: a statesnap module appearing in sys.modules
-# during a test would read as that test's change.
 from statesnap.isolate_fork import run_forked
 from statesnap.isolate_spawn import run_spawned
+from statesnap.isolate_warnings import emit as emit_warnings
 from statesnap.strict import escaped_leak_message
 
 if TYPE_CHECKING:
@@ -92,11 +93,18 @@ class IsolatePlugin:
         self.plugin = plugin
         self.count: dict[str, int] = {}
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:  # a bad marker is a usage error before anything runs
+            requested_mode(item, None)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
                                 ) -> bool | None:
         wanted = requested_mode(item, self.plugin.settings.isolate)
-        if wanted is None:
+        if wanted is None or guard_verdict(item) is not None:
+            # A guarded test whose state is dirty errors at its setup, before it runs
+            # anything: in this process, where the verdict was reached.
             return None
         mode, reason = choose_mode(wanted)
         timeout = self.plugin.settings.isolate_timeout
@@ -249,6 +257,7 @@ def publish(plugin: StatesnapPlugin, item: pytest.Item, nextitem: pytest.Item | 
         if plugin.writer is not None:
             plugin.writer.write(entry)
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    emit_warnings(result.warnings)  # inside pytest's catch_warnings for this test
     finished = result.done and [r.when for r in reports][-1:] == ["teardown"]
     if not finished or not result.clean_exit:
         phase = _crash_phase(result) if not finished else "teardown"

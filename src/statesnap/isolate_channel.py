@@ -12,6 +12,7 @@ Message kinds, one JSON object a line:
 ``{"done": true, "changes": [...], "errors": [...]}``       the test's protocol finished
 ``{"exit": "message", "returncode": N}``                    the test called ``pytest.exit``
 ``{"internal": "traceback"}``                               statesnap itself failed in the child
+``{"warning": "text", "category": "mod:Name", ...}``        a warning the test emitted
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class ChildResult:
     failure: dict[str, Any] | None = None
     #: The test's own changes, seen in the child (they died with it).
     changes: list[dict[str, Any]] = field(default_factory=list)
+    #: Warnings the test emitted (:mod:`statesnap.isolate_warnings` messages).
+    warnings: list[dict[str, Any]] = field(default_factory=list)
     #: Probe errors in the child (``probe_error`` record lines, written by the parent).
     errors: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
@@ -84,6 +87,8 @@ def parse_messages(data: bytes, result: ChildResult) -> None:
         elif "exit" in msg:
             code = msg.get("returncode")
             result.exit_request = (str(msg["exit"]), code if isinstance(code, int) else None)
+        elif "warning" in msg:
+            result.warnings.append(msg)
         elif "internal" in msg:
             result.internal = str(msg["internal"])
 

@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 
 from statesnap.isolate_channel import ChildResult, parse_messages, read_tail, write_message
+from statesnap.isolate_warnings import recording_log, to_message
 from statesnap.procwait import kill_group, wait_child
 
 if TYPE_CHECKING:
@@ -99,10 +100,14 @@ def _child_main(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
         from _pytest.outcomes import Exit as PytestExit
         from _pytest.runner import runtestprotocol
 
+        log = recording_log()  # the parent's catch_warnings, copied into this process
+        seen = len(log) if log is not None else 0
         try:
             runtestprotocol(item, log=False, nextitem=None)
         except PytestExit as exc:
             write_message(channel, {"exit": exc.msg, "returncode": exc.returncode})
+        for msg in (log or [])[seen:]:
+            write_message(channel, to_message(msg))
         changes = plugin.tracker.end() if plugin.tracker is not None else []
         write_message(channel, {
             "done": True,

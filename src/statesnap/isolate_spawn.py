@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from statesnap.isolate_channel import ChildResult, parse_messages, write_message
+from statesnap.isolate_warnings import to_message
 from statesnap.procwait import kill_group, wait_child
 from statesnap.record import RecordError, read_record
 
@@ -68,6 +69,11 @@ class SpawnedChild:
             "phases": self.plugin._phases,
             "failure": self.plugin._failure,
         })
+
+    def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str,
+                                location: Any) -> None:
+        if when == "runtest":
+            write_message(self.channel, to_message(warning_message))
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.channel.close()

@@ -7,9 +7,10 @@ healed state.  The test's record line keeps its leak in ``changes`` and lists wh
 back in ``restored``: the suite heals while the record and the report still name every
 polluter.
 
-Not restored: changes a wide-scoped fixture made in its setup (they belong to the scope, and
-are its finaliser's to undo), and by default low-severity changes (a plain import: removing a
-module that later code imported again would give two copies of its classes).
+Not restored: changes a wide-scoped fixture made in its setup or its finaliser (they belong
+to the scope: the setup's are its finaliser's to undo, and the finaliser's are that
+undoing), and by default low-severity changes (a plain import: removing a module that later
+code imported again would give two copies of its classes).
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ class RestoreMode:
         if selection is None:
             return keys
         for ch in changes:
-            if ch.phase == "setup" and ch.scope in WIDE_SCOPES:
-                continue
+            if ch.scope in WIDE_SCOPES and ch.phase in ("setup", "teardown"):
+                continue  # a wide fixture's setup or finaliser: its scope's business
             if ch.probe in self._saved and selection.covers(ch):
                 keys.setdefault(ch.probe, []).append(ch.key)
         return keys

@@ -75,7 +75,6 @@ class XdistHooks:
         self.plugin = plugin
         #: Worker ids in the order they were configured (restarted workers get new ids).
         self.workers: list[str] = []
-        self.crashed: set[str] = set()
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
@@ -84,11 +83,6 @@ class XdistHooks:
             self.workers.append(worker)
         if self.plugin.record_path is not None:
             node.workerinput[WORKERINPUT_KEY] = str(self.plugin.record_path)
-
-    @pytest.hookimpl
-    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
-        if error is not None:
-            self.crashed.add(str(node.gateway.id))
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

@@ -298,3 +298,20 @@ def test_writes_file():
     teardown = [r for r in inner.reports() if r["when"] == "teardown" and r["outcome"] == "failed"]
     assert [r["nodeid"] for r in teardown] == ["test_escape.py::test_writes_file"]
     assert "files:escaped.txt" in teardown[0]["text"]
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_warnings_reach_the_summary(pytester: pytest.Pytester, run: Run, mode: str) -> None:
+    pytester.makepyfile(test_warns='''
+import warnings
+
+class ZooWarning(UserWarning):
+    pass
+
+def test_warns():
+    warnings.warn("the zoo is closing", ZooWarning)
+''')
+    inner = run(f"--statesnap-isolate={mode}")
+    inner.result.assert_outcomes(passed=1, warnings=1)
+    inner.result.stdout.fnmatch_lines(["*warnings summary*", "test_warns.py::test_warns",
+                                       "*ZooWarning: the zoo is closing*"])

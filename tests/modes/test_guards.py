@@ -54,3 +54,27 @@ def test_needs_clean_env():
 ''')
     inner = run("--statesnap-restore=env")
     inner.result.assert_outcomes(passed=2)
+
+
+def test_guards_hold_for_isolated_tests(pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(test_guard='''
+import os, pytest
+
+def test_sets_devices():
+    os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+
+@pytest.mark.statesnap_isolate("spawn")
+@pytest.mark.statesnap_requires_clean("env:CUDA_VISIBLE_DEVICES")
+def test_spawned():
+    pass
+
+@pytest.mark.statesnap_isolate("fork")
+@pytest.mark.statesnap_requires_clean("env:CUDA_VISIBLE_DEVICES")
+def test_forked():
+    pass
+''')
+    inner = run()
+    inner.result.assert_outcomes(passed=1, errors=2)
+    texts = [r["text"] for r in inner.reports() if r["outcome"] == "failed"]
+    # The verdict is reached against this session's baseline, even for a fresh interpreter.
+    assert all("dirtied by test_guard.py::test_sets_devices (index 0)" in t for t in texts)

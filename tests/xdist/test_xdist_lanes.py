@@ -70,7 +70,8 @@ def test_two_workers_make_one_merged_record_with_two_lanes(
         [sys.executable, "-m", "statesnap", "replay", str(inner.record_path), "--worker",
          polluted.worker], cwd=pytester.path, capture_output=True, text=True)
     assert done.returncode == 1  # the victim fails again after its polluter
-    (order_file,) = inner.record_path.with_suffix(".logs").glob("*replay.order.json")
+    # The replay runs from the lane's own record, so its files sit beside that lane.
+    (order_file,) = polluted.path.with_suffix(".logs").glob("*replay.order.json")
     assert json.loads(order_file.read_text()) == polluted.order()
 
 
@@ -95,3 +96,11 @@ def test_segfault():
     assert lane.running["nodeid"] == "test_crash.py::test_segfault"
     described = {d["worker"]: d for d in inner.record().header["lanes"]}
     assert described[lane.worker]["crashed"] is True
+
+
+def test_isolation_inside_workers(pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(test_polluted=POLLUTED_FILE, test_other=OTHER_FILE)
+    inner = run("-n", "2", "--dist", "loadfile", "--statesnap-isolate")
+    inner.result.assert_outcomes(passed=5)  # the polluter's leak died with its child
+    lanes = read_lanes(inner.record_path)
+    assert all(t.extra.get("contained") for lane in lanes for t in lane.tests)
