@@ -4,7 +4,7 @@ import functools
 import os
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def price_table() -> dict:
     currency = os.environ.get("ZOO_CURRENCY", "USD")
     return {"currency": currency, "adult": 20, "child": 10}
