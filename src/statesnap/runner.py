@@ -190,6 +190,18 @@ class Runner:
         self.executions = 0
         self._cache_dir: Path | None = None
         self.inherited = Inherited.from_record(record)
+        #: Probes the children run (None: the recorded selection).  Verification needs only
+        #: the probes of the keys it looks at: each one left out saves its setup in every
+        #: replay, and a replay's outcome never depends on what its probes see.
+        self.probes: list[str] | None = None
+
+    def select_probes(self, wanted: Sequence[str]) -> None:
+        """Run only these probes (those the recorded run had working) in the children."""
+        ok = [str(p.get("name")) for p in self.header.get("probes") or []
+              if isinstance(p, Mapping) and p.get("status") == "ok"]
+        chosen = [name for name in dict.fromkeys(wanted) if name in ok]
+        # Some probe must run for the child to write its record; env is the cheapest.
+        self.probes = chosen or ["env"]
 
     def python(self) -> str:
         recorded = (self.header.get("python") or {}).get("executable")
@@ -223,6 +235,8 @@ class Runner:
         cmd = [self.python(), "-m", "pytest", *self.base_args(), *self.extra_args,
                f"--statesnap-order={order_file}", f"--statesnap-record={record_file}",
                "--statesnap-verify-budget=0", "-rfE"]
+        if self.probes is not None:
+            cmd.append(f"--statesnap-probes={','.join(self.probes)}")
         if own_cache:
             cmd += ["-o", f"cache_dir={self.cache_dir()}"]
         if restore_file is not None:

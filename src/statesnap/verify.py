@@ -159,6 +159,7 @@ class Verifier:
 
     def _verify(self, finding: Finding, victim: TestEntry) -> None:
         vid = victim.nodeid
+        self.runner.select_probes([c.probe for c in finding.candidates])
         self.progress(f"statesnap: replaying {vid} alone")
         alone = self.replay([vid], vid, finding, "alone")
         if alone.failed:
