@@ -16,6 +16,8 @@ hookspec = pluggy.HookspecMarker("pytest")
 def pytest_statesnap_add_probes(config: Any) -> list[Probe] | None:
     """Return extra probe instances to run in this session (a list, or None).
 
-    Called once at configure time.  Probes returned here are selected and dropped by
+    Called once at session start.  A conftest that implements it should mark it
+    ``@pytest.hookimpl(optionalhook=True)``, so runs without ``-p statesnap`` do not reject it
+    as an unknown hook.  Probes returned here are selected and dropped by
     ``--statesnap-probes`` like the built-ins; a probe whose name is already taken is ignored.
     """

@@ -178,6 +178,9 @@ class StatesnapPlugin:
         )
         from statesnap.xdist_support import worker_record_path
 
+        # Probe selection is validated before anything is written: a usage error must not
+        # leave an empty record behind.
+        chosen = self._make_probes()
         self.record_path = (worker_record_path(self.config, self.worker) or s.record_path
                             or default_record_path(self.config, self.worker))
         self.ctx.own_paths.update({self.record_path, self.record_path.with_suffix(".logs")})
@@ -193,7 +196,7 @@ class StatesnapPlugin:
             ) from None
         active: list[Probe] = []
         statuses: list[dict[str, Any]] = []
-        for probe in self._make_probes():
+        for probe in chosen:
             try:
                 probe.setup(self.ctx)
             except ProbeUnavailable as exc:

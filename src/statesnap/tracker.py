@@ -77,6 +77,12 @@ class TestTracker:
         # so a change seen only now happened after the last one, in the final phase.  For the
         # others we cannot tell and say nothing rather than guess.
         exact = {p.name for p in self.snapshotter.probes if _light_is_full(p)}
+        # A probe with a separate light token still knows when its light token moved since
+        # the last checkpoint (both tokens are refreshed on a read): then the change is in
+        # the final phase too.
+        for name, token in after.light_tokens.items():
+            if name in t.last.light_tokens and t.last.light_tokens[name] != token:
+                exact.add(name)
         for ch in diff_snapshots(t.last, after):
             ref = (ch.probe, ch.key)
             if ref not in t.first_seen and ch.probe in exact:

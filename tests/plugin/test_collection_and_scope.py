@@ -222,14 +222,6 @@ def test_leak_in_call_has_phase_call(scope_run) -> None:
     assert "fixture" not in leak
 
 
-FINALISER_PHASE_BUG = (
-    "bug: tracker.end labels a change first seen after the last checkpoint (after call) as "
-    "teardown only for probes whose light_token is the full token; env now has its own light "
-    "token (b7d9a1f), so a function-scoped finaliser's or addfinalizer's env leak has no phase"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=FINALISER_PHASE_BUG)
 def test_leak_in_a_function_fixture_finaliser_has_phase_teardown(scope_run) -> None:
     _, leaks = scope_run
     # Function-scoped fixtures get no checkpoint of their own in teardown (that would cost a
@@ -238,7 +230,6 @@ def test_leak_in_a_function_fixture_finaliser_has_phase_teardown(scope_run) -> N
     assert (leak["key"], leak.get("phase")) == ("MESSY_FINALISER", "teardown")
 
 
-@pytest.mark.xfail(strict=True, reason=FINALISER_PHASE_BUG)
 def test_leak_in_addfinalizer_has_phase_teardown(scope_run) -> None:
     _, leaks = scope_run
     plain = _leak(leaks, "test_leaks_in_addfinalizer")

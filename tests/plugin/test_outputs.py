@@ -223,12 +223,6 @@ def test_installed_alone_it_does_nothing(inner, pytester) -> None:
     assert "statesnap" not in pytester.runpytest("--help").stdout.str()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: plugin.pytest_sessionstart opens the default record before "
-    "--statesnap-probes is validated, so a usage error leaves an empty runs/*.jsonl behind "
-    "(and its file object unclosed: _close skips it when there is no snapshotter)",
-)
 def test_usage_error_leaves_no_empty_record(inner, pytester) -> None:
     pytester.makepyfile(test_outputs_suite=SUITE)
     run = inner("--statesnap-probes", "nosuch", record=False)
