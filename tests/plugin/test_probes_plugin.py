@@ -302,12 +302,6 @@ def test_unknown_probe_is_a_one_line_usage_error(inner, pytester, selection: str
 # -- built-in probes, end to end -------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the files probe reports pytest's own output file as changed by every test "
-    "when stdout is redirected to a file under the rootdir (`pytest -p statesnap > out.log`, "
-    "and pytester's subprocess runs); it should leave out the files fds 1 and 2 point at",
-)
 def test_own_redirected_output_is_not_a_leak(inner, pytester) -> None:
     pytester.makepyfile(test_clean="def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
     # runpytest_subprocess sends the child's stdout to <rootdir>/stdout.

@@ -94,7 +94,16 @@ class FilesProbe(Probe):
         self._prefix = os.path.realpath(ctx.rootdir).rstrip(os.sep) + os.sep
         # statesnap's own outputs (the record, replay logs, reports) are never a test's doing.
         own = []
-        for path in ctx.own_paths:
+        # So is a file the session's own stdout/stderr is redirected to (pytest > out.log).
+        redirected = []
+        for fd in (1, 2):
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith(os.sep):
+                redirected.append(target)
+        for path in (*ctx.own_paths, *redirected):
             real = os.path.realpath(path)
             if real.startswith(self._prefix):
                 own.append(real[len(self._prefix):])
