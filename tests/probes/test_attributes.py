@@ -394,3 +394,17 @@ def test_a_bare_probe_still_hints_by_the_live_value(project: Project) -> None:
     assert "copy the module-level" in (bare.hint(f"{m}:Widget.items", "changed") or "")
     assert "monkeypatch.setattr" in (bare.hint(f"{m}:helper", "changed") or "")
     assert "cache_clear" in (bare.hint(f"{m}:lookup#cache", "changed") or "")
+
+
+def test_a_change_is_not_lost_when_an_import_rebuilds_the_watch(project: Project) -> None:
+    mod = project.load("mod")
+    probe = _probe(project.root)
+    before = probe.read()
+    mod.REGISTRY.append("x")  # an in-place change...
+    mod.Widget.count = 3
+    project.write("other", "Z = 1\n")
+    project.load("other")  # ...then an import: the token rescans sys.modules first
+    probe.token()
+    changes = _changes(probe, before)
+    m = f"{project.name}.mod"
+    assert {f"{m}:REGISTRY", f"{m}:Widget.count", f"{project.name}.other:Z"} <= set(changes)

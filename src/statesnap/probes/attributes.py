@@ -27,7 +27,6 @@ import os
 import sys
 import types
 from collections.abc import Collection
-from itertools import chain, compress
 from operator import ne
 from typing import Any
 
@@ -77,6 +76,8 @@ class AttributesProbe(Probe):
         self._venv_dirs: dict[str, bool] = {}
         self._watch = Watch([])
         self._map: ProbeMap = {}
+        #: The set of tracked modules changed: the map must be gathered again.
+        self._regather = False
         #: Last known kind of each key ("container", "cache", "value"), for hints.
         self._kinds: dict[str, str] = {}
 
@@ -118,6 +119,7 @@ class AttributesProbe(Probe):
             if t is None or t.module is not module:
                 t = Tracked(name, module, module_namespace(module))
             mods.append(t)
+        self._regather |= len(mods) != len(self._mods) or any(map(ne, mods, self._mods))
         self._mods = mods
         self._by_name = {t.name: t for t in mods}
         self._watch = Watch(mods, previous=self._watch)
@@ -129,9 +131,10 @@ class AttributesProbe(Probe):
         return self._watch.token()
 
     def light_token(self) -> object:
-        # Lengths only (sys.modules, lists, sets, caches): catches imports, appends and cache
-        # fills at every checkpoint; rebinding and same-length changes are found by token()
-        # at the end of the test (without the phase they happened in).
+        # Every dict's version tag (rebinding, class attributes, dict containers, namespaces)
+        # and the total lengths of sequences and caches, so what a wide-scoped fixture changes
+        # is attributed to it; a same-length change of a list is found by token() at the
+        # test's end, without the phase it happened in.
         return len(sys.modules), self._watch.light()
 
     # -- reading ---------------------------------------------------------------------------
@@ -141,19 +144,19 @@ class AttributesProbe(Probe):
         watch = self._watch
         dirty = [t for t in self._mods if not t.fresh]
         now = watch.readings()
-        if watch.last is not None:
-            dirty += compress(watch.owners, map(ne, chain.from_iterable(now),
-                                                chain.from_iterable(watch.last)))
-        changed = False
+        dirty += watch.dirty(now)
+        changed, self._regather = self._regather, False
         names = frozenset(self._by_name)
+        rewatch = False
         for t in dict.fromkeys(dirty):  # each module once, in order
             changed |= refresh(t, names, self._redactor, self._kinds)
-        if watch.filled_moved() or any(t.rewatch for t in self._mods):
+            rewatch |= t.rewatch
+        if rewatch or watch.filled_moved():
             watch = self._watch = Watch(self._mods, previous=watch)
             now = watch.readings()
         # Describing only reads, so what was read before it still holds.
-        watch.last = now
-        if changed or len(self._map) != sum(len(t.fps) for t in self._mods) or not self._map:
+        watch.remember(now)
+        if changed or not self._map:
             out: ProbeMap = {}
             for t in self._mods:
                 out.update(t.fps)
