@@ -180,3 +180,21 @@ def test_hints(probe: LoggingProbe) -> None:
     assert "logger='app.db'" in (probe.hint("app.db:level", "added") or "")
     assert "removeHandler" in (probe.hint("root:handlers", "changed") or "")
     assert "logging.NOTSET" in (probe.hint(DISABLE_KEY, "changed") or "")
+
+
+def test_swapping_a_handler_for_another_moves_the_token(
+    probe: LoggingProbe, logger: logging.Logger
+) -> None:
+    first, second = logging.NullHandler(), logging.NullHandler()
+    logger.addHandler(first)
+    before = probe.read()
+    token = probe.token()
+    logger.removeHandler(first)
+    other = logging.getLogger(f"{logger.name}.child")
+    other.addHandler(second)  # same number of handlers overall, on another logger
+    try:
+        assert probe.token() != token
+        keys = {c.key for c in diff_maps("logging", before, probe.read())}
+        assert keys == {f"{logger.name}:handlers", f"{other.name}:handlers"}
+    finally:
+        other.removeHandler(second)

@@ -86,6 +86,7 @@ class LoggingProbe(Probe):
         self._handler_lists: list[list[Any]] = []
         self._versions: Reader = tuple
         self._handler_sig: tuple[int, int] = (-1, -1)
+        self._handler_filled: list[list[Any]] = []
         self._handler_versions: Reader = tuple
 
     def setup(self, ctx: ProbeContext) -> None:
@@ -104,12 +105,15 @@ class LoggingProbe(Probe):
         self._handler_sig = (-1, -1)
 
     def _handlers_token(self) -> object:
-        # Handlers attached anywhere, by count and ids (a handler moved from one logger to
-        # another keeps both: accepted, it is rare); and each handler's own attributes
-        # (level, stream) by version tag, re-listed when the set of handlers changes.
+        # Handler lists by total length and, for the non-empty ones (a handful among hundreds
+        # of library loggers), the ids of their handlers; a handler moved from one logger to
+        # another keeps both sums (accepted: rare).  Each handler's own attributes (level,
+        # stream) by version tag.  All re-listed whenever the sums move.
         lists = self._handler_lists
-        sig = (sum(map(len, lists)), sum(map(id, chain.from_iterable(lists))))
+        sig = (sum(map(len, lists)), sum(map(id, chain.from_iterable(self._handler_filled))))
         if sig != self._handler_sig:
+            self._handler_filled = [hl for hl in lists if hl]
+            sig = (sig[0], sum(map(id, chain.from_iterable(self._handler_filled))))
             self._handler_sig = sig
             unique = {id(h): h for h in chain.from_iterable(lists) if not is_pytest_handler(h)}
             own = [d for d in (getattr(h, "__dict__", None) for h in unique.values())
