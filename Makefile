@@ -62,8 +62,9 @@ golden: $(STAMP)
 	$(BIN)/python tests/report/report_golden.py
 
 # On a machine with an NVIDIA GPU: torch CUDA flags and NVML per-process memory, for real.
-gpu-check: $(STAMP)
-	$(BIN)/python scripts/gpu_check.py
+# Uses the machine's own python3 (with its CUDA build of torch), statesnap from src/.
+gpu-check:
+	PYTHONPATH=src python3 scripts/gpu_check.py --out gpu-check-out
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache pollution.html

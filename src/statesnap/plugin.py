@@ -494,6 +494,8 @@ class StatesnapPlugin:
                 "tests": self._tests_written,
                 "costs": cost_table(self.snapshotter.costs, self._tests_written),
                 "disabled": self.snapshotter.disabled,
+                # Probes may learn things after the header was written (nvml: host pids).
+                "notes": dict(self.ctx.notes) if self.ctx is not None else {},
             })
             self.writer.close()
         if self.snapshotter is not None:
