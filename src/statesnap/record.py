@@ -84,6 +84,8 @@ class RecordWriter:
 class TestEntry:
     """One finished test as read back from a record."""
 
+    __test__ = False  # a data class, not a pytest test class despite the name
+
     index: int
     nodeid: str
     outcome: str
