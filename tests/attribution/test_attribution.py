@@ -7,10 +7,11 @@ from pathlib import Path
 from attribution_records import change, env, failing, nodeid, t, write
 
 from statesnap.attribution import attribute, dirty_before, rank, victims
-from statesnap.record import Record, TestEntry
+from statesnap.record import Record
+from statesnap.record import TestEntry as Entry
 
 
-def _victim(record: Record, name: str) -> TestEntry:
+def _victim(record: Record, name: str) -> Entry:
     found = record.test_by_id(nodeid(name))
     assert found is not None
     return found

@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(markdown(findings, header))
     elif findings:
         print("\n".join(format_findings(findings)))
+        for lane in lanes:
+            print(f"record: {lane.path}")
     else:
         print(f"no failing tests in {lanes[0].path}")
     for lane in lanes:
