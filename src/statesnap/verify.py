@@ -155,7 +155,19 @@ class Verifier:
             if self.raise_errors:
                 raise
             finding.note = f"a replay could not run: {exc}"
+        self._note_unstaged(finding)
         return finding
+
+    def _note_unstaged(self, finding: Finding) -> None:
+        """Say which files the replays could not start from, where that may matter."""
+        stage = self.runner.stage
+        if stage is None or not stage.unrestorable or finding.status == VERIFIED:
+            return
+        paths = sorted(str(p) for p in stage.unrestorable)
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        extra = (f"replays could not start from the files the recorded run started from "
+                 f"({shown}: deleted or rewritten by the run)")
+        finding.note = f"{finding.note}; {extra}" if finding.note else extra
 
     def _verify(self, finding: Finding, victim: TestEntry) -> None:
         vid = victim.nodeid
