@@ -1,7 +1,7 @@
 """The ``warnings`` probe against the real filter list and hooks.
 
-Every test runs inside pytest's own ``catch_warnings``, which puts the filters back after it;
-the tests change them for real and rely on that (and on their own ``catch_warnings``).
+Every test runs inside pytest's own ``catch_warnings``: the list the probe sees at setup is
+pytest's copy for this test, which these tests change for real; pytest throws it away after.
 """
 
 from __future__ import annotations
@@ -38,71 +38,63 @@ def test_every_filter_has_a_key_with_its_position(probe: WarningsProbe) -> None:
 
 
 def test_a_new_filter_is_added_and_moves_the_token(probe: WarningsProbe) -> None:
-    with warnings.catch_warnings():
-        before = probe.read()
-        token = probe.token()
-        warnings.filterwarnings("ignore", message="zoo.*", category=ZooWarning, module="app")
-        assert probe.token() != token
-        changes = diff_maps("warnings", before, probe.read())
-        added = [c for c in changes if c.change == "added"]
-        key = f"filter:ignore:{__name__}.ZooWarning:zoo.*:app:0"
-        assert [(c.key, c.after) for c in added] == [(key, "at 0")]
-        # The others moved one place down: reported, at low severity.
-        moved = [c for c in changes if c.change == "changed"]
-        assert moved
-        assert all(probe.severity_of(c.key, c.before, c.after) == Severity.LOW for c in moved)
+    before = probe.read()
+    token, light = probe.token(), probe.light_token()
+    warnings.filterwarnings("ignore", message="zoo.*", category=ZooWarning, module="app")
+    assert probe.token() != token and probe.light_token() != light
+    changes = diff_maps("warnings", before, probe.read())
+    added = [c for c in changes if c.change == "added"]
+    key = f"filter:ignore:{__name__}.ZooWarning:zoo.*:app:0"
+    assert [(c.key, c.after) for c in added] == [(key, "at 0")]
+    # The others moved one place down: reported, at low severity.
+    moved = [c for c in changes if c.change == "changed"]
+    assert moved
+    assert all(probe.severity_of(c.key, c.before, c.after) == Severity.LOW for c in moved)
+
+
+def test_changes_inside_catch_warnings_are_disposable(probe: WarningsProbe) -> None:
+    first = probe.read()
+    token, light = probe.token(), probe.light_token()
+    with warnings.catch_warnings():  # as pytest does around every test
+        warnings.simplefilter("error")
+        assert probe.light_token() == light  # checkpoints inside cost no read
+    assert probe.token() == token
+    assert probe.read() is first
 
 
 def test_replacing_the_list_and_the_hooks(probe: WarningsProbe) -> None:
-    original = warnings.filters
-    with warnings.catch_warnings():  # a copy with the same filters: no change
-        copy_token = probe.token()
-        warnings.filters = list(warnings.filters)  # and another one
-        assert probe.token() == copy_token
-    try:
-        before = probe.read()
-        warnings.filters = list(original)  # rebound for good: equal contents, another list
-        changes = {c.key: c for c in diff_maps("warnings", before, probe.read())}
-        assert [(k, c.after) for k, c in changes.items()] == [(LIST_KEY, "replaced")]
-    finally:
-        warnings.filters = original
+    before = probe.read()
+    token = probe.token()
+    warnings.filters = list(warnings.filters)  # equal contents, another list (pytest undoes it)
+    assert probe.token() != token
+    changes = {c.key: c for c in diff_maps("warnings", before, probe.read())}
+    assert [(k, c.after) for k, c in changes.items()] == [(LIST_KEY, "replaced")]
 
     def quiet(*args: object, **kwargs: object) -> None:
         pass
 
-    with warnings.catch_warnings():
-        before = probe.read()
-        warnings.showwarning = quiet
-        changes = {c.key: c for c in diff_maps("warnings", before, probe.read())}
-        assert changes["showwarning"].after.startswith(f"{__name__}.{quiet.__qualname__}#")
-
-
-def test_reads_are_cached_per_token(probe: WarningsProbe) -> None:
-    first = probe.read()
-    assert probe.read() is first
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        inside = probe.read()
-        assert inside is not first
-    assert probe.read() is first  # pytest's per-test copy and the original alternate
+    before = probe.read()
+    warnings.showwarning = quiet
+    changes = {c.key: c for c in diff_maps("warnings", before, probe.read())}
+    assert changes["showwarning"].after.startswith(f"{__name__}.{quiet.__qualname__}#")
 
 
 def test_restore_puts_filters_and_hooks_back(probe: WarningsProbe) -> None:
-    with warnings.catch_warnings():
-        original = probe.read()
-        saved = probe.save()
-        filters = warnings.filters
-        warnings.simplefilter("error", ZooWarning)
-        warnings.showwarning = lambda *a, **k: None
-        changed = [c.key for c in diff_maps("warnings", original, probe.read())]
-        assert sorted(probe.restore(saved, changed)) == sorted(changed)
-        assert diff_maps("warnings", original, probe.read()) == []
-        assert warnings.filters is filters
-        # The C accelerator's caches were invalidated: the old rules apply again.
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            warnings.warn("again", ZooWarning, stacklevel=1)
-        assert len(seen) == 1
+    original = probe.read()
+    saved = probe.save()
+    filters = warnings.filters
+    warnings.simplefilter("error", ZooWarning)
+    warnings.filters = list(warnings.filters)
+    warnings.showwarning = lambda *a, **k: None
+    changed = [c.key for c in diff_maps("warnings", original, probe.read())]
+    assert LIST_KEY in changed and "showwarning" in changed
+    assert sorted(probe.restore(saved, changed)) == sorted(changed)
+    assert diff_maps("warnings", original, probe.read()) == []
+    assert warnings.filters is filters
+    # The C accelerator's caches were invalidated: the old rules apply again.
+    with warnings.catch_warnings(record=True) as seen:  # records, keeps the filters
+        warnings.warn("again", ZooWarning, stacklevel=1)  # a warning again, not an error
+    assert [w.category for w in seen] == [ZooWarning]
 
 
 def test_hints(probe: WarningsProbe) -> None:

@@ -1,9 +1,12 @@
 """``warnings``: the warning filters, and the functions that show and format warnings.
 
 pytest wraps collection and every test in ``warnings.catch_warnings``, which swaps in a copy of
-the filter list and puts the original back afterwards; so a change that survives a test was
-made to the *original* list (a reference kept since import time, ``-p no:warnings``) or by code
-that ran outside those wrappers.  Those are exactly the changes that leak.
+the filter list (plus its own filters) and puts the original back afterwards; so a change that
+survives a test was made to the *original* list (a reference kept since import time,
+``-p no:warnings``) or by code that ran outside those wrappers.  Those are exactly the changes
+that leak, so the filters fingerprinted are always those of the list seen at setup: inside a
+test, pytest's copy is disposable and costs no read.  A rebinding of ``warnings.filters`` that
+outlives pytest's wrappers shows as ``<filters list>: replaced``.
 
 Keys:
 
@@ -55,6 +58,12 @@ def filter_key(item: object) -> str:
     return f"filter:<malformed {type(item).__name__}>"
 
 
+def list_of(filters: Any) -> list[Any]:
+    """``warnings.filters`` as the list it is (typeshed calls it a Sequence)."""
+    assert isinstance(filters, list)
+    return filters
+
+
 def _default_action() -> object:
     return getattr(warnings, "defaultaction", None)  # not in typeshed's stubs
 
@@ -73,26 +82,28 @@ class WarningsProbe(Probe):
     restorable = True
 
     def __init__(self) -> None:
-        self._original: object = warnings.filters
+        self._original: list[Any] = list_of(warnings.filters)
         # read() is a function of the token; the per-test copy pytest swaps in has the same
         # token every test, and two cached maps answer the rest.
         self._cache: list[tuple[object, ProbeMap]] = []
 
     def setup(self, ctx: ProbeContext) -> None:
-        self._original = warnings.filters
+        self._original = list_of(warnings.filters)
         self._cache.clear()
 
-    def token(self) -> object:
+    def light_token(self) -> object:
+        # Checkpoints run inside pytest's catch_warnings, where warnings.filters is its copy:
+        # only the original list's contents and the hooks count there.  Filter tuples are
+        # immutable, so a tuple of them is a faithful snapshot, compared item by item with an
+        # identity shortcut.  (id, object) pairs keep the hooks alive, so an id cannot be
+        # reused while the token is held.
         w = warnings
-        filters = w.filters
-        # Not the list's identity: pytest swaps in a fresh copy for every test, which would
-        # force two reads per test.  Whether it is the original list is what the map shows.
-        # Filter tuples are immutable, so the tuple of them is a faithful snapshot, compared
-        # item by item with an identity shortcut.  (id, object) pairs keep the hooks alive,
-        # so an id cannot be reused while the token is held.
         sw, fw = w.showwarning, w.formatwarning
-        return (filters is self._original, tuple(filters), id(sw), sw, id(fw), fw,
-                _default_action())
+        return tuple(self._original), id(sw), sw, id(fw), fw, _default_action()
+
+    def token(self) -> object:
+        # Taken around tests, outside pytest's wrappers: the list itself is back in place.
+        return warnings.filters is self._original, self.light_token()
 
     def read(self) -> ProbeMap:
         token = self.token()
@@ -100,7 +111,7 @@ class WarningsProbe(Probe):
             if old == token:
                 return cached
         out: ProbeMap = {}
-        for i, item in enumerate(warnings.filters):
+        for i, item in enumerate(self._original):
             key = filter_key(item)
             out[key] = f"{out[key]},{i}" if key in out else f"at {i}"
         out[LIST_KEY] = "original" if warnings.filters is self._original else "replaced"
