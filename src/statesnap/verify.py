@@ -73,6 +73,8 @@ class Verdict:
 
     failed: bool
     exc_type: str | None
+    #: Whether the victim ran at all (an earlier test may have crashed the replay).
+    ran: bool = True
 
 
 class Verifier:
@@ -116,7 +118,8 @@ class Verifier:
                 f"{_order_words(order)}: the victim failed in {sum(fails)} of "
                 f"{len(fails)} repeats")
         types = {a.exc_type(victim) for a in answers if a.failed(victim)}
-        return Verdict(failed=fails[0], exc_type=next(iter(types)) if len(types) == 1 else None)
+        return Verdict(failed=fails[0], exc_type=next(iter(types)) if len(types) == 1 else None,
+                       ran=all(victim in a.outcomes for a in answers))
 
     def _link(self, log: Path) -> str:
         """A log's path relative to the record's folder where it lies under it."""
@@ -174,6 +177,9 @@ class Verifier:
         self.runner.select_probes([c.probe for c in finding.candidates])
         self.progress(f"statesnap: replaying {vid} alone")
         alone = self.replay([vid], vid, finding, "alone")
+        if not alone.ran:
+            log = self.record.path.parent / finding.logs[-1] if finding.logs else None
+            raise ReplayError(f"{vid} did not run when replayed alone", log)
         if alone.failed:
             finding.status = NOT_ORDER_DEPENDENT
             finding.polluters = []
