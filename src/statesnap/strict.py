@@ -13,11 +13,14 @@ teardown ended the scope errors, naming the fixture.
 
 Allowances (ini ``statesnap_allow``, ``@pytest.mark.statesnap_allow("env:FOO", "modules")``)
 are ``probe:key`` globs; a bare probe name allows all its keys.  An isolated test's own
-changes died with its process; only what escaped it (files) can make it error.
+changes died with its process; only what escaped it (files) can make it error.  The
+``warnings`` probe is left out while pytest's warnings plugin is on: it runs each test inside
+``catch_warnings``, which undoes every filter change after this check could see it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -135,7 +138,13 @@ class StrictPlugin:
         p = self.plugin
         spec = p.settings.strict or "all"
         active = p.snapshotter.probes if p.snapshotter is not None else []
-        self.selection = resolve(spec, "--statesnap-strict", active, p.unavailable)
+        selection = resolve(spec, "--statesnap-strict", active, p.unavailable)
+        if session.config.pluginmanager.hasplugin("warnings"):
+            # pytest's warnings plugin runs every test inside catch_warnings, which puts the
+            # filters back after the protocol, i.e. after this check: inside a test, warnings
+            # changes can never leak, and seen from teardown they always look as if they do.
+            selection = dataclasses.replace(selection, names=selection.names - {"warnings"})
+        self.selection = selection
 
     def _patterns(self, item: pytest.Item) -> list[str]:
         out = list(self.plugin.settings.allow)
