@@ -16,9 +16,12 @@ Keys, with fingerprints from :mod:`statesnap.probes._attrdescribe`:
 - ``pkg.mod:func#cache`` / ``pkg.mod:Class.meth#cache``: an ``lru_cache``/``cache`` fill level
   (a cache filled while the environment was patched keeps serving stale results).
 
-Cost: the token reads one version tag per watched dict (:mod:`._dictwatch`), the length and
-item ids of watched lists and sets, and the length of each cache's internal dict -- not every
-attribute.  ``read`` re-describes only the modules whose part of the token moved.
+Cost: the token reads one version tag per watched dict (:mod:`._dictwatch`), the length of each
+watched list or set (and the item ids of the non-empty ones), and the length of each cache's
+internal dict -- not every attribute: ~50 ns per watched object with hot caches here (a project
+of 100 modules, 800 watched objects: ~30-40 us), two to three times that inside a real run,
+where every object read is a cache miss.  ``read`` re-describes only the modules whose part of
+the token moved.
 """
 
 from __future__ import annotations
