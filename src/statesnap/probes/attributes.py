@@ -34,13 +34,8 @@ from operator import ne
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
-from statesnap.probes._attrscan import (
-    Tracked,
-    Watch,
-    is_project_file,
-    module_namespace,
-    refresh,
-)
+from statesnap.probes._attrscan import Tracked, is_project_file, module_namespace, refresh
+from statesnap.probes._attrwatch import Watch
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 
 

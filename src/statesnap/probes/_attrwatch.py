@@ -1,0 +1,182 @@
+"""The ``attributes`` probe's token: all watched objects of all tracked modules, flattened.
+
+Readings are few C-level loops (see :mod:`._dictwatch` for the version tags); each reading
+keeps the module that owns its object, so ``read`` re-describes only the modules that moved.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from itertools import chain, compress, islice
+from operator import ne
+from typing import TYPE_CHECKING, Any
+
+from statesnap.probes import _attrdescribe as D
+from statesnap.probes._dictwatch import portable_reader, versions
+
+if TYPE_CHECKING:
+    from statesnap.probes._attrscan import Tracked
+
+_MISSING = object()
+
+
+def _seq_sig(seq: Any) -> tuple[int, int]:
+    n = len(seq)
+    items = seq if n <= D.HUGE else chain(islice(seq, D.SAMPLE), _tail(seq))
+    return n, sum(map(id, items))
+
+
+def _tail(seq: Any) -> Any:
+    try:
+        return islice(reversed(seq), D.SAMPLE)
+    except TypeError:  # sets have no end to sample from
+        return ()
+
+
+def _cache_size(func: Any) -> int:
+    try:
+        return int(func.cache_info().currsize)
+    except Exception:
+        return -1
+
+
+class Watch:
+    """All tracked modules' watched objects, flattened for cheap reads.
+
+    Readings come in segments: version tags (one per distinct dict, address order), mapping
+    proxies, lengths of small sequences, item-id sums of the non-empty ones, signatures of
+    huge sequences, cache-dict lengths, slow cache sizes.  Each segment has its objects and
+    their owning modules, so a changed reading names the module to describe again.
+    """
+
+    def __init__(self, mods: list[Tracked], previous: Watch | None = None) -> None:
+        tagged: list[dict[Any, Any]] = []
+        proxies: list[Mapping[str, Any]] = []
+        self.small: list[Any] = []
+        self.huge: list[Any] = []
+        self.cache_dicts: list[dict[Any, Any]] = []
+        self.slow_caches: list[Any] = []
+        own: dict[str, list[Tracked]] = {k: [] for k in "tpshcf"}
+        for t in mods:
+            t.rewatch = False
+            for m in (t.ns, *(c for _, _, c in t.classes), *t.dicts):
+                if isinstance(m, dict):
+                    tagged.append(m)
+                    own["t"].append(t)
+                else:
+                    proxies.append(m)
+                    own["p"].append(t)
+            for seq in t.seqs:
+                big = len(seq) > D.HUGE
+                (self.huge if big else self.small).append(seq)
+                own["h" if big else "s"].append(t)
+            for _, func, d in t.caches:
+                if d is not None:
+                    self.cache_dicts.append(d)
+                    own["c"].append(t)
+                else:
+                    self.slow_caches.append(func)
+                    own["f"].append(t)
+        # Item ids are summed over non-empty sequences only (an empty registry is the common
+        # case and costs a step of the chain per list); one that fills up changes its length,
+        # and read() then rebuilds the watch with it.
+        self._filled = tuple(map(bool, self.small))
+        self.nonempty = list(compress(self.small, self._filled))
+        self._versions = versions(tagged)
+        self._tags: Callable[[], object] = self._versions.read
+        self._proxies: Callable[[], object] = portable_reader(proxies)
+        self._ntags = len(tagged)
+        #: Per segment of :meth:`readings`: the objects read, and the modules owning them.
+        #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
+        self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
+                                          self.huge, self.cache_dicts, self.slow_caches]
+        self.owners: list[list[Tracked]] = [
+            own["t"], own["p"], own["s"], list(compress(own["s"], self._filled)), own["h"],
+            own["c"], own["f"]]
+        #: Readings when the owners were last described (None: not known), and, for a watch
+        #: rebuilt since, the last tag of each dict (the raw tag segment belongs to a layout).
+        self.last: tuple[Any, ...] | None = None
+        self._last_tag_items: tuple[Any, ...] | None = None
+        if previous is not None and previous.last is not None:
+            self._carry(previous)
+
+    def _tag_items(self, raw: object) -> tuple[Any, ...]:
+        values = self._versions.per_item(raw)  # type: ignore[arg-type]
+        return tuple(values[: self._ntags])
+
+    def _carry(self, previous: Watch) -> None:
+        # Same object, same last reading; new objects read as "unknown" (their owner dirty).
+        assert previous.last is not None
+        old = list(previous.last)
+        old[0] = previous.last_tag_items()
+        last: list[Any] = []
+        for k, (objs, values) in enumerate(zip(previous.segments, old, strict=True)):
+            by_id = dict(zip(map(id, objs), values, strict=False))
+            last.append(tuple(by_id.get(id(o), _MISSING) for o in self.segments[k]))
+        self._last_tag_items = last[0]
+        last[0] = None  # never equal to a raw reading: compared per dict instead
+        self.last = tuple(last)
+
+    def last_tag_items(self) -> tuple[Any, ...]:
+        assert self.last is not None
+        if self._last_tag_items is not None:
+            return self._last_tag_items
+        return self._tag_items(self.last[0])
+
+    def remember(self, now: tuple[Any, ...]) -> None:
+        """``now`` is what the owners were described from."""
+        self.last = now
+        self._last_tag_items = None
+
+    def dirty(self, now: tuple[Any, ...]) -> list[Tracked]:
+        """Modules owning an object whose reading moved since :attr:`last`."""
+        last = self.last
+        if last is None:
+            return []
+        out: list[Tracked] = []
+        for k, (a, b) in enumerate(zip(now, last, strict=True)):
+            if a == b:
+                continue  # one C-level comparison for the usual case
+            if k == 0:
+                a, b = self._tag_items(a), self.last_tag_items()
+            out += compress(self.owners[k], map(ne, a, b))
+        return out
+
+    def filled_moved(self) -> bool:
+        """Whether a watched sequence became empty or non-empty since the watch was built."""
+        return tuple(map(bool, self.small)) != self._filled
+
+    def token(self) -> object:
+        return (
+            self._tags(),
+            self._proxies(),
+            tuple(map(len, self.small)),
+            sum(map(id, chain.from_iterable(self.nonempty))),
+            tuple(map(_seq_sig, self.huge)),
+            tuple(map(len, self.cache_dicts)),
+            tuple(map(_cache_size, self.slow_caches)),
+        )
+
+    def light(self) -> object:
+        # Every dict's tag (rebinding, class attributes, dict containers), but only the total
+        # length of sequences and caches: an append or a cache fill shows, a same-length
+        # change of a list waits for the full token.
+        return (self._tags(), sum(map(len, self.small)), sum(map(len, self.huge)),
+                sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)))
+
+    def readings(self) -> tuple[Any, ...]:
+        """One segment of readings per entry of :attr:`segments` (C-level loops only)."""
+        return (
+            self._tags(),
+            self._proxies(),
+            tuple(map(len, self.small)),
+            tuple(map(sum, map(_ID_MAP, self.nonempty))),
+            tuple(map(_seq_sig, self.huge)),
+            tuple(map(len, self.cache_dicts)),
+            tuple(map(_cache_size, self.slow_caches)),
+        )
+
+
+#: ``_ID_MAP(seq)`` is ``map(id, seq)``, built without a Python frame.
+_ID_MAP = functools.partial(map, id)
