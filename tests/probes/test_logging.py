@@ -198,3 +198,29 @@ def test_swapping_a_handler_for_another_moves_the_token(
         assert keys == {f"{logger.name}:handlers", f"{other.name}:handlers"}
     finally:
         other.removeHandler(second)
+
+
+def test_restore_the_logging_module_globals(probe: LoggingProbe) -> None:
+    original = probe.read()
+    saved = probe.save()
+    factory, klass, last, raising = (logging.getLogRecordFactory(), logging.getLoggerClass(),
+                                     logging.lastResort, logging.raiseExceptions)
+
+    class AppLogger(logging.Logger):
+        pass
+
+    try:
+        logging.setLogRecordFactory(lambda *a, **k: factory(*a, **k))
+        logging.setLoggerClass(AppLogger)
+        logging.lastResort = None
+        logging.raiseExceptions = not raising
+        changed = [c.key for c in diff_maps("logging", original, probe.read())]
+        assert sorted(changed) == ["logging.lastResort", "logging.loggerClass",
+                                   "logging.raiseExceptions", "logging.recordFactory"]
+        assert sorted(probe.restore(saved, changed)) == sorted(changed)
+        assert diff_maps("logging", original, probe.read()) == []
+        assert logging.getLoggerClass() is klass and logging.lastResort is last
+    finally:
+        logging.setLogRecordFactory(factory)
+        logging.setLoggerClass(klass)
+        logging.lastResort, logging.raiseExceptions = last, raising

@@ -116,6 +116,56 @@ def _threading_hook() -> Callable[[], None]:
     return lambda: setattr(threading, "excepthook", old)
 
 
+def _breakpointhook() -> Callable[[], None]:
+    old = sys.breakpointhook
+    sys.breakpointhook = lambda *a, **k: None
+    return lambda: setattr(sys, "breakpointhook", old)
+
+
+def _profile() -> Callable[[], None]:
+    old = sys.getprofile()
+    sys.setprofile(lambda *a: None)
+    return lambda: sys.setprofile(old)
+
+
+def _threading_trace() -> Callable[[], None]:
+    old = threading.gettrace()
+    threading.settrace(lambda *a: None)
+    return lambda: threading.settrace(old)  # type: ignore[arg-type]
+
+
+def _stderr() -> Callable[[], None]:
+    old = sys.stderr
+    sys.stderr = io.StringIO()
+    return lambda: setattr(sys, "stderr", old)
+
+
+def _gc_callback() -> Callable[[], None]:
+    def on_collect(phase: str, info: dict[str, int]) -> None:
+        pass
+
+    gc.callbacks.append(on_collect)
+    return lambda: gc.callbacks.remove(on_collect) if on_collect in gc.callbacks else None
+
+
+def _gc_debug() -> Callable[[], None]:
+    old = gc.get_debug()
+    gc.set_debug(gc.DEBUG_STATS)
+    return lambda: gc.set_debug(old)
+
+
+def _switchinterval() -> Callable[[], None]:
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(old * 2)
+    return lambda: sys.setswitchinterval(old)
+
+
+def _int_digits() -> Callable[[], None]:
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(old + 1000)
+    return lambda: sys.set_int_max_str_digits(old)
+
+
 def _stdout() -> Callable[[], None]:
     old = sys.stdout
     sys.stdout = io.StringIO()
@@ -196,6 +246,14 @@ CASES: list[tuple[str, Callable[[], Callable[[], None]], Any, bool]] = [
     ("sys.excepthook", _excepthook, None, True),
     ("threading.excepthook", _threading_hook, None, True),
     ("sys.stdout", _stdout, None, True),
+    ("sys.stderr", _stderr, None, True),
+    ("sys.breakpointhook", _breakpointhook, None, True),
+    ("sys.profile", _profile, None, True),
+    ("threading.trace", _threading_trace, None, False),
+    ("gc.callbacks", _gc_callback, None, True),
+    ("gc.debug", _gc_debug, gc.DEBUG_STATS, True),
+    ("sys.switchinterval", _switchinterval, None, False),
+    ("sys.int_max_str_digits", _int_digits, None, False),
     ("gc.enabled", _gc_disabled, False, True),
     ("gc.threshold", _gc_threshold, None, True),
     ("socket.timeout", _socket_timeout, 3.5, True),

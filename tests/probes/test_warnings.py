@@ -127,3 +127,19 @@ def test_pytest_puts_filters_back_so_a_test_changing_them_leaks_nothing(
     result.assert_outcomes(passed=2)
     summary = json.loads((pytester.path / "out.json").read_text())
     assert [t["leaks"] for t in summary["tests"]] == [[], []]
+
+
+def test_restore_formatwarning_and_defaultaction(probe: WarningsProbe) -> None:
+    original = probe.read()
+    saved = probe.save()
+    fmt, action = warnings.formatwarning, getattr(warnings, "defaultaction")  # noqa: B009
+    try:
+        warnings.formatwarning = lambda *a, **k: "x"  # type: ignore[assignment]
+        setattr(warnings, "defaultaction", "error")  # noqa: B010
+        changed = [c.key for c in diff_maps("warnings", original, probe.read())]
+        assert sorted(changed) == ["defaultaction", "formatwarning"]
+        assert sorted(probe.restore(saved, changed)) == sorted(changed)
+        assert diff_maps("warnings", original, probe.read()) == []
+    finally:
+        warnings.formatwarning = fmt
+        setattr(warnings, "defaultaction", action)  # noqa: B010
