@@ -4,7 +4,8 @@ Generates, in a temporary directory, a small project (a few modules with module-
 and suites of trivial tests that import it, then times whole pytest runs of each
 configuration at two suite sizes.  The per-test cost is the slope between the two sizes,
 ``(t(big) - t(small)) / (big - small)``, so interpreter start-up and collection fall out;
-each configuration is run ``--repeat`` times in interleaved rounds and the medians are used.
+each configuration is run ``--repeat`` times in interleaved rounds and the fastest run of
+each is used (other jobs on the machine only ever add time).
 
     plain       python -m pytest                                   (the baseline)
     statesnap   python -m pytest -p statesnap
@@ -21,7 +22,7 @@ bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed), as a developer's mach
 The table goes to stdout and, with the command that made it, to ``bench/results/isolate.md``.
 
     .venv/bin/python bench/bench_isolate.py [--small 20] [--big 200] [--spawn-small 4]
-                                            [--spawn-big 16] [--repeat 3] [--only NAMES]
+                                            [--spawn-big 16] [--repeat 5] [--only NAMES]
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ import os
 import platform
 import resource
 import shlex
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big", type=int, default=200)
     ap.add_argument("--spawn-small", type=int, default=4)
     ap.add_argument("--spawn-big", type=int, default=16)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--only", help="comma-separated configurations (plain is always run)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
@@ -166,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
 
         def per_test(name: str, kind: str) -> float:
             small, big = sizes[CONFIGS[name][2]]
-            a = statistics.median(getattr(timings[(name, small)], kind))
-            b = statistics.median(getattr(timings[(name, big)], kind))
+            # The fastest of the rounds: other jobs on the machine only ever add time.
+            a = min(getattr(timings[(name, small)], kind))
+            b = min(getattr(timings[(name, big)], kind))
             return (b - a) / (big - small)
 
         base_wall, base_cpu = per_test("plain", "wall"), per_test("plain", "cpu")
@@ -197,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Machine: {platform.platform()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs.  Suites of {args.small} and {args.big} trivial tests "
         f"({args.spawn_small} and {args.spawn_big} for spawn); per-test cost is the slope "
-        f"between the two sizes, medians of {args.repeat} interleaved rounds; bytecode "
+        f"between the two sizes, fastest of {args.repeat} interleaved rounds; bytecode "
         "caching on.  Wall times on a shared machine are noisy (other jobs compete for "
         "the CPUs); CPU times are the steadier figure.",
         "",
