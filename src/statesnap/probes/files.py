@@ -103,7 +103,7 @@ class FilesProbe(Probe):
                 continue
             if target.startswith(os.sep):
                 redirected.append(target)
-        for path in (*ctx.own_paths, *redirected):
+        for path in [*map(str, ctx.own_paths), *redirected]:
             real = os.path.realpath(path)
             if real.startswith(self._prefix):
                 own.append(real[len(self._prefix):])
