@@ -133,7 +133,9 @@ def _counts(counter: Path) -> tuple[int, int]:
     return len(lines), sum(int(n) for n in lines)
 
 
-def record_run(suite: Suite, record: Path, counter: Path) -> None:
+def record_run(suite: Suite, record: Path, counter: Path) -> float:
+    """The recorded run both tools start from; its wall time (not part of either figure)."""
+    t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "pytest", "-p", "statesnap", "-p", "no:randomly", "-q",
            "--statesnap-verify-budget=0", f"--statesnap-record={record}"]
     proc = subprocess.run(cmd, cwd=suite.root, env=_env(counter), capture_output=True,
@@ -141,6 +143,7 @@ def record_run(suite: Suite, record: Path, counter: Path) -> None:
     if proc.returncode != 1 or f"FAILED {suite.victim}" not in proc.stdout:
         raise SystemExit(f"the recorded run did not fail the victim:\n{proc.stdout[-2000:]}")
     counter.unlink()
+    return time.perf_counter() - t0
 
 
 def run_statesnap(suite: Suite, record: Path, counter: Path, timeout: float) -> Result:
@@ -189,19 +192,20 @@ def table(results: list[Result]) -> list[str]:
         by_size.setdefault(r.size, {})[r.tool] = r
     for size, tools in sorted(by_size.items()):
         ours, theirs = tools.get("statesnap"), tools.get("detect-test-pollution")
-        for r in (ours, theirs):
-            if r is None:
+        for row in (ours, theirs):
+            if row is None:
                 continue
             speed = ""
-            if r is ours and theirs is not None and ours.wall > 0:
+            if row is ours and theirs is not None and ours.wall > 0:
                 speed = f"{theirs.wall / ours.wall:.1f}x"
-            right = "yes" if r.correct else f"NO ({', '.join(r.named) or r.note})"
-            rows.append(f"| {size:,} | {r.tool} | {r.wall:.1f} | {r.processes} | "
-                        f"{r.executions:,} | {right} | {speed} |")
+            right = "yes" if row.correct else f"NO ({', '.join(row.named) or row.note})"
+            rows.append(f"| {size:,} | {row.tool} | {row.wall:.1f} | {row.processes} | "
+                        f"{row.executions:,} | {right} | {speed} |")
     return rows
 
 
-def write_markdown(path: Path, rows: list[str], argv: list[str], seed: int) -> None:
+def write_markdown(path: Path, rows: list[str], argv: list[str], seed: int,
+                   recorded: dict[int, float]) -> None:
     load = os.getloadavg()
     lines = [
         "# Locating a polluter: statesnap vs detect-test-pollution",
@@ -222,6 +226,11 @@ def write_markdown(path: Path, rows: list[str], argv: list[str], seed: int) -> N
         "process of either tool.",
         "",
         *rows,
+        "",
+        "The recorded run itself (pytest with statesnap recording every test, shared by both "
+        "tools and counted in neither row): "
+        + ", ".join(f"{size:,} tests {secs:.1f} s" for size, secs in sorted(recorded.items()))
+        + ".",
         "",
         f"Machine: {platform.platform()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, load average at the end {load[0]:.2f} / {load[1]:.2f} / "
@@ -245,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-locate-"))
     results: list[Result] = []
+    recorded: dict[int, float] = {}
     try:
         for size in sizes:
             rng = random.Random(args.seed * 100_003 + size)
@@ -253,11 +263,12 @@ def main(argv: list[str] | None = None) -> int:
             counter = work / f"counter-{size}.txt"
             print(f"{size} tests: polluter {suite.polluter}, victim {suite.victim}",
                   file=sys.stderr, flush=True)
-            record_run(suite, record, counter)
-            for run in (lambda: run_statesnap(suite, record, counter, args.timeout),
-                        lambda: run_dtp(suite, counter, args.timeout)):
-                result = run()
-                counter.unlink(missing_ok=True)
+            recorded[size] = record_run(suite, record, counter)
+            ours = run_statesnap(suite, record, counter, args.timeout)
+            counter.unlink(missing_ok=True)
+            theirs = run_dtp(suite, counter, args.timeout)
+            counter.unlink(missing_ok=True)
+            for result in (ours, theirs):
                 results.append(result)
                 print(f"  {result.tool}: {result.wall:.1f}s, {result.processes} processes, "
                       f"{result.executions} executions, right: {result.correct} "
@@ -267,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     rows = table(results)
     print("\n".join(rows))
-    write_markdown(args.out, rows, list(argv if argv is not None else sys.argv[1:]), args.seed)
+    write_markdown(args.out, rows, list(argv if argv is not None else sys.argv[1:]), args.seed,
+                   recorded)
     print(f"\nwritten to {args.out}", file=sys.stderr)
     return 0 if all(r.correct for r in results if r.tool == "statesnap") else 1
 
