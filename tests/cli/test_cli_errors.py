@@ -103,3 +103,19 @@ def test_a_bad_option_value(zoo: Recorded) -> None:
     cli = statesnap_cli("explain", str(zoo.record), "--repeat", "0", cwd=zoo.root)
     assert cli.returncode == 2
     assert "--repeat must be at least 1" in _one_error_line(cli.stderr, "explain")
+
+
+def test_a_recorded_id_that_no_longer_exists(zoo: Recorded, tmp_path: Path) -> None:
+    # The victim was renamed since the run: its file is there, its id is not.
+    root = tmp_path / "renamed"
+    shutil.copytree(zoo.root, root)
+    record = tmp_path / "run.jsonl"
+    text = zoo.record.read_text(encoding="utf-8").replace(str(zoo.root), str(root))
+    record.write_text(text, encoding="utf-8")
+    source = root / "test_zoo.py"
+    source.write_text(source.read_text().replace("def test_b_victim", "def test_b_renamed"))
+    for command in (["replay"], ["explain", "--verify"]):
+        cli = statesnap_cli(*command[:1], str(record), *command[1:], cwd=root)
+        assert cli.returncode == 2, (command, cli.stdout, cli.stderr)
+        line = _one_error_line(cli.stderr, command[0])
+        assert "1 node id(s) no longer exist: test_zoo.py::test_b_victim" in line
