@@ -102,3 +102,24 @@ def stop(progress: Progress) -> None:
     stopper = getattr(progress, "stop", None)
     if stopper is not None:
         stopper()
+
+
+class SplitAtDashes(argparse.ArgumentParser):
+    """Everything after the first ``--`` is pytest's (``args.pytest_args``), whatever it is.
+
+    Plain argparse would give a word after ``--`` to an optional RECORD, and a REMAINDER
+    positional would swallow the subcommand's own options written after RECORD.  Used by
+    ``replay`` and ``hunt`` (set as the subparser's class).
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        words = list(args or [])
+        tail: list[str] = []
+        if "--" in words:
+            at = words.index("--")
+            words, tail = words[:at], words[at + 1:]
+        ns, extra = super().parse_known_args(words, namespace)
+        ns.pytest_args = tail
+        return ns, extra

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.cli import CliError
-from statesnap.cli.common import add_record_arg, load, progress_printer, stop
+from statesnap.cli.common import SplitAtDashes, add_record_arg, load, progress_printer, stop
 from statesnap.findings import Finding
 from statesnap.record import Record, read_record
 
@@ -29,30 +29,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_record_arg(p)
     _add_options(p)
     p.set_defaults(func=run, pytest_args=[])
-    p.__class__ = _SplitAtDashes
+    p.__class__ = SplitAtDashes
     p.usage = ("statesnap hunt [RECORD] [--budget SECONDS] [--random N] [--seed S] "
                "[--worker W] [--all-leaks] [--json [PATH]] [--report PATH] [-q] "
                "[-- PYTEST ARGS]")
 
-
-class _SplitAtDashes(argparse.ArgumentParser):
-    """Everything after the first ``--`` goes to pytest, whatever it looks like.
-
-    A REMAINDER positional would swallow the hunt's own options written after RECORD, and
-    plain argparse would take a word after ``--`` for the optional RECORD.
-    """
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        words = list(args or [])
-        tail: list[str] = []
-        if "--" in words:
-            at = words.index("--")
-            words, tail = words[:at], words[at + 1:]
-        ns, extra = super().parse_known_args(words, namespace)
-        ns.pytest_args = tail
-        return ns, extra
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:

@@ -17,31 +17,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from statesnap.cli import CliError
-from statesnap.cli.common import add_record_arg, lane_of, load_lanes, pick_test
+from statesnap.cli.common import (
+    SplitAtDashes,
+    add_record_arg,
+    lane_of,
+    load_lanes,
+    pick_test,
+)
 from statesnap.record import Record, RecordError, read_record
 
 if TYPE_CHECKING:
     from statesnap.runner import Runner
 
-
-class _SplitAtDashes(argparse.ArgumentParser):
-    """Everything after the first ``--`` is pytest's, whatever it looks like.
-
-    argparse alone would give a word after ``--`` to the optional RECORD, and a REMAINDER
-    positional swallows ``--until`` written after RECORD.
-    """
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        words = list(args or [])
-        tail: list[str] = []
-        if "--" in words:
-            at = words.index("--")
-            words, tail = words[:at], words[at + 1:]
-        ns, extra = super().parse_known_args(words, namespace)
-        ns.pytest_args = tail
-        return ns, extra
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--until", metavar="ID", help="stop after this test (inclusive)")
     p.add_argument("--dry-run", action="store_true", help="print the command, run nothing")
     p.set_defaults(func=run, pytest_args=[])
-    p.__class__ = _SplitAtDashes
+    p.__class__ = SplitAtDashes
     p.usage = "statesnap replay [RECORD] [--worker W] [--until ID] [--dry-run] [-- PYTEST ARGS]"
 
 
