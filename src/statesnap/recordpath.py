@@ -8,6 +8,7 @@ directory, with ``<cache_dir>/statesnap/latest`` naming the newest.  Old runs ar
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,9 @@ def cache_root(config: Any) -> Path:
 def default_record_path(config: Any, worker: str) -> Path:
     root = cache_root(config) / "runs"
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = root / f"{stamp}-{worker}-{os.getpid()}.jsonl"
+    # Microseconds too: two in-process runs (pytester) share the pid and the second.
+    micros = time.time_ns() // 1000 % 1_000_000
+    path = root / f"{stamp}-{micros:06d}-{worker}-{os.getpid()}.jsonl"
     _prune(root)
     return path
 
@@ -40,11 +43,7 @@ def _prune(root: Path) -> None:
     for old in runs[:-KEEP_RUNS]:
         try:
             old.unlink()
-            logs = old.with_suffix(".logs")
-            if logs.is_dir():
-                for f in logs.iterdir():
-                    f.unlink()
-                logs.rmdir()
+            shutil.rmtree(old.with_suffix(".logs"), ignore_errors=True)
         except OSError:
             pass
 
