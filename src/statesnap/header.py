@@ -24,12 +24,35 @@ REPLAY_ENV_PREFIXES = ("PYTEST_", "PYTHON", "CUDA_", "OMP_", "MKL_", "TORCH", "C
 
 
 def installed_packages() -> dict[str, str]:
-    """``{distribution name: version}`` of everything importable in this interpreter."""
+    """``{distribution name: version}`` of everything importable in this interpreter.
+
+    Read from the ``name-version.dist-info`` folder names (the wheel spec's layout) rather than
+    by parsing every METADATA file: the header is written by every session and every replay
+    child, and the names alone cost a directory listing per ``sys.path`` entry.  Anything not
+    named that way (eggs, odd installs) falls back to its metadata.
+    """
     out: dict[str, str] = {}
-    for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"] if dist.metadata is not None else None
-        if name:
-            out.setdefault(str(name), str(dist.version))
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in names:
+            stem, dot, kind = folder.rpartition(".")
+            if kind not in ("dist-info", "egg-info") or not dot:
+                continue
+            name, sep, version = stem.partition("-")
+            if kind == "dist-info" and sep and version:
+                out.setdefault(name.replace("_", "-"), version)
+                continue
+            # An egg-info (editable installs, old setuptools): its metadata names the version.
+            try:
+                dist = importlib.metadata.PathDistribution(Path(entry or ".") / folder)
+                meta_name = dist.metadata["Name"]
+            except Exception:
+                continue
+            if meta_name:
+                out.setdefault(str(meta_name), str(dist.version))
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
 
 
