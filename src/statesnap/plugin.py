@@ -25,7 +25,7 @@ from statesnap.options import Settings, settings_from, strip_mode_flags
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter
 from statesnap.recordpath import default_record_path, mark_latest
-from statesnap.redact import Redactor
+from statesnap.redact import Redactor, report_secrets_to_parent
 from statesnap.replayargs import replay_args
 from statesnap.snapshot import Snapshot, Snapshotter, cost_table
 from statesnap.tracker import Label, TestTracker
@@ -176,6 +176,9 @@ class StatesnapPlugin:
             watch_exclude=s.watch_exclude,
             redactor=self.redactor,
         )
+        secret_fd = report_secrets_to_parent(self.redactor, os.environ)
+        if secret_fd is not None:
+            self.ctx.own_fds.add(secret_fd)
         from statesnap.xdist_support import worker_record_path
 
         # Probe selection is validated before anything is written: a usage error must not
@@ -469,10 +472,7 @@ class StatesnapPlugin:
 
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""
-        for name, value in os.environ.items():
-            if len(value) >= 6 and self.redactor.is_secret(name) and value in text:
-                text = text.replace(value, self.redactor.digest(value))
-        return text
+        return self.redactor.scrub(text, self.redactor.secrets_in(os.environ))
 
     # -- session end: footer, summaries, findings, report ----------------------------------
     @pytest.hookimpl(trylast=True)

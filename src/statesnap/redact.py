@@ -7,9 +7,10 @@ guesses of a secret, while two different values still look different within the 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
@@ -30,6 +31,14 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
 
 PREFIX = "<redacted:"
 
+#: Shorter values are left alone when scrubbing free text: "1" or "true" would match
+#: everywhere and hide nothing worth hiding.
+MIN_SCRUB = 6
+
+#: A replay child's redactor writes each secret value it meets to this inherited pipe, so the
+#: parent can scrub the child's output before it reaches the log (statesnap.replaylog).
+SECRET_FD_ENV = "STATESNAP_SECRET_FD"
+
 
 class Redactor:
     """``redactor(name, value)`` returns the value, or a salted digest if the name looks secret."""
@@ -41,6 +50,8 @@ class Redactor:
         )
         self._salt = salt if salt is not None else os.urandom(16)
         self._cache: dict[str, str] = {}
+        #: Called once with each value the first time it is digested.
+        self.on_new: Callable[[str], None] | None = None
 
     def is_secret(self, name: str) -> bool:
         return self._regex is not None and self._regex.search(name) is not None
@@ -51,9 +62,56 @@ class Redactor:
             h = hashlib.sha256(self._salt + value.encode("utf-8", "surrogateescape")).hexdigest()
             cached = f"{PREFIX}{h[:12]}>"
             self._cache[value] = cached
+            if self.on_new is not None:
+                self.on_new(value)
         return cached
+
+    def seen(self) -> list[str]:
+        """Every value digested so far: the secrets this process knows of."""
+        return list(self._cache)
+
+    def secrets_in(self, environ: Mapping[str, str]) -> list[str]:
+        """The values of the secret-looking variables of ``environ``."""
+        return [v for k, v in environ.items() if v and self.is_secret(k)]
+
+    def scrub(self, text: str, values: Iterable[str]) -> str:
+        """``text`` with each of ``values`` (the long enough ones) replaced by its digest."""
+        # Longest first: a secret that contains another is replaced whole.
+        for value in sorted({v for v in values if len(v) >= MIN_SCRUB}, key=len, reverse=True):
+            if value in text:
+                text = text.replace(value, self.digest(value))
+        return text
 
     def __call__(self, name: str, value: Any) -> Any:
         if value is None or not self.is_secret(name):
             return value
         return self.digest(value if isinstance(value, str) else repr(value))
+
+
+def report_secrets_to_parent(redactor: Redactor, environ: Mapping[str, str]) -> int | None:
+    """In a replay child started with a secret pipe, send each secret met to the parent.
+
+    Returns the pipe's fd (the caller's own, for the fds probe to ignore), or None.  The fd is
+    made non-inheritable: the suite's own subprocesses must not hold the parent's pipe open.
+    """
+    raw = environ.get(SECRET_FD_ENV)
+    if not raw or not raw.isdigit():
+        return None
+    fd = int(raw)
+    try:
+        os.set_inheritable(fd, False)
+    except OSError:
+        return None
+
+    def send(value: str) -> None:
+        if redactor.on_new is None:
+            return
+        try:
+            os.write(fd, (json.dumps(value) + "\n").encode("utf-8", "surrogateescape"))
+        except OSError:
+            redactor.on_new = None  # the parent is gone: its log no longer needs them
+
+    redactor.on_new = send
+    for value in redactor.secrets_in(environ):
+        redactor.digest(value)
+    return fd

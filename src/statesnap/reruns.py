@@ -88,7 +88,7 @@ def flag_order_dependent(plugin: StatesnapPlugin, record: Record,
         return []
     from statesnap.runner import Runner
 
-    runner = Runner(record, env=plugin.initial_env)
+    runner = Runner(record, env=plugin.initial_env, redactor=plugin.redactor)
     deadline = time.monotonic() + s.verify_budget
     out: list[Finding] = []
     for t in todo:

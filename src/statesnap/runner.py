@@ -22,17 +22,20 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from statesnap.filestage import FileStage
 from statesnap.header import REPLAY_ENV_PREFIXES
+from statesnap.inherited import TRAMPOLINE, Inherited
 from statesnap.record import Record, RecordError, read_record
 from statesnap.redact import PREFIX as REDACTED
+from statesnap.redact import SECRET_FD_ENV, Redactor
+from statesnap.replaylog import LogPump, SecretPipe
 from statesnap.repro import replay_base_args, repro_command
 
 #: Variables that describe the parent pytest process, never a child's.
 _PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
-                    "PYTEST_XDIST_TESTRUNUID", "STATESNAP_REPLAY")
+                    "PYTEST_XDIST_TESTRUNUID", "STATESNAP_REPLAY", SECRET_FD_ENV)
 
 
 #: How many node ids of the order a log's heading lists (the order file has them all).
@@ -93,75 +96,6 @@ def replay_env(header: Mapping[str, Any], base: Mapping[str, str]) -> dict[str, 
     return env
 
 
-#: Run in front of a replay's interpreter when the recorded run changed state that survives
-#: fork and exec (blocked signals, ignored signals, a pending alarm): put it back, then exec.
-_TRAMPOLINE = """\
-import json, os, signal, sys
-spec = json.loads(sys.argv[1])
-if spec.get("cancel_timer"):
-    signal.setitimer(signal.ITIMER_REAL, 0)
-if "blocked" in spec:
-    signal.pthread_sigmask(signal.SIG_SETMASK,
-                           [getattr(signal, n) for n in spec["blocked"] if hasattr(signal, n)])
-for name in spec.get("default", []):
-    if hasattr(signal, name):
-        signal.signal(getattr(signal, name), signal.SIG_DFL)
-os.execv(sys.argv[2], sys.argv[2:])
-"""
-
-
-@dataclass
-class Inherited:
-    """Process state a child inherits from its parent that the recorded run changed.
-
-    Replays start in a fresh interpreter, but a fresh interpreter still inherits the umask,
-    the signal mask, ignored signals and a pending ``ITIMER_REAL`` from the process that
-    starts it (the polluted session, at verification time).  The record says what these were
-    before the first test changed them, and each replay starts from that.
-    """
-
-    umask: int | None = None
-    blocked: list[str] | None = None
-    cancel_timer: bool = False
-    default: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_record(cls, record: Record) -> Inherited:
-        first: dict[str, Any] = {}
-        seen: dict[str, set[str]] = {}
-        for ch in [*record.collection, *(c for t in sorted(record.tests, key=lambda t: t.index)
-                                         for c in t.changes)]:
-            if ch.probe != "process":
-                continue
-            first.setdefault(ch.key, ch.before)
-            seen.setdefault(ch.key, set()).add(str(ch.after))
-        out = cls()
-        umask = first.get("umask")
-        if isinstance(umask, str):
-            try:
-                out.umask = int(umask, 8)
-            except ValueError:
-                pass
-        blocked = first.get("signal.blocked")
-        if isinstance(blocked, list):
-            out.blocked = [str(n) for n in blocked]
-        out.cancel_timer = first.get("signal.ITIMER_REAL") == "off"
-        out.default = sorted(k.removeprefix("signal.") for k, v in first.items()
-                             if k.startswith("signal.SIG") and v == "default"
-                             and "ignore" in seen.get(k, ()))
-        return out
-
-    def trampoline(self) -> dict[str, Any] | None:
-        spec: dict[str, Any] = {}
-        if self.blocked is not None:
-            spec["blocked"] = self.blocked
-        if self.cancel_timer:
-            spec["cancel_timer"] = True
-        if self.default:
-            spec["default"] = self.default
-        return spec or None
-
-
 class Runner:
     """Runs replays for one record; counts processes and test executions for the figures."""
 
@@ -173,11 +107,15 @@ class Runner:
         extra_args: Sequence[str] = (),
         stage_files: bool = True,
         env: Mapping[str, str] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         """``env`` is the environment replays start from.  In-session it is the one the
         session started with (its own tests may have polluted ``os.environ``); from the CLI
-        it defaults to the current one plus the recorded variables that matter."""
+        it defaults to the current one plus the recorded variables that matter.
+        ``redactor``: the session's own, in-session (it knows every secret the run met, and
+        its digests in the logs match the record's)."""
         self.record = record
+        self.redactor = redactor or Redactor()
         self.header = record.header
         self.env = dict(env) if env is not None else replay_env(self.header, os.environ)
         self.rootdir = Path(self.header.get("rootdir") or ".")
@@ -302,9 +240,11 @@ class Runner:
             log.flush()
             if self.stage is not None:
                 self.stage.enter()
+            secrets = SecretPipe()
             try:
-                proc = self.popen(cmd, log)
+                proc = self.popen(cmd, subprocess.PIPE, secrets=secrets)
             except OSError as exc:
+                secrets.close()
                 if self.stage is not None:
                     self.stage.exit()
                 result.error = f"cannot start {cmd[0]}: {exc.strerror}"
@@ -315,19 +255,23 @@ class Runner:
                 return result
             self.processes += 1
             self.executions += len(order)
+            assert proc.stdout is not None
+            pump = self.pump(proc.stdout.fileno(), log, secrets)
             try:
-                result.returncode = proc.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                result.timed_out = True
-                kill_group(proc)
+                if pump.run(proc, deadline=t0 + limit):
+                    result.timed_out = True
+                    kill_group(proc)
+                    pump.run(proc)
+                    log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
+                              "process group was killed\n")
                 result.returncode = proc.wait()
-                log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its process "
-                          "group was killed\n")
             except BaseException:
                 kill_group(proc)  # interrupted (Ctrl-C): leave no replay running
                 proc.wait()
                 raise
             finally:
+                pump.close()
+                proc.stdout.close()
                 if self.stage is not None:
                     self.stage.exit()
         result.duration = time.monotonic() - t0
@@ -339,21 +283,39 @@ class Runner:
                     path.unlink(missing_ok=True)
         return result
 
-    def popen(self, cmd: list[str], out: Any, interactive: bool = False) -> subprocess.Popen[bytes]:
+    def popen(self, cmd: list[str], out: Any, interactive: bool = False,
+              secrets: SecretPipe | None = None) -> subprocess.Popen[bytes]:
         """Start ``cmd`` from the umask and signal state the recorded run started with.
 
         A verification replay gets a session of its own (a timeout kills its whole group) and
         no stdin; an ``interactive`` one (``statesnap replay``) stays in the terminal's
-        process group, so Ctrl-C and ``--pdb`` reach it.
+        process group, so Ctrl-C and ``--pdb`` reach it.  ``secrets``: the pipe the child
+        reports its secret values through (statesnap.replaylog).
         """
         spec = self.inherited.trampoline()
         if spec is not None:
-            cmd = [self.python(), "-c", _TRAMPOLINE, json.dumps(spec), *cmd]
-        return subprocess.Popen(
-            cmd, cwd=self.cwd(), env=self.child_env(), stdout=out, stderr=subprocess.STDOUT,
-            stdin=None if interactive else subprocess.DEVNULL, start_new_session=not interactive,
-            umask=-1 if self.inherited.umask is None else self.inherited.umask,
-        )
+            cmd = [self.python(), "-c", TRAMPOLINE, json.dumps(spec), *cmd]
+        env = self.child_env()
+        if secrets is not None:
+            env.update(secrets.child_env())
+        try:
+            return subprocess.Popen(
+                cmd, cwd=self.cwd(), env=env, stdout=out, stderr=subprocess.STDOUT,
+                stdin=None if interactive else subprocess.DEVNULL,
+                start_new_session=not interactive,
+                umask=-1 if self.inherited.umask is None else self.inherited.umask,
+                pass_fds=() if secrets is None else (secrets.write_fd,),
+            )
+        finally:
+            if secrets is not None:
+                secrets.started()
+
+    def pump(self, out_fd: int, log: IO[str], secrets: SecretPipe | None,
+             tee: IO[bytes] | None = None) -> LogPump:
+        """What copies a child's output into ``log``, every secret known so far scrubbed."""
+        known = [*self.redactor.seen(), *self.redactor.secrets_in(self.env),
+                 *self.redactor.secrets_in(os.environ)]
+        return LogPump(out_fd, log, self.redactor, known, secrets, tee)
 
     @staticmethod
     def _read_back(result: ReplayResult) -> None:

@@ -51,7 +51,7 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
         repeat=plugin.settings.verify_repeat,
         find_cleaners=plugin.settings.find_cleaners,
         progress=plugin._terminal_line,
-        runner=Runner(record, env=plugin.initial_env),
+        runner=Runner(record, env=plugin.initial_env, redactor=plugin.redactor),
     )
 
 

@@ -105,12 +105,6 @@ def test_secrets_nowhere_in_record_summary_or_section_but_changes_visible(secret
     assert any("MY_API_TOKEN: ∅ → <redacted:" in line for line in run.section())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: statesnap.runner writes each replay child's pytest output verbatim to "
-    "<record>.logs/NNN-*.log, tracebacks with secret values included; the log text needs the "
-    "same scrub as the record's failure text (plugin._scrub)",
-)
 def test_secrets_are_not_in_replay_logs(secret_run) -> None:
     run, summary = secret_run
     logs = run.record_path.with_suffix(".logs")

@@ -8,8 +8,6 @@ line and exit code 2 instead of pytest's usage error.
 from __future__ import annotations
 
 import argparse
-import codecs
-import os
 import shlex
 import subprocess
 import sys
@@ -25,6 +23,7 @@ from statesnap.cli.common import (
     pick_test,
 )
 from statesnap.record import Record, RecordError, read_record
+from statesnap.replaylog import SecretPipe
 
 if TYPE_CHECKING:
     from statesnap.runner import Runner
@@ -122,24 +121,25 @@ def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
         with open(log, "w", encoding="utf-8") as out:
             out.write("$ " + shlex.join(cmd) + f"\n# cwd: {runner.cwd()}\n\n")
             out.flush()
+            secrets = SecretPipe()
             try:
-                proc = runner.popen(cmd, subprocess.PIPE, interactive=True)
+                proc = runner.popen(cmd, subprocess.PIPE, interactive=True, secrets=secrets)
             except OSError as exc:
+                secrets.close()
                 raise CliError(f"cannot start {cmd[0]}: {exc.strerror}") from None
-            stream = proc.stdout
-            assert stream is not None
-            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            assert proc.stdout is not None
+            # The terminal gets the child's output as it is; the log, scrubbed of secrets.
+            pump = runner.pump(proc.stdout.fileno(), out, secrets, tee=sys.stdout.buffer)
             try:
-                while chunk := os.read(stream.fileno(), 65536):
-                    sys.stdout.buffer.write(chunk)
-                    sys.stdout.buffer.flush()
-                    out.write(decoder.decode(chunk))
-                out.write(decoder.decode(b"", final=True))
+                pump.run(proc)
                 return proc.wait()
             except BaseException:
                 proc.kill()
                 proc.wait()
                 raise
+            finally:
+                pump.close()
+                proc.stdout.close()
     finally:
         if runner.stage is not None:
             runner.stage.exit()
