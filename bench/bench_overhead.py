@@ -117,7 +117,10 @@ class Run:
 
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST"):
+    # Bytecode caching on, as on a developer's machine: both runs then start from cached
+    # (and, for the test modules, already assertion-rewritten) bytecode.
+    for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST",
+                 "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
     return env
 
@@ -125,9 +128,11 @@ def _child_env() -> dict[str, str]:
 def command(statesnap: bool, record: Path | None, probes: str | None) -> list[str]:
     argv = [sys.executable, *BASE_ARGS]
     if statesnap:
-        argv += ["-p", "statesnap", "--statesnap-verify-budget", "0"]
+        # Option values joined with "=": pytest picks its rootdir before it knows statesnap's
+        # options, and would take a separate, existing PATH for a test path.
+        argv += ["-p", "statesnap", "--statesnap-verify-budget=0"]
         if record is not None:
-            argv += ["--statesnap-record", str(record)]
+            argv.append(f"--statesnap-record={record}")
         if probes:
             argv.append(f"--statesnap-probes={probes}")
     return argv

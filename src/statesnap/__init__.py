@@ -7,9 +7,35 @@ plugin lazily, so ``import statesnap`` from the CLI or a probe does not import p
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __version__ = "0.1.0"
+
+
+def _skip_assertion_rewriting() -> None:
+    """Take statesnap off the list of packages pytest rewrites the asserts of.
+
+    pytest marks the package of every ``-p`` plugin for assertion rewriting, just before
+    importing it.  statesnap has no asserts that need pytest's messages, and rewriting parses
+    and compiles each of its modules again on every run where pytest cannot cache the result
+    (``PYTHONDONTWRITEBYTECODE``, a read-only site-packages: common in CI images): about
+    0.2 s per session and per replay child.  The hook keeps the marks in a private set; if a
+    pytest release changes that, nothing happens and statesnap is rewritten as before.
+    """
+    for finder in sys.meta_path:
+        if type(finder).__name__ != "AssertionRewritingHook":
+            continue
+        marked = getattr(finder, "_must_rewrite", None)
+        if isinstance(marked, set):
+            marked.discard(__name__)
+        cache = getattr(finder, "_marked_for_rewrite_cache", None)
+        if isinstance(cache, dict):
+            for name in [n for n in cache if n == __name__ or n.startswith(__name__ + ".")]:
+                del cache[name]
+
+
+_skip_assertion_rewriting()
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:

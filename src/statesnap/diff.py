@@ -6,7 +6,7 @@ Pure functions.  A :class:`Change` is also the unit stored in the record (as a d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from statesnap.snapshot import Snapshot
@@ -33,11 +33,17 @@ class Change:
     severity: int = 2
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        # Keep records small: omit what is unknown.
-        for name in ("phase", "fixture", "scope"):
-            if data[name] is None:
-                del data[name]
+        # Built by hand: dataclasses.asdict deep-copies every value, and this runs for every
+        # change written.  Unknown phase/fixture/scope are left out to keep records small.
+        data: dict[str, Any] = {"probe": self.probe, "key": self.key, "change": self.change,
+                                "before": self.before, "after": self.after}
+        if self.phase is not None:
+            data["phase"] = self.phase
+        if self.fixture is not None:
+            data["fixture"] = self.fixture
+        if self.scope is not None:
+            data["scope"] = self.scope
+        data["severity"] = self.severity
         return data
 
     @classmethod
@@ -60,16 +66,27 @@ class Change:
         return f"{self.probe}:{self.key}"
 
 
+#: Probes whose keys are ``owner<sep>rest``, with a key ``owner<sep>`` for each owner.  Keys
+#: added under an owner that had no key before, or removed with their owner, are not changes:
+#: the owner itself came or went (a project module imported, which the ``modules`` probe
+#: reports once), and listing each of its attributes would only bury the real changes (and
+#: make the collection entry as big as the project).
+OWNED_KEYS: dict[str, str] = {"attributes": ":"}
+
+
 def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
     """Changes of one probe's map, keys in sorted order."""
     if before is after:
         return []
     out: list[Change] = []
+    sep = OWNED_KEYS.get(probe)
     for key in sorted(set(before) | set(after)):
         if key not in after:
-            out.append(Change(probe, key, REMOVED, before[key], None))
+            if sep is None or key.partition(sep)[0] + sep in after:
+                out.append(Change(probe, key, REMOVED, before[key], None))
         elif key not in before:
-            out.append(Change(probe, key, ADDED, None, after[key]))
+            if sep is None or key.partition(sep)[0] + sep in before:
+                out.append(Change(probe, key, ADDED, None, after[key]))
         elif before[key] != after[key]:
             out.append(Change(probe, key, CHANGED, before[key], after[key]))
     return out

@@ -58,6 +58,8 @@ class GuardPlugin:
         self.plugin = plugin
         #: ``(probe, key) -> (nodeid, index)`` of the last test whose diff changed it.
         self.writers: dict[tuple[str, str], tuple[str, int]] = {}
+        #: Whether any collected item is guarded (None: not known, look at every test).
+        self.any_marked: bool | None = None
 
     def _known(self) -> set[str]:
         p = self.plugin
@@ -95,8 +97,13 @@ class GuardPlugin:
                 "but it is dirty:\n" + "\n".join(lines))
 
     # -- test hooks (statesnap.contain.TestHook) --------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        # With no guarded test in the session (the usual case), no test looks again.
+        self.any_marked = any(item.get_closest_marker(MARKER) is not None for item in items)
+
     def before_test(self, item: pytest.Item) -> None:
-        if item.get_closest_marker(MARKER) is not None:
+        if self.any_marked is not False and item.get_closest_marker(MARKER) is not None:
             item.stash[_VERDICT] = self.verdict(item)
 
     def after_test(self, item: pytest.Item, index: int, changes: Sequence[Change]) -> list[str]:

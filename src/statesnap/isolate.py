@@ -92,15 +92,23 @@ class IsolatePlugin:
     def __init__(self, plugin: StatesnapPlugin) -> None:
         self.plugin = plugin
         self.count: dict[str, int] = {}
+        #: Whether any collected item carries the marker (None: not known, look every time).
+        self.any_marked: bool | None = None
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        for item in items:  # a bad marker is a usage error before anything runs
-            requested_mode(item, None)
+        # A bad marker is a usage error before anything runs; and with no marker anywhere
+        # (the usual case), no test pays for looking its markers up again.
+        self.any_marked = False
+        for item in items:
+            if requested_mode(item, None) is not None:
+                self.any_marked = True
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
                                 ) -> bool | None:
+        if self.any_marked is False and self.plugin.settings.isolate is None:
+            return None
         wanted = requested_mode(item, self.plugin.settings.isolate)
         if wanted is None or guard_verdict(item) is not None:
             # A guarded test whose state is dirty errors at its setup, before it runs

@@ -102,6 +102,7 @@ def _child_main(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
 
         log = recording_log()  # the parent's catch_warnings, copied into this process
         seen = len(log) if log is not None else 0
+        plugin._nextitem = None  # the child tears everything down: no quiet teardown
         try:
             runtestprotocol(item, log=False, nextitem=None)
         except PytestExit as exc:

@@ -48,9 +48,16 @@ def configure(config: pytest.Config) -> None:
     contain.register(config, plugin)
 
 
+#: Fixtures pytest makes for the user's own code: xunit ``setup_*``/``teardown_*`` functions
+#: and unittest's ``setUpClass``.  Their functions live in ``_pytest``; they run user code.
+_USER_CODE_FIXTURES = ("_xunit_setup_", "_unittest_")
+
+
 def _is_builtin_fixture(fixturedef: Any) -> bool:
     func = getattr(fixturedef, "func", None)
     module = getattr(func, "__module__", "") or ""
+    if str(getattr(fixturedef, "argname", "")).startswith(_USER_CODE_FIXTURES):
+        return False
     return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
@@ -109,6 +116,11 @@ class StatesnapPlugin:
         self.restore_before: Any = None
         self._function_fixtures: list[str] = []
         self._wide_fixtures = False
+        self._nextitem: pytest.Item | None = None
+        #: The snapshot the last gauges were read from, and those gauges.
+        self._gauged: tuple[Any, dict[str, float]] = (None, {})
+        #: The call phase's changes are closed by the end-of-test snapshot (quiet teardown).
+        self._call_is_last = False
         #: Fields the containment features (isolation, strict, restore...) add to the line
         #: of the test in progress; reset when each test starts.
         self.test_extra: dict[str, Any] = {}
@@ -305,7 +317,7 @@ class StatesnapPlugin:
             return (yield)
         index = self.index
         self.index += 1
-        writer.write({"type": "start", "index": index, "nodeid": item.nodeid})
+        writer.write_start(index, item.nodeid)
         self._phases, self._failure = {}, None
         self.test_extra = {}
         self._started = time.perf_counter()
@@ -317,11 +329,13 @@ class StatesnapPlugin:
         for hook in self.hooks:
             hook.before_test(item)
         tracker.begin()
+        self._nextitem = nextitem
+        self._call_is_last = False
         try:
             return (yield)
         finally:
             duration = time.perf_counter() - self._started
-            changes = tracker.end()
+            changes = tracker.end("call" if self._call_is_last else "teardown")
             for hook in self.hooks:
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
@@ -360,6 +374,8 @@ class StatesnapPlugin:
         out: dict[str, float] = {}
         if snap is None:
             return out
+        if snap is self._gauged[0]:
+            return self._gauged[1]  # nothing moved since the last test: the same numbers
         for probe in self.snapshotter.probes:
             m = snap.maps.get(probe.name)
             if m is None:
@@ -368,6 +384,7 @@ class StatesnapPlugin:
                 out.update(probe.gauges(m))
             except Exception:
                 pass
+        self._gauged = (snap, out)
         return out
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -397,7 +414,24 @@ class StatesnapPlugin:
             return (yield)
         finally:
             if self.tracker is not None:
-                self.tracker.checkpoint(Label("call"))
+                if self._quiet_teardown(item):
+                    # Nothing of the user's runs in this teardown: the end-of-test snapshot
+                    # closes the call phase instead (one snapshot per test, not two).
+                    self._call_is_last = True
+                else:
+                    self.tracker.checkpoint(Label("call"))
+
+    def _quiet_teardown(self, item: pytest.Item) -> bool:
+        """Whether the teardown after this call runs only pytest's own code.
+
+        So when the setup ran no fixture of the user's (so none has a finaliser to run) and
+        the next test shares this one's parent (so no module- or class-scoped fixture is torn
+        down).  Finalisers a plugin added with ``item.addfinalizer`` would then be counted as
+        the call's.
+        """
+        nextitem = self._nextitem
+        return (not self._function_fixtures and not self._wide_fixtures
+                and nextitem is not None and nextitem.parent is item.parent)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_fixture_setup(

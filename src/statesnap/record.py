@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from statesnap.diff import Change
 
@@ -52,32 +52,55 @@ def _json_default(value: object) -> Any:
     return repr(value)
 
 
+#: One encoder for every line (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+#: A JSON string literal, non-ASCII kept (as ``dumps`` writes it).
+_encode_string: Any = json.encoder.encode_basestring
+
+
 def dumps(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(obj)
 
 
 class RecordWriter:
-    """Appends lines and flushes each one, so a killed process leaves every finished line."""
+    """Appends lines, each with one ``write`` syscall of its own (no buffer), so a killed
+    process leaves every finished line."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                                       0o666)
 
     @property
     def fileno(self) -> int:
-        return -1 if self._file is None else self._file.fileno()
+        return -1 if self._fd is None else self._fd
 
     def write(self, obj: Mapping[str, Any]) -> None:
-        if self._file is None:
+        self.write_line(dumps(obj))
+
+    def write_start(self, index: int, nodeid: str) -> None:
+        """The ``start`` line of a test (written before every test: formatted by hand)."""
+        self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":'
+                        f'{_encode_string(nodeid)}}}')
+
+    def write_line(self, line: str) -> None:
+        if self._fd is None:
             return
-        self._file.write(dumps(obj) + "\n")
-        self._file.flush()
+        text = line + "\n"
+        try:
+            data = text.encode("utf-8", "surrogateescape")  # env bytes round-trip
+        except UnicodeEncodeError:
+            data = text.encode("utf-8", "backslashreplace")  # never lose the line
+        while data:  # a regular file takes it whole; a short write (a full disk) is retried
+            data = data[os.write(self._fd, data):]
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass

@@ -91,55 +91,63 @@ class Snapshotter:
         unchanged both tokens are carried with it; when a probe is re-read both are refreshed.
         With ``only``, probes not named keep ``prev``'s map and tokens.
         """
-        snap = Snapshot()
         wanted = None if only is None else set(only)
         clock = time.perf_counter_ns
+        slot = None if prev is None else (prev.light_tokens if light else prev.tokens)
+        # Most snapshots find nothing moved: then ``prev`` itself is the answer (snapshots are
+        # never mutated), and no dict is copied.
+        moved: list[tuple[str, ProbeMap, object, object]] = []
+        failed: list[str] = []
         for probe in list(self.probes):
             name = probe.name
-            if prev is not None and wanted is not None and name not in wanted:
-                self._carry(prev, snap, name)
+            if wanted is not None and prev is not None and name not in wanted:
                 continue
             cost = self.costs[name]
-            same_kind = type(probe).light_token is Probe.light_token
             t0 = clock()
             try:
                 token = probe.light_token() if light else probe.token()
             except Exception as exc:
                 self._fail(probe, "token", exc)
+                failed.append(name)
                 continue
             t1 = clock()
             cost.token_ns += t1 - t0
             cost.tokens += 1
-            slot = prev.light_tokens if (prev is not None and light) else (
-                prev.tokens if prev is not None else None
-            )
             if token is not None and slot is not None and name in slot and slot[name] == token:
-                self._carry(prev, snap, name)  # type: ignore[arg-type]
                 continue
             try:
                 result = probe.read()
-                other = token if same_kind else (probe.token() if light else probe.light_token())
+                if type(probe).light_token is Probe.light_token:
+                    other = token
+                else:
+                    other = probe.token() if light else probe.light_token()
             except Exception as exc:
                 self._fail(probe, "read", exc)
+                failed.append(name)
                 continue
             cost.read_ns += clock() - t1
             cost.reads += 1
-            snap.maps[name] = result
             full, lite = (other, token) if light else (token, other)
+            moved.append((name, result, full, lite))
+        if prev is not None and not moved and not failed:
+            return prev
+        if prev is None:
+            snap = Snapshot()
+        else:
+            snap = Snapshot(dict(prev.maps), dict(prev.tokens), dict(prev.light_tokens))
+        for name in failed:
+            snap.maps.pop(name, None)
+            snap.tokens.pop(name, None)
+            snap.light_tokens.pop(name, None)
+        for name, result, full, lite in moved:
+            snap.maps[name] = result
+            snap.tokens.pop(name, None)
+            snap.light_tokens.pop(name, None)
             if full is not None:
                 snap.tokens[name] = full
             if lite is not None:
                 snap.light_tokens[name] = lite
         return snap
-
-    @staticmethod
-    def _carry(prev: Snapshot, snap: Snapshot, name: str) -> None:
-        if name in prev.maps:
-            snap.maps[name] = prev.maps[name]
-        if name in prev.tokens:
-            snap.tokens[name] = prev.tokens[name]
-        if name in prev.light_tokens:
-            snap.light_tokens[name] = prev.light_tokens[name]
 
     def changed_probes(self, a: Snapshot, b: Snapshot) -> list[str]:
         """Names of probes whose maps differ between two snapshots (identity first)."""

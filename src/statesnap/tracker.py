@@ -41,6 +41,8 @@ class TestTracker:
         self.snapshotter = snapshotter
         self.current: Snapshot | None = None
         self._test: _Test | None = None
+        self._exact: frozenset[str] = frozenset()
+        self._exact_for: list[Probe] | None = None
 
     def baseline(self) -> Snapshot:
         """A full snapshot that becomes the reference for the next test."""
@@ -73,20 +75,12 @@ class TestTracker:
         if t is None:
             return []
         after = self.snapshotter.take(t.last)
-        # Probes whose light token equals their full token were watched at every checkpoint,
-        # so a change seen only now happened after the last one, in the final phase.  For the
-        # others we cannot tell and say nothing rather than guess.
-        exact = {p.name for p in self.snapshotter.probes if _light_is_full(p)}
-        # A probe with a separate light token still knows when its light token moved since
-        # the last checkpoint (both tokens are refreshed on a read): then the change is in
-        # the final phase too.
-        for name, token in after.light_tokens.items():
-            if name in t.last.light_tokens and t.last.light_tokens[name] != token:
-                exact.add(name)
-        for ch in diff_snapshots(t.last, after):
-            ref = (ch.probe, ch.key)
-            if ref not in t.first_seen and ch.probe in exact:
-                t.first_seen[ref] = Label(final_phase)
+        if after is t.before:  # nothing moved at all (the usual test): no diff to make
+            self.current = after
+            self._test = None
+            return []
+        if after is not t.last:
+            self._label_final(t, after, final_phase)
         net = diff_snapshots(t.before, after)
         for ch in net:
             label = t.first_seen.get((ch.probe, ch.key))
@@ -101,6 +95,26 @@ class TestTracker:
         self.current = after
         self._test = None
         return net
+
+    def _label_final(self, t: _Test, after: Snapshot, final_phase: str) -> None:
+        # Probes whose light token equals their full token were watched at every checkpoint,
+        # so a change seen only now happened after the last one, in the final phase.  For the
+        # others we cannot tell and say nothing rather than guess.
+        probes = self.snapshotter.probes
+        if self._exact_for is not probes:
+            self._exact = frozenset(p.name for p in probes if _light_is_full(p))
+            self._exact_for = probes
+        exact = set(self._exact)
+        # A probe with a separate light token still knows when its light token moved since
+        # the last checkpoint (both tokens are refreshed on a read): then the change is in
+        # the final phase too.
+        for name, token in after.light_tokens.items():
+            if name in t.last.light_tokens and t.last.light_tokens[name] != token:
+                exact.add(name)
+        for ch in diff_snapshots(t.last, after):
+            ref = (ch.probe, ch.key)
+            if ref not in t.first_seen and ch.probe in exact:
+                t.first_seen[ref] = Label(final_phase)
 
     def abort(self) -> None:
         """Forget the test in progress (the next begin() starts from a fresh snapshot)."""

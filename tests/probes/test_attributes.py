@@ -216,12 +216,24 @@ def test_new_modules_are_picked_up_when_sys_modules_grows(project: Project) -> N
     probe = _probe(project.root)
     before = probe.read()
     project.write("late", "STATE = []\n")
-    project.load("late")
+    late = project.load("late")
     changes = _changes(probe, before)
-    assert f"{project.name}.late:STATE" in changes
-    # Binding the submodule on the package is a plain import: low severity.
+    # The new module's own attributes are not "added" one by one (the modules probe says it
+    # was imported); binding the submodule on the package is a plain import: low severity.
+    assert set(changes) == {f"{project.name}:late"}
     bound = changes[f"{project.name}:late"]
     assert probe.severity_of(bound.key, bound.before, bound.after) == Severity.LOW
+    # But from now on it is watched: a change to it is one.
+    imported = probe.read()
+    late.STATE.append(1)
+    changes = _changes(probe, imported)
+    assert changes[f"{project.name}.late:STATE"].change == "changed"
+    # And an attribute added to a module that has none of its own yet is a change too.
+    project.write("empty", "")
+    empty = project.load("empty")
+    loaded = probe.read()
+    empty.FLAG = True
+    assert _changes(probe, loaded)[f"{project.name}.empty:FLAG"].change == "added"
 
 
 def test_huge_containers_are_sampled(project: Project) -> None:
@@ -407,4 +419,6 @@ def test_a_change_is_not_lost_when_an_import_rebuilds_the_watch(project: Project
     probe.token()
     changes = _changes(probe, before)
     m = f"{project.name}.mod"
-    assert {f"{m}:REGISTRY", f"{m}:Widget.count", f"{project.name}.other:Z"} <= set(changes)
+    assert {f"{m}:REGISTRY", f"{m}:Widget.count", f"{project.name}:other"} <= set(changes)
+    # The new module's own attributes came with it: not changes of their own.
+    assert f"{project.name}.other:Z" not in changes

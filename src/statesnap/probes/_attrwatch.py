@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._dictwatch import portable_reader, versions
+from statesnap.probes._listwatch import contents_reader
 
 if TYPE_CHECKING:
     from statesnap.probes._attrscan import Tracked
@@ -83,6 +84,7 @@ class Watch:
         # and read() then rebuilds the watch with it.
         self._filled = tuple(map(bool, self.small))
         self.nonempty = list(compress(self.small, self._filled))
+        self._item_ids: Callable[[], object] = contents_reader(self.nonempty)
         self._versions = versions(tagged)
         self._tags: Callable[[], object] = self._versions.read
         self._proxies: Callable[[], object] = portable_reader(proxies)
@@ -152,7 +154,7 @@ class Watch:
             self._tags(),
             self._proxies(),
             tuple(map(len, self.small)),
-            sum(map(id, chain.from_iterable(self.nonempty))),
+            self._item_ids(),
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),

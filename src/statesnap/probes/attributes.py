@@ -157,6 +157,9 @@ class AttributesProbe(Probe):
         if changed or not self._map:
             out: ProbeMap = {}
             for t in self._mods:
+                # The module's own key: diffs tell an attribute added to a module watched
+                # before from one of a module that just appeared (see diff.OWNED_KEYS).
+                out[f"{t.name}:"] = "module"
                 out.update(t.fps)
             if out != self._map:
                 self._map = out

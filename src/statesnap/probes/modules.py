@@ -11,7 +11,8 @@ import types
 from collections.abc import Collection
 from typing import Any
 
-from statesnap.probes.base import Probe, ProbeMap, Severity
+from statesnap.probes._dictwatch import probe_support, version_reader
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 
 
 def _describe(obj: object) -> str:
@@ -30,11 +31,19 @@ class ModulesProbe(Probe):
     severity = Severity.MEDIUM
     restorable = True
 
+    def setup(self, ctx: ProbeContext) -> None:
+        self._modules = sys.modules
+        # sys.modules' version tag moves on every import, removal and replacement (a stub put
+        # in place of a module): one read whatever the number of modules.
+        self._tag = version_reader([sys.modules]) if probe_support() else None
+
     def token(self) -> object:
-        # A tuple of the module objects compares by identity first, in C: a fifth of the cost
-        # of hashing their ids, and it still sees a stub put in place of a module.  The tuple
-        # keeps the modules alive only until the next snapshot replaces it.
-        return tuple(sys.modules.values())
+        mods = sys.modules
+        if self._tag is not None and mods is self._modules:
+            return self._tag()
+        # Portable: a tuple of the module objects compares by identity first, in C; it keeps
+        # the modules alive only until the next snapshot replaces it.
+        return id(mods), tuple(mods.values())
 
     def light_token(self) -> object:
         return len(sys.modules)
