@@ -44,6 +44,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_overhead.py
+	$(BIN)/python bench/bench_overhead.py --bytecode off --out bench/results/overhead-nocache.md
 
 bench-locate: $(STAMP)
 	$(BIN)/python bench/bench_locate.py

@@ -13,6 +13,11 @@ footer (``costs``), largest first.  The same text goes to ``bench/results/overhe
 
     .venv/bin/python bench/bench_overhead.py [--pairs 5] [--tests 2000] [--modules 40]
                                              [--probes LIST] [--keep DIR] [--check]
+                                             [--bytecode cached|off] [--out FILE]
+
+``make bench`` runs it twice: with bytecode caching (the default, a developer's machine) into
+``bench/results/overhead.md`` and without (``--bytecode off``, a CI image that sets
+``PYTHONDONTWRITEBYTECODE``) into ``bench/results/overhead-nocache.md``.
 """
 
 from __future__ import annotations
@@ -115,13 +120,19 @@ class Run:
     probes: list[dict[str, Any]] = field(default_factory=list)
 
 
+#: Set by ``--bytecode``: whether the children may cache bytecode.
+BYTECODE = {"mode": "cached"}
+
+
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    # Bytecode caching on, as on a developer's machine: both runs then start from cached
-    # (and, for the test modules, already assertion-rewritten) bytecode.
     for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST",
                  "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
+    if BYTECODE["mode"] == "off":
+        # As in many CI images: every run compiles (and assertion-rewrites) the test modules
+        # again, which makes each plain test several times dearer.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
@@ -181,7 +192,11 @@ def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[f
         f"Suite: {args.tests} trivial tests over {args.modules} project modules; each run is "
         f"`python {' '.join(BASE_ARGS)}` with and without `-p statesnap` "
         f"(probes: {args.probes or 'default'}), in {len(pairs)} alternating pairs, CPU time "
-        "= user + sys of the child (`os.wait4`).",
+        "= user + sys of the child (`os.wait4`).  Bytecode: "
+        + ("cached (`PYTHONDONTWRITEBYTECODE` unset, as on a developer's machine; the test "
+           "modules' rewritten bytecode is reused)." if args.bytecode == "cached" else
+           "off (`PYTHONDONTWRITEBYTECODE=1`, as in many CI images: pytest compiles and "
+           "rewrites the test modules on every run)."),
         "",
         f"Machine: {platform.platform()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs; load average {load[0]:.2f} before, {load[1]:.2f} after "
@@ -257,6 +272,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", type=Path, default=None,
                         help="generate and keep the suite, records and logs in this directory")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown output file")
+    parser.add_argument("--bytecode", choices=("cached", "off"), default="cached",
+                        help="let the children cache bytecode (default) or not "
+                             "(PYTHONDONTWRITEBYTECODE=1, as in many CI images)")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when the median ratio misses the target")
     args = parser.parse_args(argv)
@@ -267,6 +285,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    BYTECODE["mode"] = args.bytecode
     invocation = shlex.join([os.path.relpath(sys.executable), "bench/bench_overhead.py",
                              *(sys.argv[1:] if argv is None else argv)])
     with tempfile.TemporaryDirectory(prefix="statesnap-bench-") as tmp:

@@ -424,13 +424,14 @@ class StatesnapPlugin:
     def _quiet_teardown(self, item: pytest.Item) -> bool:
         """Whether the teardown after this call runs only pytest's own code.
 
-        So when the setup ran no fixture of the user's (so none has a finaliser to run) and
-        the next test shares this one's parent (so no module- or class-scoped fixture is torn
-        down).  Finalisers a plugin added with ``item.addfinalizer`` would then be counted as
-        the call's.
+        So when the test uses no fixture at all (not even ``request``, whose
+        ``addfinalizer`` runs user code at teardown) and the next test shares this one's
+        parent (so no module- or class-scoped fixture is torn down).  Finalisers a plugin
+        added with ``item.addfinalizer`` would then be counted as the call's.
         """
         nextitem = self._nextitem
         return (not self._function_fixtures and not self._wide_fixtures
+                and not getattr(item, "fixturenames", None)
                 and nextitem is not None and nextitem.parent is item.parent)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)

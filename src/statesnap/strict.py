@@ -64,7 +64,8 @@ def net_so_far(plugin: StatesnapPlugin) -> list[Change]:
     tracker: TestTracker | None = plugin.tracker
     if tracker is None:
         return []
-    tracker.checkpoint(Label("teardown"), light=False)
+    # After a quiet teardown (the plugin took no after-call snapshot) all of it is the call's.
+    tracker.checkpoint(Label("call" if plugin._call_is_last else "teardown"), light=False)
     test = getattr(tracker, "_test", None)
     if test is None:
         return []

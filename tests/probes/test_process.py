@@ -12,6 +12,7 @@ import locale
 import os
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -55,6 +56,61 @@ def test_umask_is_read_without_setting_it(tmp_path: Path) -> None:
             assert len(ctx.own_fds) == 1
     finally:
         probe.close()
+
+
+UMASK_SCRIPT = r"""
+import json, os, sys, threading
+from pathlib import Path
+from statesnap.probes.base import ProbeContext
+from statesnap.probes.process import ProcessProbe
+
+real = os.umask
+calls = []
+def counting(mask):
+    calls.append(mask)
+    return real(mask)
+
+probe = ProcessProbe()
+probe.setup(ProbeContext(rootdir=Path(".")))
+out = {}
+os.umask = counting
+probe.token()                      # alone: set to its last value, so never different
+out["alone"] = {"calls": list(calls)}
+calls.clear()
+real(0o027)                        # a test changes it (not through the probe)
+token_umask = probe.read()["umask"]
+out["alone_changed"] = {"calls": list(calls), "read": token_umask}
+calls.clear()
+stop = threading.Event()
+helper = threading.Thread(target=stop.wait)
+helper.start()
+real(0o077)
+out["threaded"] = {"read": probe.read()["umask"], "calls": list(calls)}
+stop.set()
+helper.join()
+current = real(0o022); real(current)
+out["final"] = oct(current)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not LINUX, reason="the /proc path exists on Linux only")
+def test_umask_is_never_changed_alone_and_never_set_beside_other_threads(tmp_path: Path) -> None:
+    # A fresh interpreter: the test process has other threads (a plugin's server thread).
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    proc = subprocess.run([sys.executable, "-c", UMASK_SCRIPT], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    # Alone, the umask is "set" only to the value it already has: it never differs.
+    first = out["alone"]["calls"]
+    assert len(first) == 1
+    # After a change, the guess (the old value) is wrong once, and put back at once.
+    assert out["alone_changed"]["read"] == "0027"
+    assert out["alone_changed"]["calls"][-1] == 0o027
+    # With another thread alive, the umask is read from /proc and never set.
+    assert out["threaded"] == {"read": "0077", "calls": []}
+    assert out["final"] == oct(0o077)
 
 
 @pytest.fixture
