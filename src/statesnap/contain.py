@@ -95,8 +95,12 @@ def finish(plugin: StatesnapPlugin, session: pytest.Session) -> None:
         return
     if plugin.record_path is None or plugin.settings.isolate_child is not None:
         return
+    s = plugin.settings
+    # A run without failures and without files to write needs only the tests that leaked or
+    # carry more than an outcome (the terminal section): the plain ones are not parsed.
+    lean = plugin.failures_written == 0 and s.json_path is None and s.report_path is None
     try:
-        record = read_record(plugin.record_path)
+        record = read_record(plugin.record_path, skip_plain=lean)
     except RecordError as exc:
         plugin._terminal_line(f"statesnap: cannot read back the record: {exc}")
         return

@@ -23,6 +23,21 @@ from statesnap.redact import Redactor
 REPLAY_ENV_PREFIXES = ("PYTEST_", "PYTHON", "CUDA_", "OMP_", "MKL_", "TORCH", "CI")
 
 
+def plugin_label(dist: Any) -> str:
+    """``name-version`` of a plugin's distribution (pytest's ``list_plugin_distinfo``).
+
+    From the dist-info folder's name when it has one, as :func:`installed_packages` does:
+    asking the distribution parses its METADATA (~1 ms each, in every session).
+    """
+    inner = getattr(dist, "_dist", dist)
+    folder = getattr(getattr(inner, "_path", None), "name", "")
+    stem, _, kind = str(folder).rpartition(".")
+    name, sep, version = stem.partition("-")
+    if kind == "dist-info" and sep and version:
+        return f"{name.replace('_', '-')}-{version}"
+    return f"{dist.project_name}-{dist.version}"
+
+
 def installed_packages() -> dict[str, str]:
     """``{distribution name: version}`` of everything importable in this interpreter.
 

@@ -20,7 +20,7 @@ import pytest
 
 from statesnap import probes as probe_registry
 from statesnap.diff import diff_snapshots
-from statesnap.header import build_header
+from statesnap.header import build_header, plugin_label
 from statesnap.options import Settings, settings_from, strip_mode_flags
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter
@@ -106,6 +106,8 @@ class StatesnapPlugin:
         self._failure: dict[str, Any] | None = None
         self._started = 0.0
         self._tests_written = 0
+        #: Test lines written with a failure (none: the session end needs no attribution).
+        self.failures_written = 0
         self._closed = False
         #: Extra fields other statesnap features add to every test line.
         self.entries: list[dict[str, Any]] = []
@@ -255,10 +257,8 @@ class StatesnapPlugin:
     def _header_with(self, resolution: dict[str, Any],
                      statuses: list[dict[str, Any]]) -> dict[str, Any]:
         config = self.config
-        plugins = sorted(
-            {f"{dist.project_name}-{dist.version}"
-             for _, dist in config.pluginmanager.list_plugin_distinfo()}
-        )
+        plugins = sorted({plugin_label(dist)
+                          for _, dist in config.pluginmanager.list_plugin_distinfo()})
         seed = getattr(config.option, "randomly_seed", None)
         assert self.ctx is not None
         return build_header(
@@ -357,6 +357,7 @@ class StatesnapPlugin:
         }
         if self._failure is not None:
             entry["failure"] = self._failure
+            self.failures_written += 1
         if restored:
             entry["restored"] = restored
         gauges = self._gauges()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,6 +172,8 @@ class Record:
     running: dict[str, Any] | None = None
     #: The last line was cut short (the process died mid-write); it was ignored.
     truncated: bool = False
+    #: Plain tests left out by ``read_record(skip_plain=True)`` (0: every test is here).
+    skipped: int = 0
     other: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -204,8 +207,28 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
         yield i, text, i == len(lines) and not complete_last
 
 
-def read_record(path: Path | str) -> Record:
-    """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise."""
+#: The end of a test line that holds nothing but the outcome: no change, no failure, no
+#: extra field (our writer puts ``changes`` then the optional ``gauges`` last).  A literal
+#: ``"changes":[]`` cannot occur inside a JSON string, where quotes are escaped.
+_PLAIN_TAIL = re.compile(r'"changes":\[\](?:,"gauges":\{[^{}]*\})?\}$')
+_TEST_PREFIX = '{"type":"test","index":'
+
+
+def _plain_test_index(text: str) -> int | None:
+    """The index of a plain test line (see :data:`_PLAIN_TAIL`), else None."""
+    if not text.startswith(_TEST_PREFIX) or _PLAIN_TAIL.search(text) is None:
+        return None
+    digits = text[len(_TEST_PREFIX):].partition(",")[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def read_record(path: Path | str, skip_plain: bool = False) -> Record:
+    """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise.
+
+    ``skip_plain`` leaves out the tests that changed nothing and did not fail (counted in
+    :attr:`Record.skipped`): what the session's own terminal section needs after a run
+    without failures, at a fraction of the cost.  Everything else wants the whole record.
+    """
     path = Path(path)
     if not path.exists():
         raise RecordError(path, "no such record")
@@ -216,6 +239,12 @@ def read_record(path: Path | str) -> Record:
     for lineno, text, cut in _iter_lines(path):
         if not text.strip():
             continue
+        if skip_plain and record is not None and not cut:
+            plain = _plain_test_index(text)
+            if plain is not None:
+                started.pop(plain, None)
+                record.skipped += 1
+                continue
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
