@@ -42,9 +42,13 @@ test: $(STAMP) chromium lint typecheck unit
 demo: $(STAMP)
 	@$(BIN)/python scripts/demo.py
 
+# Instruction counts (deterministic, unlike CPU time on a shared machine) where valgrind is.
+COUNT_INSTRUCTIONS := $(if $(shell command -v valgrind 2>/dev/null),--instructions,)
+
 bench: $(STAMP)
-	$(BIN)/python bench/bench_overhead.py
-	$(BIN)/python bench/bench_overhead.py --bytecode off --out bench/results/overhead-nocache.md
+	$(BIN)/python bench/bench_overhead.py --pairs 9 $(COUNT_INSTRUCTIONS)
+	$(BIN)/python bench/bench_overhead.py --pairs 9 $(COUNT_INSTRUCTIONS) --bytecode off \
+		--out bench/results/overhead-nocache.md
 
 bench-locate: $(STAMP)
 	$(BIN)/python bench/bench_locate.py

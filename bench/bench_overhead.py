@@ -14,6 +14,7 @@ footer (``costs``), largest first.  The same text goes to ``bench/results/overhe
     .venv/bin/python bench/bench_overhead.py [--pairs 5] [--tests 2000] [--modules 40]
                                              [--probes LIST] [--keep DIR] [--check]
                                              [--bytecode cached|off] [--out FILE]
+                                             [--instructions]
 
 ``make bench`` runs it twice: with bytecode caching (the default, a developer's machine) into
 ``bench/results/overhead.md`` and without (``--bytecode off``, a CI image that sets
@@ -171,12 +172,29 @@ def measure(root: Path, statesnap: bool, record: Path | None, probes: str | None
     return run
 
 
+def instructions(root: Path, statesnap: bool, record: Path | None, probes: str | None,
+                 log: Path) -> int:
+    """User-space instructions of one child under callgrind: the same on every run, where the
+    CPU time of this shared machine drifts by tens of percent between runs."""
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+            *command(statesnap, record, probes)]
+    with open(log, "wb") as out:
+        proc = subprocess.run(argv, cwd=root, stdout=out, stderr=subprocess.PIPE,
+                              env=_child_env(), check=False)
+    err = proc.stderr.decode("utf-8", "replace")
+    found = [ln for ln in err.splitlines() if "Collected :" in ln]
+    if proc.returncode != 0 or not found:
+        raise SystemExit(f"callgrind run failed ({proc.returncode}): {shlex.join(argv)}\n"
+                         f"{err[-2000:]}")
+    return int(found[-1].rsplit(":", 1)[1].strip())
+
+
 def fmt_ms(seconds: float) -> str:
     return f"{seconds * 1000:,.0f} ms"
 
 
 def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[float, float],
-           invocation: str) -> str:
+           invocation: str, counted: tuple[int, int] | None = None) -> str:
     """The results as markdown (printed as is, and written to ``--out``)."""
     ratios = [s.cpu / p.cpu for p, s in pairs]
     ratio = statistics.median(ratios)
@@ -214,6 +232,15 @@ def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[f
     for i, ((p, s), r) in enumerate(zip(pairs, ratios, strict=True), start=1):
         lines.append(f"| {i} | {fmt_ms(p.cpu)} | {fmt_ms(s.cpu)} | {r:.3f} | "
                      f"{p.wall:.2f} s | {s.wall:.2f} s |")
+    if counted is not None:
+        plain_ir, snap_ir = counted
+        lines += [
+            "",
+            f"Instructions (one run each under `valgrind --tool=callgrind`, user space only, "
+            f"deterministic): {plain_ir:,} without, {snap_ir:,} with statesnap: **ratio "
+            f"{snap_ir / plain_ir:.3f}**, {(snap_ir - plain_ir) / args.tests:,.0f} "
+            "instructions of overhead per test (one-time costs included).",
+        ]
     lines += ["", *probe_table([s for _, s in pairs], over_us, args.tests)]
     return "\n".join(lines) + "\n"
 
@@ -275,6 +302,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--bytecode", choices=("cached", "off"), default="cached",
                         help="let the children cache bytecode (default) or not "
                              "(PYTHONDONTWRITEBYTECODE=1, as in many CI images)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions of one run each way under callgrind "
+                             "(needs valgrind; deterministic, unlike CPU time)")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when the median ratio misses the target")
     args = parser.parse_args(argv)
@@ -318,7 +348,14 @@ def main(argv: list[str] | None = None) -> int:
             pairs.append((p, s))
             print(f"pair {i + 1}/{args.pairs}: {p.cpu:.2f} s without, {s.cpu:.2f} s with "
                   f"({s.cpu / p.cpu:.3f})", file=sys.stderr)
-        text = report(args, pairs, (load_before, os.getloadavg()[0]), invocation)
+        counted = None
+        if args.instructions:
+            print("counting instructions under callgrind (a minute or more per run)",
+                  file=sys.stderr)
+            counted = (instructions(root, False, None, None, outputs / "callgrind-plain.log"),
+                       instructions(root, True, outputs / "callgrind.jsonl", args.probes,
+                                    outputs / "callgrind-snap.log"))
+        text = report(args, pairs, (load_before, os.getloadavg()[0]), invocation, counted)
     print(text, end="")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")

@@ -98,17 +98,21 @@ class Snapshotter:
         # never mutated), and no dict is copied.
         moved: list[tuple[str, ProbeMap, object, object]] = []
         failed: list[str] = []
+        costs = self.costs
+        # One clock read per probe: each token's end is the next one's start.
+        t1 = clock()
         for probe in list(self.probes):
             name = probe.name
             if wanted is not None and prev is not None and name not in wanted:
                 continue
-            cost = self.costs[name]
-            t0 = clock()
+            cost = costs[name]
+            t0 = t1
             try:
                 token = probe.light_token() if light else probe.token()
             except Exception as exc:
                 self._fail(probe, "token", exc)
                 failed.append(name)
+                t1 = clock()
                 continue
             t1 = clock()
             cost.token_ns += t1 - t0
@@ -124,9 +128,12 @@ class Snapshotter:
             except Exception as exc:
                 self._fail(probe, "read", exc)
                 failed.append(name)
+                t1 = clock()
                 continue
-            cost.read_ns += clock() - t1
+            t2 = clock()
+            cost.read_ns += t2 - t1
             cost.reads += 1
+            t1 = t2
             full, lite = (other, token) if light else (token, other)
             moved.append((name, result, full, lite))
         if prev is not None and not moved and not failed:
