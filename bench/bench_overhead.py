@@ -203,7 +203,7 @@ def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[f
     over_us = (snap - base) / args.tests * 1e6
     verdict = "meets" if ratio <= TARGET_RATIO else "MISSES"
     lines = [
-        "# statesnap overhead benchmark",
+        f"# statesnap overhead benchmark (bytecode {args.bytecode})",
         "",
         f"Command: `{invocation}`",
         "",
