@@ -7,7 +7,9 @@ Bad values become ``pytest.UsageError`` (one line, exit code 4), never a traceba
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -309,3 +311,28 @@ def settings_from(config: pytest.Config) -> Settings:
     if settings.order_file is not None and not settings.order_file.is_file():
         raise pytest.UsageError(f"--statesnap-order {settings.order_file}: no such file")
     return settings
+
+
+#: Options whose value is a path: given as a separate word, pytest counts an existing one
+#: among the test paths when it picks the rootdir (before it knows statesnap's options).
+PATH_OPTIONS = ("--statesnap-record", "--statesnap-json", "--report", "--statesnap-report",
+                "--statesnap-order", "--statesnap-restore-before")
+
+
+def rootdir_pitfalls(args: Sequence[str], invocation_dir: Path, rootdir: Path) -> list[str]:
+    """One line per path option whose separate, existing value outside the invocation
+    directory may have moved pytest's rootdir (and lost the ini file)."""
+    out = []
+    for opt, value in pairwise(args):
+        if opt not in PATH_OPTIONS or value.startswith("-"):
+            continue
+        path = Path(value) if Path(value).is_absolute() else invocation_dir / value
+        try:
+            inside = path.resolve().is_relative_to(invocation_dir.resolve())
+        except OSError:
+            continue
+        if path.exists() and not inside:
+            out.append(f"statesnap: {opt} {value}: given as two words, pytest took this "
+                       f"existing path for a test path when it chose the rootdir ({rootdir}); "
+                       f"write {opt}={value}")
+    return out

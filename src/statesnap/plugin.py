@@ -38,6 +38,11 @@ def configure(config: pytest.Config) -> None:
     settings = settings_from(config)
     plugin = StatesnapPlugin(config, settings)
     config.stash[PLUGIN_KEY] = plugin
+    from statesnap.options import rootdir_pitfalls
+
+    params = config.invocation_params
+    # Said in the header and again in statesnap's section (-q shows no header).
+    plugin.pitfalls = rootdir_pitfalls(list(params.args), Path(params.dir), config.rootpath)
     config.pluginmanager.register(plugin, "statesnap-session")
     if settings.order_file is not None:
         from statesnap.order_plugin import OrderPlugin
@@ -106,6 +111,8 @@ class StatesnapPlugin:
         self._failure: dict[str, Any] | None = None
         self._started = 0.0
         self._tests_written = 0
+        #: Lines about the command line that may have misled pytest (options.rootdir_pitfalls).
+        self.pitfalls: list[str] = []
         #: Test lines written with a failure (none: the session end needs no attribution).
         self.failures_written = 0
         self._closed = False
@@ -141,6 +148,9 @@ class StatesnapPlugin:
         self.initial_env = dict(os.environ)
 
     # -- session start: probes, record header, snapshot before collection -----------------
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        return self.pitfalls
+
     def _terminal_line(self, text: str) -> None:
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:

@@ -36,6 +36,8 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
             tr.write_line(f"record: {plugin.record_path}")
         return
     tr.write_sep("-", "statesnap")
+    for line in plugin.pitfalls:
+        tr.write_line(line, yellow=True)
     for name, reason in sorted(plugin.unavailable.items()):
         tr.write_line(f"probe {name} unavailable: {reason}")
     for err in plugin.errors:
