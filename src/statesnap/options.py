@@ -128,6 +128,15 @@ def addoption(parser: pytest.Parser) -> None:
         "single tests: @pytest.mark.statesnap_isolate",
     )
     group.addoption(
+        "--statesnap-nvml-every",
+        type=_positive_int,
+        metavar="N",
+        default=None,
+        help="query NVML after every N-th test while nothing suggests GPU use (default 16; "
+        "1: after every test; while the GPU may be in use, after every test). "
+        "ini: statesnap_nvml_every",
+    )
+    group.addoption(
         "--statesnap-isolate-timeout",
         type=_nonnegative_float,
         metavar="SECONDS",
@@ -160,6 +169,7 @@ def addoption(parser: pytest.Parser) -> None:
         "sys.path, sys.modules, ...); the record and the report still name every polluter",
     )
     parser.addini("statesnap_probes", "probes to run (same syntax as --statesnap-probes)")
+    parser.addini("statesnap_nvml_every", "same as --statesnap-nvml-every")
     parser.addini(
         "statesnap_allow",
         "state that --statesnap-strict tolerates: probe:key globs, one per line "
@@ -214,6 +224,8 @@ class Settings:
     #: ``auto``, ``fork`` or ``spawn`` when every test runs isolated; None otherwise.
     isolate: str | None = None
     isolate_timeout: float | None = None
+    #: ``--statesnap-nvml-every`` (or its ini option), as given; None: the probe's default.
+    nvml_every: str | None = None
     #: Set in a spawned isolation child: where it sends its reports.
     isolate_child: Path | None = None
     #: Probe selection (``all`` or ``--statesnap-probes`` syntax) of strict / restore mode.
@@ -293,6 +305,8 @@ def settings_from(config: pytest.Config) -> Settings:
         restore_before=_path(config, opt.statesnap_restore_before),
         isolate=opt.statesnap_isolate,
         isolate_timeout=opt.statesnap_isolate_timeout or None,
+        nvml_every=(str(opt.statesnap_nvml_every) if opt.statesnap_nvml_every is not None
+                    else (str(config.getini("statesnap_nvml_every")).strip() or None)),
         isolate_child=_path(config, opt.statesnap_isolate_child),
         strict=_selection(opt.statesnap_strict, "strict"),
         restore=_selection(opt.statesnap_restore, "restore"),

@@ -199,6 +199,7 @@ class StatesnapPlugin:
             watch_roots=s.watch_roots,
             watch_exclude=s.watch_exclude,
             redactor=self.redactor,
+            probe_options={} if s.nvml_every is None else {"nvml_every": s.nvml_every},
         )
         secret_fd = report_secrets_to_parent(self.redactor, os.environ)
         if secret_fd is not None:

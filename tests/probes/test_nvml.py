@@ -236,6 +236,31 @@ def test_every_test_with_the_environment_knob(stub_dir: Path) -> None:
     assert "queried after every test" in out["mode"] and "otherwise" not in out["mode"]
 
 
+def test_the_option_wins_over_the_environment_knob(stub_dir: Path) -> None:
+    out = _run(stub_dir, """
+        ctx.probe_options["nvml_every"] = "1"
+        probe.setup(ctx)
+        start = count("memory")
+        for _ in range(5):
+            probe.token()
+        print(json.dumps({"asked": count("memory") - start, "every": probe.every}))
+    """, STATESNAP_NVML_EVERY="40")
+    assert out == {"asked": 5, "every": 1}
+
+
+def test_bad_ini_value_is_one_line(stub_dir: Path) -> None:
+    out = _run(stub_dir, """
+        from statesnap.probes.base import ProbeUnavailable
+        ctx.probe_options["nvml_every"] = "0"
+        try:
+            probe.setup(ctx)
+            print(json.dumps({"reason": None}))
+        except ProbeUnavailable as exc:
+            print(json.dumps({"reason": str(exc)}))
+    """)
+    assert out["reason"] == "statesnap_nvml_every must be a whole number of tests >= 1, not '0'"
+
+
 def test_bad_environment_knob_is_one_line(stub_dir: Path) -> None:
     out = _run(stub_dir, """
         from statesnap.probes.base import ProbeUnavailable
@@ -316,12 +341,13 @@ def test_gpu_memory_leak_through_the_plugin(pytester: pytest.Pytester, stub_dir:
     monkeypatch.setenv("STATESNAP_NVML_STUB_USED", "0:1073741824")
     monkeypatch.delenv("STATESNAP_NVML_STUB_PROCS", raising=False)
     # Nothing here looks like GPU use to the cheap signals (no CUDA in torch, no GPU library),
-    # so without this the probe would sample NVML only every IDLE_EVERY tests.
-    monkeypatch.setenv("STATESNAP_NVML_EVERY", "1")
+    # so without the option the probe would sample NVML only every IDLE_EVERY tests.
+    monkeypatch.delenv("STATESNAP_NVML_EVERY", raising=False)
     pytester.makepyfile(test_gpu=SUITE)
     result = pytester.runpytest_subprocess(
         "-p", "statesnap", "-p", "no:randomly", "--statesnap-probes", "nvml",
         "--statesnap-record", "run.jsonl", "--statesnap-verify-budget", "0",
+        "--statesnap-nvml-every=1",
     )
     result.assert_outcomes(passed=3)
     lines = [json.loads(x) for x in (pytester.path / "run.jsonl").read_text().splitlines()]

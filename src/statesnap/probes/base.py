@@ -55,6 +55,8 @@ class ProbeContext:
     own_paths: set[Path] = field(default_factory=set)
     #: Free-form notes a probe wants in the header (``{"nvml": "host pids ..."}``).
     notes: dict[str, str] = field(default_factory=dict)
+    #: Per-probe settings from the command line or ini file (``{"nvml_every": "5"}``).
+    probe_options: dict[str, str] = field(default_factory=dict)
 
 
 class Probe:

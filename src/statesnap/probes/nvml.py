@@ -14,7 +14,7 @@ driver's own time (an ioctl per call, up to milliseconds on a busy machine).  So
 NVML at the end of every test only while a cheap signal says the GPU may be in use — CUDA is
 initialised in torch, a GPU library (cupy, jax, numba.cuda, ...) is imported, or the last
 answer found this process tree holding GPU memory — and otherwise only every
-:data:`IDLE_EVERY`-th test (``STATESNAP_NVML_EVERY=1``: after every test).  A GPU used
+:data:`IDLE_EVERY`-th test (``--statesnap-nvml-every=1``: after every test).  A GPU used
 without any of those signals (a child process that runs CUDA on its own) is seen late, at the
 next sampled test, and attributed to that test.
 Checkpoints inside a test never call NVML.
@@ -33,8 +33,8 @@ from typing import Any
 
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProbeUnavailable, Severity
 
-#: Tests between two NVML queries while nothing suggests GPU use; the environment variable
-#: ``STATESNAP_NVML_EVERY`` overrides it (1: query after every test).
+#: Tests between two NVML queries while nothing suggests GPU use; --statesnap-nvml-every (or
+#: the older ``STATESNAP_NVML_EVERY``) overrides it (1: query after every test).
 IDLE_EVERY = 16
 EVERY_ENV = "STATESNAP_NVML_EVERY"
 #: Modules whose presence means this process may be using a GPU (besides torch with CUDA).
@@ -163,7 +163,7 @@ class NvmlProbe(Probe):
         import pynvml
         self._nv = pynvml
         self._notes = ctx.notes
-        self.every = self._every()
+        self.every = self._every(ctx.probe_options.get("nvml_every"))
         self._ensure_init()
         names = []
         for h in self._handles[:1]:
@@ -182,8 +182,11 @@ class NvmlProbe(Probe):
             raise ProbeUnavailable(f"NVML query failed: {type(exc).__name__}: {exc}") from None
 
     @staticmethod
-    def _every() -> int:
-        text = os.environ.get(EVERY_ENV, "").strip()
+    def _every(option: str | None = None) -> int:
+        """``--statesnap-nvml-every`` / ini ``statesnap_nvml_every``, else the environment
+        variable (kept: replay children and older setups use it), else the default."""
+        source, text = ("statesnap_nvml_every", option.strip()) if option else (
+            EVERY_ENV, os.environ.get(EVERY_ENV, "").strip())
         if not text:
             return IDLE_EVERY
         try:
@@ -191,7 +194,7 @@ class NvmlProbe(Probe):
         except ValueError:
             value = 0
         if value < 1:
-            raise ProbeUnavailable(f"{EVERY_ENV} must be a whole number of tests >= 1, "
+            raise ProbeUnavailable(f"{source} must be a whole number of tests >= 1, "
                                    f"not {text!r}")
         return value
 
