@@ -235,14 +235,17 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
     if path.is_dir():
         raise RecordError(path, "is a directory, not a record")
     record: Record | None = None
-    started: dict[int, dict[str, Any]] = {}
+    # Keyed by (worker, index): a merged xdist record holds several lanes whose indexes
+    # overlap, each lane's lines after its own "lane" line.
+    started: dict[tuple[str, int], dict[str, Any]] = {}
+    lane = "main"
     for lineno, text, cut in _iter_lines(path):
         if not text.strip():
             continue
         if skip_plain and record is not None and not cut:
             plain = _plain_test_index(text)
             if plain is not None:
-                started.pop(plain, None)
+                started.pop((lane, plain), None)
                 record.skipped += 1
                 continue
         try:
@@ -270,14 +273,19 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
                     lineno,
                 )
             record = Record(path=path, header=obj)
+            lane = str(obj.get("worker", "main"))
             continue
         try:
             if kind == "test":
                 entry = TestEntry.from_json(obj)
                 record.tests.append(entry)
-                started.pop(entry.index, None)
+                started.pop((entry.worker, entry.index), None)
+                started.pop((lane, entry.index), None)
             elif kind == "start":
-                started[int(obj["index"])] = obj
+                started[(str(obj.get("worker", lane)), int(obj["index"]))] = obj
+            elif kind == "lane":
+                lane = str(obj.get("worker", lane))
+                record.other.append(obj)
             elif kind == "collection":
                 record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
             elif kind == "probe_error":
@@ -291,7 +299,8 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
     if record is None:
         raise RecordError(path, "empty record (no header line)")
     if started:
-        record.running = started[max(started)]
+        # The last test started and never finished (the latest one when lanes crashed).
+        record.running = started[max(started, key=lambda k: (k[1], k[0]))]
     return record
 
 

@@ -122,3 +122,33 @@ def test_record_cut_inside_the_header_is_a_clear_error(inner, pytester: pytest.P
     message = str(excinfo.value)
     assert "\n" not in message
     assert str(path) in message and "header" in message
+
+
+def test_a_crashed_lane_of_a_merged_record_keeps_its_running_test(tmp_path) -> None:
+    # Lanes of an xdist run reuse indexes: gw1 finishing its test 1 must not hide that gw0
+    # died while running its own test 1.
+    def line(**obj) -> str:
+        return json.dumps(obj)
+
+    merged = tmp_path / "merged.jsonl"
+    merged.write_text("\n".join([
+        line(type="header", format=1, worker="main", lanes=[{"worker": "gw0"},
+                                                           {"worker": "gw1"}]),
+        line(type="lane", worker="gw0", header={"type": "header", "format": 1}),
+        line(type="start", index=0, nodeid="t.py::a"),
+        line(type="test", index=0, nodeid="t.py::a", worker="gw0", outcome="passed",
+             phases={"call": "passed"}, duration=0.0, changes=[]),
+        line(type="start", index=1, nodeid="t.py::dies"),
+        line(type="lane", worker="gw1", header={"type": "header", "format": 1}),
+        line(type="start", index=0, nodeid="t.py::b"),
+        line(type="test", index=0, nodeid="t.py::b", worker="gw1", outcome="passed",
+             phases={"call": "passed"}, duration=0.0, changes=[]),
+        line(type="start", index=1, nodeid="t.py::c"),
+        line(type="test", index=1, nodeid="t.py::c", worker="gw1", outcome="passed",
+             phases={"call": "passed"}, duration=0.0, changes=[]),
+        line(type="footer"),
+    ]) + "\n", encoding="utf-8")
+    record = read_record(merged)
+    assert record.running is not None and record.running["nodeid"] == "t.py::dies"
+    assert len(record.tests) == 3
+    assert read_record(merged, skip_plain=True).running["nodeid"] == "t.py::dies"
