@@ -118,7 +118,7 @@ class StatesnapPlugin:
         self._closed = False
         #: Extra fields other statesnap features add to every test line.
         self.entries: list[dict[str, Any]] = []
-        #: Filled at session end (statesnap.session_end).
+        #: Filled at session end (statesnap.contain.finish).
         self.record: Any = None
         self.findings: list[Any] = []
         self.report_written: Path | None = None

@@ -3,18 +3,28 @@
 Format history (bump :data:`FORMAT` on every incompatible change and keep a reader for the old
 one, with a golden record under ``snapshots/``):
 
-- 1: header, collection, start/test lines per test, probe_error, footer.
+- 1: header, collection, start/test lines per test, probe_error, footer.  Fields added since
+  are optional, so every format-1 reader reads every format-1 record (unknown fields of a
+  test line land in :attr:`TestEntry.extra`).
 
 Line types (each line is one JSON object with a ``type``):
 
-``header``      interpreter, platform, packages, plugins, args, rootdir, seed, probes, worker
+``header``      interpreter, platform, packages, plugins, args, rootdir, seed, probes, worker;
+                also ``watch_roots``, ``modes`` (isolate/strict/restore), ``replay`` (cwd and
+                the args a replay keeps), ``notes``; a merged xdist record adds ``lanes``
 ``collection``  what collection itself changed (``changes``)
 ``start``       a test began (``index``, ``nodeid``); a start with no matching ``test`` line is
                 the test that was running when the process died
 ``test``        a finished test: ``index``, ``nodeid``, ``worker``, ``outcome``, ``phases``,
-                ``duration``, ``changes`` (net, before setup → after teardown), ``failure``
+                ``duration``, ``changes`` (net, before setup → after teardown), ``failure``;
+                optional: ``gauges`` (fds, threads, children, GPU memory after the test),
+                ``restored`` (``probe:key`` refs restore mode put back), ``strict`` (refs
+                strict mode flagged), ``reruns`` (extra attempts by pytest-rerunfailures),
+                ``contained``/``isolation``/``contained_changes`` (the test ran in a child)
 ``probe_error`` a probe that raised and was switched off
-``footer``      ``exitstatus``, ``tests``, per-probe ``costs``
+``lane``        (merged xdist records) the lines that follow are worker ``worker``'s, whose
+                own header is ``header``; ``lane_footer`` closes a lane that finished
+``footer``      ``exitstatus``, ``tests``, per-probe ``costs``, ``disabled``, ``notes``
 """
 
 from __future__ import annotations

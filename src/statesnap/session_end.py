@@ -1,34 +1,20 @@
-"""What happens after the last test: read the record back, find, verify, write outputs.
+"""After the last test: find and verify the failures of a record, and write the outputs.
 
-Working from the record on disk (rather than in-memory state) keeps one code path for the
-plugin and the CLI, and proves the record is complete.  Every output error becomes a terminal
-line, never a failed run.
+:func:`statesnap.contain.finish` (and, under xdist, the controller) reads the record back and
+calls these.  Working from the record on disk (rather than in-memory state) keeps one code path
+for the plugin and the CLI, and proves the record is complete.  Every output error becomes a
+terminal line, never a failed run.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from statesnap.findings import Finding
-from statesnap.record import Record, RecordError, read_record
+from statesnap.record import Record
 
 if TYPE_CHECKING:
     from statesnap.plugin import StatesnapPlugin
-
-
-def finish(plugin: StatesnapPlugin, session: Any) -> None:
-    plugin.record = None
-    plugin.findings = []
-    if plugin.record_path is None or getattr(plugin.config, "workerinput", None) is not None:
-        return  # xdist workers leave merging and findings to the controller
-    try:
-        record = read_record(plugin.record_path)
-    except RecordError as exc:
-        plugin._terminal_line(f"statesnap: cannot read back the record: {exc}")
-        return
-    plugin.record = record
-    plugin.findings = find(plugin, record)
-    write_outputs(plugin, [record], plugin.findings)
 
 
 def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
