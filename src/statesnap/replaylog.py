@@ -42,6 +42,8 @@ class SecretPipe:
         os.set_blocking(self.read_fd, False)
         self._partial = b""
         self._closed = False
+        #: Every child holding the write end is gone.
+        self.eof = False
 
     def child_env(self) -> dict[str, str]:
         return {SECRET_FD_ENV: str(self.write_fd)}
@@ -61,6 +63,7 @@ class SecretPipe:
             except BlockingIOError:
                 break
             if not chunk:
+                self.eof = True
                 break
             data += chunk
         *lines, self._partial = data.split(b"\n")
@@ -106,23 +109,30 @@ class LogPump:
                 exited_at = now
             if exited_at is None and deadline is not None and now >= deadline:
                 return True
-            if self._eof:
-                if exited_at is not None:
-                    return False
-                wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - now))
-                try:
-                    proc.wait(timeout=wait)
-                except subprocess.TimeoutExpired:
-                    pass
-                continue
+            # The secret pipe is read whenever it has data, or a child reporting many secrets
+            # would fill it and block until the replay's timeout.
+            watched = [] if self._eof else [self.out_fd]
+            secrets = self.secrets
+            if secrets is not None and not secrets.eof:
+                watched.append(secrets.read_fd)
+            if self._eof and exited_at is not None:
+                return False
             if exited_at is not None and now - exited_at > DRAIN_AFTER_EXIT:
                 return False
             wait = 0.05 if exited_at is not None else 0.2
             if deadline is not None and exited_at is None:
                 wait = max(0.0, min(wait, deadline - now))
-            ready, _, _ = select.select([self.out_fd], [], [], wait)
-            if not ready:
-                if exited_at is not None:
+            if not watched:  # stdout closed, secrets done: only the exit is left to wait for
+                try:
+                    proc.wait(timeout=wait)
+                except subprocess.TimeoutExpired:
+                    pass
+                continue
+            ready, _, _ = select.select(watched, [], [], wait)
+            if secrets is not None and secrets.read_fd in ready:
+                self.values.update(secrets.take())
+            if self.out_fd not in ready:
+                if not ready and exited_at is not None:
                     return False  # exited, and nothing more came within the wait
                 continue
             chunk = os.read(self.out_fd, 65536)

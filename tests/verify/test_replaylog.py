@@ -147,3 +147,34 @@ def test_secret_pipe_env_names_the_write_end() -> None:
     assert secrets.take() == ["two-secret"]  # a value split across writes arrives whole
     secrets.started()
     secrets.close()
+
+
+def test_a_child_reporting_more_secrets_than_a_pipe_holds_is_not_blocked() -> None:
+    # 200 KB of secrets before a word on stdout: the parent must drain the secret pipe as it
+    # fills, or the child would block until the replay's timeout.
+    script = r'''
+import json, os
+fd = int(os.environ["STATESNAP_SECRET_FD"])
+for i in range(5000):
+    os.write(fd, (json.dumps(f"secret-value-{i:06d}-padding-padding") + "\n").encode())
+print("last one: secret-value-004999-padding-padding", flush=True)
+'''
+    secrets = SecretPipe()
+    env = {**os.environ, **secrets.child_env()}
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", script], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                pass_fds=(secrets.write_fd,))
+    finally:
+        secrets.started()
+    assert proc.stdout is not None
+    log = io.StringIO()
+    redactor = Redactor()
+    pump = LogPump(proc.stdout.fileno(), log, redactor, (), secrets)
+    t0 = time.monotonic()
+    assert pump.run(proc, deadline=t0 + 60) is False
+    pump.close()
+    proc.stdout.close()
+    assert proc.wait() == 0 and time.monotonic() - t0 < 30
+    assert log.getvalue() == (
+        "last one: " + redactor.digest("secret-value-004999-padding-padding") + "\n")
