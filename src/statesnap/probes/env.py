@@ -11,7 +11,6 @@ from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 IDENTITY_KEY = "<os.environ object>"
 #: pytest rewrites this one in every phase of every test; it is never a leak.
 IGNORED = frozenset({"PYTEST_CURRENT_TEST"})
-_IGNORED_RAW = frozenset(k.encode() for k in IGNORED) | IGNORED
 _CURRENT_RAW = b"PYTEST_CURRENT_TEST" if os.name != "nt" else "PYTEST_CURRENT_TEST"
 
 
@@ -31,8 +30,11 @@ class EnvProbe(Probe):
             return None
         # Hashing the items is a few microseconds for a typical environment and catches a
         # value changed in place, which a length check would miss.
-        kept = tuple(kv for kv in data.items() if kv[0] not in _IGNORED_RAW)
-        return id(env), hash(kept)
+        # A C-level copy without pytest's own per-phase variable, hashed in C as well (a
+        # generator over the items costs a Python step per variable).
+        kept = dict(data)
+        kept.pop(_CURRENT_RAW, None)
+        return id(env), hash(tuple(kept.items()))
 
     def light_token(self) -> object:
         # Inside a test only additions and removals are looked for (a length); a value
