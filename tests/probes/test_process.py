@@ -73,7 +73,8 @@ def counting(mask):
 probe = ProcessProbe()
 probe.setup(ProbeContext(rootdir=Path(".")))
 out = {}
-os.umask = counting
+import statesnap.probes.process as process_module
+process_module._os_umask = counting  # the probe's own reference (it ignores os.umask patches)
 probe.token()                      # alone: set to its last value, so never different
 out["alone"] = {"calls": list(calls)}
 calls.clear()
@@ -90,6 +91,11 @@ stop.set()
 helper.join()
 current = real(0o022); real(current)
 out["final"] = oct(current)
+def boom(mask):
+    raise RuntimeError("a test left os.umask patched")
+os.umask = boom  # the probe keeps its own reference
+probe.token()
+out["patched_ok"] = int(probe.read()["umask"], 8) == current
 print(json.dumps(out))
 """
 
@@ -111,6 +117,7 @@ def test_umask_is_never_changed_alone_and_never_set_beside_other_threads(tmp_pat
     # With another thread alive, the umask is read from /proc and never set.
     assert out["threaded"] == {"read": "0077", "calls": []}
     assert out["final"] == oct(0o077)
+    assert out["patched_ok"] is True
 
 
 @pytest.fixture
