@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
     """Attribute failures and, within the budget, verify them in fresh processes."""
+    if record.running is None and not any(t.failed for t in record.tests):
+        return []  # nothing failed: nothing to attribute (and attribution is not imported)
     try:
         from statesnap import attribution
     except ImportError:
