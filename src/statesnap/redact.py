@@ -10,7 +10,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+import stat
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
@@ -88,17 +89,22 @@ class Redactor:
         return self.digest(value if isinstance(value, str) else repr(value))
 
 
-def report_secrets_to_parent(redactor: Redactor, environ: Mapping[str, str]) -> int | None:
+def report_secrets_to_parent(redactor: Redactor, environ: MutableMapping[str, str]
+                             ) -> int | None:
     """In a replay child started with a secret pipe, send each secret met to the parent.
 
-    Returns the pipe's fd (the caller's own, for the fds probe to ignore), or None.  The fd is
-    made non-inheritable: the suite's own subprocesses must not hold the parent's pipe open.
+    Returns the pipe's fd (the caller's own, for the fds probe to ignore), or None.  The
+    variable is taken out of ``environ`` and the fd made non-inheritable: a pytest the suite
+    itself starts must neither hold the parent's pipe open nor take some fd of its own that
+    happens to have the same number for that pipe.  Anything but a pipe is left alone.
     """
-    raw = environ.get(SECRET_FD_ENV)
+    raw = environ.pop(SECRET_FD_ENV, None)
     if not raw or not raw.isdigit():
         return None
     fd = int(raw)
     try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
         os.set_inheritable(fd, False)
     except OSError:
         return None

@@ -178,3 +178,22 @@ print("last one: secret-value-004999-padding-padding", flush=True)
     assert proc.wait() == 0 and time.monotonic() - t0 < 30
     assert log.getvalue() == (
         "last one: " + redactor.digest("secret-value-004999-padding-padding") + "\n")
+
+
+def test_a_replayed_suite_never_sees_the_secret_pipe(tmp_path: Path) -> None:
+    # The child takes the variable out of its environment before any test runs: a pytest the
+    # suite starts itself must not write secrets to whatever its own fd of that number is.
+    root = write_suite(tmp_path / "suite", {"test_env.py": '''
+        import os
+
+        def test_no_pipe_in_sight():
+            assert "STATESNAP_SECRET_FD" not in os.environ
+        '''})
+    run = run_suite(root, tmp_path / "out", budget=0)
+    assert run.proc.returncode == 0, run.output
+    from statesnap.runner import Runner
+
+    runner = Runner(run.record())
+    result = runner.run(["test_env.py::test_no_pipe_in_sight"], label="pipe")
+    runner.close()
+    assert result.outcomes == {"test_env.py::test_no_pipe_in_sight": "passed"}, result.error
