@@ -15,28 +15,8 @@ from typing import Any
 
 import pytest
 
+from statesnap.argtypes import nonnegative_seconds, positive_int
 from statesnap.redact import DEFAULT_PATTERNS
-
-
-def _nonnegative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more: {text!r}")
-    return value
-
 
 #: Run-mode flags that a replay must never inherit: an isolated or restoring replay would hide
 #: the very pollution it is meant to reproduce.  Each may carry an attached ``=VALUE``.
@@ -85,7 +65,7 @@ def addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--statesnap-verify-budget",
-        type=_nonnegative_float,
+        type=nonnegative_seconds,
         metavar="SECONDS",
         default=None,
         help="seconds to spend replaying failures in fresh processes at the end of the "
@@ -93,7 +73,7 @@ def addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--statesnap-verify-repeat",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         default=1,
         help="repeat each replay N times; disagreeing answers mark the failure not "
@@ -129,7 +109,7 @@ def addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--statesnap-nvml-every",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         default=None,
         help="query NVML after every N-th test while nothing suggests GPU use (default 16; "
@@ -138,7 +118,7 @@ def addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--statesnap-isolate-timeout",
-        type=_nonnegative_float,
+        type=nonnegative_seconds,
         metavar="SECONDS",
         default=None,
         help="kill an isolated test's process group after SECONDS and fail the test "

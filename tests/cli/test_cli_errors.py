@@ -119,3 +119,18 @@ def test_a_recorded_id_that_no_longer_exists(zoo: Recorded, tmp_path: Path) -> N
         assert cli.returncode == 2, (command, cli.stdout, cli.stderr)
         line = _one_error_line(cli.stderr, command[0])
         assert "1 node id(s) no longer exist: test_zoo.py::test_b_victim" in line
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["explain", "--timeout", "-1"], "argument --timeout: must be more than 0: '-1'"),
+    (["explain", "--repeat", "0"], "argument --repeat: must be 1 or more: '0'"),
+    (["explain", "--budget", "soon"], "argument --budget: not a number of seconds: 'soon'"),
+    (["bisect", "--test", "x.py::t", "--timeout", "0"], "argument --timeout: must be more than 0"),
+    (["report", "--budget", "-3"], "argument --budget: must be 0 or more: '-3'"),
+    (["hunt", "--random", "-1"], "argument --random: must be 0 or more: '-1'"),
+])
+def test_a_bad_number_is_a_usage_error(tmp_path: Path, args: list[str], words: str) -> None:
+    cli = statesnap_cli(*args, cwd=tmp_path)
+    assert cli.returncode == 2
+    assert words in _one_error_line(cli.stderr, args[0])
+    assert not _files(tmp_path)  # nothing was written

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from statesnap.argtypes import positive_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import add_record_arg, lane_of, load_lanes, progress_printer, stop
 from statesnap.minimize import ddmin
@@ -22,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        "down to a minimal set that still makes it fail.")
     add_record_arg(p)
     p.add_argument("--test", required=True, metavar="ID", help="the failing test")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
                    help="limit per replay (default 300)")
     p.set_defaults(func=run)
 

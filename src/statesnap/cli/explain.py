@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from statesnap.argtypes import nonnegative_seconds, positive_int, positive_seconds
 from statesnap.attribution import attribute
 from statesnap.cli import CliError
 from statesnap.cli.common import add_record_arg, lane_of, load_lanes, progress_printer, stop
@@ -21,11 +22,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_record_arg(p)
     p.add_argument("--test", metavar="ID", help="only this failing test")
     p.add_argument("--verify", action="store_true", help="replay in fresh processes to prove it")
-    p.add_argument("--budget", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--budget", type=nonnegative_seconds, default=300.0, metavar="SECONDS",
                    help="time limit for --verify (default 300)")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
                    help="time limit of one replay (default 300)")
-    p.add_argument("--repeat", type=int, default=1, metavar="N",
+    p.add_argument("--repeat", type=positive_int, default=1, metavar="N",
                    help="repeat each replay N times; disagreeing answers mean not deterministic")
     p.add_argument("--find-cleaners", action="store_true",
                    help="with --verify: name tests that undo the leak")

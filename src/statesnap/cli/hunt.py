@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from statesnap.argtypes import count, positive_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import SplitAtDashes, add_record_arg, load, progress_printer, stop
 from statesnap.findings import Finding
@@ -37,9 +38,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--budget", type=_seconds, default=300.0, metavar="SECONDS",
+    p.add_argument("--budget", type=positive_seconds, default=300.0, metavar="SECONDS",
                    help="time limit for the whole hunt (default 300)")
-    p.add_argument("--random", type=_count, default=0, metavar="N", dest="random_orders",
+    p.add_argument("--random", type=count, default=0, metavar="N", dest="random_orders",
                    help="also run N seeded random orders (default 0)")
     p.add_argument("--seed", type=int, metavar="S",
                    help="seed of the first random order (the next ones count up); alone, "
@@ -54,26 +55,6 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report", type=Path, metavar="PATH",
                    help="write the HTML report with the hunt's findings to PATH")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value
 
 
 def load_lanes(path: Path | None) -> tuple[Path, list[Record]]:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from statesnap.argtypes import nonnegative_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import load, progress_printer, stop
 from statesnap.findings import Finding
@@ -35,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    "`statesnap explain --json` output) instead of attributing afresh")
     p.add_argument("--verify", action="store_true",
                    help="replay the attributed findings in fresh processes first")
-    p.add_argument("--budget", type=float, default=300.0, metavar="SECONDS",
+    p.add_argument("--budget", type=nonnegative_seconds, default=300.0, metavar="SECONDS",
                    help="time limit for --verify (default 300)")
     p.add_argument("--title", help="the report's title")
     p.set_defaults(func=run)
