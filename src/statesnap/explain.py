@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.findings import Finding
+from statesnap.fsinfo import resolution_parts
 from statesnap.repro import repro_command
 from statesnap.terminal import short
 
@@ -60,25 +61,13 @@ def logs_folder(logs: list[str]) -> str:
     return folders[0] + "/" if len(folders) == 1 else ", ".join(logs)
 
 
-def _ns(value: Any) -> str:
-    if not isinstance(value, (int, float)):
-        return "?"
-    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("µs", 1_000)):
-        if value >= scale:
-            return f"{value / scale:g} {unit}"
-    return f"{value:g} ns"
-
-
 def resolution_text(info: Any) -> str:
     """``mtime to 1 ns, writes tick every 4 ms (ext4 at /)`` from a header's measurement."""
     if not isinstance(info, Mapping):
         return str(info)
     if info.get("error") or info.get("resolution_ns") is None:
         return f"not measured ({info.get('error') or 'unknown'})"
-    text = f"mtime to {_ns(info.get('resolution_ns'))}"
-    if info.get("write_tick_ns") is not None:
-        text += f", writes tick every {_ns(info.get('write_tick_ns'))}"
-    where = " at ".join(str(x) for x in (info.get("fs_type"), info.get("mount_point")) if x)
+    text, where = resolution_parts(info)
     return f"{text} ({where})" if where else text
 
 

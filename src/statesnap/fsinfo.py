@@ -264,3 +264,23 @@ def restore_plan(changes: Iterable[Any]) -> RestorePlan:
             if state is not None and state.mtime_ns is not None:
                 plan.mtimes[key] = state.mtime_ns
     return plan
+
+
+def format_ns(value: Any) -> str:
+    """``4 ms``, ``1 ns``: a duration in nanoseconds, in its largest whole unit."""
+    if not isinstance(value, (int, float)):
+        return "?"
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("µs", 1_000)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} ns"
+
+
+def resolution_parts(info: Mapping[str, Any]) -> tuple[str, str]:
+    """``("mtime to 1 ns, writes tick every 4 ms", "ext4 at /")`` from a header's measurement
+    (the terminal and the report put the two in different orders)."""
+    text = f"mtime to {format_ns(info.get('resolution_ns'))}"
+    if info.get("write_tick_ns") is not None:
+        text += f", writes tick every {format_ns(info.get('write_tick_ns'))}"
+    where = " at ".join(str(x) for x in (info.get("fs_type"), info.get("mount_point")) if x)
+    return text, where

@@ -22,7 +22,7 @@ def reader_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     if request.param == "pointers":
         assert L.supported()
     else:
-        monkeypatch.setattr(L, "_support", False)
+        monkeypatch.setattr(L, "supported", lambda: False)
     return str(request.param)
 
 

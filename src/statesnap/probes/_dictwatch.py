@@ -33,7 +33,6 @@ _VERSION_OFFSET = 24
 
 Reader = Callable[[], object]
 
-_support: bool | None = None
 #: Lowest address of the window (not 0: ctypes treats a NULL base as "no buffer").
 _BASE = 8
 _window_obj: Any = None
@@ -119,15 +118,23 @@ def _check() -> bool:
     return _tag(ctypes, idict) != before
 
 
-def probe_support() -> bool:
-    """Whether version tags can be read here (checked once per process)."""
-    global _support
-    if _support is None:
+def checked_once(check: Callable[[], bool]) -> Callable[[], bool]:
+    """``check()`` run on the first call only (per process); any surprise means False.
+
+    For the self-checks that guard every read of interpreter internals.
+    """
+    @functools.cache
+    def answer() -> bool:
         try:
-            _support = _check()
+            return bool(check())
         except Exception:  # any surprise means "not here"
-            _support = False
-    return _support
+            return False
+
+    return answer
+
+
+#: Whether version tags can be read here.
+probe_support = checked_once(_check)
 
 
 def portable_reader(mappings: Sequence[Mapping[Any, Any]]) -> Callable[[], tuple[object, ...]]:

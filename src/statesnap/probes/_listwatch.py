@@ -21,13 +21,12 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from statesnap.probes._dictwatch import _BASE, _window, probe_support
+from statesnap.probes._dictwatch import _BASE, _window, checked_once, probe_support
 
 #: ``ob_size`` then ``ob_item`` in ``PyListObject`` on 64-bit CPython.
 _HEADER = struct.Struct("=qQ")
 _HEADER_OFFSET = 16
 
-_support: bool | None = None
 
 
 def _pointer_bytes(items: list[Any]) -> bytes:
@@ -53,14 +52,8 @@ def _check() -> bool:
             and _pointer_bytes(got) == _pointer_bytes(gc.get_referents(*holder)))
 
 
-def supported() -> bool:
-    global _support
-    if _support is None:
-        try:
-            _support = _check()
-        except Exception:  # any surprise means "not here"
-            _support = False
-    return _support
+#: Whether pointer arrays can be read here.
+supported = checked_once(_check)
 
 
 def contents_reader(seqs: Sequence[Any]) -> Callable[[], object]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.fsinfo import resolution_parts
 from statesnap.report.lanes import Lane
 from statesnap.report.values import SHORT_LIMIT, Scrubber, as_text, cut
 
@@ -125,25 +126,13 @@ def _args(h: Mapping[str, Any]) -> str:
     return as_text(args) if args is not None else ""
 
 
-def _ns(value: Any) -> str:
-    if not isinstance(value, (int, float)):
-        return "?"
-    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("µs", 1_000)):
-        if value >= scale:
-            return f"{value / scale:g} {unit}"
-    return f"{value:g} ns"
-
-
 def _resolution(info: Any) -> str:
     """``ext4 at /: mtime to 1 ns, writes tick every 4 ms`` from a header's measurement."""
     if not isinstance(info, Mapping) or "resolution_ns" not in info:
         return as_text(info)
     if info.get("error"):
         return f"not measured ({info['error']})"
-    where = " at ".join(str(x) for x in (info.get("fs_type"), info.get("mount_point")) if x)
-    text = f"mtime to {_ns(info.get('resolution_ns'))}"
-    if info.get("write_tick_ns") is not None:
-        text += f", writes tick every {_ns(info.get('write_tick_ns'))}"
+    text, where = resolution_parts(info)
     return f"{where}: {text}" if where else text
 
 
