@@ -121,16 +121,13 @@ class Run:
     probes: list[dict[str, Any]] = field(default_factory=list)
 
 
-#: Set by ``--bytecode``: whether the children may cache bytecode.
-BYTECODE = {"mode": "cached"}
-
-
-def _child_env() -> dict[str, str]:
+def child_env(bytecode: str) -> dict[str, str]:
+    """The children's environment; ``bytecode`` is ``cached`` or ``off`` (``--bytecode``)."""
     env = dict(os.environ)
     for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST",
                  "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
-    if BYTECODE["mode"] == "off":
+    if bytecode == "off":
         # As in many CI images: every run compiles (and assertion-rewrites) the test modules
         # again, which makes each plain test several times dearer.
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -151,13 +148,13 @@ def command(statesnap: bool, record: Path | None, probes: str | None) -> list[st
 
 
 def measure(root: Path, statesnap: bool, record: Path | None, probes: str | None,
-            log: Path) -> Run:
+            log: Path, env: dict[str, str]) -> Run:
     """Run one child and return its own CPU time (user + sys, from ``os.wait4``)."""
     argv = command(statesnap, record, probes)
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=root, stdout=out, stderr=subprocess.STDOUT,
-                                env=_child_env())
+                                env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped by wait4
@@ -173,14 +170,14 @@ def measure(root: Path, statesnap: bool, record: Path | None, probes: str | None
 
 
 def instructions(root: Path, statesnap: bool, record: Path | None, probes: str | None,
-                 log: Path) -> int:
+                 log: Path, env: dict[str, str]) -> int:
     """User-space instructions of one child under callgrind: the same on every run, where the
     CPU time of this shared machine drifts by tens of percent between runs."""
     argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
             *command(statesnap, record, probes)]
     with open(log, "wb") as out:
         proc = subprocess.run(argv, cwd=root, stdout=out, stderr=subprocess.PIPE,
-                              env=_child_env(), check=False)
+                              env=env, check=False)
     err = proc.stderr.decode("utf-8", "replace")
     found = [ln for ln in err.splitlines() if "Collected :" in ln]
     if proc.returncode != 0 or not found:
@@ -315,7 +312,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    BYTECODE["mode"] = args.bytecode
     invocation = shlex.join([os.path.relpath(sys.executable), "bench/bench_overhead.py",
                              *(sys.argv[1:] if argv is None else argv)])
     with tempfile.TemporaryDirectory(prefix="statesnap-bench-") as tmp:
@@ -328,16 +324,18 @@ def main(argv: list[str] | None = None) -> int:
         generate(root, args.tests, args.modules)
         load_before = os.getloadavg()[0]
         # Warm-up: bytecode caches written, imports warm, both ways.
-        measure(root, False, None, None, outputs / "warmup-plain.log")
-        measure(root, True, outputs / "warmup.jsonl", args.probes, outputs / "warmup-snap.log")
+        env = child_env(args.bytecode)
+        measure(root, False, None, None, outputs / "warmup-plain.log", env)
+        measure(root, True, outputs / "warmup.jsonl", args.probes, outputs / "warmup-snap.log",
+                env)
         pairs: list[tuple[Run, Run]] = []
         for i in range(args.pairs):
             def plain(i: int = i) -> Run:
-                return measure(root, False, None, None, outputs / f"plain-{i}.log")
+                return measure(root, False, None, None, outputs / f"plain-{i}.log", env)
 
             def snap(i: int = i) -> Run:
                 return measure(root, True, outputs / f"record-{i}.jsonl", args.probes,
-                               outputs / f"snap-{i}.log")
+                               outputs / f"snap-{i}.log", env)
             # Alternate which goes first, so that drift in the machine's load hits both.
             if i % 2 == 0:
                 p = plain()
@@ -352,9 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.instructions:
             print("counting instructions under callgrind (a minute or more per run)",
                   file=sys.stderr)
-            counted = (instructions(root, False, None, None, outputs / "callgrind-plain.log"),
+            counted = (instructions(root, False, None, None, outputs / "callgrind-plain.log",
+                                    env),
                        instructions(root, True, outputs / "callgrind.jsonl", args.probes,
-                                    outputs / "callgrind-snap.log"))
+                                    outputs / "callgrind-snap.log", env))
         text = report(args, pairs, (load_before, os.getloadavg()[0]), invocation, counted)
     print(text, end="")
     args.out.parent.mkdir(parents=True, exist_ok=True)

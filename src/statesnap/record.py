@@ -182,8 +182,6 @@ class Record:
     running: dict[str, Any] | None = None
     #: The last line was cut short (the process died mid-write); it was ignored.
     truncated: bool = False
-    #: Plain tests left out by ``read_record(skip_plain=True)`` (0: every test is here).
-    skipped: int = 0
     other: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -221,23 +219,24 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
 #: extra field (our writer puts ``changes`` then the optional ``gauges`` last).  A literal
 #: ``"changes":[]`` cannot occur inside a JSON string, where quotes are escaped.
 _PLAIN_TAIL = re.compile(r'"changes":\[\](?:,"gauges":\{[^{}]*\})?\}$')
-_TEST_PREFIX = '{"type":"test","index":'
+_INDEX = re.compile(r'"index":(\d+)')
 
 
 def _plain_test_index(text: str) -> int | None:
-    """The index of a plain test line (see :data:`_PLAIN_TAIL`), else None."""
-    if not text.startswith(_TEST_PREFIX) or _PLAIN_TAIL.search(text) is None:
+    """The index of a plain test line (see :data:`_PLAIN_TAIL`), else None.  Like the tail,
+    a literal ``"index":`` is a key: in a string its quotes would be escaped."""
+    if not text.startswith('{"type":"test",') or _PLAIN_TAIL.search(text) is None:
         return None
-    digits = text[len(_TEST_PREFIX):].partition(",")[0]
-    return int(digits) if digits.isdigit() else None
+    found = _INDEX.search(text)
+    return int(found.group(1)) if found is not None else None
 
 
 def read_record(path: Path | str, skip_plain: bool = False) -> Record:
     """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise.
 
-    ``skip_plain`` leaves out the tests that changed nothing and did not fail (counted in
-    :attr:`Record.skipped`): what the session's own terminal section needs after a run
-    without failures, at a fraction of the cost.  Everything else wants the whole record.
+    ``skip_plain`` leaves out the tests that changed nothing, did not fail and carry no extra
+    field: what the session's own terminal section needs after a run without failures, at a
+    fraction of the cost.  Everything else wants the whole record.
     """
     path = Path(path)
     if not path.exists():
@@ -256,7 +255,6 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
             plain = _plain_test_index(text)
             if plain is not None:
                 started.pop((lane, plain), None)
-                record.skipped += 1
                 continue
         try:
             obj = json.loads(text)

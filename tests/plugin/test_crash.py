@@ -152,3 +152,34 @@ def test_a_crashed_lane_of_a_merged_record_keeps_its_running_test(tmp_path) -> N
     assert record.running is not None and record.running["nodeid"] == "t.py::dies"
     assert len(record.tests) == 3
     assert read_record(merged, skip_plain=True).running["nodeid"] == "t.py::dies"
+
+
+def test_skip_plain_keeps_what_the_session_end_needs(tmp_path) -> None:
+    # Written the way the plugin writes (RecordWriter): plain lines are skipped unparsed;
+    # lines with changes, a failure or an extra field are kept, and so is a crash.
+    from statesnap.record import RecordWriter
+
+    path = tmp_path / "run.jsonl"
+    w = RecordWriter(path)
+    w.write({"type": "header", "format": 1, "worker": "main"})
+    base = {"type": "test", "worker": "main", "outcome": "passed",
+            "phases": {"call": "passed"}, "duration": 0.0}
+    lines = [
+        {"changes": [], "gauges": {"fds": 4.0}},
+        {"changes": [{"probe": "env", "key": "K", "change": "added", "before": None,
+                      "after": "1", "severity": 3}], "gauges": {"fds": 4.0}},
+        {"changes": []},
+        {"changes": [], "gauges": {"fds": 4.0}, "reruns": 2},
+        {"changes": [], "failure": {"phase": "call", "message": "x"}},
+    ]
+    for i, extra in enumerate(lines):
+        w.write_start(i, f"t.py::t{i}")
+        w.write({**base, "index": i, "nodeid": f"t.py::t{i}", **extra})
+    w.write_start(5, "t.py::dies")
+    w.close()
+    full = read_record(path)
+    lean = read_record(path, skip_plain=True)
+    assert [t.index for t in full.tests] == [0, 1, 2, 3, 4]
+    assert [t.index for t in lean.tests] == [1, 3, 4]
+    assert lean.running is not None and lean.running["nodeid"] == "t.py::dies"
+    assert full.running == lean.running
