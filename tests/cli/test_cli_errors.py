@@ -99,12 +99,6 @@ def test_a_replay_that_cannot_start(zoo: Recorded, tmp_path: Path) -> None:
     assert {p.suffix for p in logs.iterdir()} == {".log"}
 
 
-def test_a_bad_option_value(zoo: Recorded) -> None:
-    cli = statesnap_cli("explain", str(zoo.record), "--repeat", "0", cwd=zoo.root)
-    assert cli.returncode == 2
-    assert "--repeat must be at least 1" in _one_error_line(cli.stderr, "explain")
-
-
 def test_a_recorded_id_that_no_longer_exists(zoo: Recorded, tmp_path: Path) -> None:
     # The victim was renamed since the run: its file is there, its id is not.
     root = tmp_path / "renamed"

@@ -38,8 +38,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.repeat < 1:
-        raise CliError(f"--repeat must be at least 1, not {args.repeat}")
     lanes = load_lanes(args.record)
     per_lane = [(lane, attribute(lane)) for lane in lanes]
     if args.test:
