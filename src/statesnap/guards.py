@@ -32,6 +32,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "cuda": ("torch:*cuda*", "nvml:*"),
 }
 _VERDICT = pytest.StashKey[str | None]()
+_SETUP_NAME = "statesnap-guard-setup"
 
 
 class StateDirty(Failed):
@@ -104,12 +105,21 @@ class GuardPlugin:
 
     def before_test(self, item: pytest.Item) -> None:
         if self.any_marked is not False and item.get_closest_marker(MARKER) is not None:
-            item.stash[_VERDICT] = self.verdict(item)
+            verdict = item.stash[_VERDICT] = self.verdict(item)
+            pm = self.plugin.config.pluginmanager
+            if verdict is not None and not pm.has_plugin(_SETUP_NAME):
+                # Registered on the first dirty verdict: until then no test pays for a setup
+                # hook that has nothing to raise.
+                pm.register(_GuardSetup(), _SETUP_NAME)
 
     def after_test(self, item: pytest.Item, index: int, changes: Sequence[Change]) -> list[str]:
         for ch in changes:
             self.writers[(ch.probe, ch.key)] = (item.nodeid, index)
         return []
+
+
+class _GuardSetup:
+    """Raises a guarded test's verdict at its setup (registered when some test is guarded)."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

@@ -87,7 +87,11 @@ def requested_mode(item: pytest.Item, default: str | None) -> str | None:
 
 
 class IsolatePlugin:
-    """Runs the items that ask for it in a child process, then reports them here."""
+    """Runs the items that ask for it in a child process, then reports them here.
+
+    Its per-test hook lives on :class:`_IsolateRunner`, registered only when some test is
+    marked or ``--statesnap-isolate`` is on: the usual session pays nothing per test.
+    """
 
     def __init__(self, plugin: StatesnapPlugin) -> None:
         self.plugin = plugin
@@ -103,25 +107,35 @@ class IsolatePlugin:
         for item in items:
             if requested_mode(item, None) is not None:
                 self.any_marked = True
+        pm = self.plugin.config.pluginmanager
+        if ((self.any_marked or self.plugin.settings.isolate is not None)
+                and not pm.has_plugin("statesnap-isolate-runner")):
+            pm.register(_IsolateRunner(self), "statesnap-isolate-runner")
+
+
+class _IsolateRunner:
+    """The per-test half of :class:`IsolatePlugin`."""
+
+    def __init__(self, owner: IsolatePlugin) -> None:
+        self.owner = owner
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
                                 ) -> bool | None:
-        if self.any_marked is False and self.plugin.settings.isolate is None:
-            return None
-        wanted = requested_mode(item, self.plugin.settings.isolate)
+        plugin = self.owner.plugin
+        wanted = requested_mode(item, plugin.settings.isolate)
         if wanted is None or guard_verdict(item) is not None:
             # A guarded test whose state is dirty errors at its setup, before it runs
             # anything: in this process, where the verdict was reached.
             return None
         mode, reason = choose_mode(wanted)
-        timeout = self.plugin.settings.isolate_timeout
+        timeout = plugin.settings.isolate_timeout
         if mode == "fork":
-            result = run_forked(self.plugin, item, timeout)
+            result = run_forked(plugin, item, timeout)
         else:
-            result = run_spawned(self.plugin, item, timeout)
-        self.count[mode] = self.count.get(mode, 0) + 1
-        publish(self.plugin, item, nextitem, result, mode, reason, timeout)
+            result = run_spawned(plugin, item, timeout)
+        self.owner.count[mode] = self.owner.count.get(mode, 0) + 1
+        publish(plugin, item, nextitem, result, mode, reason, timeout)
         return True
 
 

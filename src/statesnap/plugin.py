@@ -23,7 +23,7 @@ from statesnap.diff import diff_snapshots
 from statesnap.header import build_header, plugin_label
 from statesnap.options import Settings, settings_from, strip_mode_flags
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
-from statesnap.record import RecordWriter
+from statesnap.record import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.recordpath import default_record_path, mark_latest
 from statesnap.redact import Redactor, report_secrets_to_parent
 from statesnap.replayargs import replay_args
@@ -116,8 +116,6 @@ class StatesnapPlugin:
         #: Test lines written with a failure (none: the session end needs no attribution).
         self.failures_written = 0
         self._closed = False
-        #: Extra fields other statesnap features add to every test line.
-        self.entries: list[dict[str, Any]] = []
         #: Filled at session end (statesnap.contain.finish).
         self.record: Any = None
         self.findings: list[Any] = []
@@ -126,8 +124,11 @@ class StatesnapPlugin:
         self._function_fixtures: list[str] = []
         self._wide_fixtures = False
         self._nextitem: pytest.Item | None = None
-        #: The snapshot the last gauges were read from, and those gauges.
-        self._gauged: tuple[Any, dict[str, float]] = (None, {})
+        #: The snapshot the last gauges were read from, and those gauges (also as JSON).
+        self._gauged: tuple[Any, tuple[dict[str, float], str | None]] = (None, ({}, None))
+        self._worker_json: str = encode_string(self.worker)
+        #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
+        self._phase_texts: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
         #: The call phase's changes are closed by the end-of-test snapshot (quiet teardown).
         self._call_is_last = False
         #: Fields the containment features (isolation, strict, restore...) add to the line
@@ -331,6 +332,8 @@ class StatesnapPlugin:
         writer.write_start(index, item.nodeid)
         self._phases, self._failure = {}, None
         self.test_extra = {}
+        self._function_fixtures = []
+        self._wide_fixtures = False
         self._started = time.perf_counter()
         restored: list[str] = []
         if self.restore_before is not None:
@@ -356,38 +359,53 @@ class StatesnapPlugin:
     def _write_test(self, item: pytest.Item, index: int, duration: float, changes: Any,
                     restored: list[str]) -> None:
         assert self.writer is not None and self.tracker is not None
+        phases, failure, extra = self._phases, self._failure, self.test_extra
+        gauges = self._gauges()
+        self._tests_written += 1
+        if not changes and failure is None and not restored and not extra:
+            # Most tests: nothing but the outcome, formatted by hand.
+            outcome, phases_json = self._phase_text(phases)
+            self.writer.write_line(plain_test_line(
+                index, encode_string(item.nodeid), self._worker_json, outcome, phases_json,
+                round(duration, 6), gauges[1]))
+            return
         entry: dict[str, Any] = {
             "type": "test",
             "index": index,
             "nodeid": item.nodeid,
             "worker": self.worker,
-            "outcome": _overall(self._phases),
-            "phases": self._phases,
+            "outcome": _overall(phases),
+            "phases": phases,
             "duration": round(duration, 6),
             "changes": [c.to_json() for c in changes],
         }
-        if self._failure is not None:
-            entry["failure"] = self._failure
+        if failure is not None:
+            entry["failure"] = failure
             self.failures_written += 1
         if restored:
             entry["restored"] = restored
-        gauges = self._gauges()
-        if gauges:
-            entry["gauges"] = gauges
-        for extra in self.entries:
-            entry.update(extra)
-        entry.update(self.test_extra)
+        if gauges[0]:
+            entry["gauges"] = gauges[0]
+        entry.update(extra)
         self.writer.write(entry)
-        self._tests_written += 1
 
-    def _gauges(self) -> dict[str, float]:
+    def _phase_text(self, phases: dict[str, str]) -> tuple[str, str]:
+        """The overall outcome and the JSON text of ``phases``; a run has few distinct ones."""
+        key = tuple(phases.items())
+        known = self._phase_texts.get(key)
+        if known is None:
+            known = self._phase_texts[key] = (_overall(phases), dumps(phases))
+        return known
+
+    def _gauges(self) -> tuple[dict[str, float], str | None]:
+        """The gauges after this test, and their JSON text (None when there are none)."""
         assert self.tracker is not None and self.snapshotter is not None
         snap = self.tracker.current
-        out: dict[str, float] = {}
         if snap is None:
-            return out
+            return {}, None
         if snap is self._gauged[0]:
             return self._gauged[1]  # nothing moved since the last test: the same numbers
+        out: dict[str, float] = {}
         for probe in self.snapshotter.probes:
             m = snap.maps.get(probe.name)
             if m is None:
@@ -396,42 +414,32 @@ class StatesnapPlugin:
                 out.update(probe.gauges(m))
             except Exception:
                 pass
-        self._gauged = (snap, out)
-        return out
+        self._gauged = (snap, (out, dumps(out) if out else None))
+        return self._gauged[1]
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        self._function_fixtures = []
-        self._wide_fixtures = False
-        try:
-            return (yield)
-        finally:
-            # With no fixture of the user's in its setup, a test's setup runs only pytest's
-            # own code: the checkpoint (a third of the per-test cost) is skipped and the
-            # after-call checkpoint covers both phases.
-            if self.tracker is not None and (self._function_fixtures or self._wide_fixtures):
-                names = self._function_fixtures
-                # Function-scoped fixtures run on every test, so they get no checkpoint of
-                # their own (that would multiply the per-test cost); a setup change is put
-                # down to them together, and to the one by name when there is only one.
-                self.tracker.checkpoint(Label(
-                    "setup",
-                    " or ".join(names) if names else None,
-                    "function" if names else None,
-                ))
+    def _after_setup(self) -> None:
+        # With no fixture of the user's in its setup, a test's setup runs only pytest's own
+        # code: the checkpoint is skipped and the next one covers both phases.
+        assert self.tracker is not None
+        names = self._function_fixtures
+        if names or self._wide_fixtures:
+            # Function-scoped fixtures run on every test, so they get no checkpoint of their
+            # own (that would multiply the per-test cost); a setup change is put down to them
+            # together, and to the one by name when there is only one.
+            self.tracker.checkpoint(Label(
+                "setup",
+                " or ".join(names) if names else None,
+                "function" if names else None,
+            ))
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        try:
-            return (yield)
-        finally:
-            if self.tracker is not None:
-                if self._quiet_teardown(item):
-                    # Nothing of the user's runs in this teardown: the end-of-test snapshot
-                    # closes the call phase instead (one snapshot per test, not two).
-                    self._call_is_last = True
-                else:
-                    self.tracker.checkpoint(Label("call"))
+    def _after_call(self, item: pytest.Item) -> None:
+        assert self.tracker is not None
+        if self._quiet_teardown(item):
+            # Nothing of the user's runs in this teardown: the end-of-test snapshot closes
+            # the call phase instead (one snapshot per test, not two).
+            self._call_is_last = True
+        else:
+            self.tracker.checkpoint(Label("call"))
 
     def _quiet_teardown(self, item: pytest.Item) -> bool:
         """Whether the teardown after this call runs only pytest's own code.
@@ -474,6 +482,15 @@ class StatesnapPlugin:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        # pytest asks for a phase's report the moment the phase has ended, before the next
+        # one starts: the phase checkpoints sit here, which spares two hook wrappers of their
+        # own (setup, call) on every test.
+        if self.tracker is not None:
+            when = call.when
+            if when == "setup":
+                self._after_setup()
+            elif when == "call":
+                self._after_call(item)
         report = yield
         try:
             self._note_report(report, call)
@@ -539,7 +556,7 @@ class StatesnapPlugin:
                 "finished": time.time(),
                 "exitstatus": exitstatus,
                 "tests": self._tests_written,
-                "costs": cost_table(self.snapshotter.costs, self._tests_written),
+                "costs": cost_table(self.snapshotter.settled_costs(), self._tests_written),
                 "disabled": self.snapshotter.disabled,
                 # Probes may learn things after the header was written (nvml: host pids).
                 "notes": dict(self.ctx.notes) if self.ctx is not None else {},

@@ -68,11 +68,26 @@ _ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separator
 
 
 #: A JSON string literal, non-ASCII kept (as ``dumps`` writes it).
-_encode_string: Any = json.encoder.encode_basestring
+encode_string: Any = json.encoder.encode_basestring
 
 
 def dumps(obj: Mapping[str, Any]) -> str:
     return _ENCODER.encode(obj)
+
+
+def plain_test_line(index: int, nodeid_json: str, worker_json: str, outcome: str,
+                    phases_json: str, duration: float, gauges_json: str | None) -> str:
+    """The ``test`` line of a test with no change, no failure and no extra field.
+
+    Most lines of a run are like this, and formatting them by hand costs a third of
+    :func:`dumps`.  The text is exactly what ``dumps`` makes of the same entry (a test holds
+    that), so :func:`read_record`'s plain-line check finds them either way.  ``*_json``
+    arguments are already JSON text.
+    """
+    gauges = "" if gauges_json is None else f',"gauges":{gauges_json}'
+    return (f'{{"type":"test","index":{index},"nodeid":{nodeid_json},"worker":{worker_json},'
+            f'"outcome":{encode_string(outcome)},"phases":{phases_json},'
+            f'"duration":{float(duration)!r},"changes":[]{gauges}}}')
 
 
 class RecordWriter:
@@ -95,7 +110,7 @@ class RecordWriter:
     def write_start(self, index: int, nodeid: str) -> None:
         """The ``start`` line of a test (written before every test: formatted by hand)."""
         self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":'
-                        f'{_encode_string(nodeid)}}}')
+                        f'{encode_string(nodeid)}}}')
 
     def write_line(self, line: str) -> None:
         if self._fd is None:

@@ -29,10 +29,17 @@ MAX_ALONE = 10
 
 
 class RerunHooks:
-    """Registered only when pytest-rerunfailures is installed."""
+    """Registered only when pytest-rerunfailures is installed, and kept only when some test
+    may be rerun: otherwise its per-phase hook would be called for nothing on every test."""
 
     def __init__(self, plugin: StatesnapPlugin) -> None:
         self.plugin = plugin
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if not reruns_possible(config, items):
+            config.pluginmanager.unregister(self)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -42,6 +49,23 @@ class RerunHooks:
         if isinstance(attempts, int) and attempts > 0:
             extra = self.plugin.test_extra
             extra["reruns"] = max(int(extra.get("reruns", 0)), attempts)
+
+
+def reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
+    """Whether pytest-rerunfailures may rerun any of ``items``: a rerun count given on the
+    command line or in the ini file, or a ``flaky`` marker (the places it looks)."""
+    for name in ("reruns", "force_reruns"):
+        try:
+            if config.getoption(name, None):
+                return True
+        except ValueError:
+            pass
+    try:
+        if str(config.getini("reruns") or "").strip() not in ("", "0"):
+            return True
+    except ValueError:  # an older release without the ini option
+        pass
+    return any(item.get_closest_marker("flaky") is not None for item in items)
 
 
 def rerun_tests(record: Record) -> list[TestEntry]:

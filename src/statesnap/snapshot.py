@@ -30,6 +30,9 @@ class Snapshot:
     tokens: dict[str, object] = field(default_factory=dict)
     #: Light tokens (:meth:`Probe.light_token`) of the same maps.
     light_tokens: dict[str, object] = field(default_factory=dict)
+    #: A cache, not state: per kind of token (``True`` for light), the generation of the
+    #: probe list and every probe's token in its order, for one C-level comparison.
+    rows: dict[bool, tuple[int, list[object]]] = field(default_factory=dict)
 
     def get(self, probe: str) -> ProbeMap:
         return self.maps.get(probe, _EMPTY)
@@ -37,26 +40,63 @@ class Snapshot:
 
 @dataclass
 class ProbeCost:
-    """Time spent in one probe: cheap token reads and full reads, in nanoseconds."""
+    """Time spent in one probe, in nanoseconds.
+
+    Token calls are timed one by one on every :data:`SAMPLE_EVERY`-th snapshot only (a clock
+    read around each of them would cost as much as the cheaper tokens); :attr:`total_ns`
+    scales the timed ones up to all calls.  Full reads are rare and always timed.
+    """
 
     token_ns: int = 0
+    #: Token calls, timed or not.
     tokens: int = 0
+    #: Token calls that were timed.
+    timed: int = 0
     read_ns: int = 0
     reads: int = 0
 
     @property
     def total_ns(self) -> int:
-        return self.token_ns + self.read_ns
+        tokens = self.token_ns * self.tokens // self.timed if self.timed else 0
+        return tokens + self.read_ns
+
+
+#: Every this many snapshots, each probe's token is timed on its own (see :class:`ProbeCost`).
+SAMPLE_EVERY = 8
+
+_FAILED = object()
 
 
 class Snapshotter:
     """Runs the probes.  ``take(prev)`` reads only the probes whose token moved since ``prev``."""
 
     def __init__(self, probes: Sequence[Probe], on_error: ErrorCallback | None = None) -> None:
-        self.probes: list[Probe] = list(probes)
+        self._probes: list[Probe] = list(probes)
         self.disabled: dict[str, str] = {}
         self.costs: dict[str, ProbeCost] = {p.name: ProbeCost() for p in self.probes}
         self._on_error = on_error
+        #: Bumped whenever :attr:`probes` changes (a probe switched off): rows of tokens from
+        #: an older list are not comparable.
+        self._gen = 0
+        self._takes = 0
+        #: Snapshots whose tokens were not timed, and that count when each switched-off
+        #: probe left (its share of them).
+        self._untimed = 0
+        self._untimed_at_exit: dict[str, int] = {}
+        #: Per kind of token (``True`` for light): the probes' bound token methods, with the
+        #: generation of the probe list they were taken from.
+        self._calls: dict[bool, tuple[int, list[Callable[[], object]]]] = {
+            False: (-1, []), True: (-1, [])}
+
+    @property
+    def probes(self) -> list[Probe]:
+        """The active probes, in the order they run."""
+        return self._probes
+
+    @probes.setter
+    def probes(self, probes: list[Probe]) -> None:
+        self._probes = probes
+        self._gen += 1
 
     @property
     def names(self) -> list[str]:
@@ -71,6 +111,7 @@ class Snapshotter:
     def _fail(self, probe: Probe, where: str, exc: BaseException) -> None:
         self.disabled[probe.name] = f"{where}: {type(exc).__name__}: {exc}"
         self.probes = [p for p in self.probes if p is not probe]
+        self._untimed_at_exit[probe.name] = self._untimed
         try:
             probe.close()
         except Exception:
@@ -89,36 +130,77 @@ class Snapshotter:
         ``light`` compares :meth:`Probe.light_token` instead (checkpoints inside a test).  Both
         tokens belong to the map they were computed with, so when a map is carried over
         unchanged both tokens are carried with it; when a probe is re-read both are refreshed.
-        With ``only``, probes not named keep ``prev``'s map and tokens.
+        With ``only``, probes not named keep ``prev``'s map and tokens.  When nothing moved,
+        ``prev`` itself is the answer (snapshots are never mutated), and no dict is copied.
         """
-        wanted = None if only is None else set(only)
+        self._takes += 1
+        if prev is None or only is not None or self._takes % SAMPLE_EVERY == 0:
+            return self._take_timed(prev, only, light)
+        # The usual case, kept lean: every token in one loop, then one comparison in C with
+        # the row of the snapshot they are compared against.
+        probes = self.probes
+        calls = self._calls[light]
+        if calls[0] != self._gen:
+            calls = self._calls[light] = (self._gen, [
+                p.light_token if light else p.token for p in probes])
+        self._untimed += 1  # before the calls: a probe switched off below was called too
+        tokens: list[object] = []
+        append = tokens.append
+        for call in calls[1]:
+            try:
+                append(call())
+            except Exception as exc:
+                self._fail(probes[len(tokens)], "token", exc)
+                append(_FAILED)
+        row = prev.rows.get(light)
+        if row is not None and row[0] == self._gen and row[1] == tokens and None not in tokens:
+            return prev
+        return self._settle(prev, probes, tokens, light, whole=True)
+
+    def _take_timed(self, prev: Snapshot | None, only: Iterable[str] | None,
+                    light: bool) -> Snapshot:
+        wanted = None if only is None or prev is None else set(only)
         clock = time.perf_counter_ns
-        slot = None if prev is None else (prev.light_tokens if light else prev.tokens)
-        # Most snapshots find nothing moved: then ``prev`` itself is the answer (snapshots are
-        # never mutated), and no dict is copied.
-        moved: list[tuple[str, ProbeMap, object, object]] = []
-        failed: list[str] = []
         costs = self.costs
+        probes: list[Probe] = []
+        tokens: list[object] = []
         # One clock read per probe: each token's end is the next one's start.
         t1 = clock()
         for probe in list(self.probes):
             name = probe.name
-            if wanted is not None and prev is not None and name not in wanted:
+            if wanted is not None and name not in wanted:
                 continue
-            cost = costs[name]
             t0 = t1
             try:
                 token = probe.light_token() if light else probe.token()
             except Exception as exc:
                 self._fail(probe, "token", exc)
-                failed.append(name)
-                t1 = clock()
-                continue
+                token = _FAILED
             t1 = clock()
+            cost = costs[name]
             cost.token_ns += t1 - t0
+            cost.timed += 1
             cost.tokens += 1
+            probes.append(probe)
+            tokens.append(token)
+        return self._settle(prev, probes, tokens, light, whole=wanted is None)
+
+    def _settle(self, prev: Snapshot | None, probes: list[Probe], tokens: list[object],
+                light: bool, whole: bool) -> Snapshot:
+        """The snapshot after these tokens: ``prev`` when none moved, else one with the moved
+        probes read again.  ``whole``: the tokens are every active probe's, in order."""
+        clock = time.perf_counter_ns
+        slot = None if prev is None else (prev.light_tokens if light else prev.tokens)
+        moved: list[tuple[str, ProbeMap, object, object]] = []
+        failed: list[str] = []
+        for probe, token in zip(probes, tokens, strict=True):
+            name = probe.name
+            if token is _FAILED:
+                failed.append(name)
+                continue
             if token is not None and slot is not None and name in slot and slot[name] == token:
                 continue
+            t0 = clock()
             try:
                 result = probe.read()
                 if type(probe).light_token is Probe.light_token:
@@ -128,15 +210,17 @@ class Snapshotter:
             except Exception as exc:
                 self._fail(probe, "read", exc)
                 failed.append(name)
-                t1 = clock()
                 continue
-            t2 = clock()
-            cost.read_ns += t2 - t1
+            cost = self.costs[name]
+            cost.read_ns += clock() - t0
             cost.reads += 1
-            t1 = t2
             full, lite = (other, token) if light else (token, other)
             moved.append((name, result, full, lite))
+        # The row is only worth keeping when every token is a real one of this probe list.
+        row = ((self._gen, tokens) if whole and not failed and not moved else None)
         if prev is not None and not moved and not failed:
+            if row is not None:
+                prev.rows[light] = row  # a cache: prev's maps and tokens are untouched
             return prev
         if prev is None:
             snap = Snapshot()
@@ -154,7 +238,17 @@ class Snapshotter:
                 snap.tokens[name] = full
             if lite is not None:
                 snap.light_tokens[name] = lite
+        if whole and not failed:
+            snap.rows[light] = (self._gen, tokens)
         return snap
+
+    def settled_costs(self) -> dict[str, ProbeCost]:
+        """:attr:`costs` with the untimed token calls counted in (for the footer)."""
+        out: dict[str, ProbeCost] = {}
+        for name, c in self.costs.items():
+            untimed = self._untimed_at_exit.get(name, self._untimed)
+            out[name] = ProbeCost(c.token_ns, c.tokens + untimed, c.timed, c.read_ns, c.reads)
+        return out
 
     def changed_probes(self, a: Snapshot, b: Snapshot) -> list[str]:
         """Names of probes whose maps differ between two snapshots (identity first)."""

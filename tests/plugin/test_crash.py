@@ -183,3 +183,21 @@ def test_skip_plain_keeps_what_the_session_end_needs(tmp_path) -> None:
     assert [t.index for t in lean.tests] == [1, 3, 4]
     assert lean.running is not None and lean.running["nodeid"] == "t.py::dies"
     assert full.running == lean.running
+
+
+@pytest.mark.parametrize("gauges", [None, {"fds": 4.0, "native threads": 0.0}])
+@pytest.mark.parametrize("nodeid", ["t.py::t0", 't.py::test_x["quoted" ünïcode\\]'])
+def test_hand_formatted_test_line_is_what_dumps_writes(nodeid, gauges) -> None:
+    # Most test lines are formatted by hand (record.plain_test_line); they must be the very
+    # text json would make of the same entry, or readers and the plain-line check drift.
+    from statesnap.record import dumps, encode_string, plain_test_line
+
+    phases = {"setup": "passed", "call": "failed", "teardown": "passed"}
+    entry = {"type": "test", "index": 7, "nodeid": nodeid, "worker": "gw1",
+             "outcome": "failed", "phases": phases, "duration": 0.000123, "changes": []}
+    if gauges is not None:
+        entry["gauges"] = gauges
+    line = plain_test_line(7, encode_string(nodeid), encode_string("gw1"), "failed",
+                           dumps(phases), 0.000123, None if gauges is None else dumps(gauges))
+    assert line == dumps(entry)
+    assert json.loads(line) == entry

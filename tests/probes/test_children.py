@@ -145,3 +145,35 @@ def test_mode_and_no_children(probe: ChildrenProbe) -> None:
     if probe.mode == "proc":
         assert probe.token() == b""
     assert probe.read() == {}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="waitid with __WALL")
+def test_no_child_is_answered_by_waitid_alone(
+        probe: ChildrenProbe, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With no child at all, the token never lists /proc: the listing is made to fail, and
+    # the answer is still the empty listing's.
+    assert probe.mode == "proc"
+
+    def listing_not_wanted() -> bytes:
+        raise AssertionError("listed /proc with no child")
+
+    monkeypatch.setattr(probe, "_listed", listing_not_wanted)
+    assert probe.token() == b""
+    monkeypatch.undo()
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        assert probe.token() != b""  # a running child: the listing is back
+    finally:
+        proc.kill()
+        _reap(proc)
+    assert probe.token() == b""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="waitid with __WALL")
+def test_waitid_question_leaves_a_zombie_to_its_parent(probe: ChildrenProbe) -> None:
+    proc = subprocess.Popen(["true"])
+    _wait_for(lambda: probe.read().get("true", {}).get("status") == ZOMBIE, "the zombie")
+    for _ in range(3):
+        assert probe.token() != b""  # a zombie is still a child: asked without reaping it
+    assert _reap(proc) == 0  # the exit status was left for the parent to collect
+    assert probe.token() == b""

@@ -58,3 +58,43 @@ def test_reruns_are_recorded_and_order_dependence_is_flagged(
     assert flaky["status"] == "not-deterministic"
     assert flaky["polluters"] == []
     inner.result.stdout.fnmatch_lines(["*pytest-rerunfailures reran 2 test(s)*"])
+
+
+PLUGIN_LISTING = '''
+import os, pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    names = sorted(n for n, _ in session.config.pluginmanager.list_name_plugin()
+                   if n and n.startswith("statesnap-"))
+    with open(os.environ["PLUGIN_LISTING"], "a", encoding="utf-8") as f:
+        f.write(" ".join(names) + "\\n")
+'''
+
+
+def test_per_test_hooks_are_registered_only_when_some_test_needs_them(
+        pytester: pytest.Pytester, run: Run, tmp_path: Path, report_logger: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every hook a plugin registers is called on every test: reruns, isolation and guards
+    # keep theirs off unless a test is marked (or an option asks for them).
+    listing = tmp_path / "plugins.txt"
+    monkeypatch.setenv("PLUGIN_LISTING", str(listing))
+    pytester.makeconftest(report_logger + PLUGIN_LISTING)
+    pytester.makepyfile(test_plain="def test_a():\n    pass\n")
+    run().result.assert_outcomes(passed=1)
+    run("--reruns", "1").result.assert_outcomes(passed=1)
+    pytester.makepyfile(test_marked='''
+import pytest
+
+@pytest.mark.flaky(reruns=1)
+@pytest.mark.statesnap_isolate
+def test_b():
+    pass
+''')
+    run().result.assert_outcomes(passed=2)
+    plain, reruns, marked = (set(line.split()) for line in listing.read_text().splitlines())
+    assert "statesnap-session" in plain
+    assert not {"statesnap-reruns", "statesnap-isolate-runner"} & plain
+    assert "statesnap-reruns" in reruns and "statesnap-isolate-runner" not in reruns
+    assert {"statesnap-reruns", "statesnap-isolate-runner"} <= marked

@@ -1,0 +1,106 @@
+"""The snapshotter's two paths: the lean one (tokens compared in one go) and the timed one
+(every SAMPLE_EVERY-th snapshot), with real probe objects whose state the tests move."""
+
+from __future__ import annotations
+
+from statesnap.probes.base import Probe
+from statesnap.snapshot import SAMPLE_EVERY, Snapshotter, cost_table
+
+
+class Counter(Probe):
+    """Reads a value the test sets; counts what the snapshotter asked."""
+
+    def __init__(self, name: str, value: object = 0) -> None:
+        self.name = name  # type: ignore[misc]
+        self.value = value
+        self.tokens = 0
+        self.reads = 0
+        self.raise_in_token = False
+
+    def token(self) -> object:
+        self.tokens += 1
+        if self.raise_in_token:
+            raise RuntimeError(f"{self.name} broke")
+        return self.value
+
+    def read(self) -> dict[str, object]:
+        self.reads += 1
+        return {"value": self.value}
+
+
+class NoToken(Counter):
+    def token(self) -> object:
+        super().token()
+        return None  # no cheap answer: read every time
+
+
+def test_unchanged_state_returns_the_same_snapshot_on_every_path() -> None:
+    a, b = Counter("a"), Counter("b")
+    snap = Snapshotter([a, b])
+    first = snap.take()
+    current = first
+    for _ in range(3 * SAMPLE_EVERY):  # both the lean and the timed path
+        current = snap.take(current)
+        assert current is first
+    assert (a.reads, b.reads) == (1, 1)
+    b.value = 5
+    moved = snap.take(current)
+    assert moved is not first
+    assert moved.get("b") == {"value": 5} and moved.get("a") is first.get("a")
+    assert (a.reads, b.reads) == (1, 2)  # only the probe whose token moved is read
+
+
+def test_a_token_of_none_always_reads() -> None:
+    probe = NoToken("n")
+    snap = Snapshotter([probe])
+    current = snap.take()
+    for _ in range(SAMPLE_EVERY + 2):
+        current = snap.take(current)
+    assert probe.reads == SAMPLE_EVERY + 3
+
+
+def test_costs_count_every_token_call_and_scale_the_timed_ones() -> None:
+    a, b = Counter("a"), Counter("b")
+    snap = Snapshotter([a, b])
+    current = snap.take()
+    takes = 5 * SAMPLE_EVERY
+    for _ in range(takes - 1):
+        current = snap.take(current)
+    costs = snap.settled_costs()
+    assert costs["a"].tokens == a.tokens == takes
+    assert costs["b"].tokens == b.tokens == takes
+    assert 0 < costs["a"].timed < takes  # sampled, not every call
+    assert costs["a"].total_ns >= costs["a"].token_ns  # scaled up to all calls
+    table = cost_table(costs, takes)
+    assert table["a"]["tokens"] == takes and table["a"]["reads"] == 1
+
+
+def test_a_raising_token_is_switched_off_once_on_the_lean_path() -> None:
+    good, bad = Counter("good"), Counter("bad")
+    errors: list[tuple[str, str]] = []
+    snap = Snapshotter([good, bad], on_error=lambda p, where, exc: errors.append((p.name, where)))
+    current = snap.take()
+    current = snap.take(current)  # the 2nd take is a lean one
+    calls_before = bad.tokens
+    bad.raise_in_token = True
+    current = snap.take(current)
+    assert errors == [("bad", "token")]
+    assert bad.tokens == calls_before + 1  # asked once, not asked again to find the culprit
+    assert [p.name for p in snap.probes] == ["good"]
+    assert "bad" not in current.maps and current.get("good") == {"value": 0}
+    for _ in range(2 * SAMPLE_EVERY):
+        current = snap.take(current)
+    assert bad.tokens == calls_before + 1
+    assert snap.settled_costs()["bad"].tokens == calls_before + 1
+
+
+def test_a_new_probe_list_is_never_compared_with_an_old_row() -> None:
+    a, b = Counter("a", 1), Counter("b", 1)
+    snap = Snapshotter([a, b])
+    current = snap.take()
+    current = snap.take(current)
+    # Same token values in a different list: only a row of this list may short-cut.
+    snap.probes = [b]
+    b.value = 2
+    moved = snap.take(current)
+    assert moved is not current and moved.get("b") == {"value": 2}
