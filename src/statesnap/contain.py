@@ -38,9 +38,9 @@ class TestHook(Protocol):
 
 def register(config: pytest.Config, plugin: StatesnapPlugin) -> None:
     """Markers, and the feature plugins this session needs."""
-    from statesnap import guards, isolate, strict
+    from statesnap import guards, isolate, markers
 
-    for line in (isolate.MARKER_HELP, strict.ALLOW_HELP, guards.MARKER_HELP):
+    for line in markers.HELP:
         config.addinivalue_line("markers", line)
     s = plugin.settings
     pm = config.pluginmanager
@@ -56,6 +56,8 @@ def register(config: pytest.Config, plugin: StatesnapPlugin) -> None:
     pm.register(guard, "statesnap-guards")
     plugin.hooks.append(guard)
     if s.strict is not None and s.isolate_child is None:
+        from statesnap import strict
+
         parts["strict"] = strict.StrictPlugin(plugin)
         pm.register(parts["strict"], "statesnap-strict")
     if s.restore is not None and s.isolate_child is None:

@@ -18,15 +18,14 @@ from typing import TYPE_CHECKING
 import pytest
 from _pytest.outcomes import Failed
 
+from statesnap import markers
 from statesnap.diff import Change
 from statesnap.terminal import short
 
 if TYPE_CHECKING:
     from statesnap.plugin import StatesnapPlugin
 
-MARKER = "statesnap_requires_clean"
-MARKER_HELP = (f"{MARKER}('cuda', 'env:CUDA_VISIBLE_DEVICES', ...): error at setup, naming "
-               "the test that dirtied it, when this state differs from the session's start")
+MARKER = markers.REQUIRES_CLEAN
 #: Names that stand for several probe:key globs.
 ALIASES: dict[str, tuple[str, ...]] = {
     "cuda": ("torch:*cuda*", "nvml:*"),

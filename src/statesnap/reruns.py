@@ -1,5 +1,8 @@
 """pytest-rerunfailures: reruns in the record, and tests that only fail in the suite.
 
+Imported at start when pytest-rerunfailures is installed; what only the session end needs
+(findings, replays) is imported there.
+
 pytest-rerunfailures runs a failed test again inside the same protocol call, so statesnap sees
 one test with several attempts: its record line gets ``reruns`` (how many extra attempts) and
 keeps the first attempt's ``failure``; ``phases`` and ``outcome`` are the last attempt's.
@@ -17,11 +20,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from statesnap.findings import NOT_DETERMINISTIC, SUSPECTED, Finding
 from statesnap.record import Record, TestEntry
-from statesnap.repro import repro_command
 
 if TYPE_CHECKING:
+    from statesnap.findings import Finding
     from statesnap.plugin import StatesnapPlugin
 
 #: At most this many tests are rerun alone at session end.
@@ -76,6 +78,8 @@ def rerun_tests(record: Record) -> list[TestEntry]:
 
 def _finding(record: Record, test: TestEntry) -> Finding:
     from statesnap.attribution import dirty_before, rank
+    from statesnap.findings import SUSPECTED, Finding
+    from statesnap.repro import repro_command
 
     failure = test.failure or {}
     victim = TestEntry(index=test.index, nodeid=test.nodeid, outcome="failed",
@@ -110,6 +114,7 @@ def flag_order_dependent(plugin: StatesnapPlugin, record: Record,
     todo = [t for t in tests if t.nodeid not in victims][:MAX_ALONE]
     if not todo or s.verify_budget <= 0 or s.order_file is not None or s.isolate_child:
         return []
+    from statesnap.findings import NOT_DETERMINISTIC
     from statesnap.runner import Runner
 
     runner = Runner(record, env=plugin.initial_env, redactor=plugin.redactor)

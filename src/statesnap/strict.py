@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.outcomes import Failed
 
+from statesnap import markers
 from statesnap.diff import Change, diff_snapshots
 from statesnap.leaks import WIDE_SCOPES
 from statesnap.selection import ProbeSelection, allowed, normalise_allow, resolve
@@ -37,9 +38,7 @@ from statesnap.tracker import Label, TestTracker
 if TYPE_CHECKING:
     from statesnap.plugin import StatesnapPlugin
 
-ALLOW_MARKER = "statesnap_allow"
-ALLOW_HELP = (f"{ALLOW_MARKER}('env:FOO', 'modules', ...): state that --statesnap-strict "
-              "tolerates from this test (probe:key globs; a bare probe means all its keys)")
+ALLOW_MARKER = markers.ALLOW
 STRICT_KEY = pytest.StashKey["StrictPlugin"]()
 
 

@@ -140,3 +140,69 @@ def test_standard_streams_are_high() -> None:
     p = FdsProbe()
     assert p.severity_of("1", "/dev/pts/0 (rw)", "/tmp/log (w)") is Severity.HIGH
     assert "dup2" in (p.hint("2", "changed") or "")
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="the /proc listing path")
+def test_sockets_of_every_kind_are_described_and_left_as_they_were(
+        probe: FdsProbe, tmp_path: Path) -> None:
+    before = probe.read()
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    path = tmp_path / "sock"
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix.bind(str(path))
+    unix.listen()
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    abstract.bind(b"\0statesnap-test-abstract")
+    pair = socket.socketpair()
+    try:
+        flags = {s.fileno(): fcntl.fcntl(s.fileno(), fcntl.F_GETFL)
+                 for s in (udp, unix, abstract, *pair)}
+        added = _added(before, probe.read())
+        assert added[str(udp.fileno())] == f"socket udp 127.0.0.1:{udp.getsockname()[1]}"
+        assert added[str(unix.fileno())] == f"socket unix {path} LISTEN"
+        assert added[str(abstract.fileno())] == "socket unix @statesnap-test-abstract"
+        assert added[str(pair[0].fileno())] == "socket unix (unbound)"
+        # Described through the descriptors themselves: all still open, flags untouched.
+        assert flags == {s.fileno(): fcntl.fcntl(s.fileno(), fcntl.F_GETFL)
+                         for s in (udp, unix, abstract, *pair)}
+        pair[0].sendall(b"x")
+        assert pair[1].recv(1) == b"x"
+    finally:
+        for s in (udp, unix, abstract, *pair):
+            s.close()
+    assert probe.read() == before
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="the /proc listing path")
+def test_with_a_default_timeout_sockets_are_described_without_touching_them(
+        probe: FdsProbe) -> None:
+    # Wrapping a descriptor in a socket object would make it non-blocking while a default
+    # timeout is set: then psutil describes it instead.
+    before = probe.read()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        old = socket.getdefaulttimeout()
+        socket.setdefaulttimeout(5.0)
+        try:
+            flags = fcntl.fcntl(srv.fileno(), fcntl.F_GETFL)
+            added = _added(before, probe.read())
+            assert fcntl.fcntl(srv.fileno(), fcntl.F_GETFL) == flags
+        finally:
+            socket.setdefaulttimeout(old)
+        assert added[str(srv.fileno())] == f"socket tcp 127.0.0.1:{srv.getsockname()[1]} LISTEN"
+
+
+@pytest.mark.skipif(not HAS_PROC or not socket.has_ipv6, reason="IPv6 on /proc")
+def test_ipv6_listener(probe: FdsProbe) -> None:
+    before = probe.read()
+    try:
+        srv = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        srv.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    with srv:
+        srv.listen()
+        added = _added(before, probe.read())
+        assert added[str(srv.fileno())] == f"socket tcp6 [::1]:{srv.getsockname()[1]} LISTEN"

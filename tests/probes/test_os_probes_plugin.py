@@ -64,6 +64,8 @@ def test_leaks_and_a_verified_file_polluter(pytester: pytest.Pytester) -> None:
     assert ("threads", "leaky-thread", "added") in made
     assert ("children", "sleep 30", "added") in made
     assert ("files", "port.txt", "added") in made
+    # Describing the child imported psutil for statesnap's own use: never the test's import.
+    assert {key for probe, key, _ in made if probe == "modules"} == set()
     (socket_leak,) = [
         x for t in summary["tests"] for x in t["leaks"]
         if t["nodeid"].endswith("socket_child") and x["probe"] == "fds"

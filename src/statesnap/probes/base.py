@@ -10,7 +10,9 @@ differs from the previous one.  Probes never import what they inspect (they look
 from __future__ import annotations
 
 import enum
+import importlib
 import os
+import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +59,9 @@ class ProbeContext:
     notes: dict[str, str] = field(default_factory=dict)
     #: Per-probe settings from the command line or ini file (``{"nvml_every": "5"}``).
     probe_options: dict[str, str] = field(default_factory=dict)
+    #: Modules statesnap itself imported while tests ran (:func:`import_own`): never the
+    #: suite's doing, so the ``modules`` probe leaves them out.
+    own_modules: set[str] = field(default_factory=set)
 
 
 class Probe:
@@ -123,6 +128,23 @@ class Probe:
 
     def close(self) -> None:
         """Release what :meth:`setup` acquired (file descriptors, library handles)."""
+
+
+def import_own(name: str, own_modules: set[str]) -> Any:
+    """Import ``name`` for statesnap's own use, adding to ``own_modules`` every module the
+    import brought in.
+
+    For what a probe needs only on change (psutil for process details): imported at start,
+    it would cost every session; imported in the middle of a run, it would read as a leak of
+    the test in progress, unless the ``modules`` probe knows it is statesnap's.
+    """
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    before = set(sys.modules)
+    module = importlib.import_module(name)
+    own_modules.update(sys.modules.keys() - before)
+    return module
 
 
 def fingerprint_repr(value: object, limit: int = 200) -> str:

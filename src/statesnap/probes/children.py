@@ -26,8 +26,6 @@ import threading
 import time
 from typing import Any
 
-import psutil
-
 from statesnap.probes.base import (
     Probe,
     ProbeContext,
@@ -35,6 +33,7 @@ from statesnap.probes.base import (
     ProbeUnavailable,
     ProcFile,
     Severity,
+    import_own,
 )
 
 RUNNING = "running"
@@ -85,9 +84,11 @@ def _state_name(letter: str) -> str:
     return _STATES.get(letter, RUNNING)
 
 
-def _command_line(pid: int) -> str:
+def _command_line(pid: int, own_modules: set[str]) -> str:
     """The command line of ``pid``; ``[name]`` for a zombie, which has none left."""
     try:
+        # On change only: most sessions never start a child of their own.
+        psutil = import_own("psutil", own_modules)
         proc = psutil.Process(pid)
         deadline = time.perf_counter_ns() + _EXEC_SETTLE_NS
         while True:
@@ -124,9 +125,11 @@ class ChildrenProbe(Probe):
         self._names: dict[int, str] = {}
         self._last: ProbeMap = {}
         self._waitid = False
+        self._own_modules: set[str] = set()
 
     def setup(self, ctx: ProbeContext) -> None:
         self._own = ctx.own_fds
+        self._own_modules = ctx.own_modules
         self._waitid = _waitid_works()
         main = ProcFile("/proc/{pid}/task/{pid}/children", self._own)
         try:
@@ -138,7 +141,7 @@ class ChildrenProbe(Probe):
             self.mode = "proc"
             return
         try:
-            psutil.Process().children()
+            import_own("psutil", ctx.own_modules).Process().children()
         except Exception as exc:
             raise ProbeUnavailable(f"no /proc/self/task/*/children and no psutil: {exc}") from exc
         self.mode = "psutil"
@@ -236,6 +239,7 @@ class ChildrenProbe(Probe):
         return out
 
     def _scan_psutil(self) -> list[tuple[int, str]]:
+        psutil = import_own("psutil", self._own_modules)
         out = []
         for child in psutil.Process().children():
             try:
@@ -255,7 +259,7 @@ class ChildrenProbe(Probe):
         known = self._names.get(pid)
         if known is not None:
             return known
-        text = _command_line(pid)
+        text = _command_line(pid, self._own_modules)
         if len(text) > _CMDLINE_LIMIT:
             text = text[:_CMDLINE_LIMIT] + "…"
         self._names[pid] = text

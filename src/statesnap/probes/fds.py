@@ -7,8 +7,9 @@ and addresses (``socket tcp 127.0.0.1:8080 LISTEN``, ``socket tcp 127.0.0.1:5 ->
 Cheap first: on Linux 6.2 and later, ``fstat`` of ``/proc/self/fd`` reports the number of open
 descriptors (~2 us); older kernels get a listing of ``/proc/self/fd`` (~15 us).  Neither sees a
 descriptor closed and another opened under the same number within one test, nor an ``os.dup2``
-onto an open number; those show at the next read.  Detail (``readlink``, and psutil for socket
-addresses) is paid only when the token moves.  Without ``/proc``, psutil answers both.
+onto an open number; those show at the next read.  Detail (``readlink``, and the socket's
+addresses, asked of the kernel for that descriptor) is paid only when the token moves.
+Without ``/proc``, psutil answers both.
 
 statesnap's own descriptors (``ProbeContext.own_fds``, a live set the plugin keeps) are left out
 of the token and the map, and so is the descriptor ``os.listdir`` opens to list the directory.
@@ -21,9 +22,14 @@ import os
 import socket
 from typing import Any
 
-import psutil
-
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProbeUnavailable, Severity
+from statesnap.probes.base import (
+    Probe,
+    ProbeContext,
+    ProbeMap,
+    ProbeUnavailable,
+    Severity,
+    import_own,
+)
 from statesnap.probes.procdir import ProcDir
 
 _FD_DIR = "/proc/self/fd"
@@ -78,6 +84,54 @@ def describe_socket(family: int, kind: int, laddr: Any, raddr: Any, status: str)
     return text
 
 
+_KNOWN_FAMILIES = frozenset({int(socket.AF_INET), int(socket.AF_INET6),
+                             int(getattr(socket, "AF_UNIX", -1))})
+
+
+def _unix_name(name: Any) -> Any:
+    """A Unix socket's address as /proc and psutil write it: an abstract one (bytes
+    starting with NUL) as ``@name``."""
+    if not isinstance(name, bytes):
+        return name
+    if name.startswith(b"\0"):
+        name = b"@" + name[1:]
+    return name.decode("utf-8", "backslashreplace")
+
+
+def socket_text(fd: int) -> str | None:
+    """The fingerprint of the socket open at ``fd`` (:func:`describe_socket`), or None.
+
+    Asked of the kernel for this one descriptor (``getsockname``, ``getpeername``,
+    ``SO_ACCEPTCONN``) through a socket object wrapped around it and detached again, so the
+    descriptor is never closed; nothing is changed on it.  CPython makes a wrapped
+    descriptor non-blocking when a default socket timeout is set, so then the answer is None,
+    as it is for a family other than IPv4, IPv6 and Unix (netlink...).
+    """
+    if socket.getdefaulttimeout() is not None:
+        return None
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        return None
+    try:
+        family, kind = int(sock.family), int(sock.type)
+        if family not in _KNOWN_FAMILIES:
+            return None
+        laddr = sock.getsockname()
+        try:
+            raddr = sock.getpeername()
+        except OSError:  # not connected
+            raddr = None
+        listening = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+    except OSError:
+        return None
+    finally:
+        sock.detach()  # the descriptor stays the owner's, open
+    if family == getattr(socket, "AF_UNIX", None):
+        laddr, raddr = _unix_name(laddr), _unix_name(raddr)
+    return describe_socket(family, kind, laddr, raddr, "LISTEN" if listening else "")
+
+
 class FdsProbe(Probe):
     """Open file descriptors of this process, statesnap's own left out."""
 
@@ -94,14 +148,15 @@ class FdsProbe(Probe):
         self._own_seen: frozenset[int] = frozenset()
         self._dir: ProcDir | None = None
         self._transient = -1
-        #: Socket fingerprints by ``socket:[inode]``: addresses cost a psutil scan of the
-        #: system's connection tables (~10 ms), so each socket is described once.
+        #: Socket fingerprints by ``socket:[inode]``: each socket is described once.
         self._sockets: dict[str, str] = {}
         self._last: ProbeMap = {}
+        self._own_modules: set[str] = set()
         self._process: Any = None
 
     def setup(self, ctx: ProbeContext) -> None:
         self._own = ctx.own_fds  # the live set, not a copy: the plugin adds to it later
+        self._own_modules = ctx.own_modules
         want = self._want
         if want != "psutil" and os.path.isdir(_FD_DIR):
             self._dir = ProcDir("/proc/{pid}/fd", self._own)
@@ -111,7 +166,7 @@ class FdsProbe(Probe):
                 raise ProbeUnavailable("fstat of /proc/self/fd gives no count on this kernel")
             return
         try:
-            self._process = psutil.Process()
+            self._process = import_own("psutil", ctx.own_modules).Process()
             self._process.num_fds()
         except Exception as exc:
             raise ProbeUnavailable(f"no /proc/self/fd and no psutil fd count: {exc}") from exc
@@ -162,7 +217,8 @@ class FdsProbe(Probe):
     def _read_proc(self) -> ProbeMap:
         own = self._own_strings()
         out: ProbeMap = {}
-        unknown_sockets = False
+        live: set[str] = set()
+        unknown: dict[str, str] = {}
         for name in os.listdir(_FD_DIR):
             if name in own:
                 continue
@@ -171,40 +227,41 @@ class FdsProbe(Probe):
             except OSError:
                 continue  # the listing's own descriptor, or closed meanwhile
             if target.startswith("socket:"):
-                if target not in self._sockets:
-                    unknown_sockets = True
-                out[name] = target
+                live.add(target)
+                text = self._sockets.get(target)
+                if text is None:
+                    text = socket_text(int(name))
+                    if text is None:
+                        unknown[name] = target
+                        text = target
+                    else:
+                        self._sockets[target] = text
+                out[name] = text
             elif target.startswith("/"):
                 out[name] = f"{target} ({_access(int(name))})"
             else:
                 out[name] = target
-        if unknown_sockets:
-            self._describe_sockets(out)
-        for name, target in out.items():
-            if target.startswith("socket:"):
-                out[name] = self._sockets.get(target, target)
+        if unknown:
+            self._describe_with_psutil(unknown, out)
+        if len(self._sockets) > len(live):
+            self._sockets = {k: v for k, v in self._sockets.items() if k in live}
         return out
 
-    def _describe_sockets(self, out: ProbeMap) -> None:
+    def _describe_with_psutil(self, unknown: dict[str, str], out: ProbeMap) -> None:
+        """Sockets :func:`socket_text` could not ask about, from psutil's scan of the
+        system's connection tables (~10 ms); each is remembered, described or not, so that
+        it costs no second scan."""
         try:
+            psutil = import_own("psutil", self._own_modules)
             conns = psutil.Process().net_connections(kind="all")
         except Exception:
-            return  # addresses are detail: without them the socket still shows by inode
+            conns = []  # addresses are detail: without them the socket still shows by inode
         by_fd = {str(c.fd): c for c in conns if c.fd is not None and c.fd >= 0}
-        live = {t for t in out.values() if t.startswith("socket:")}
-        self._sockets = {k: v for k, v in self._sockets.items() if k in live}
-        for name, target in out.items():
-            if not target.startswith("socket:"):
-                continue
+        for name, target in unknown.items():
             conn = by_fd.get(name)
-            if conn is None:
-                # Netlink and other kinds psutil does not list: remember them as they are so
-                # that they do not trigger another scan on every read.
-                self._sockets[target] = target
-            else:
-                self._sockets[target] = describe_socket(
-                    int(conn.family), int(conn.type), conn.laddr, conn.raddr, conn.status
-                )
+            text = target if conn is None else describe_socket(
+                int(conn.family), int(conn.type), conn.laddr, conn.raddr, conn.status)
+            self._sockets[target] = out[name] = text
 
     def _read_psutil(self) -> ProbeMap:
         out: ProbeMap = {}

@@ -1,7 +1,9 @@
 """``modules``: ``sys.modules`` entries added, removed, or replaced under the same name.
 
 A plain import that adds real modules is low-severity; a removed module or an entry replaced by
-a different object (a stub left behind by a test) is what breaks later tests.
+a different object (a stub left behind by a test) is what breaks later tests.  statesnap's own
+modules, and those it imports for itself while tests run (psutil, for process details), are
+left out: it imports what it needs when it needs it.
 """
 
 from __future__ import annotations
@@ -26,13 +28,21 @@ def _describe(obj: object) -> str:
     return f"{t.__module__}.{t.__qualname__}{tag}"
 
 
+def _is_statesnap(name: str) -> bool:
+    return name.startswith("statesnap") and (len(name) == 9 or name[9] == ".")
+
+
 class ModulesProbe(Probe):
     name = "modules"
     severity = Severity.MEDIUM
     restorable = True
 
+    def __init__(self) -> None:
+        self._own: set[str] = set()
+
     def setup(self, ctx: ProbeContext) -> None:
         self._modules = sys.modules
+        self._own = ctx.own_modules  # the live set: statesnap may import more later
         # sys.modules' version tag moves on every import, removal and replacement (a stub put
         # in place of a module): one read whatever the number of modules.
         self._tag = version_reader([sys.modules]) if probe_support() else None
@@ -49,7 +59,11 @@ class ModulesProbe(Probe):
         return len(sys.modules)
 
     def read(self) -> ProbeMap:
-        return {name: _describe(mod) for name, mod in list(sys.modules.items())}
+        # statesnap's own modules, and what it imported for itself (import_own), come and go
+        # as it needs them: never the suite's doing.
+        own = self._own
+        return {name: _describe(mod) for name, mod in list(sys.modules.items())
+                if name not in own and not _is_statesnap(name)}
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         if before is None and isinstance(after, str) and after.startswith("module#"):

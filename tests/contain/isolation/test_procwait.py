@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from statesnap.isolate import choose_mode, cuda_initialised, trim_frames
+from statesnap.isolate import choose_mode, cuda_initialised
+from statesnap.isolate_run import trim_frames
 from statesnap.procwait import wait_child
 
 

@@ -1,0 +1,20 @@
+"""statesnap's markers: names and the help lines pytest shows for them (``pytest --markers``).
+
+Kept apart from the features they mark, so that registering them imports none of those
+features (strict mode, isolation) in a session that does not use them.
+"""
+
+from __future__ import annotations
+
+ISOLATE = "statesnap_isolate"
+ALLOW = "statesnap_allow"
+REQUIRES_CLEAN = "statesnap_requires_clean"
+
+HELP = (
+    f"{ISOLATE}(mode='auto'): run this test in a fresh child process (fork, or spawn when "
+    "CUDA is initialised or mode='spawn'), so what it leaks dies with it",
+    f"{ALLOW}('env:FOO', 'modules', ...): state that --statesnap-strict tolerates from this "
+    "test (probe:key globs; a bare probe means all its keys)",
+    f"{REQUIRES_CLEAN}('cuda', 'env:CUDA_VISIBLE_DEVICES', ...): error at setup, naming the "
+    "test that dirtied it, when this state differs from the session's start",
+)
