@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from statesnap.findings import Finding
 from statesnap.record import Record
 
 if TYPE_CHECKING:
+    from statesnap.findings import Finding
     from statesnap.plugin import StatesnapPlugin
 
 

@@ -53,7 +53,7 @@ def test_umask_is_read_without_setting_it(tmp_path: Path) -> None:
         assert int(probe.read()["umask"], 8) == _set_and_restore_umask()
         if LINUX:  # read from /proc/self/status; only without /proc does a note say otherwise
             assert "process" not in ctx.notes
-            assert len(ctx.own_fds) == 1
+            assert len(ctx.own_fds) == 2  # /proc/self/status and /proc/self/task
     finally:
         probe.close()
 
@@ -90,6 +90,19 @@ real(0o077)
 out["threaded"] = {"read": probe.read()["umask"], "calls": list(calls)}
 stop.set()
 helper.join()
+# A thread threading does not know (a C library's, here one of _thread's own): still /proc.
+import _thread, time
+gate = _thread.allocate_lock(); gate.acquire()
+done = _thread.allocate_lock(); done.acquire()
+def native():
+    gate.acquire(); done.release()
+_thread.start_new_thread(native, ())
+time.sleep(0.05)
+calls.clear()
+real(0o037)
+out["native"] = {"python_threads": threading.active_count(), "read": probe.read()["umask"],
+                 "calls": list(calls)}
+gate.release(); done.acquire(); time.sleep(0.05)
 current = real(0o022); real(current)
 out["final"] = oct(current)
 def boom(mask):
@@ -116,7 +129,8 @@ def test_umask_is_never_changed_alone_and_never_set_beside_other_threads(tmp_pat
     assert out["alone_changed"]["calls"][-1] == 0o027
     # With another thread alive, the umask is read from /proc and never set.
     assert out["threaded"] == {"read": "0077", "calls": []}
-    assert out["final"] == oct(0o077)
+    assert out["native"] == {"python_threads": 1, "read": "0037", "calls": []}
+    assert out["final"] == oct(0o037)
     assert out["patched_ok"] is True
 
 

@@ -61,9 +61,9 @@ def test_reads_every_flag_this_build_has(probe: TorchProbe) -> None:
     assert snapshot["modes.torch_function"] == []
     # Every value is JSON-able, and every flag is either read or named as absent.
     json.dumps(snapshot)
-    assert probe._r is not None
+    assert probe._state is not None and probe._state._r is not None
     known = {f.key for f in FLAGS}
-    assert known == ({k for k in snapshot if k in known} | set(probe._r.skipped))
+    assert known == ({k for k in snapshot if k in known} | set(probe._state._r.skipped))
     assert "flags" in probe.mode
 
 
@@ -235,9 +235,14 @@ def test_without_torch_imported_nothing_is_read_or_imported() -> None:
         from statesnap.probes.base import ProbeContext
         from statesnap.probes.torch_ import TorchProbe
         p = TorchProbe()
-        p.setup(ProbeContext(rootdir=Path.cwd()))
+        ctx = ProbeContext(rootdir=Path.cwd())
+        p.setup(ctx)
         out = {"read": p.read(), "same": p.token() == p.token(), "mode": p.mode,
-               "imported": "torch" in sys.modules}
+               "imported": "torch" in sys.modules,
+               "readers": sorted(m for m in sys.modules if m.startswith("statesnap.probes.t"))}
+        import torch  # the suite imports torch: from now on the probe reads it
+        out["now"] = len(p.read()) > 10
+        out["own"] = sorted(m for m in ctx.own_modules if m.startswith("statesnap."))
         print(json.dumps(out))
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -247,6 +252,10 @@ def test_without_torch_imported_nothing_is_read_or_imported() -> None:
     assert out["same"] is True
     assert out["imported"] is False
     assert "not imported" in out["mode"]
+    # The readers are imported only once torch is, as statesnap's own modules.
+    assert out["readers"] == ["statesnap.probes.torch_"]
+    assert out["now"] is True
+    assert "statesnap.probes.torch_state" in out["own"]
 
 
 def test_gpu_leaks_are_a_kind_of_their_own() -> None:

@@ -39,6 +39,7 @@ from statesnap.probes._processitems import (
     signal_numbers,
 )
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProcFile, Severity
+from statesnap.probes.procdir import ProcDir
 
 BUILTINS_PREFIX = "builtins:"
 #: ``_`` is rebound by sys.displayhook on every displayed value (doctests): never a leak.
@@ -102,6 +103,8 @@ class ProcessProbe(Probe):
 
     def __init__(self) -> None:
         self._status: _FileHead | None = None
+        #: ``/proc/self/task``, whose link count tells whether any other thread exists.
+        self._task: ProcDir | None = None
         self._items: list[Item] = []
         self._by_key: dict[str, Item] = {}
         self._builtins0: dict[str, Any] = {}
@@ -112,9 +115,14 @@ class ProcessProbe(Probe):
     def setup(self, ctx: ProbeContext) -> None:
         try:
             self._status = _FileHead("/proc/{pid}/status", ctx.own_fds, 512)
+            self._task = ProcDir("/proc/{pid}/task", ctx.own_fds)
+            if self._task.fstat().st_nlink < 3:  # not 2 + threads: never alone, then
+                self._task.close()
+                self._task = None
             self._umask()
         except OSError:
-            self._status = None
+            self.close()
+            self._status = self._task = None
             ctx.notes["process"] = ("no /proc: umask read by setting it to its last value "
                                     "(and back, if that was not it)")
         self._items = build_items(self._umask_text, self._umask, os.umask)
@@ -124,16 +132,24 @@ class ProcessProbe(Probe):
         self._signals = [num for _, num in signal_numbers()]
 
     def close(self) -> None:
-        if self._status is not None:
-            self._status.close()
+        for f in (self._status, self._task):
+            if f is not None:
+                f.close()
+
+    def _alone(self) -> bool:
+        """Whether this process has no other thread, Python's or native (a C library's)."""
+        if _other_python_threads():
+            return False
+        # 2 + the number of threads (checked at setup).
+        return self._task is not None and self._task.fstat().st_nlink <= 3
 
     def _umask(self) -> int:
-        # /proc/self/status costs ~8 µs a read here (the kernel formats the whole file);
-        # setting the umask to its last value and reading what it was costs 0.3 µs and never
-        # changes it in the usual case.  That is used when no other Python thread runs; with
-        # one running, a wrong guess (the umask did change) could hand it the old mask for
-        # two syscalls, so /proc is read instead.
-        if self._status is not None and (self._last_umask is None or _other_python_threads()):
+        # /proc/self/status costs ~2 µs a read with hot caches and ~10 µs between tests (the
+        # kernel formats the whole file); setting the umask to its last value and reading what
+        # it was costs 0.3 µs and never changes it in the usual case.  That is only done while
+        # this is the process's one thread: with another one alive, a wrong guess (a test did
+        # change the umask) could hand it the old mask for two syscalls, so /proc is read.
+        if self._status is not None and (self._last_umask is None or not self._alone()):
             data = self._status.read()
             at = data.find(b"Umask:")
             if at >= 0:
