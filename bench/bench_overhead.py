@@ -7,9 +7,14 @@ list, a set, a class with attributes, an ``lru_cache`` function: real work for t
     python -m pytest -q -p no:randomly -p no:cacheprovider            (baseline)
     python -m pytest -q -p no:randomly -p no:cacheprovider -p statesnap ...
 
-in alternating pairs, measuring each child's user+sys CPU time with ``os.wait4``.  Prints the
+in alternating rounds, measuring each child's user+sys CPU time with ``os.wait4``.  Prints the
 median ratio against the target (<= 1.10), and the per-probe cost per test from each record's
 footer (``costs``), largest first.  The same text goes to ``bench/results/overhead.md``.
+
+Each round also runs statesnap with ``--statesnap-probes=none`` (the plugin alone: its hooks,
+the record's lines, its start and end, no probe) and both ways on a second suite with one test
+per module, so the overhead splits into a cost per session and a cost per test, the probes'
+share apart, all measured in the same run.
 
     .venv/bin/python bench/bench_overhead.py [--pairs 5] [--tests 2000] [--modules 40]
                                              [--probes LIST] [--keep DIR] [--check]
@@ -108,6 +113,10 @@ def generate(root: Path, tests: int, modules: int) -> None:
                                      encoding="utf-8")
 
 
+#: The smaller suite of each round: one test per project module, for the cost per session.
+SMALL_TESTS_PER_MODULE = 1
+
+
 @dataclass
 class Run:
     """One measured pytest child."""
@@ -135,6 +144,7 @@ def child_env(bytecode: str) -> dict[str, str]:
 
 
 def command(statesnap: bool, record: Path | None, probes: str | None) -> list[str]:
+    """The child's command line; ``probes`` is a ``--statesnap-probes`` value (None: all)."""
     argv = [sys.executable, *BASE_ARGS]
     if statesnap:
         # Option values joined with "=": pytest picks its rootdir before it knows statesnap's
@@ -190,9 +200,34 @@ def fmt_ms(seconds: float) -> str:
     return f"{seconds * 1000:,.0f} ms"
 
 
-def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[float, float],
+@dataclass
+class Round:
+    """One round: the suite without statesnap, with it, with it and no probe, and the small
+    suite both ways."""
+
+    plain: Run
+    snap: Run
+    bare: Run
+    small_plain: Run
+    small_snap: Run
+
+
+def decomposition(rounds: list[Round], tests: int, small_tests: int) -> dict[str, float]:
+    """Medians of the overhead's parts, in seconds: ``total``, ``bare`` (no probe),
+    ``session`` (once per run) and ``per_test``, from the two suite sizes (a straight line
+    through them)."""
+    total = statistics.median(r.snap.cpu - r.plain.cpu for r in rounds)
+    bare = statistics.median(r.bare.cpu - r.plain.cpu for r in rounds)
+    small = statistics.median(r.small_snap.cpu - r.small_plain.cpu for r in rounds)
+    per_test = (total - small) / (tests - small_tests)
+    return {"total": total, "bare": bare, "session": small - per_test * small_tests,
+            "per_test": per_test}
+
+
+def report(args: argparse.Namespace, rounds: list[Round], load: tuple[float, float],
            invocation: str, counted: tuple[int, int] | None = None) -> str:
     """The results as markdown (printed as is, and written to ``--out``)."""
+    pairs = [(r.plain, r.snap) for r in rounds]
     ratios = [s.cpu / p.cpu for p, s in pairs]
     ratio = statistics.median(ratios)
     base = statistics.median(p.cpu for p, _ in pairs)
@@ -206,7 +241,7 @@ def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[f
         "",
         f"Suite: {args.tests} trivial tests over {args.modules} project modules; each run is "
         f"`python {' '.join(BASE_ARGS)}` with and without `-p statesnap` "
-        f"(probes: {args.probes or 'default'}), in {len(pairs)} alternating pairs, CPU time "
+        f"(probes: {args.probes or 'default'}), in {len(pairs)} alternating rounds, CPU time "
         "= user + sys of the child (`os.wait4`).  Bytecode: "
         + ("cached (`PYTHONDONTWRITEBYTECODE` unset, as on a developer's machine; the test "
            "modules' rewritten bytecode is reused)." if args.bytecode == "cached" else
@@ -223,12 +258,15 @@ def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[f
         f"{over_us:,.0f} µs of overhead per test on {base / args.tests * 1e6:,.0f} µs per "
         "plain test.",
         "",
-        "| pair | without (CPU) | with (CPU) | ratio | wall without | wall with |",
-        "|---:|---:|---:|---:|---:|---:|",
+        *decomposition_lines(rounds, args),
+        "",
+        "| round | without (CPU) | with (CPU) | ratio | with, no probe (CPU) | wall without "
+        "| wall with |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for i, ((p, s), r) in enumerate(zip(pairs, ratios, strict=True), start=1):
-        lines.append(f"| {i} | {fmt_ms(p.cpu)} | {fmt_ms(s.cpu)} | {r:.3f} | "
-                     f"{p.wall:.2f} s | {s.wall:.2f} s |")
+    for i, (rd, r) in enumerate(zip(rounds, ratios, strict=True), start=1):
+        lines.append(f"| {i} | {fmt_ms(rd.plain.cpu)} | {fmt_ms(rd.snap.cpu)} | {r:.3f} | "
+                     f"{fmt_ms(rd.bare.cpu)} | {rd.plain.wall:.2f} s | {rd.snap.wall:.2f} s |")
     if counted is not None:
         plain_ir, snap_ir = counted
         lines += [
@@ -240,6 +278,30 @@ def report(args: argparse.Namespace, pairs: list[tuple[Run, Run]], load: tuple[f
         ]
     lines += ["", *probe_table([s for _, s in pairs], over_us, args.tests)]
     return "\n".join(lines) + "\n"
+
+
+def decomposition_lines(rounds: list[Round], args: argparse.Namespace) -> list[str]:
+    """Where the overhead goes: per session and per test, probes apart (same run)."""
+    small_tests = args.modules * SMALL_TESTS_PER_MODULE
+    d = decomposition(rounds, args.tests, small_tests)
+    base = statistics.median(r.plain.cpu for r in rounds)
+    bare_ratio = statistics.median(r.bare.cpu / r.plain.cpu for r in rounds)
+    probes = d["total"] - d["bare"]
+    return [
+        "Where it goes (medians of the same rounds; the cost per session and per test from "
+        f"this suite and one of {small_tests} tests, one per module, both ways):",
+        "",
+        "| part | CPU | share of the plain run |",
+        "|---|---:|---:|",
+        f"| once per session (start, header, reading the record back) | "
+        f"{d['session'] * 1e3:,.0f} ms | {d['session'] / base:.1%} |",
+        f"| per test, all of it | {d['per_test'] * 1e6:,.0f} µs | "
+        f"{d['per_test'] * args.tests / base:.1%} |",
+        f"| the plugin with no probe (`--statesnap-probes=none`), in all | "
+        f"{d['bare'] * 1e3:,.0f} ms (ratio {bare_ratio:.3f}) | {d['bare'] / base:.1%} |",
+        f"| the probes, in all | {probes * 1e3:,.0f} ms ({probes / args.tests * 1e6:,.0f} µs "
+        f"per test) | {probes / base:.1%} |",
+    ]
 
 
 def probe_table(runs: list[Run], over_us: float, tests_per_run: int) -> list[str]:
@@ -288,7 +350,8 @@ def probe_table(runs: list[Run], over_us: float, tests_per_run: int) -> list[str
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--pairs", type=int, default=5, help="alternating pairs (default 5)")
+    parser.add_argument("--pairs", type=int, default=5,
+                        help="alternating rounds, each with every configuration (default 5)")
     parser.add_argument("--tests", type=int, default=2000, help="tests in the suite")
     parser.add_argument("--modules", type=int, default=40, help="project modules")
     parser.add_argument("--probes", default=None,
@@ -322,30 +385,40 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{root} exists: give --keep an empty directory")
         outputs.mkdir(parents=True, exist_ok=True)
         generate(root, args.tests, args.modules)
+        small = work / "small"
+        generate(small, args.modules * SMALL_TESTS_PER_MODULE, args.modules)
         load_before = os.getloadavg()[0]
         # Warm-up: bytecode caches written, imports warm, both ways.
         env = child_env(args.bytecode)
         measure(root, False, None, None, outputs / "warmup-plain.log", env)
         measure(root, True, outputs / "warmup.jsonl", args.probes, outputs / "warmup-snap.log",
                 env)
-        pairs: list[tuple[Run, Run]] = []
+        measure(small, True, outputs / "warmup-small.jsonl", args.probes,
+                outputs / "warmup-small.log", env)
+        rounds: list[Round] = []
         for i in range(args.pairs):
-            def plain(i: int = i) -> Run:
-                return measure(root, False, None, None, outputs / f"plain-{i}.log", env)
-
-            def snap(i: int = i) -> Run:
-                return measure(root, True, outputs / f"record-{i}.jsonl", args.probes,
-                               outputs / f"snap-{i}.log", env)
-            # Alternate which goes first, so that drift in the machine's load hits both.
-            if i % 2 == 0:
-                p = plain()
-                s = snap()
-            else:
-                s = snap()
-                p = plain()
-            pairs.append((p, s))
-            print(f"pair {i + 1}/{args.pairs}: {p.cpu:.2f} s without, {s.cpu:.2f} s with "
-                  f"({s.cpu / p.cpu:.3f})", file=sys.stderr)
+            jobs = {
+                "plain": lambda i=i: measure(root, False, None, None,
+                                             outputs / f"plain-{i}.log", env),
+                "snap": lambda i=i: measure(root, True, outputs / f"record-{i}.jsonl",
+                                            args.probes, outputs / f"snap-{i}.log", env),
+                "bare": lambda i=i: measure(root, True, outputs / f"bare-{i}.jsonl", "none",
+                                            outputs / f"bare-{i}.log", env),
+                "small_plain": lambda i=i: measure(small, False, None, None,
+                                                   outputs / f"small-plain-{i}.log", env),
+                "small_snap": lambda i=i: measure(small, True, outputs / f"small-{i}.jsonl",
+                                                  args.probes, outputs / f"small-snap-{i}.log",
+                                                  env),
+            }
+            # A different order each round, so that drift in the machine's speed hits all.
+            names = list(jobs)
+            shift = i % len(names)
+            done = {name: jobs[name]() for name in names[shift:] + names[:shift]}
+            r = Round(**done)
+            rounds.append(r)
+            print(f"round {i + 1}/{args.pairs}: {r.plain.cpu:.2f} s without, {r.snap.cpu:.2f} s "
+                  f"with ({r.snap.cpu / r.plain.cpu:.3f}), {r.bare.cpu:.2f} s with no probe",
+                  file=sys.stderr)
         counted = None
         if args.instructions:
             print("counting instructions under callgrind (a minute or more per run)",
@@ -354,12 +427,12 @@ def main(argv: list[str] | None = None) -> int:
                                     env),
                        instructions(root, True, outputs / "callgrind.jsonl", args.probes,
                                     outputs / "callgrind-snap.log", env))
-        text = report(args, pairs, (load_before, os.getloadavg()[0]), invocation, counted)
+        text = report(args, rounds, (load_before, os.getloadavg()[0]), invocation, counted)
     print(text, end="")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(f"written to {args.out}", file=sys.stderr)
-    ratio = statistics.median(s.cpu / p.cpu for p, s in pairs)
+    ratio = statistics.median(r.snap.cpu / r.plain.cpu for r in rounds)
     return 1 if args.check and ratio > TARGET_RATIO else 0
 
 

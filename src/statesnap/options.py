@@ -60,8 +60,9 @@ def addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--statesnap-probes",
         metavar="LIST",
-        help="probes to run: 'env,fds' runs only those, '-files,-random' drops those "
-        "(default: all; also ini statesnap_probes)",
+        help="probes to run: 'env,fds' runs only those, '-files,-random' drops those, "
+        "'none' records only the order and outcomes (default: all; also ini "
+        "statesnap_probes)",
     )
     group.addoption(
         "--statesnap-verify-budget",

@@ -148,6 +148,7 @@ def test_leaks_module_attribute():
 IN_PROCESS_VARIANTS = [
     pytest.param([], [], id="defaults"),
     pytest.param([], ["--statesnap-probes", "env"], id="only-env"),
+    pytest.param([], ["--statesnap-probes", "none"], id="no-probe"),
     pytest.param([], ["--statesnap-probes=-env,-modules"], id="drop-env-modules"),
     pytest.param([], ["--statesnap-probes", "env,threads,fds,cwd,syspath"], id="several"),
     pytest.param(["-p", "no:cacheprovider"], [], id="no-cacheprovider"),

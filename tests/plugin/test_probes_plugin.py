@@ -275,6 +275,16 @@ def test_dropping_one_probe(inner, pytester) -> None:
     assert leak is not None and not [c for c in leak.changes if c.probe == "env"]
 
 
+def test_no_probe_at_all_keeps_order_and_outcomes(inner, pytester) -> None:
+    pytester.makepyfile(test_probes_suite=SMALL_SUITE)
+    run = inner("--statesnap-verify-budget", "0", "--statesnap-probes", "none")
+    record = run.record()
+    assert _names(run) == []
+    assert [t.outcome for t in record.tests].count("failed") == 1
+    assert len(record.tests) == 5 and all(t.changes == [] for t in record.tests)
+    assert record.footer is not None and record.footer["costs"] == {}
+
+
 def test_selection_from_the_ini_file(inner, pytester) -> None:
     pytester.makeini("[pytest]\nstatesnap_probes = env,cwd\n")
     pytester.makepyfile(test_probes_suite=SMALL_SUITE)

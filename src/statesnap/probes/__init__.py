@@ -52,9 +52,12 @@ def discover(warn: Callable[[str], None] | None = None) -> list[Probe]:
 
 
 def parse_selection(text: str | None) -> tuple[set[str] | None, set[str]]:
-    """``"env,fds"`` → only those; ``"-files,-random"`` → all but those; both may mix."""
+    """``"env,fds"`` → only those; ``"-files,-random"`` → all but those; both may mix;
+    ``"none"`` → no probe at all (the record keeps the order and outcomes only)."""
     if not text:
         return None, set()
+    if text.strip() == "none":
+        return set(), set()
     only: set[str] = set()
     drop: set[str] = set()
     for part in text.replace(" ", ",").split(","):
