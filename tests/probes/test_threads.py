@@ -108,8 +108,21 @@ def test_restarted_thread_with_the_same_name_reads_as_changed(probe: ThreadsProb
 
 
 @pytest.mark.skipif(not LINUX_PROC, reason="native thread count needs /proc/self/task")
+def _settled(probe: ThreadsProbe) -> dict[str, object]:
+    """A reading taken once threads that earlier tests joined have left the kernel."""
+    last = probe.read()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = probe.read()
+        if now == last:
+            return now
+        last = now
+    return last
+
+
 def test_native_thread_counts_apart_from_python_threads(probe: ThreadsProbe) -> None:
-    baseline = probe.read()
+    baseline = _settled(probe)
     assert isinstance(baseline[NATIVE_KEY], int)
     # A Python thread changes its own key only, not the native count.
     thread, stop = _started("py", daemon=True)
