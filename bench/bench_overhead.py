@@ -210,6 +210,8 @@ class Round:
     bare: Run
     small_plain: Run
     small_snap: Run
+    #: With ``--against``: statesnap from another source tree (an earlier commit).
+    against: Run | None = None
 
 
 def decomposition(rounds: list[Round], tests: int, small_tests: int) -> dict[str, float]:
@@ -235,7 +237,8 @@ def report(args: argparse.Namespace, rounds: list[Round], load: tuple[float, flo
     over_us = (snap - base) / args.tests * 1e6
     verdict = "meets" if ratio <= TARGET_RATIO else "MISSES"
     lines = [
-        f"# statesnap overhead benchmark (bytecode {args.bytecode})",
+        f"# statesnap overhead benchmark (bytecode {args.bytecode}"
+        + (", against an earlier checkout)" if args.against is not None else ")"),
         "",
         f"Command: `{invocation}`",
         "",
@@ -260,6 +263,7 @@ def report(args: argparse.Namespace, rounds: list[Round], load: tuple[float, flo
         "",
         *decomposition_lines(rounds, args),
         "",
+        *against_lines(rounds, args),
         "| round | without (CPU) | with (CPU) | ratio | with, no probe (CPU) | wall without "
         "| wall with |",
         "|---:|---:|---:|---:|---:|---:|---:|",
@@ -278,6 +282,21 @@ def report(args: argparse.Namespace, rounds: list[Round], load: tuple[float, flo
         ]
     lines += ["", *probe_table([s for _, s in pairs], over_us, args.tests)]
     return "\n".join(lines) + "\n"
+
+
+def against_lines(rounds: list[Round], args: argparse.Namespace) -> list[str]:
+    """With ``--against``: the other checkout's ratio in the same rounds."""
+    runs = [(r.plain, r.against) for r in rounds if r.against is not None]
+    if not runs:
+        return []
+    ratio = statistics.median(a.cpu / p.cpu for p, a in runs)
+    over = statistics.median(a.cpu - p.cpu for p, a in runs) / args.tests * 1e6
+    found = subprocess.run(["git", "-C", str(args.against), "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True, check=False)
+    commit = f" (commit {found.stdout.strip()})" if found.returncode == 0 else ""
+    return [f"The same rounds with statesnap from `{args.against}`{commit} (`--against`, a "
+            "checkout made with `git worktree add DIR COMMIT`): median ratio "
+            f"**{ratio:.3f}**, {over:,.0f} µs of overhead per test.", ""]
 
 
 def decomposition_lines(rounds: list[Round], args: argparse.Namespace) -> list[str]:
@@ -365,6 +384,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--instructions", action="store_true",
                         help="also count instructions of one run each way under callgrind "
                              "(needs valgrind; deterministic, unlike CPU time)")
+    parser.add_argument("--against", type=Path, default=None, metavar="CHECKOUT",
+                        help="also run statesnap from this checkout's src/ (an earlier commit, "
+                             "e.g. from `git worktree add`) in every round, for a before/after "
+                             "ratio measured on the same machine at the same time")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when the median ratio misses the target")
     args = parser.parse_args(argv)
@@ -396,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         measure(small, True, outputs / "warmup-small.jsonl", args.probes,
                 outputs / "warmup-small.log", env)
         rounds: list[Round] = []
+        against_env = (None if args.against is None
+                       else dict(env, PYTHONPATH=str(args.against.resolve() / "src")))
         for i in range(args.pairs):
             jobs = {
                 "plain": lambda i=i: measure(root, False, None, None,
@@ -410,6 +435,10 @@ def main(argv: list[str] | None = None) -> int:
                                                   args.probes, outputs / f"small-snap-{i}.log",
                                                   env),
             }
+            if against_env is not None:
+                jobs["against"] = lambda i=i: measure(
+                    root, True, outputs / f"against-{i}.jsonl", args.probes,
+                    outputs / f"against-{i}.log", against_env)
             # A different order each round, so that drift in the machine's speed hits all.
             names = list(jobs)
             shift = i % len(names)

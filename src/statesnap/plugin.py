@@ -486,11 +486,14 @@ class StatesnapPlugin:
         # one starts: the phase checkpoints sit here, which spares two hook wrappers of their
         # own (setup, call) on every test.
         if self.tracker is not None:
-            when = call.when
-            if when == "setup":
-                self._after_setup()
-            elif when == "call":
-                self._after_call(item)
+            try:
+                when = call.when
+                if when == "setup":
+                    self._after_setup()
+                elif when == "call":
+                    self._after_call(item)
+            except Exception:  # bookkeeping must never change a test's outcome
+                pass
         report = yield
         try:
             self._note_report(report, call)
