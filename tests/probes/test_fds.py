@@ -206,3 +206,11 @@ def test_ipv6_listener(probe: FdsProbe) -> None:
         srv.listen()
         added = _added(before, probe.read())
         assert added[str(srv.fileno())] == f"socket tcp6 [::1]:{srv.getsockname()[1]} LISTEN"
+
+
+@pytest.mark.skipif(not HAS_PROC or not hasattr(socket, "AF_NETLINK"), reason="Linux netlink")
+def test_a_socket_of_another_family_shows_by_its_inode(probe: FdsProbe) -> None:
+    before = probe.read()
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW) as nl:
+        added = _added(before, probe.read())
+        assert added[str(nl.fileno())].startswith("socket:[")

@@ -98,14 +98,19 @@ def _unix_name(name: Any) -> Any:
     return name.decode("utf-8", "backslashreplace")
 
 
+#: What :func:`socket_text` says of a socket it has no words for (netlink...): it is shown
+#: by its inode, and no other way of asking is tried.
+UNDESCRIBED = ""
+
+
 def socket_text(fd: int) -> str | None:
-    """The fingerprint of the socket open at ``fd`` (:func:`describe_socket`), or None.
+    """The fingerprint of the socket open at ``fd`` (:func:`describe_socket`); ``UNDESCRIBED``
+    for a family other than IPv4, IPv6 and Unix; None when it could not be asked.
 
     Asked of the kernel for this one descriptor (``getsockname``, ``getpeername``,
     ``SO_ACCEPTCONN``) through a socket object wrapped around it and detached again, so the
     descriptor is never closed; nothing is changed on it.  CPython makes a wrapped
-    descriptor non-blocking when a default socket timeout is set, so then the answer is None,
-    as it is for a family other than IPv4, IPv6 and Unix (netlink...).
+    descriptor non-blocking when a default socket timeout is set: then it is not asked.
     """
     if socket.getdefaulttimeout() is not None:
         return None
@@ -116,7 +121,7 @@ def socket_text(fd: int) -> str | None:
     try:
         family, kind = int(sock.family), int(sock.type)
         if family not in _KNOWN_FAMILIES:
-            return None
+            return UNDESCRIBED
         laddr = sock.getsockname()
         try:
             raddr = sock.getpeername()
@@ -232,10 +237,10 @@ class FdsProbe(Probe):
                 if text is None:
                     text = socket_text(int(name))
                     if text is None:
-                        unknown[name] = target
+                        unknown[name] = target  # asked of psutil below
                         text = target
                     else:
-                        self._sockets[target] = text
+                        text = self._sockets[target] = text or target
                 out[name] = text
             elif target.startswith("/"):
                 out[name] = f"{target} ({_access(int(name))})"
