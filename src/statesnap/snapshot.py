@@ -97,6 +97,8 @@ class Snapshotter:
     def probes(self, probes: list[Probe]) -> None:
         self._probes = probes
         self._gen += 1
+        for p in probes:
+            self.costs.setdefault(p.name, ProbeCost())
 
     @property
     def names(self) -> list[str]:
