@@ -83,23 +83,17 @@ class IsolatePlugin:
 
     def __init__(self, plugin: StatesnapPlugin) -> None:
         self.plugin = plugin
-        self.count: dict[str, int] = {}
-        #: Whether any collected item carries the marker (None: not known, look every time).
-        self.any_marked: bool | None = None
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        # A bad marker is a usage error before anything runs; and with no marker anywhere
-        # (the usual case), no test pays for looking its markers up again.
-        self.any_marked = False
-        for item in items:
-            if requested_mode(item, None) is not None:
-                self.any_marked = True
+        # A bad marker is a usage error before anything runs (so every item is looked at);
+        # with no marker anywhere (the usual case), no test pays for a hook of this feature.
+        marked = [requested_mode(item, None) is not None for item in items]
         pm = self.plugin.config.pluginmanager
-        if ((self.any_marked or self.plugin.settings.isolate is not None)
+        if ((any(marked) or self.plugin.settings.isolate is not None)
                 and not pm.has_plugin("statesnap-isolate-runner")):
             # Imported here, before the first test: a module appearing in sys.modules
             # during a test would read as that test's change.
             from statesnap.isolate_run import IsolateRunner
 
-            pm.register(IsolateRunner(self), "statesnap-isolate-runner")
+            pm.register(IsolateRunner(self.plugin), "statesnap-isolate-runner")

@@ -20,7 +20,6 @@ from statesnap.isolate_warnings import emit as emit_warnings
 from statesnap.strict import escaped_leak_message
 
 if TYPE_CHECKING:
-    from statesnap.isolate import IsolatePlugin
     from statesnap.plugin import StatesnapPlugin
 
 
@@ -29,15 +28,15 @@ class ProcessCrashed(Failed):
 
 
 class IsolateRunner:
-    """The per-test half of :class:`IsolatePlugin`."""
+    """The per-test half of :class:`statesnap.isolate.IsolatePlugin`."""
 
-    def __init__(self, owner: IsolatePlugin) -> None:
-        self.owner = owner
+    def __init__(self, plugin: StatesnapPlugin) -> None:
+        self.plugin = plugin
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
                                 ) -> bool | None:
-        plugin = self.owner.plugin
+        plugin = self.plugin
         wanted = requested_mode(item, plugin.settings.isolate)
         if wanted is None or guard_verdict(item) is not None:
             # A guarded test whose state is dirty errors at its setup, before it runs
@@ -49,7 +48,6 @@ class IsolateRunner:
             result = run_forked(plugin, item, timeout)
         else:
             result = run_spawned(plugin, item, timeout)
-        self.owner.count[mode] = self.owner.count.get(mode, 0) + 1
         publish(plugin, item, nextitem, result, mode, reason, timeout)
         return True
 

@@ -36,7 +36,7 @@ from typing import Any
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import Tracked, is_project_file, module_namespace, refresh
 from statesnap.probes._attrwatch import Watch
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
 def _live_kind(module: str, path: str) -> str:
@@ -90,7 +90,7 @@ class AttributesProbe(Probe):
     def _is_project(self, name: str, module: object) -> bool:
         if not issubclass(type(module), types.ModuleType):
             return False  # an object planted in sys.modules: the modules probe reports it
-        if name == "statesnap" or name.startswith("statesnap."):
+        if is_statesnap_module(name):
             return False
         if any(name == p or name.startswith(p + ".") for p in self._packages):
             return True

@@ -130,6 +130,11 @@ class Probe:
         """Release what :meth:`setup` acquired (file descriptors, library handles)."""
 
 
+def is_statesnap_module(name: str) -> bool:
+    """Whether ``name`` is ``statesnap`` or one of its modules: never the suite's state."""
+    return name == "statesnap" or name.startswith("statesnap.")
+
+
 def import_own(name: str, own_modules: set[str]) -> Any:
     """Import ``name`` for statesnap's own use, adding to ``own_modules`` every module the
     import brought in.

@@ -47,33 +47,25 @@ _CMDLINE_LIMIT = 200
 
 #: ``waitid`` flags that ask "is there any child?" without waiting or reaping.  ``__WALL``
 #: (Linux, not in :mod:`os`) counts children whatever signal they report their exit with.
-_ANY_CHILD_FLAGS = (getattr(os, "WEXITED", 0) | getattr(os, "WNOHANG", 0)
-                    | getattr(os, "WNOWAIT", 0) | (0x40000000 if sys.platform == "linux" else 0))
+_ANY_CHILD_FLAGS: int | None = (
+    os.WEXITED | os.WNOHANG | os.WNOWAIT | (0x40000000 if sys.platform == "linux" else 0)
+    if all(hasattr(os, n) for n in ("waitid", "P_ALL", "WEXITED", "WNOHANG", "WNOWAIT"))
+    else None)  # never asked without WNOHANG (it would wait) or WNOWAIT (it would reap)
 
 
-def _has_no_child() -> bool:
-    """True when this process has no child process at all (running or zombie)."""
-    try:
-        os.waitid(os.P_ALL, 0, _ANY_CHILD_FLAGS)
-    except ChildProcessError:
-        return True
-    except OSError:  # EINVAL on a kernel without __WALL for waitid (before 4.7)
-        return False
-    return False
-
-
-def _waitid_works() -> bool:
-    """Whether :func:`_has_no_child` can answer here (Linux with ``waitid``)."""
-    if not hasattr(os, "waitid") or not all(
-            hasattr(os, n) for n in ("P_ALL", "WEXITED", "WNOHANG", "WNOWAIT")):
-        return False
+def _ask_no_child() -> bool | None:
+    """True when this process has no child at all (running or zombie), False when it has
+    some, None when ``waitid`` cannot be asked here (no ``waitid``, or a kernel before 4.7
+    that refuses ``__WALL`` for it)."""
+    if _ANY_CHILD_FLAGS is None:
+        return None
     try:
         os.waitid(os.P_ALL, 0, _ANY_CHILD_FLAGS)
     except ChildProcessError:
         return True
     except OSError:
-        return False
-    return True
+        return None
+    return False
 
 
 #: How long to wait for a child caught in the middle of ``exec`` to get its command line.
@@ -130,7 +122,7 @@ class ChildrenProbe(Probe):
     def setup(self, ctx: ProbeContext) -> None:
         self._own = ctx.own_fds
         self._own_modules = ctx.own_modules
-        self._waitid = _waitid_works()
+        self._waitid = _ask_no_child() is not None
         main = ProcFile("/proc/{pid}/task/{pid}/children", self._own)
         try:
             main.read()
@@ -197,7 +189,7 @@ class ChildrenProbe(Probe):
     def token(self) -> object:
         if self.mode == "psutil":
             return None  # the scan is the read; there is no cheaper question to ask
-        if self._waitid and _has_no_child():
+        if self._waitid and _ask_no_child():
             if self._stats:
                 self._prune([])
             return b""  # what the listing below gives when there is no child

@@ -14,7 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from statesnap.probes._dictwatch import probe_support, version_reader
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
 def _describe(obj: object) -> str:
@@ -26,10 +26,6 @@ def _describe(obj: object) -> str:
         return "None"
     t = type(obj)
     return f"{t.__module__}.{t.__qualname__}{tag}"
-
-
-def _is_statesnap(name: str) -> bool:
-    return name.startswith("statesnap") and (len(name) == 9 or name[9] == ".")
 
 
 class ModulesProbe(Probe):
@@ -63,7 +59,7 @@ class ModulesProbe(Probe):
         # as it needs them: never the suite's doing.
         own = self._own
         return {name: _describe(mod) for name, mod in list(sys.modules.items())
-                if name not in own and not _is_statesnap(name)}
+                if name not in own and not is_statesnap_module(name)}
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         if before is None and isinstance(after, str) and after.startswith("module#"):

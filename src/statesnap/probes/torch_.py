@@ -49,7 +49,6 @@ class TorchProbe(Probe):
     def __init__(self) -> None:
         self._state: TorchState | None = None
         self._ctx: ProbeContext | None = None
-        self._own_modules: set[str] = set()
 
     @property
     def mode(self) -> str:
@@ -61,7 +60,8 @@ class TorchProbe(Probe):
         if self._state is None:
             # statesnap's own import (left out of the modules probe), made when torch first
             # appears, possibly in the middle of a test.
-            module = import_own(_STATE_MODULE, self._own_modules)
+            own = self._ctx.own_modules if self._ctx is not None else set()
+            module = import_own(_STATE_MODULE, own)
             state: TorchState = module.TorchState()
             if self._ctx is not None:
                 state.setup(self._ctx)
@@ -70,7 +70,6 @@ class TorchProbe(Probe):
 
     def setup(self, ctx: ProbeContext) -> None:
         self._ctx = ctx
-        self._own_modules = ctx.own_modules
         if "torch" in sys.modules:
             self._loaded()
 
