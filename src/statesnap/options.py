@@ -1,7 +1,8 @@
 """Command-line and ini options, and their validation into :class:`Settings`.
 
-One option group; every flag is ``--statesnap-*`` except ``--report`` (a DESIGN.md contract).
-Bad values become ``pytest.UsageError`` (one line, exit code 4), never a traceback.
+One option group; every flag is ``--statesnap-*`` except ``--report`` (kept short: it is the
+one users type most).  Bad values, and output paths that cannot be written, become
+``pytest.UsageError`` (one line, exit code 4) before the run, never a traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from statesnap.argtypes import nonnegative_seconds, positive_int
+from statesnap.outputs import unwritable
 from statesnap.redact import DEFAULT_PATTERNS
 
 #: Run-mode flags that a replay must never inherit: an isolated or restoring replay would hide
@@ -301,8 +303,9 @@ def settings_from(config: pytest.Config) -> Settings:
     for label, p in (("--statesnap-json", settings.json_path),
                      ("--report", settings.report_path),
                      ("--statesnap-record", settings.record_path)):
-        if p is not None and p.is_dir():
-            raise pytest.UsageError(f"{label} {p}: is a directory, expected a file path")
+        reason = None if p is None else unwritable(p)
+        if reason is not None:
+            raise pytest.UsageError(f"{label} {p}: {reason}")
     if settings.order_file is not None and not settings.order_file.is_file():
         raise pytest.UsageError(f"--statesnap-order {settings.order_file}: no such file")
     return settings

@@ -12,16 +12,18 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from statesnap import cleanroom
 from statesnap import probes as probe_registry
 from statesnap.diff import diff_snapshots
 from statesnap.header import build_header, plugin_label
 from statesnap.options import Settings, settings_from, strip_mode_flags
+from statesnap.outputs import Outputs, exit_status
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.recordpath import default_record_path, mark_latest
@@ -147,6 +149,14 @@ class StatesnapPlugin:
         self.records: list[Any] = []
         #: The environment before any test ran: replays start from it, not the polluted one.
         self.initial_env = dict(os.environ)
+        #: The process globals statesnap's own end relies on, before any test could change
+        #: them; the end runs with them put back (statesnap.cleanroom).
+        self.baseline = cleanroom.capture()
+        #: The files this process must write; one missing at the end fails the session.
+        self.outputs = Outputs()
+        if getattr(config, "workerinput", None) is None and settings.isolate_child is None:
+            self.outputs.ask("--statesnap-json", settings.json_path)
+            self.outputs.ask("--report", settings.report_path)
 
     # -- session start: probes, record header, snapshot before collection -----------------
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -155,9 +165,14 @@ class StatesnapPlugin:
     def _terminal_line(self, text: str) -> None:
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
+            # After -q's progress ("..F   [100%]") pytest leaves the line open and does not
+            # know it (ensure_newline only knows file names): start a line of our own.
+            if self.config.get_terminal_writer().width_of_current_line:
+                tr.write("\n")
             tr.write_line(text, yellow=True)
         else:
-            print(text, file=sys.stderr)
+            # The interpreter's own stderr: a test may have replaced sys.stderr.
+            print(text, file=sys.__stderr__ or sys.stderr)
 
     def _on_probe_error(self, probe: Probe, where: str, exc: BaseException) -> None:
         # Never warnings.warn here: under -W error that would fail the user's test.
@@ -219,6 +234,7 @@ class StatesnapPlugin:
         try:
             self.writer = RecordWriter(self.record_path)
             self.ctx.own_fds.add(self.writer.fileno)
+            self.outputs.ask("--statesnap-record", self.record_path)
         except OSError as exc:
             raise pytest.UsageError(
                 f"--statesnap-record {self.record_path}: cannot write ({exc.strerror})"
@@ -542,44 +558,79 @@ class StatesnapPlugin:
         return self.redactor.scrub(text, self.redactor.secrets_in(os.environ))
 
     # -- session end: footer, summaries, findings, report ----------------------------------
+    # Everything from here on runs in statesnap.cleanroom.shielded: with the process globals
+    # of before the tests, whatever the tests left behind.
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self._close(int(exitstatus))
         from statesnap import contain
 
-        contain.finish(self, session)
+        with cleanroom.shielded(self.baseline):
+            self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
+            self._guarded("the session end", lambda: contain.finish(self, session))
+            missing = self.outputs.missing()
+            for label, path in missing:
+                if path not in self.outputs.said:
+                    self._terminal_line(f"statesnap: {label} {path} was not written")
+        session.exitstatus = exit_status(session.exitstatus, bool(missing))
+
+    def _guarded(self, what: str, work: Callable[[], None]) -> None:
+        """Run end-of-session work; a bug in it is one line, never a traceback."""
+        try:
+            work()
+        except Exception as exc:
+            from statesnap.session_end import describe_error
+
+            self._terminal_line(f"statesnap: {what} failed: {describe_error(exc)}")
 
     def _close(self, exitstatus: int) -> None:
         if self._closed:
             return
         self._closed = True
         if self.writer is not None and self.snapshotter is not None:
-            self.writer.write({
-                "type": "footer",
-                "finished": time.time(),
-                "exitstatus": exitstatus,
-                "tests": self._tests_written,
-                "costs": cost_table(self.snapshotter.settled_costs(), self._tests_written),
-                "disabled": self.snapshotter.disabled,
-                # Probes may learn things after the header was written (nvml: host pids).
-                "notes": dict(self.ctx.notes) if self.ctx is not None else {},
-            })
-            self.writer.close()
+            try:
+                self._write_footer(exitstatus)
+            except OSError as exc:
+                assert self.record_path is not None
+                self.outputs.failed(self.record_path)
+                self._terminal_line(f"statesnap: cannot finish the record {self.record_path}: "
+                                    f"{exc.strerror or exc}")
+            else:
+                assert self.record_path is not None
+                self.outputs.written(self.record_path)
+            finally:
+                self.writer.close()
         if self.snapshotter is not None:
             self.snapshotter.close()
 
+    def _write_footer(self, exitstatus: int) -> None:
+        assert self.writer is not None and self.snapshotter is not None
+        self.writer.write({
+            "type": "footer",
+            "finished": time.time(),
+            "exitstatus": exitstatus,
+            "tests": self._tests_written,
+            "costs": cost_table(self.snapshotter.settled_costs(), self._tests_written),
+            "disabled": self.snapshotter.disabled,
+            # Probes may learn things after the header was written (nvml: host pids).
+            "notes": dict(self.ctx.notes) if self.ctx is not None else {},
+        })
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
-        self._close(int(pytest.ExitCode.INTERRUPTED))
+        if not self._closed:
+            with cleanroom.shielded(self.baseline):
+                self._guarded("finishing the record",
+                              lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from statesnap import terminal
+        from statesnap import contain, terminal
 
-        terminal.write_summary(self, terminalreporter)
-        from statesnap import contain
-
-        contain.write_terminal(self, terminalreporter)
+        with cleanroom.shielded(self.baseline):
+            self._guarded("the terminal section",
+                          lambda: terminal.write_summary(self, terminalreporter))
+            self._guarded("the terminal section",
+                          lambda: contain.write_terminal(self, terminalreporter))
 
 
 def _overall(phases: dict[str, str]) -> str:

@@ -2,12 +2,14 @@
 
 :func:`statesnap.contain.finish` (and, under xdist, the controller) reads the record back and
 calls these.  Working from the record on disk (rather than in-memory state) keeps one code path
-for the plugin and the CLI, and proves the record is complete.  Every output error becomes a
-terminal line, never a failed run.
+for the plugin and the CLI, and proves the record is complete.  Every output error becomes one
+terminal line, and the session fails for it (:class:`statesnap.outputs.Outputs`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from statesnap.record import Record
@@ -44,22 +46,45 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
 
 
 def write_outputs(plugin: StatesnapPlugin, records: list[Record], findings: list[Finding]) -> None:
+    """Write the summary JSON and the report that were asked for, each on its own.
+
+    A file that cannot be written gets one line and is noted in ``plugin.outputs``; the
+    plugin makes the session fail for it (the option was checked at start, so this is a
+    disk that filled up or a directory that went away during the run).
+    """
     s = plugin.settings
     if s.json_path is not None:
         from statesnap.summary import write_summary
 
-        try:
-            write_summary(s.json_path, records, findings)
-        except OSError as exc:
-            plugin._terminal_line(f"statesnap: cannot write {s.json_path}: {exc.strerror}")
+        _write(plugin, s.json_path, lambda path: write_summary(path, records, findings))
     if s.report_path is not None:
-        try:
-            from statesnap.report import write_report
-        except ImportError:
-            plugin._terminal_line("statesnap: the HTML report is not available in this build")
-            return
-        try:
-            write_report(s.report_path, records, findings)
+        from statesnap.report import write_report
+
+        if _write(plugin, s.report_path, lambda path: write_report(path, records, findings)):
             plugin.report_written = s.report_path
-        except OSError as exc:
-            plugin._terminal_line(f"statesnap: cannot write {s.report_path}: {exc.strerror}")
+
+
+def _write(plugin: StatesnapPlugin, path: Path, write: Callable[[Path], None]) -> bool:
+    try:
+        write(path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    except Exception as exc:  # a bug must cost this file, not the run and the other files
+        reason = describe_error(exc)
+    else:
+        plugin.outputs.written(path)
+        return True
+    plugin.outputs.failed(path)
+    plugin._terminal_line(f"statesnap: cannot write {path}: {reason}")
+    return False
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: message (file:line)`` of the innermost frame: one line for a bug report."""
+    tb = exc.__traceback__
+    where = ""
+    while tb is not None:
+        where = f" ({Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}" + (f": {text}" if text else "") + where

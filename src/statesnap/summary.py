@@ -1,4 +1,4 @@
-"""The summary JSON (``--statesnap-json``): a DESIGN.md contract other tools read.
+"""The summary JSON (``--statesnap-json``): a contract other tools read.
 
 ``format`` is bumped on every incompatible change.  History:
 
@@ -48,5 +48,8 @@ def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dic
 
 
 def write_summary(path: Path, records: Sequence[Record], findings: Iterable[Finding]) -> None:
+    """Write the summary atomically; missing parent directories are created (CI artifact
+    folders), as for the report."""
     text = json.dumps(build_summary(records, findings), indent=2, ensure_ascii=False, default=repr)
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text + "\n")

@@ -1,11 +1,13 @@
-"""The terminal section at the end of a run: leaks by probe, findings, where the record is."""
+"""The terminal section at the end of a run: leaks by probe, findings, where the files are."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from statesnap.diff import Change
+from statesnap.findings import VERIFIED, Finding
 from statesnap.leaks import resolve_leaks
 
 if TYPE_CHECKING:
@@ -48,9 +50,11 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
     leaks = resolve_leaks(record.tests)
     by_probe: dict[str, list[str]] = defaultdict(list)
     ids = {t.index: t.nodeid for t in record.tests}
+    causes = proven_causes(getattr(plugin, "findings", []))
     leaking_tests = 0
     for index in sorted(leaks):
-        shown = [c for c in leaks[index] if c.severity > 1]
+        shown = [c for c in leaks[index]
+                 if c.severity > 1 or (ids[index], f"{c.probe}:{c.key}") in causes]
         if not shown:
             continue
         leaking_tests += 1
@@ -74,6 +78,23 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
         for line in format_findings(findings):
             tr.write_line(line)
     tr.write_line(f"record: {plugin.record_path}")
+    summary = plugin.settings.json_path
+    if summary is not None and summary in plugin.outputs.done:
+        tr.write_line(f"summary: {summary}")
     report = getattr(plugin, "report_written", None)
     if report is not None:
         tr.write_line(f"report: {report}")
+
+
+def proven_causes(findings: Iterable[Finding]) -> set[tuple[str, str]]:
+    """``(polluter, probe:key)`` of every key a replay proved a verified finding's cause.
+
+    A low-severity leak (a new module, an RNG state) is not listed for its own sake, but one
+    that broke a test is the leak the user must see.
+    """
+    out: set[tuple[str, str]] = set()
+    for f in findings:
+        if f.status != VERIFIED:
+            continue
+        out.update((polluter, key) for polluter in f.polluters for key in f.proven_keys)
+    return out

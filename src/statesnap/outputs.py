@@ -1,0 +1,77 @@
+"""The files a session was asked to write (record, summary JSON, report).
+
+At start, :func:`unwritable` tells whether a path can be written at all, so that a typo or a
+read-only location is a usage error before the run instead of a missing artifact after it.
+At the end, :class:`Outputs` keeps which files were written; one that was asked for and not
+written makes the session fail (:func:`exit_status`), since a CI job would otherwise upload
+nothing and pass.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+
+def unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written (None: it can).
+
+    Missing parent directories are created at the end, so the nearest existing ancestor is
+    what must take a new entry; it is tried for real (a file created and removed), since
+    ``os.access`` says yes to root everywhere, ``/proc`` included.
+    """
+    if path.is_dir():
+        return "is a directory, expected a file path"
+    ancestor = path.parent
+    while not ancestor.exists():
+        if ancestor.parent == ancestor:
+            return f"{ancestor} does not exist"
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{ancestor} is not a directory"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".statesnap-write-check-", dir=ancestor)
+    except OSError as exc:
+        return f"cannot write in {ancestor} ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+@dataclass
+class Outputs:
+    """Which asked-for files were written at the end, and which could not be."""
+
+    asked: dict[Path, str] = field(default_factory=dict)
+    done: set[Path] = field(default_factory=set)
+    #: Files whose failure was already said in a line of their own.
+    said: set[Path] = field(default_factory=set)
+
+    def ask(self, label: str, path: Path | None) -> None:
+        if path is not None:
+            self.asked[path] = label
+
+    def written(self, path: Path) -> None:
+        self.done.add(path)
+
+    def failed(self, path: Path) -> None:
+        self.said.add(path)
+
+    def missing(self) -> list[tuple[str, Path]]:
+        """``(option, path)`` of every asked-for file that was not written."""
+        return [(label, p) for p, label in self.asked.items() if p not in self.done]
+
+
+def exit_status(current: int | pytest.ExitCode, outputs_missing: bool) -> int | pytest.ExitCode:
+    """The session's exit status once the outputs are known.
+
+    A run that would pass fails with pytest's internal-error code (3) when a file it was
+    asked for is missing; a run that already fails keeps its own code.
+    """
+    if outputs_missing and current == pytest.ExitCode.OK:
+        return pytest.ExitCode.INTERNAL_ERROR
+    return current

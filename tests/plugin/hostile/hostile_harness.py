@@ -1,0 +1,199 @@
+"""Runs of the hostile suite (``suite/``) with and without statesnap, one pollution per run.
+
+Each pollution is run twice in its own copy of the suite: plain ``pytest`` and ``pytest -p
+statesnap`` asking for all three outputs (record, summary JSON, report).  Both runs of a
+pollution go at the same time; :func:`run_all` spreads the pollutions over a few workers.
+Used by ``test_hostile.py`` and, to print the table in ``BENCHMARKS.md``, run as a script:
+``.venv/bin/python tests/plugin/hostile/hostile_harness.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUITE = Path(__file__).resolve().parent / "suite"
+
+#: Every pollution of the suite, with the pytest arguments it needs to survive pytest's own
+#: per-test restoring (output capture puts ``sys.stdout`` back after each test, the warnings
+#: plugin the filters): without them the pollution would not reach the session end.
+POLLUTIONS: dict[str, tuple[str, ...]] = {
+    "platform": (),
+    "environ": (),
+    "stub_json": (),
+    "stub_jinja2": (),
+    "stub_deepdiff": (),
+    "open": (),
+    "cwd": (),
+    "logging": (),
+    "warnings": ("-p", "no:warnings"),
+    "stdout": ("-s",),
+    "socket_timeout": (),
+    "recursion_limit": (),
+    "sigterm": (),
+}
+
+ARTIFACTS = ("record", "json", "report")
+_SUMMARY = re.compile(r"^=+ (.*?)(?: in [0-9.]+s(?: \([0-9:.]+\))?)? =+$")
+
+
+def summary_line(output: str) -> str | None:
+    """pytest's final summary line without its duration (``1 failed, 2 passed``)."""
+    for line in reversed(output.splitlines()):
+        m = _SUMMARY.match(line.strip())
+        if m:
+            return m.group(1)
+    return None
+
+
+@dataclass
+class Run:
+    """One pytest process."""
+
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+    @property
+    def summary(self) -> str | None:
+        return summary_line(self.stdout)
+
+
+@dataclass
+class Pair:
+    """One pollution: the run without statesnap and the run with it, and its outputs."""
+
+    pollution: str
+    plain: Run
+    snap: Run
+    outputs: dict[str, Path] = field(default_factory=dict)
+
+    def written(self) -> dict[str, bool]:
+        """Which outputs exist and are complete (parsed back, not just present)."""
+        return {name: _complete(name, path) for name, path in self.outputs.items()}
+
+    def why_not(self, name: str) -> list[str]:
+        """The lines of the statesnap run that name an output it could not write."""
+        path = str(self.outputs[name])
+        return [line for line in self.snap.output.splitlines()
+                if path in line and "statesnap:" in line]
+
+    def summary_json(self) -> dict[str, object]:
+        data: dict[str, object] = json.loads(self.outputs["json"].read_text(encoding="utf-8"))
+        return data
+
+
+def _complete(name: str, path: Path) -> bool:
+    if not path.is_file():
+        return False
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if name == "record":
+        lines = text.splitlines()
+        return bool(lines) and json.loads(lines[-1]).get("type") == "footer"
+    if name == "json":
+        return isinstance(json.loads(text).get("findings"), list)
+    return text.rstrip().endswith("</html>")
+
+
+def _env(pollution: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "STATESNAP_", "HOSTILE_"))}
+    env["HOSTILE_POLLUTION"] = pollution
+    return env
+
+
+def _start(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen[str], argv: Sequence[str], timeout: float) -> Run:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        err += f"\n[hostile harness: killed after {timeout:.0f} s]"
+    return Run(list(argv), proc.returncode, out, err)
+
+
+def run_pair(pollution: str, workdir: Path, *, timeout: float = 240) -> Pair:
+    """Both runs of one pollution, each in its own copy of the suite under ``workdir``."""
+    extra = POLLUTIONS[pollution]
+    env = _env(pollution)
+    base = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider"]
+    plain_dir = workdir / "plain"
+    snap_dir = workdir / "statesnap"
+    out_dir = workdir / "outputs"  # outside the suite: the files probe never sees them
+    for d in (plain_dir, snap_dir):
+        shutil.copytree(SUITE, d, ignore=shutil.ignore_patterns("__pycache__"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outputs = {"record": out_dir / "run.jsonl", "json": out_dir / "summary.json",
+               "report": out_dir / "pollution.html"}
+    plain_argv = [*base, *extra]
+    snap_argv = [*base, "-p", "statesnap", f"--statesnap-record={outputs['record']}",
+                 f"--statesnap-json={outputs['json']}", f"--report={outputs['report']}",
+                 "--statesnap-verify-budget=120", *extra]
+    plain = _start(plain_argv, plain_dir, env)
+    snap = _start(snap_argv, snap_dir, env)
+    return Pair(pollution, _finish(plain, plain_argv, timeout), _finish(snap, snap_argv, timeout),
+                outputs)
+
+
+def run_all(pollutions: Iterable[str], root: Path, *, workers: int = 2) -> list[Pair]:
+    """Every pollution's pair, ``workers`` pollutions at a time."""
+    names = list(pollutions)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda name: run_pair(name, root / name), names))
+
+
+def table(pairs: Sequence[Pair]) -> list[str]:
+    """The Markdown table of ``BENCHMARKS.md``."""
+    lines = ["| pollution | without statesnap | with statesnap | record | summary JSON | report "
+             "| victim's verdict |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for pair in pairs:
+        written = pair.written()
+        verdict = "—"
+        if written["json"]:
+            statuses = [str(f.get("status")) for f in pair.summary_json()["findings"]  # type: ignore[union-attr]
+                        if isinstance(f, dict)]
+            verdict = ", ".join(statuses) or "none"
+        cells = [f"`{pair.pollution}`",
+                 f"{pair.plain.returncode}: {pair.plain.summary}",
+                 f"{pair.snap.returncode}: {pair.snap.summary}",
+                 *("written" if written[name] else "not written" for name in ARTIFACTS),
+                 verdict]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def main(argv: Sequence[str]) -> int:
+    names = list(argv) or list(POLLUTIONS)
+    with tempfile.TemporaryDirectory(prefix="statesnap-hostile-") as tmp:
+        pairs = run_all(names, Path(tmp), workers=int(os.environ.get("HOSTILE_WORKERS", "2")))
+        for line in table(pairs):
+            print(line)
+        for pair in pairs:
+            if "Traceback" in pair.snap.output:
+                print(f"\n{pair.pollution}: traceback in the statesnap run:\n"
+                      + pair.snap.output[-3000:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
