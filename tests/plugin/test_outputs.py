@@ -1,6 +1,6 @@
-"""What a run leaves behind: the summary JSON (a DESIGN.md contract), the record where it was
-asked for or in pytest's cache with ``latest`` naming it, and clear lines when an output
-cannot be written.
+"""What a run leaves behind: the summary JSON (a contract other tools read), the record where
+it was asked for or in pytest's cache with ``latest`` naming it; an output path that cannot be
+written is a usage error at start, a write that fails at the end one line and a failed session.
 """
 
 from __future__ import annotations
@@ -72,14 +72,12 @@ def test_summary_json_follows_the_contract(inner, pytester: pytest.Pytester,
 
 def test_summary_json_relative_path_is_from_the_invocation_dir(inner, pytester) -> None:
     pytester.makepyfile(test_outputs_suite=SUITE)
-    missing = inner("--statesnap-json", "out/summary.json", *QUICK)
-    # A missing parent directory is not created: a line says so (see below), naming the
-    # path resolved against the directory pytest was started in.
-    expected = pytester.path / "out" / "summary.json"
-    assert any(f"cannot write {expected}" in line for line in missing.result.outlines)
-    pytester.mkdir("out")
-    inner("--statesnap-json", "out/summary.json", *QUICK)
-    assert json.loads((pytester.path / "out" / "summary.json").read_text())["format"] == 1
+    # Relative to the directory pytest was started in; a missing parent directory is
+    # created, as for the report (CI artifact folders).
+    run = inner("--statesnap-json", "out/summary.json", *QUICK)
+    written = pytester.path / "out" / "summary.json"
+    assert json.loads(written.read_text())["format"] == 1
+    assert f"summary: {written}" in run.section()
 
 
 def test_record_path_is_honoured(inner, pytester: pytest.Pytester, tmp_path: Path) -> None:
@@ -121,62 +119,104 @@ def test_default_record_without_the_cacheprovider(inner, pytester) -> None:
     assert latest.is_relative_to((pytester.path / ".pytest_cache" / "statesnap").resolve())
 
 
-def _cannot_write(inner, pytester: pytest.Pytester, target: Path, *extra: str) -> None:
+PASSING = """
+def test_one():
+    pass
+"""
+
+
+def _fails_at_the_end(inner, pytester: pytest.Pytester, target: Path, option: str,
+                      expected_ret: int) -> None:
+    """The path was fine at start; the write at the end fails: one line, a failed session."""
     plain = inner(statesnap=False)
     if target.is_dir():  # made by the plain run's suite: make way for the real one
         shutil.rmtree(target)
-    run = inner("--statesnap-json", str(target), *QUICK, *extra)
+    run = inner(option, str(target), *QUICK)
     assert run.comparable() == plain.comparable()
-    assert run.ret == plain.ret
-    lines = [line for line in run.result.outlines if f"cannot write {target}" in line]
-    assert len(lines) == 1, run.result.outlines
-    assert lines[0].startswith("statesnap: ")
+    assert run.ret == expected_ret
+    # pytest's summary line is the plain run's: only the exit code says the file is missing.
+    assert run.result.outlines[-1].split(" in ")[0] == plain.result.outlines[-1].split(" in ")[0]
+    lines = [line for line in run.result.outlines if str(target) in line]
+    assert lines == [f"statesnap: cannot write {target}: Is a directory"], run.result.outlines
     assert "Traceback" not in run.result.stdout.str()
-    assert not target.exists() or target.is_dir()
-    parent = target.parent
-    if parent.is_dir():
-        assert not [p for p in parent.iterdir() if p.name.startswith(f".{target.name}.tmp")]
+    assert target.is_dir()
+    assert [p.name for p in target.parent.iterdir()] == [target.name]  # no partial file
 
 
-def test_summary_into_a_missing_directory(inner, pytester, tmp_path: Path) -> None:
+def _occupier(target: Path) -> str:
+    # The suite itself puts a directory where the output should go, after the start check.
+    return f'''
+
+def test_occupies_the_output_path():
+    import os
+    os.makedirs({str(target)!r} + "/inside")
+'''
+
+
+def test_summary_write_failing_at_the_end_fails_a_failing_run_as_it_was(
+        inner, pytester, tmp_path: Path) -> None:
+    target = tmp_path / "out" / "summary.json"
+    target.parent.mkdir()
+    pytester.makepyfile(test_outputs_suite=SUITE + _occupier(target))
+    _fails_at_the_end(inner, pytester, target, "--statesnap-json", 1)
+
+
+@pytest.mark.parametrize("option", ["--statesnap-json", "--report"])
+def test_output_write_failing_at_the_end_fails_a_passing_run(
+        inner, pytester, tmp_path: Path, option: str) -> None:
+    target = tmp_path / "out" / "artifact"
+    target.parent.mkdir()
+    pytester.makepyfile(test_outputs_suite=PASSING + _occupier(target))
+    _fails_at_the_end(inner, pytester, target, option, pytest.ExitCode.INTERNAL_ERROR)
+
+
+def test_missing_output_directories_are_created(inner, pytester, tmp_path: Path) -> None:
     pytester.makepyfile(test_outputs_suite=SUITE)
-    target = tmp_path / "no" / "such" / "dir" / "summary.json"
-    _cannot_write(inner, pytester, target)
-    assert not (tmp_path / "no").exists()
+    summary = tmp_path / "no" / "such" / "summary.json"
+    report = tmp_path / "ci" / "artifacts" / "pollution.html"
+    run = inner("--statesnap-json", str(summary), "--report", str(report), *QUICK)
+    assert run.ret == 1  # the suite's own failure
+    assert json.loads(summary.read_text())["format"] == 1
+    assert report.read_text().rstrip().endswith("</html>")
+    section = run.section()
+    assert f"summary: {summary}" in section and f"report: {report}" in section
+    # The start check leaves nothing behind.
+    assert sorted(p.name for p in summary.parent.iterdir()) == ["summary.json"]
 
 
-def test_summary_under_a_regular_file(inner, pytester, tmp_path: Path) -> None:
+def _usage_error(pytester: pytest.Pytester, option: str, target: Path | str,
+                 reason: str) -> None:
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "statesnap",
+                                           f"{option}={target}", *QUICK)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.strip()]
+    assert errors == [f"ERROR: {option} {target}: {reason}"], errors
+    out = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+    assert "passed" not in result.stdout.str()  # before the run, not after it
+
+
+@pytest.mark.parametrize("option", ["--statesnap-json", "--report", "--statesnap-record"])
+def test_unwritable_output_is_a_usage_error_at_start(pytester, tmp_path: Path,
+                                                     option: str) -> None:
     pytester.makepyfile(test_outputs_suite=SUITE)
+    _usage_error(pytester, option, "/proc/nope/out.file",
+                 "cannot write in /proc (No such file or directory)")
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory\n")
-    _cannot_write(inner, pytester, blocker / "summary.json")
+    _usage_error(pytester, option, blocker / "sub" / "out.file", f"{blocker} is not a directory")
     assert blocker.read_text() == "not a directory\n"
 
 
-def test_summary_write_failing_at_the_last_step_leaves_no_partial_file(
-        inner, pytester, tmp_path: Path) -> None:
-    """The temporary file is written, then the rename fails: it must be removed."""
-    target = tmp_path / "out" / "summary.json"
-    target.parent.mkdir()
-    # The suite itself puts a directory where the summary should go, after the option check.
-    pytester.makepyfile(test_outputs_suite=SUITE + f'''
-
-def test_occupies_the_summary_path():
-    os.makedirs({str(target)!r} + "/inside")
-''')
-    _cannot_write(inner, pytester, target)
-    assert sorted(p.name for p in target.parent.iterdir()) == ["summary.json"]
-    assert target.is_dir()
-
-
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
-def test_summary_into_a_read_only_directory(inner, pytester, tmp_path: Path) -> None:
+def test_output_in_a_read_only_directory_is_a_usage_error(pytester, tmp_path: Path) -> None:
     pytester.makepyfile(test_outputs_suite=SUITE)
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        _cannot_write(inner, pytester, locked / "summary.json")
+        _usage_error(pytester, "--report", locked / "x.html",
+                     f"cannot write in {locked} (Permission denied)")
     finally:
         locked.chmod(0o700)
 
@@ -200,7 +240,7 @@ def test_record_that_cannot_be_created_is_a_usage_error(inner, pytester,
                                            "--statesnap-record", str(target), *QUICK)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.errlines if line.strip()]
-    assert len(errors) == 1 and errors[0].startswith(f"ERROR: --statesnap-record {target}")
+    assert errors == [f"ERROR: --statesnap-record {target}: {blocker} is not a directory"]
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 

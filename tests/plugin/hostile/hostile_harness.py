@@ -78,6 +78,7 @@ class Pair:
     """One pollution: the run without statesnap and the run with it, and its outputs."""
 
     pollution: str
+    victim: bool
     plain: Run
     snap: Run
     outputs: dict[str, Path] = field(default_factory=dict)
@@ -131,9 +132,14 @@ def _finish(proc: subprocess.Popen[str], argv: Sequence[str], timeout: float) ->
     return Run(list(argv), proc.returncode, out, err)
 
 
-def run_pair(pollution: str, workdir: Path, *, timeout: float = 240) -> Pair:
-    """Both runs of one pollution, each in its own copy of the suite under ``workdir``."""
-    extra = POLLUTIONS[pollution]
+def run_pair(pollution: str, workdir: Path, *, victim: bool = True,
+             timeout: float = 240) -> Pair:
+    """Both runs of one pollution, each in its own copy of the suite under ``workdir``.
+
+    With ``victim`` the order-dependent failure is in the run (statesnap attributes and
+    replays it under the pollution); without, it is deselected and the run passes.
+    """
+    extra = (*POLLUTIONS[pollution], *(() if victim else ("-k", "not victim")))
     env = _env(pollution)
     base = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider"]
     plain_dir = workdir / "plain"
@@ -150,15 +156,17 @@ def run_pair(pollution: str, workdir: Path, *, timeout: float = 240) -> Pair:
                  "--statesnap-verify-budget=120", *extra]
     plain = _start(plain_argv, plain_dir, env)
     snap = _start(snap_argv, snap_dir, env)
-    return Pair(pollution, _finish(plain, plain_argv, timeout), _finish(snap, snap_argv, timeout),
-                outputs)
+    return Pair(pollution, victim, _finish(plain, plain_argv, timeout),
+                _finish(snap, snap_argv, timeout), outputs)
 
 
 def run_all(pollutions: Iterable[str], root: Path, *, workers: int = 2) -> list[Pair]:
-    """Every pollution's pair, ``workers`` pollutions at a time."""
-    names = list(pollutions)
+    """Every pollution's pair with the victim, then without, ``workers`` pairs at a time."""
+    cases = [(name, victim) for victim in (True, False) for name in pollutions]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda name: run_pair(name, root / name), names))
+        return list(pool.map(
+            lambda case: run_pair(case[0], root / f"{case[0]}-{case[1]}", victim=case[1]),
+            cases))
 
 
 def table(pairs: Sequence[Pair]) -> list[str]:
@@ -173,7 +181,7 @@ def table(pairs: Sequence[Pair]) -> list[str]:
             statuses = [str(f.get("status")) for f in pair.summary_json()["findings"]  # type: ignore[union-attr]
                         if isinstance(f, dict)]
             verdict = ", ".join(statuses) or "none"
-        cells = [f"`{pair.pollution}`",
+        cells = [f"`{pair.pollution}`" + ("" if pair.victim else " (no victim)"),
                  f"{pair.plain.returncode}: {pair.plain.summary}",
                  f"{pair.snap.returncode}: {pair.snap.summary}",
                  *("written" if written[name] else "not written" for name in ARTIFACTS),
@@ -190,7 +198,7 @@ def main(argv: Sequence[str]) -> int:
             print(line)
         for pair in pairs:
             if "Traceback" in pair.snap.output:
-                print(f"\n{pair.pollution}: traceback in the statesnap run:\n"
+                print(f"\n{pair.pollution} ({pair.victim=}): traceback in the statesnap run:\n"
                       + pair.snap.output[-3000:])
     return 0
 

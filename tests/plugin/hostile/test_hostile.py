@@ -1,0 +1,50 @@
+"""Nothing a test does to the process breaks statesnap (issue 12, section 2).
+
+Each pollution of ``suite/`` gets its own pair of real pytest processes, without and with
+``-p statesnap`` (record, summary JSON and report asked for).  With statesnap, pytest's exit
+code and final summary line are those of the plain run, all three files are written and
+complete, and nothing prints a traceback.  With the victim in the run, the session end
+attributes and replays its failure while the process is polluted, and proves it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hostile_harness import ARTIFACTS, POLLUTIONS, Pair, run_pair
+
+pytestmark = pytest.mark.slow
+
+
+def _check(pair: Pair) -> None:
+    context = f"--- plain:\n{pair.plain.output[-2000:]}\n--- statesnap:\n{pair.snap.output[-4000:]}"
+    assert pair.plain.summary is not None, context
+    assert (pair.snap.returncode, pair.snap.summary) == (pair.plain.returncode,
+                                                         pair.plain.summary), context
+    assert pair.written() == dict.fromkeys(ARTIFACTS, True), context
+    for text in ("Traceback", "INTERNALERROR", "was not written", "failed:"):
+        assert text not in pair.snap.output, context
+    assert "- statesnap -" in pair.snap.stdout, context
+
+
+@pytest.mark.parametrize("pollution", list(POLLUTIONS))
+def test_a_polluted_session_end_with_a_victim(pollution: str, tmp_path: Path) -> None:
+    pair = run_pair(pollution, tmp_path)
+    _check(pair)
+    assert pair.plain.returncode == 1 and pair.plain.summary == "1 failed, 2 passed"
+    findings = pair.summary_json()["findings"]
+    assert isinstance(findings, list)
+    [finding] = findings
+    assert finding["victim"].endswith("::test_victim_needs_no_flag")
+    assert finding["status"] == "verified", pair.snap.output[-4000:]
+    assert [p.split("::")[-1] for p in finding["polluters"]] == ["test_leaks_flag"]
+    assert finding["proven_keys"] == ["env:HOSTILE_FLAG"]
+
+
+@pytest.mark.parametrize("pollution", list(POLLUTIONS))
+def test_a_polluted_session_end_that_passes(pollution: str, tmp_path: Path) -> None:
+    pair = run_pair(pollution, tmp_path, victim=False)
+    _check(pair)
+    assert pair.plain.returncode == 0 and pair.plain.summary == "2 passed, 1 deselected"
+    assert pair.summary_json()["findings"] == []
