@@ -167,6 +167,7 @@ class StatesnapPlugin:
         if tr is not None:
             # After -q's progress ("..F   [100%]") pytest leaves the line open and does not
             # know it (ensure_newline only knows file names): start a line of our own.
+            tr.ensure_newline()
             if self.config.get_terminal_writer().width_of_current_line:
                 tr.write("\n")
             tr.write_line(text, yellow=True)
