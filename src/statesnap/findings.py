@@ -65,7 +65,7 @@ class Finding:
     setter: str | None = None
 
     def to_summary(self) -> dict[str, Any]:
-        """The ``findings`` entry of the summary JSON (DESIGN.md contract) plus extras."""
+        """The ``findings`` entry of the summary JSON (a contract other tools read) plus extras."""
         data = asdict(self)
         data["candidates"] = [asdict(c) for c in self.candidates]
         return data
