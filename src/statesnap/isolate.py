@@ -1,4 +1,4 @@
-"""Per-test process isolation: ``--statesnap-isolate[=fork|spawn]`` and ``statesnap_isolate``.
+"""Per-test process isolation: ``--statesnap-isolate[=auto|fork|spawn]`` and ``statesnap_isolate``.
 
 An isolated test runs in a fresh child process, so what it leaks dies with it.  This module
 finds the tests that ask for it and chooses how (fork when it is safe; a fresh interpreter
