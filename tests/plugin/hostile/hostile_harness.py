@@ -190,12 +190,35 @@ def table(pairs: Sequence[Pair]) -> list[str]:
     return lines
 
 
+HEADING = """# The hostile suite: statesnap under a polluted process
+
+Command: `.venv/bin/python tests/plugin/hostile/hostile_harness.py --out bench/results/hostile.md`
+
+`tests/plugin/hostile/suite/` with one pollution per run (left by its last test, so it is in
+force at the session end), each run twice: plain `pytest` and `pytest -p statesnap` with
+`--statesnap-record`, `--statesnap-json` and `--report`.  With the victim, the session end
+attributes and replays an order-dependent failure under the pollution; without (`-k "not
+victim"`), the run passes.  An output counts as written when it reads back complete (the
+record's footer, the JSON, the closing `</html>`).  `stdout` runs with `-s` and `warnings`
+with `-p no:warnings`: otherwise pytest itself puts them back after the test.
+"""
+
+
 def main(argv: Sequence[str]) -> int:
-    names = list(argv) or list(POLLUTIONS)
+    args = list(argv)
+    out: Path | None = None
+    if "--out" in args:
+        at = args.index("--out")
+        out = Path(args[at + 1])
+        del args[at:at + 2]
+    names = args or list(POLLUTIONS)
     with tempfile.TemporaryDirectory(prefix="statesnap-hostile-") as tmp:
         pairs = run_all(names, Path(tmp), workers=int(os.environ.get("HOSTILE_WORKERS", "2")))
-        for line in table(pairs):
+        rows = table(pairs)
+        for line in rows:
             print(line)
+        if out is not None:
+            out.write_text(HEADING + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
         for pair in pairs:
             if "Traceback" in pair.snap.output:
                 print(f"\n{pair.pollution} ({pair.victim=}): traceback in the statesnap run:\n"
