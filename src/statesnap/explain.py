@@ -7,10 +7,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from statesnap.findings import Finding
+from statesnap.findings import NOT_ORDER_DEPENDENT, UNEXPLAINED, Finding
 from statesnap.fsinfo import resolution_parts
 from statesnap.repro import repro_command
 from statesnap.terminal import short
+
+#: Statuses no replay tied to a change: they show no ``state:`` line.
+NO_STATE = (NOT_ORDER_DEPENDENT, UNEXPLAINED)
+#: How many earlier changes a not-order-dependent finding lists (the rest: the JSON).
+MAX_NOT_CAUSES = 3
 
 _STATUS_WORDS = {
     "verified": "VERIFIED",
@@ -31,12 +36,18 @@ def format_finding(f: Finding) -> list[str]:
         lines.append(f"    polluted by: {who}")
     if f.setter:
         lines.append(f"    relies on state set by: {f.setter}")
-    if f.probe and f.key:
+    if f.probe and f.key and f.status not in NO_STATE:
         proven = " (restoring it makes the victim pass)" if f.hint_proven else ""
         lines.append(f"    state: {f.probe}:{f.key}: {short(f.before)} → {short(f.after)}{proven}")
         others = [k for k in f.proven_keys if k != f"{f.probe}:{f.key}"]
         if others:
             lines.append(f"    restoring also heals it: {', '.join(others)}")
+    for lo in f.leftovers:
+        lines.append(f"    left on disk by an earlier run: {lo.get('path')} "
+                     f"(written by {lo.get('writer')})")
+    if f.status == NOT_ORDER_DEPENDENT:
+        for c in f.candidates[:MAX_NOT_CAUSES]:
+            lines.append(f"    earlier change, not the cause: {c.probe}:{c.key} by {c.nodeid}")
     if f.exc_type:
         msg = f": {short(f.message, 80)}" if f.message else ""
         lines.append(f"    failure: {f.exc_type}{msg}")
@@ -109,7 +120,7 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any]) -> str:
         if f.exc_type:
             msg = f": {_code(short(f.message, 200))}" if f.message else ""
             out.append(f"- **failure**: {_code(f.exc_type)}{msg}")
-        if f.probe and f.key:
+        if f.probe and f.key and f.status not in NO_STATE:
             proven = " (proven: restoring it makes the victim pass)" if f.hint_proven else ""
             out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {_code(short(f.before))}"
                        f" → {_code(short(f.after))}{proven}")

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from statesnap.signature import Signature
+
 VERIFIED = "verified"
 SUSPECTED = "suspected"
 NOT_ORDER_DEPENDENT = "not-order-dependent"
@@ -63,6 +65,21 @@ class Finding:
     note: str | None = None
     #: For ``brittle`` findings: the test that set the state up.
     setter: str | None = None
+    #: The run's failing frame (``file:line``): with ``exc_type``, the failure's signature.
+    where: str | None = None
+    #: The signature of the victim's failure when replayed alone, where it failed alone
+    #: *differently* (another type or frame): it still depends on the order.
+    alone_failure: str | None = None
+    #: Files earlier runs left on disk that the victim fails with, each with the test that
+    #: wrote it and that run's record (``{"path", "writer", "record"}``).
+    leftovers: list[dict[str, str]] = field(default_factory=list)
+    #: For each cleaner: the command with it between polluter(s) and victim, in which a
+    #: replay saw the victim pass (a cleaner is named only with that proof).
+    cleaner_proofs: dict[str, str] = field(default_factory=dict)
+
+    def signature(self) -> Signature:
+        """The failure's signature in the recorded run."""
+        return Signature(self.exc_type, self.where)
 
     def to_summary(self) -> dict[str, Any]:
         """The ``findings`` entry of the summary JSON (a contract other tools read) plus extras."""

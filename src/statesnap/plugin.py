@@ -29,6 +29,7 @@ from statesnap.record import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.recordpath import default_record_path, mark_latest
 from statesnap.redact import Redactor, report_secrets_to_parent
 from statesnap.replayargs import replay_args
+from statesnap.signature import failing_frame
 from statesnap.snapshot import Snapshot, Snapshotter, cost_table
 from statesnap.tracker import Label, TestTracker
 
@@ -513,7 +514,7 @@ class StatesnapPlugin:
                 pass
         report = yield
         try:
-            self._note_report(report, call)
+            self._note_report(report, call, item)
         except Exception:  # bookkeeping must never change a test's outcome
             pass
         if self.report_sink is not None:
@@ -530,7 +531,8 @@ class StatesnapPlugin:
         """Note one phase's outcome of a report this process made without running it."""
         self._phases[when] = outcome
 
-    def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+    def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None],
+                     item: pytest.Item | None = None) -> None:
         when = report.when or "call"
         outcome: str = report.outcome
         if hasattr(report, "wasxfail"):
@@ -553,6 +555,13 @@ class StatesnapPlugin:
                 "message": self._scrub(message),
                 "text": self._scrub(text[-FAILURE_TEXT_LIMIT:]),
             }
+            if excinfo is not None and item is not None:
+                # With the type, the failure's signature (statesnap.signature): a replay
+                # that fails elsewhere in the test fails differently.
+                where = failing_frame(excinfo.traceback, getattr(item, "path", None),
+                                      item.config.rootpath)
+                if where is not None:
+                    self._failure["where"] = where
 
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""

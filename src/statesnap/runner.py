@@ -32,6 +32,7 @@ from statesnap.redact import PREFIX as REDACTED
 from statesnap.redact import SECRET_FD_ENV, Redactor
 from statesnap.replaylog import LogPump, SecretPipe
 from statesnap.repro import replay_base_args, repro_command
+from statesnap.signature import CRASH, Signature
 
 #: Variables that describe the parent pytest process, never a child's.
 _PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
@@ -71,6 +72,12 @@ class ReplayResult:
             return "crash"
         f = self.failures.get(nodeid)
         return None if f is None else f.get("exc_type")
+
+    def signature(self, nodeid: str) -> Signature:
+        """The failure signature of ``nodeid`` in this replay (statesnap.signature)."""
+        if self.outcomes.get(nodeid) == "crashed":
+            return Signature(CRASH)
+        return Signature.of(self.failures.get(nodeid))
 
 
 def test_files(order: Sequence[str], rootdir: Path) -> list[str]:
@@ -124,6 +131,8 @@ class Runner:
         self.extra_args = list(extra_args)
         self.stage = (FileStage.from_record(record, stash_root=self.logs_dir / "stage")
                       if stage_files else None)
+        #: Files set aside around each replay besides the stage (leftovers of earlier runs).
+        self.aside: FileStage | None = None
         self.processes = 0
         self.executions = 0
         self._cache_dir: Path | None = None
@@ -140,6 +149,31 @@ class Runner:
         chosen = [name for name in dict.fromkeys(wanted) if name in ok]
         # Some probe must run for the child to write its record; env is the cheapest.
         self.probes = chosen or ["env"]
+
+    def set_aside(self, paths: Sequence[Path]) -> None:
+        """Move these files aside around each following replay (and put them back after);
+        an empty list ends it.  Their stash has a folder of its own, so that recovering it
+        never touches the stage's."""
+        self.aside = (FileStage(created=list(paths), stash_root=self.logs_dir / "aside")
+                      if paths else None)
+
+    def _enter_stages(self) -> None:
+        if self.stage is not None:
+            self.stage.enter()
+        if self.aside is not None:
+            try:
+                self.aside.enter()
+            except BaseException:
+                if self.stage is not None:
+                    self.stage.exit()
+                raise
+
+    def _exit_stages(self) -> None:
+        # The reverse order: a path in both is the aside's to put back first.
+        if self.aside is not None:
+            self.aside.exit()
+        if self.stage is not None:
+            self.stage.exit()
 
     def python(self) -> str:
         recorded = (self.header.get("python") or {}).get("executable")
@@ -238,15 +272,13 @@ class Runner:
                 log.write(f"# restore before the victim: {json.dumps(restore)}\n")
             log.write("\n")
             log.flush()
-            if self.stage is not None:
-                self.stage.enter()
+            self._enter_stages()
             secrets = SecretPipe()
             try:
                 proc = self.popen(cmd, subprocess.PIPE, secrets=secrets)
             except OSError as exc:
                 secrets.close()
-                if self.stage is not None:
-                    self.stage.exit()
+                self._exit_stages()
                 result.error = f"cannot start {cmd[0]}: {exc.strerror}"
                 log.write(f"# statesnap: {result.error}\n")
                 for path in (order_file, restore_file):
@@ -272,8 +304,7 @@ class Runner:
             finally:
                 pump.close()
                 proc.stdout.close()
-                if self.stage is not None:
-                    self.stage.exit()
+                self._exit_stages()
         result.duration = time.monotonic() - t0
         self._read_back(result)
         if result.error is not None and not result.outcomes:

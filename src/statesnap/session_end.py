@@ -32,8 +32,19 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
         # A replay child (running --statesnap-order) never verifies: no recursion.
         return findings
     from statesnap import verify
+    from statesnap.release import release
     from statesnap.runner import Runner
 
+    # What finished tests still hold in this process (a port, a lock, a child) would meet
+    # every replay started from here, and not one started after the session.
+    own = plugin.ctx.own_fds if plugin.ctx is not None else set()
+    try:
+        released = release(record, own)
+    except Exception as exc:  # never fail the run over it; the replays then say what they see
+        released = []
+        plugin._terminal_line(f"statesnap: could not let go of what tests leaked: {exc!r}")
+    for line in released:
+        plugin._terminal_line(f"statesnap: before replaying, let go of {line}")
     return verify.verify_findings(
         record,
         findings,

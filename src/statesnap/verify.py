@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from statesnap.attribution import Write, dirty_before, polluters_of
@@ -31,15 +31,20 @@ from statesnap.findings import (
 )
 from statesnap.hints import hint_for, restorable
 from statesnap.leaks import WIDE_SCOPES
+from statesnap.leftovers import Leftover
 from statesnap.minimize import ddmin
 from statesnap.record import Record, TestEntry
 from statesnap.repro import repro_command
 from statesnap.runner import ReplayResult, Runner
+from statesnap.signature import Signature
 
 Progress = Callable[[str], None]
 MAX_SINGLE_SUSPECTS = 5
 MAX_KEY_REPLAYS = 6
 MAX_CLEANER_REPLAYS = 3
+#: How candidates that are not the cause are labelled.
+NOT_THE_CAUSE = "not the cause: the victim fails alone in a fresh process"
+NOT_REPRODUCED = "not shown to be the cause: replays did not reproduce the failure"
 
 
 class BudgetSpent(Exception):
@@ -75,6 +80,8 @@ class Verdict:
     exc_type: str | None
     #: Whether the victim ran at all (an earlier test may have crashed the replay).
     ran: bool = True
+    #: How it failed (unknown: the repeats disagreed, or it passed).
+    signature: Signature = field(default_factory=lambda: Signature(None))
 
 
 class Verifier:
@@ -118,8 +125,11 @@ class Verifier:
                 f"{_order_words(order)}: the victim failed in {sum(fails)} of "
                 f"{len(fails)} repeats")
         types = {a.exc_type(victim) for a in answers if a.failed(victim)}
+        signatures = {a.signature(victim) for a in answers if a.failed(victim)}
         return Verdict(failed=fails[0], exc_type=next(iter(types)) if len(types) == 1 else None,
-                       ran=all(victim in a.outcomes for a in answers))
+                       ran=all(victim in a.outcomes for a in answers),
+                       signature=(next(iter(signatures)) if len(signatures) == 1
+                                  else Signature(None)))
 
     def _link(self, log: Path) -> str:
         """A log's path relative to the record's folder where it lies under it."""
@@ -131,11 +141,8 @@ class Verifier:
 
     @staticmethod
     def _same_failure(verdict: Verdict, finding: Finding) -> bool:
-        if not verdict.failed:
-            return False
-        if finding.exc_type in (None, "crash") or verdict.exc_type is None:
-            return True
-        return verdict.exc_type == finding.exc_type
+        """The victim failed in the replay as it failed in the run (statesnap.signature)."""
+        return verdict.failed and verdict.signature.same_as(finding.signature())
 
     # -- the whole procedure for one finding ------------------------------------------------
     def verify(self, finding: Finding) -> Finding:
@@ -174,6 +181,10 @@ class Verifier:
 
     def _verify(self, finding: Finding, victim: TestEntry) -> None:
         vid = victim.nodeid
+        # Only a replay names a cleaner (find_cleaners/_prove_cleaners), and only a replay
+        # names a leftover file.
+        finding.cleaners, finding.cleaner_proofs, finding.leftovers = [], {}, []
+        finding.alone_failure = None
         self.runner.select_probes([c.probe for c in finding.candidates])
         self.progress(f"statesnap: replaying {vid} alone")
         alone = self.replay([vid], vid, finding, "alone")
@@ -181,12 +192,14 @@ class Verifier:
             log = self.record.path.parent / finding.logs[-1] if finding.logs else None
             raise ReplayError(f"{vid} did not run when replayed alone", log)
         if alone.failed:
-            finding.status = NOT_ORDER_DEPENDENT
-            finding.polluters = []
-            finding.hint = None
-            finding.note = "fails alone in a fresh process: a genuine failure, not pollution"
-            finding.repro = repro_command(self.record.header, [vid])
-            return
+            if self._same_failure(alone, finding):
+                if self._leftover_polluters(finding, victim):
+                    return
+                self._not_order_dependent(finding, vid)
+                return
+            # It fails alone, but not as it failed in the run: the order still matters
+            # (it needs state an earlier test sets up, and/or an earlier test broke it).
+            finding.alone_failure = alone.signature.text()
         suspects = polluters_of(finding.candidates)[:MAX_SINGLE_SUSPECTS]
         for nodeid in suspects:
             self.progress(f"statesnap: replaying {nodeid} → {vid}")
@@ -197,11 +210,92 @@ class Verifier:
                   and t.worker == victim.worker]
         polluters = self._minimise(finding, victim, prefix, suspects)
         if polluters is None:
-            finding.status = UNEXPLAINED
-            finding.note = ("the victim passed when the recorded order was replayed: "
-                            "the failure depends on something outside the suite's order")
+            self._unexplained(finding)
             return
         self._proven(finding, polluters, victim)
+
+    def _not_order_dependent(self, finding: Finding, vid: str) -> None:
+        """It fails alone, the same way: no polluter, no state to blame.
+
+        The changes that happened before it stay among the candidates, labelled as not the
+        cause; the finding itself names no key (no ``state:`` line)."""
+        finding.status = NOT_ORDER_DEPENDENT
+        finding.polluters = []
+        _drop_state(finding, NOT_THE_CAUSE)
+        finding.note = "fails alone in a fresh process: a genuine failure, not pollution"
+        finding.repro = repro_command(self.record.header, [vid])
+
+    def _unexplained(self, finding: Finding) -> None:
+        """The recorded order did not reproduce the failure: no polluter, no key, and no
+        command that reproduces it."""
+        finding.status = UNEXPLAINED
+        finding.polluters = []
+        _drop_state(finding, NOT_REPRODUCED)
+        finding.repro = ""
+        if finding.alone_failure:
+            finding.note = (f"it depends on the order: alone it fails differently "
+                            f"({finding.alone_failure}; in the run: "
+                            f"{finding.signature().text()}), but the recorded order did not "
+                            "reproduce the run's failure")
+        else:
+            finding.note = ("the victim passed when the recorded order was replayed: "
+                            "the failure depends on something outside the suite's order")
+
+    def _leftover_polluters(self, finding: Finding, victim: TestEntry) -> bool:
+        """A victim that fails alone because an earlier run left a file: find the file(s),
+        prove it against the test(s) that wrote them; True when that settled the finding."""
+        from statesnap.leftovers import find_leftovers
+
+        found = find_leftovers(self.record)
+        if not found:
+            return False
+        vid = victim.nodeid
+        paths = [lo.path for lo in found]
+
+        def fails_with(present: Sequence[Leftover]) -> bool:
+            keep = {lo.path for lo in present}
+            self.runner.set_aside([p for p in paths if p not in keep])
+            return self._same_failure(self.replay([vid], vid, finding, "leftover"), finding)
+
+        self.progress(f"statesnap: replaying {vid} alone, {len(found)} file(s) earlier "
+                      "runs left set aside")
+        try:
+            if fails_with([]):
+                return False  # it fails without them too: they are not why
+            culprits = ddmin(found, fails_with, known_failing=True) if len(found) > 1 else found
+            writers = list(dict.fromkeys(lo.writer for lo in culprits))
+            # Verified against the writer(s): with every leftover aside, the writer(s) then
+            # the victim must fail it again.
+            self.runner.set_aside(paths)
+            self.progress(f"statesnap: replaying {' + '.join(writers)} → {vid}")
+            proof = self.replay([*writers, vid], vid, finding, "leftover-pair")
+        finally:
+            self.runner.set_aside([])
+        finding.leftovers = [lo.to_json() for lo in culprits]
+        files = ", ".join(lo.key for lo in culprits)
+        origin = "; ".join(f"{lo.key} by {lo.writer} (record {lo.record.name})"
+                           for lo in culprits)
+        if not self._same_failure(proof, finding):
+            finding.status = UNEXPLAINED
+            finding.polluters = []
+            _drop_state(finding, NOT_REPRODUCED)
+            finding.repro = ""
+            finding.note = (f"fails alone only because earlier runs left {files} on disk "
+                            f"({origin}), but the test(s) that wrote it did not break it "
+                            "again in a replay")
+            return True
+        top = culprits[0]
+        finding.status = VERIFIED
+        finding.polluters = writers
+        finding.probe, finding.key = "files", top.key
+        finding.before, finding.after = None, top.fingerprint
+        finding.hint = hint_for("files", top.key, "added")
+        finding.hint_proven = True  # setting the file aside made the victim pass alone
+        finding.proven_keys = [f"files:{lo.key}" for lo in culprits]
+        finding.repro = repro_command(self.record.header, [*writers, vid])
+        finding.note = (f"an earlier run left {files} on disk ({origin}); with it set aside "
+                        "the victim passes alone: delete it, and make its test remove it")
+        return True
 
     def _minimise(self, finding: Finding, victim: TestEntry, prefix: list[str],
                   suspects: list[str]) -> list[str] | None:
@@ -237,8 +331,10 @@ class Verifier:
         else:
             finding.probe = finding.key = finding.before = finding.after = None
             finding.hint = None
+            finding.hint_proven, finding.proven_keys = False, []
             finding.note = ("no recorded state change of the polluter(s) explains it: the "
                             "state it relies on is outside what statesnap's probes see")
+            self._note_brittle(finding)
             return
         self._prove_keys(finding, polluters, victim, writes)
         if finding.probe and finding.key:
@@ -248,6 +344,14 @@ class Verifier:
             w = writes.get((finding.probe, finding.key))
             if w is not None:
                 finding.note = _fixture_note(w) or finding.note
+        self._note_brittle(finding)
+
+    def _note_brittle(self, finding: Finding) -> None:
+        if finding.alone_failure:
+            extra = (f"alone it fails too, but differently ({finding.alone_failure}; in the "
+                     f"run: {finding.signature().text()}): it also relies on state an earlier "
+                     "test sets up (brittle)")
+            finding.note = f"{finding.note}; {extra}" if finding.note else extra
 
     def _prove_keys(self, finding: Finding, polluters: list[str], victim: TestEntry,
                     writes: dict[tuple[str, str], Write]) -> None:
@@ -290,23 +394,28 @@ class Verifier:
                 finding.before, finding.after = cand.before, cand.after
             finding.hint_proven = True
 
-    def find_cleaners(self, finding: Finding) -> None:
-        """Tests of the suite that put the victim's key back: they show how to fix it.
+    def find_cleaners(self, finding: Finding, everywhere: bool = False) -> None:
+        """Tests that put the victim's key back: they show how to fix it.
 
-        A candidate is any recorded test whose change set the key to its baseline value;
-        it is a cleaner when ``[polluter(s), it, victim]`` lets the victim pass.
+        A candidate is a test the run saw put the key back before the victim, and with
+        ``everywhere`` any recorded test whose change set the key to its baseline value.  It
+        is named a cleaner only when a replay of ``[polluter(s), it, victim]`` lets the
+        victim pass, with that command kept as its proof.
         """
+        finding.cleaners, finding.cleaner_proofs = [], {}
         if finding.status != VERIFIED or not finding.probe or not finding.key:
             return
         ref = (finding.probe, finding.key)
+        victim = self.record.test_by_id(finding.victim)
         found: list[str] = []
-        for t in self.tests:
-            if t.nodeid in finding.polluters or t.nodeid == finding.victim:
-                continue
-            if any((ch.probe, ch.key) == ref and ch.after == finding.before
-                   for ch in t.changes):
-                found.append(t.nodeid)
-        proven: list[str] = []
+        if victim is not None:
+            found += dirty_before(self.tests, victim).cleaners.get(ref, [])
+        if everywhere:
+            found += [t.nodeid for t in self.tests
+                      if any((ch.probe, ch.key) == ref and ch.after == finding.before
+                             for ch in t.changes)]
+        found = [n for n in dict.fromkeys(found)
+                 if n not in finding.polluters and n != finding.victim]
         for nodeid in found[:MAX_CLEANER_REPLAYS]:
             self.progress(f"statesnap: does {nodeid} clean up after {finding.polluters[0]}?")
             order = [*finding.polluters, nodeid, finding.victim]
@@ -314,9 +423,20 @@ class Verifier:
                 v = self.replay(order, finding.victim, finding, "cleaner")
             except (BudgetSpent, ReplayError, ReplayTimeout, NotDeterministic):
                 break
-            if not v.failed:
-                proven.append(nodeid)
-        finding.cleaners = proven
+            if v.ran and not v.failed:
+                finding.cleaners.append(nodeid)
+                finding.cleaner_proofs[nodeid] = repro_command(self.record.header, order)
+
+
+def _drop_state(finding: Finding, label: str) -> None:
+    """No key, value, fix or cleaner for a finding no replay tied to a change; the
+    candidates keep the changes that happened before it, labelled with ``label``."""
+    finding.probe = finding.key = finding.before = finding.after = None
+    finding.hint, finding.hint_proven, finding.proven_keys = None, False, []
+    finding.cleaners, finding.cleaner_proofs = [], {}
+    for c in finding.candidates:
+        if label not in c.reasons:
+            c.reasons.append(label)
 
 
 def _order_words(order: Sequence[str]) -> str:
@@ -350,8 +470,7 @@ def verify_findings(
     try:
         for finding in findings:
             verifier.verify(finding)
-            if find_cleaners:
-                verifier.find_cleaners(finding)
+            verifier.find_cleaners(finding, everywhere=find_cleaners)
     finally:
         runner.close()
     return findings
