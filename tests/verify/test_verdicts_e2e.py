@@ -13,8 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suite_runs import child_env, run_suite, statesnap_cli, write_suite
 from verdict_runs import assert_repros_fail, blocks
+
+from suite_runs import child_env, run_suite, statesnap_cli, write_suite
 
 
 def _free_port() -> int:
@@ -172,11 +173,11 @@ def test_a_port_held_by_the_session_does_not_make_a_genuine_failure(tmp_path: Pa
     # The same verdict from a process that never held the port.
     cli = statesnap_cli("explain", str(run.record_path), "--verify", "--json", cwd=root,
                         env=env)
-    after = [g for g in json.loads(cli.stdout)["findings"]
+    after = [g for g in json.loads(cli.stdout)
              if g["victim"].endswith("test_5_binds_the_port")]
     assert [(g["status"], g["polluters"], g["probe"], g["key"]) for g in after] == [
         (f["status"], f["polluters"], f["probe"], f["key"])], cli.stdout[-3000:]
-    assert assert_repros_fail(run.output, root) == 1
+    assert assert_repros_fail(run.output, root, env) == 1
 
 
 def test_a_child_process_holding_a_port_is_ended_before_replays(tmp_path: Path) -> None:
@@ -212,7 +213,7 @@ def test_a_child_process_holding_a_port_is_ended_before_replays(tmp_path: Path) 
     assert f["status"] == "verified", run.output[-4000:]
     assert f["polluters"] == ["test_child.py::test_1_starts_server_process"]
     assert "before replaying, let go of child process" in run.output
-    assert assert_repros_fail(run.output, root) == 1
+    assert assert_repros_fail(run.output, root, env) == 1
 
 
 def test_restore_mode_does_not_blame_a_key_it_put_back(tmp_path: Path) -> None:
@@ -234,7 +235,7 @@ def test_restore_mode_does_not_blame_a_key_it_put_back(tmp_path: Path) -> None:
     assert "polluted by" not in run.output
     # And the replays agree: it fails alone (it needs the state, which restore mode removed).
     cli = statesnap_cli("explain", str(run.record_path), "--verify", "--json", cwd=root)
-    (g,) = json.loads(cli.stdout)["findings"]
+    (g,) = json.loads(cli.stdout)
     assert g["status"] == "not-order-dependent", cli.stdout[-2000:]
 
 
@@ -259,6 +260,7 @@ def test_unexplained_prints_no_reproduction(tmp_path: Path) -> None:
     assert f["status"] == "unexplained", run.output[-3000:]
     assert (f["polluters"], f["probe"], f["repro"]) == ([], None, "")
     assert "outside the suite's order" in f["note"]
+    assert assert_repros_fail(run.output, root) == 0
     block = "\n".join(blocks(run.output)["test_once.py::test_b_fails_the_first_time"])
     assert "reproduce:" not in block and "state:" not in block and "polluted by" not in block
     # alone, the pair, then the whole prefix: no ddmin after a prefix that passed
@@ -268,7 +270,9 @@ def test_unexplained_prints_no_reproduction(tmp_path: Path) -> None:
 
 def test_minimising_the_whole_prefix_when_no_recorded_change_explains_it(
         tmp_path: Path) -> None:
+    # Only the env probe: the gates are state no probe of this run sees.
     root = write_suite(tmp_path / "suite", {
+        "pytest.ini": "[pytest]\nstatesnap_probes = env\n",
         "zoo_state.py": "GATES = []\n",
         "test_gates.py": '''
             import os
@@ -293,8 +297,7 @@ def test_minimising_the_whole_prefix_when_no_recorded_change_explains_it(
                 assert len(zoo_state.GATES) < 2
             ''',
     })
-    # Only the env probe: the gates are state no probe of this run sees.
-    run = run_suite(root, tmp_path / "out", "--statesnap-probes=env")
+    run = run_suite(root, tmp_path / "out")
     f = run.finding("test_6_needs_gates_closed")
     assert f["status"] == "verified", run.output[-3000:]
     assert f["polluters"] == ["test_gates.py::test_2_opens_gate",
@@ -333,9 +336,12 @@ def test_a_victim_that_does_not_run_alone_says_so(tmp_path: Path) -> None:
     run = run_suite(root, tmp_path / "out")
     f = run.finding("test_victim")
     assert f["status"] == "suspected", run.output[-3000:]
-    assert "did not run when replayed alone" in f["note"]
+    # Collected alone, its module cannot import: the victim's id does not exist there.
+    assert f["note"].startswith("a replay could not run: "), f["note"]
+    assert "no longer exist: test_b_victim.py::test_victim" in f["note"]
     assert len(f["logs"]) == 1  # nothing was replayed after it
     cli = statesnap_cli("explain", str(run.record_path), "--verify", cwd=root)
     assert cli.returncode == 2, cli.stdout + cli.stderr
-    assert "did not run when replayed alone" in cli.stderr
+    assert "no longer exist: test_b_victim.py::test_victim" in cli.stderr
+    assert len([ln for ln in cli.stderr.splitlines() if "error:" in ln]) == 1
     assert "Traceback" not in cli.stderr

@@ -8,6 +8,7 @@ each ``reproduce:`` command in a shell without statesnap, where it must fail the
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from suite_runs import run_shell
@@ -42,7 +43,7 @@ def repro_lines(output: str) -> dict[str, str]:
     return found
 
 
-def assert_repros_fail(output: str, root: Path) -> int:
+def assert_repros_fail(output: str, root: Path, env: Mapping[str, str] | None = None) -> int:
     """Run every printed reproduction under plain pytest: each must fail its victim.
 
     Returns how many were run (callers assert the number they expect, so that a finding
@@ -50,7 +51,7 @@ def assert_repros_fail(output: str, root: Path) -> int:
     commands = repro_lines(output)
     for victim, command in commands.items():
         assert "statesnap" not in command, command
-        proc = run_shell(command, cwd=root)
+        proc = run_shell(command, cwd=root, env=env)
         assert f"FAILED {victim}" in proc.stdout or f"ERROR {victim}" in proc.stdout, (
             command, proc.stdout[-2000:], proc.stderr[-2000:])
     return len(commands)
