@@ -1,0 +1,167 @@
+"""Letting go of what finished tests leaked, in this very process: real sockets, locks, children.
+
+Each test leaks for real (a listening socket, a ``flock``, a child process), describes the leak
+in a record as the probes would, and checks that :func:`statesnap.release.release` lets go of
+exactly that and of nothing else.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from statesnap.probes.fds import socket_text
+from statesnap.record import Record, RecordWriter, read_record
+from statesnap.release import held_leaks, release
+
+
+def leak_record(path: Path, changes: list[dict[str, Any]], pid: int | None = None) -> Record:
+    """A record whose one test added ``changes`` (fds/children) and left them."""
+    w = RecordWriter(path)
+    w.write({"type": "header", "format": 1, "worker": "main", "rootdir": str(path.parent),
+             "pid": os.getpid() if pid is None else pid})
+    w.write({"type": "collection", "changes": []})
+    w.write({"type": "start", "index": 0, "nodeid": "test_x.py::test_leaks"})
+    w.write({"type": "test", "index": 0, "nodeid": "test_x.py::test_leaks", "worker": "main",
+             "outcome": "passed", "phases": {"call": "passed"}, "duration": 0.0,
+             "changes": changes})
+    w.write({"type": "footer", "exitstatus": 0, "tests": 1})
+    w.close()
+    return read_record(path)
+
+
+def added(probe: str, key: str, after: Any) -> dict[str, Any]:
+    return {"probe": probe, "key": key, "change": "added", "before": None, "after": after}
+
+
+def can_bind(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for whoever adopted it counts as ended)."""
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+
+
+def listening() -> tuple[socket.socket, int]:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s, int(s.getsockname()[1])
+
+
+def test_a_leaked_listening_socket_frees_its_port(tmp_path: Path) -> None:
+    server, port = listening()
+    try:
+        fd = server.fileno()
+        text = socket_text(fd)
+        assert text == f"socket tcp 127.0.0.1:{port} LISTEN"
+        record = leak_record(tmp_path / "r.jsonl", [added("fds", str(fd), text)])
+        assert not can_bind(port)
+        lines = release(record, own_fds=set())
+        assert lines == [f"{text} (fd {fd}, left by test_x.py::test_leaks)"]
+        assert can_bind(port)
+        # The number still holds a socket (a placeholder), never a dangling descriptor.
+        placeholder = socket_text(fd)
+        assert placeholder is not None and placeholder.endswith(" LISTEN")
+        assert placeholder != text
+    finally:
+        server.close()  # closes the placeholder, harmlessly
+
+
+def test_what_is_not_the_tests_any_more_is_left_alone(tmp_path: Path) -> None:
+    server, port = listening()
+    other, other_port = listening()
+    try:
+        fd = server.fileno()
+        text = socket_text(fd)
+        # The record says another socket was under that number: not this one.
+        stale = leak_record(tmp_path / "a.jsonl",
+                            [added("fds", str(fd), f"socket tcp 127.0.0.1:{other_port} LISTEN")])
+        assert release(stale, own_fds=set()) == []
+        # statesnap's own descriptor, and another process's record: never touched.
+        mine = leak_record(tmp_path / "b.jsonl", [added("fds", str(fd), text)])
+        assert release(mine, own_fds={fd}) == []
+        theirs = leak_record(tmp_path / "c.jsonl", [added("fds", str(fd), text)],
+                             pid=os.getpid() + 1)
+        assert release(theirs, own_fds=set()) == []
+        assert not can_bind(port)
+    finally:
+        server.close()
+        other.close()
+
+
+def test_a_key_there_before_the_tests_or_closed_again_is_no_leak(tmp_path: Path) -> None:
+    record = leak_record(tmp_path / "r.jsonl", [
+        {"probe": "fds", "key": "9", "change": "changed", "before": "/a (r)", "after": "/b (r)"},
+        added("fds", "10", "/c (r)"),
+        {"probe": "fds", "key": "10", "change": "removed", "before": "/c (r)", "after": None},
+        added("fds", "11", "/d (w)"), added("env", "X", "1")])
+    assert [(h.probe, h.key) for h in held_leaks(record)] == [("fds", "11")]
+
+
+def test_a_leaked_lock_is_released_and_the_file_stays_open(tmp_path: Path) -> None:
+    path = tmp_path / "zoo.lock"
+    held = open(path, "w")  # noqa: SIM115 - the leak under test
+    try:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        probe = [sys.executable, "-c",
+                 "import fcntl, sys; f = open(sys.argv[1]); "
+                 "fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(path)]
+        assert subprocess.run(probe, capture_output=True).returncode != 0
+        record = leak_record(tmp_path / "r.jsonl",
+                             [added("fds", str(held.fileno()), f"{path} (w)")])
+        assert release(record, own_fds=set()) == [
+            f"locks on {path} (fd {held.fileno()}, left by test_x.py::test_leaks)"]
+        assert subprocess.run(probe, capture_output=True).returncode == 0
+        held.write("still open")
+        held.flush()
+        assert path.read_text() == "still open"
+    finally:
+        held.close()
+
+
+def test_a_leaked_child_and_its_own_child_are_ended(tmp_path: Path) -> None:
+    script = ("import subprocess, sys, time\n"
+              "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+              "print(g.pid, flush=True); time.sleep(600)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None
+        grandchild = int(child.stdout.readline())
+        bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        record = leak_record(tmp_path / "r.jsonl", [added(
+            "children", "python -c ...", {"pid": child.pid, "status": "running"})])
+        lines = release(record, own_fds=set())
+        assert lines == [f"child process python -c ... (pid {child.pid}, left by "
+                         "test_x.py::test_leaks)"]
+        assert child.wait(timeout=10) is not None  # ended, and still ours to reap
+        deadline = time.monotonic() + 10
+        while alive(grandchild) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(grandchild)
+        assert bystander.poll() is None  # not in the record: left running
+        bystander.kill()
+        bystander.wait()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
