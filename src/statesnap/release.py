@@ -105,8 +105,9 @@ def _release_fd(fd: int, h: Held) -> str | None:
     if target.startswith("socket:"):
         if socket_text(fd) != value:
             return None  # another socket under that number now: not the test's
-        if not (value.endswith(" LISTEN") or (value.startswith("socket udp")
-                                               and " -> " not in value)):
+        bound_udp = (value.startswith("socket udp") and " -> " not in value
+                     and not value.endswith((":0", "(unbound)")))
+        if not (value.endswith(" LISTEN") or bound_udp):
             return None  # a connection holds no address another process could want
         if not _replace_socket(fd):
             return None

@@ -100,6 +100,7 @@ class Verifier:
         self.progress = progress or (lambda _msg: None)
         self.raise_errors = raise_errors
         self.tests = sorted(record.tests, key=lambda t: t.index)
+        self._leftovers: list[Leftover] | None = None
 
     # -- one replay, repeated ---------------------------------------------------------------
     def replay(self, order: Sequence[str], victim: str, finding: Finding, label: str,
@@ -244,9 +245,13 @@ class Verifier:
     def _leftover_polluters(self, finding: Finding, victim: TestEntry) -> bool:
         """A victim that fails alone because an earlier run left a file: find the file(s),
         prove it against the test(s) that wrote them; True when that settled the finding."""
-        from statesnap.leftovers import find_leftovers
+        if self._leftovers is None:
+            from statesnap.leftovers import find_leftovers
 
-        found = find_leftovers(self.record)
+            # Read once per session: earlier records can be large, and many findings may
+            # fail alone.
+            self._leftovers = find_leftovers(self.record)
+        found = self._leftovers
         if not found:
             return False
         vid = victim.nodeid

@@ -165,3 +165,23 @@ def test_a_leaked_child_and_its_own_child_are_ended(tmp_path: Path) -> None:
             child.wait()
         if child.stdout is not None:
             child.stdout.close()
+
+
+def test_a_bound_udp_socket_is_let_go_of_but_not_an_unbound_one(tmp_path: Path) -> None:
+    bound = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    unbound = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        bound.bind(("127.0.0.1", 0))
+        port = int(bound.getsockname()[1])
+        texts = {s.fileno(): socket_text(s.fileno()) for s in (bound, unbound)}
+        assert texts[bound.fileno()] == f"socket udp 127.0.0.1:{port}"
+        record = leak_record(tmp_path / "r.jsonl",
+                             [added("fds", str(fd), text) for fd, text in texts.items()])
+        assert release(record, own_fds=set()) == [
+            f"socket udp 127.0.0.1:{port} (fd {bound.fileno()}, left by test_x.py::test_leaks)"]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as again:
+            again.bind(("127.0.0.1", port))
+        assert socket_text(unbound.fileno()) == texts[unbound.fileno()]
+    finally:
+        bound.close()
+        unbound.close()
