@@ -15,7 +15,8 @@ tests added and never removed) is touched, and only when it is still the same th
   object the test still holds closes that placeholder whenever it is collected (the number is
   never left dangling, and a leaked server thread waits on an idle socket, not a closed one);
 - a file: its ``flock`` and ``lockf`` locks are released; the file stays open (closing it
-  would lose what its buffer still holds);
+  would lose what its buffer still holds), and a Python file object writing to it is flushed,
+  as the process's exit would;
 - a child process still running: it and its descendants get SIGTERM, then SIGKILL after a
   grace period; it is never reaped (its ``Popen`` still can).
 
@@ -79,6 +80,7 @@ def release(record: Record, own_fds: Iterable[int]) -> list[str]:
     own = set(own_fds)
     done: list[str] = []
     children: list[Held] = []
+    writers: set[int] = set()
     for h in held_leaks(record):
         if h.probe == "children":
             children.append(h)
@@ -92,6 +94,12 @@ def release(record: Record, own_fds: Iterable[int]) -> list[str]:
         line = _release_fd(fd, h)
         if line:
             done.append(line)
+        if isinstance(h.value, str) and h.value.startswith("/") and (
+                h.value.endswith(("(w)", "(rw)", "(wa)", "(rwa)"))):
+            writers.add(fd)
+    flushed = flush_files(writers)
+    if flushed:
+        done.append(f"the buffered writes of {flushed} file(s) tests left open (flushed)")
     done += _end_children(children)
     return done
 
@@ -120,8 +128,34 @@ def _release_fd(fd: int, h: Held) -> str | None:
         with contextlib.suppress(OSError):
             fcntl.lockf(fd, fcntl.LOCK_UN)
             unlocked = True
-        return f"locks on {target} (fd {fd}, left by {h.test})" if unlocked else None
+        # Unlocking asks nothing of whether a lock was held: the line says "any".
+        return (f"any lock on {target} (fd {fd}, left by {h.test}; the file stays open)"
+                if unlocked else None)
     return None
+
+
+def flush_files(fds: set[int]) -> int:
+    """Flush Python file objects open on ``fds``: what they still buffer reaches the file
+    now, as it would when the process exits (a replay reads the file).  How many
+    descriptors had one."""
+    if not fds:
+        return 0
+    import gc
+    import io
+
+    flushed: set[int] = set()
+    for obj in gc.get_objects():
+        if not isinstance(obj, (io.BufferedWriter, io.BufferedRandom, io.TextIOWrapper)):
+            continue
+        try:
+            fd = obj.fileno()
+            if obj.closed or fd not in fds:
+                continue
+            obj.flush()  # a text wrapper flushes its buffer too; both are asked, harmlessly
+            flushed.add(fd)
+        except (OSError, ValueError):
+            continue
+    return len(flushed)
 
 
 def _replace_socket(fd: int) -> bool:

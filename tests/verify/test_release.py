@@ -127,8 +127,9 @@ def test_a_leaked_lock_is_released_and_the_file_stays_open(tmp_path: Path) -> No
         assert subprocess.run(probe, capture_output=True).returncode != 0
         record = leak_record(tmp_path / "r.jsonl",
                              [added("fds", str(held.fileno()), f"{path} (w)")])
-        assert release(record, own_fds=set()) == [
-            f"locks on {path} (fd {held.fileno()}, left by test_x.py::test_leaks)"]
+        assert release(record, own_fds=set())[0] == (
+            f"any lock on {path} (fd {held.fileno()}, left by test_x.py::test_leaks; the "
+            "file stays open)")
         assert subprocess.run(probe, capture_output=True).returncode == 0
         held.write("still open")
         held.flush()
@@ -185,3 +186,19 @@ def test_a_bound_udp_socket_is_let_go_of_but_not_an_unbound_one(tmp_path: Path) 
     finally:
         bound.close()
         unbound.close()
+
+
+def test_a_file_left_open_for_writing_is_flushed_not_closed(tmp_path: Path) -> None:
+    path = tmp_path / "export.csv"
+    out = open(path, "w", buffering=1 << 16)  # noqa: SIM115 - the leak under test
+    try:
+        out.write("a,b\n")
+        assert path.read_text() == ""  # still in the buffer
+        record = leak_record(tmp_path / "r.jsonl", [added("fds", str(out.fileno()), f"{path} (w)")])
+        lines = release(record, own_fds=set())
+        assert lines[1:] == ["the buffered writes of 1 file(s) tests left open (flushed)"]
+        assert path.read_text() == "a,b\n"
+        out.write("c,d\n")  # still the test's, still open
+    finally:
+        out.close()
+    assert path.read_text() == "a,b\nc,d\n"
