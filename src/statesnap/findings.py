@@ -19,6 +19,10 @@ NOT_DETERMINISTIC = "not-deterministic"
 LATENT = "latent"
 BRITTLE = "brittle"
 
+#: How candidates are labelled where no replay tied the failure to them.
+NOT_THE_CAUSE = "not the cause: the victim fails alone in a fresh process"
+NOT_REPRODUCED = "not shown to be the cause: replays did not reproduce the failure"
+
 STATUSES = (VERIFIED, SUSPECTED, NOT_ORDER_DEPENDENT, UNEXPLAINED, NOT_DETERMINISTIC, LATENT,
             BRITTLE)
 
@@ -76,6 +80,16 @@ class Finding:
     #: For each cleaner: the command with it between polluter(s) and victim, in which a
     #: replay saw the victim pass (a cleaner is named only with that proof).
     cleaner_proofs: dict[str, str] = field(default_factory=dict)
+
+    def drop_state(self, label: str) -> None:
+        """No key, value, fix or cleaner for a finding no replay tied to a change; the
+        candidates keep the changes that happened before it, labelled with ``label``."""
+        self.probe = self.key = self.before = self.after = None
+        self.hint, self.hint_proven, self.proven_keys = None, False, []
+        self.cleaners, self.cleaner_proofs = [], {}
+        for c in self.candidates:
+            if label not in c.reasons:
+                c.reasons.append(label)
 
     def signature(self) -> Signature:
         """The failure's signature in the recorded run."""

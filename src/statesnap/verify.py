@@ -25,6 +25,8 @@ from statesnap.attribution import Write, dirty_before, polluters_of
 from statesnap.findings import (
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
+    NOT_REPRODUCED,
+    NOT_THE_CAUSE,
     UNEXPLAINED,
     VERIFIED,
     Finding,
@@ -42,9 +44,6 @@ Progress = Callable[[str], None]
 MAX_SINGLE_SUSPECTS = 5
 MAX_KEY_REPLAYS = 6
 MAX_CLEANER_REPLAYS = 3
-#: How candidates that are not the cause are labelled.
-NOT_THE_CAUSE = "not the cause: the victim fails alone in a fresh process"
-NOT_REPRODUCED = "not shown to be the cause: replays did not reproduce the failure"
 
 
 class BudgetSpent(Exception):
@@ -141,7 +140,7 @@ class Verifier:
             return str(log)
 
     @staticmethod
-    def _same_failure(verdict: Verdict, finding: Finding) -> bool:
+    def same_failure(verdict: Verdict, finding: Finding) -> bool:
         """The victim failed in the replay as it failed in the run (statesnap.signature)."""
         return verdict.failed and verdict.signature.same_as(finding.signature())
 
@@ -193,7 +192,7 @@ class Verifier:
             log = self.record.path.parent / finding.logs[-1] if finding.logs else None
             raise ReplayError(f"{vid} did not run when replayed alone", log)
         if alone.failed:
-            if self._same_failure(alone, finding):
+            if self.same_failure(alone, finding):
                 if self._leftover_polluters(finding, victim):
                     return
                 self._not_order_dependent(finding, vid)
@@ -204,7 +203,7 @@ class Verifier:
         suspects = polluters_of(finding.candidates)[:MAX_SINGLE_SUSPECTS]
         for nodeid in suspects:
             self.progress(f"statesnap: replaying {nodeid} → {vid}")
-            if self._same_failure(self.replay([nodeid, vid], vid, finding, "pair"), finding):
+            if self.same_failure(self.replay([nodeid, vid], vid, finding, "pair"), finding):
                 self._proven(finding, [nodeid], victim)
                 return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
@@ -222,7 +221,7 @@ class Verifier:
         cause; the finding itself names no key (no ``state:`` line)."""
         finding.status = NOT_ORDER_DEPENDENT
         finding.polluters = []
-        _drop_state(finding, NOT_THE_CAUSE)
+        finding.drop_state(NOT_THE_CAUSE)
         finding.note = "fails alone in a fresh process: a genuine failure, not pollution"
         finding.repro = repro_command(self.record.header, [vid])
 
@@ -231,7 +230,7 @@ class Verifier:
         command that reproduces it."""
         finding.status = UNEXPLAINED
         finding.polluters = []
-        _drop_state(finding, NOT_REPRODUCED)
+        finding.drop_state(NOT_REPRODUCED)
         finding.repro = ""
         if finding.alone_failure:
             finding.note = (f"it depends on the order: alone it fails differently "
@@ -243,64 +242,18 @@ class Verifier:
                             "the failure depends on something outside the suite's order")
 
     def _leftover_polluters(self, finding: Finding, victim: TestEntry) -> bool:
-        """A victim that fails alone because an earlier run left a file: find the file(s),
-        prove it against the test(s) that wrote them; True when that settled the finding."""
+        """A victim that fails alone because an earlier run left a file (verify_leftovers)."""
         if self._leftovers is None:
             from statesnap.leftovers import find_leftovers
 
             # Read once per session: earlier records can be large, and many findings may
             # fail alone.
             self._leftovers = find_leftovers(self.record)
-        found = self._leftovers
-        if not found:
+        if not self._leftovers:
             return False
-        vid = victim.nodeid
-        paths = [lo.path for lo in found]
+        from statesnap.verify_leftovers import prove_leftovers
 
-        def fails_with(present: Sequence[Leftover]) -> bool:
-            keep = {lo.path for lo in present}
-            self.runner.set_aside([p for p in paths if p not in keep])
-            return self._same_failure(self.replay([vid], vid, finding, "leftover"), finding)
-
-        self.progress(f"statesnap: replaying {vid} alone, {len(found)} file(s) earlier "
-                      "runs left set aside")
-        try:
-            if fails_with([]):
-                return False  # it fails without them too: they are not why
-            culprits = ddmin(found, fails_with, known_failing=True) if len(found) > 1 else found
-            writers = list(dict.fromkeys(lo.writer for lo in culprits))
-            # Verified against the writer(s): with every leftover aside, the writer(s) then
-            # the victim must fail it again.
-            self.runner.set_aside(paths)
-            self.progress(f"statesnap: replaying {' + '.join(writers)} → {vid}")
-            proof = self.replay([*writers, vid], vid, finding, "leftover-pair")
-        finally:
-            self.runner.set_aside([])
-        finding.leftovers = [lo.to_json() for lo in culprits]
-        files = ", ".join(lo.key for lo in culprits)
-        origin = "; ".join(f"{lo.key} by {lo.writer} (record {lo.record.name})"
-                           for lo in culprits)
-        if not self._same_failure(proof, finding):
-            finding.status = UNEXPLAINED
-            finding.polluters = []
-            _drop_state(finding, NOT_REPRODUCED)
-            finding.repro = ""
-            finding.note = (f"fails alone only because earlier runs left {files} on disk "
-                            f"({origin}), but the test(s) that wrote it did not break it "
-                            "again in a replay")
-            return True
-        top = culprits[0]
-        finding.status = VERIFIED
-        finding.polluters = writers
-        finding.probe, finding.key = "files", top.key
-        finding.before, finding.after = None, top.fingerprint
-        finding.hint = hint_for("files", top.key, "added")
-        finding.hint_proven = True  # setting the file aside made the victim pass alone
-        finding.proven_keys = [f"files:{lo.key}" for lo in culprits]
-        finding.repro = repro_command(self.record.header, [*writers, vid])
-        finding.note = (f"an earlier run left {files} on disk ({origin}); with it set aside "
-                        "the victim passes alone: delete it, and make its test remove it")
-        return True
+        return prove_leftovers(self, finding, victim, self._leftovers)
 
     def _minimise(self, finding: Finding, victim: TestEntry, prefix: list[str],
                   suspects: list[str]) -> list[str] | None:
@@ -308,7 +261,7 @@ class Verifier:
 
         def fails(subset: Sequence[str]) -> bool:
             self.progress(f"statesnap: minimising {vid}: {len(subset)} earlier test(s)")
-            return self._same_failure(self.replay([*subset, vid], vid, finding, "ddmin"),
+            return self.same_failure(self.replay([*subset, vid], vid, finding, "ddmin"),
                                       finding)
 
         position = {n: i for i, n in enumerate(prefix)}
@@ -431,17 +384,6 @@ class Verifier:
             if v.ran and not v.failed:
                 finding.cleaners.append(nodeid)
                 finding.cleaner_proofs[nodeid] = repro_command(self.record.header, order)
-
-
-def _drop_state(finding: Finding, label: str) -> None:
-    """No key, value, fix or cleaner for a finding no replay tied to a change; the
-    candidates keep the changes that happened before it, labelled with ``label``."""
-    finding.probe = finding.key = finding.before = finding.after = None
-    finding.hint, finding.hint_proven, finding.proven_keys = None, False, []
-    finding.cleaners, finding.cleaner_proofs = [], {}
-    for c in finding.candidates:
-        if label not in c.reasons:
-            c.reasons.append(label)
 
 
 def _order_words(order: Sequence[str]) -> str:

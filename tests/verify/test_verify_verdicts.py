@@ -16,11 +16,19 @@ import pytest
 
 from statesnap.attribution import attribute
 from statesnap.explain import format_finding
-from statesnap.findings import NOT_ORDER_DEPENDENT, SUSPECTED, UNEXPLAINED, VERIFIED, Finding
+from statesnap.findings import (
+    NOT_ORDER_DEPENDENT,
+    NOT_REPRODUCED,
+    NOT_THE_CAUSE,
+    SUSPECTED,
+    UNEXPLAINED,
+    VERIFIED,
+    Finding,
+)
 from statesnap.record import Record, RecordWriter, read_record
 from statesnap.runner import ReplayResult, Runner
 from statesnap.signature import Signature, failing_frame
-from statesnap.verify import NOT_REPRODUCED, NOT_THE_CAUSE, ReplayError, Verifier
+from statesnap.verify import ReplayError, Verifier
 
 ROOT = "/src/zoo"
 #: How the victim fares after an order: None passes, a failure dict fails, ABSENT never ran.
