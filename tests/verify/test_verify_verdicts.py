@@ -376,3 +376,80 @@ def test_a_finding_cut_short_by_the_budget_keeps_no_cleaner(tmp_path: Path) -> N
     assert runner.asked == []
     assert f.note == "the verification budget was spent before this finding was proven"
     assert f.cleaners == []
+
+
+def _leftover_world(tmp_path: Path) -> tuple[Record, Path]:
+    """A project with two files an earlier run's tests left, and a record of the run now."""
+    root = tmp_path / "project"
+    runs = root / ".pytest_cache" / "statesnap" / "runs"
+    runs.mkdir(parents=True)
+    for name in ("cache.db", "notes.txt"):
+        (root / name).write_text("old")
+    fp = {"size": 3, "mtime_ns": 1}
+    w = RecordWriter(runs / "earlier.jsonl")
+    w.write({"type": "header", "format": 1, "worker": "main", "rootdir": str(root),
+             "started": 1.0})
+    for i, (name, key) in enumerate([("test_writes_cache", "cache.db"),
+                                     ("test_writes_notes", "notes.txt")]):
+        w.write({"type": "test", "index": i, "nodeid": nid(name), "worker": "main",
+                 "outcome": "passed", "phases": {"call": "passed"}, "duration": 0.0,
+                 "changes": [{"probe": "files", "key": key, "change": "added",
+                              "before": None, "after": fp}]})
+    w.write({"type": "footer", "exitstatus": 0, "tests": 2})
+    w.close()
+    record = record_of(runs / "now.jsonl", [("test_other", [])], "test_victim", failure())
+    record.header.update({"rootdir": str(root), "started": 2.0})
+    return record, root
+
+
+def test_a_file_an_earlier_run_left_is_found_and_proven_against_its_writer(
+        tmp_path: Path) -> None:
+    record, root = _leftover_world(tmp_path)
+    seen: list[set[str]] = []
+
+    def rule(order: list[str], restore: Mapping[str, Any] | None) -> Outcome:
+        aside = {p.name for p in runner.aside.created} if runner.aside else set()
+        seen.append(aside)
+        present = "cache.db" not in aside or nid("test_writes_cache") in order
+        return failure() if present else None
+
+    (f,) = attribute(record)
+    runner = RuleRunner(record, rule)
+    Verifier(record, runner, budget=60).verify(f)
+    assert f.status == VERIFIED
+    assert f.polluters == [nid("test_writes_cache")]
+    assert [lo["path"] for lo in f.leftovers] == ["cache.db"]
+    assert (f.probe, f.key, f.proven_keys) == ("files", "cache.db", ["files:cache.db"])
+    assert f.repro.endswith(f"{nid('test_writes_cache')} {nid('test_victim')}")
+    assert runner.asked[-1] == ("leftover-pair", [nid("test_writes_cache"), nid("test_victim")])
+    assert seen[0] == set() and seen[1] == {"cache.db", "notes.txt"}
+    assert seen[-1] == {"cache.db", "notes.txt"}  # the proof: every leftover aside
+    assert runner.aside is None  # nothing stays set aside after the finding
+    assert (root / "cache.db").read_text() == "old"
+
+
+def test_a_leftover_whose_writer_does_not_break_it_again_is_unexplained(
+        tmp_path: Path) -> None:
+    record, _ = _leftover_world(tmp_path)
+
+    def rule(order: list[str], restore: Mapping[str, Any] | None) -> Outcome:
+        aside = {p.name for p in runner.aside.created} if runner.aside else set()
+        return None if "notes.txt" in aside else failure()
+
+    (f,) = attribute(record)
+    runner = RuleRunner(record, rule)
+    Verifier(record, runner, budget=60).verify(f)
+    assert f.status == UNEXPLAINED
+    assert (f.polluters, f.repro, f.probe) == ([], "", None)
+    assert [lo["writer"] for lo in f.leftovers] == [nid("test_writes_notes")]
+    assert "did not break it again" in (f.note or "")
+
+
+def test_a_victim_failing_without_the_leftovers_too_is_not_order_dependent(
+        tmp_path: Path) -> None:
+    record, _ = _leftover_world(tmp_path)
+    (f,) = attribute(record)
+    runner = RuleRunner(record, lambda order, restore: failure())
+    Verifier(record, runner, budget=60).verify(f)
+    assert f.status == NOT_ORDER_DEPENDENT and f.leftovers == []
+    assert labels(runner) == ["alone", "leftover"]
