@@ -103,6 +103,10 @@ def child_command(plugin: StatesnapPlugin, item: pytest.Item, workdir: Path) -> 
     order.write_text(json.dumps([item.nodeid], ensure_ascii=False), "utf-8")
     active = [p.name for p in (plugin.snapshotter.probes if plugin.snapshotter else [])]
     probes = ",".join(n for n in active if n != "files") or "-files"
+    # A scratch cache only where there is one: without the cacheprovider ``cache_dir`` is an
+    # unknown ini key, which ``filterwarnings = error`` turns into an internal error.
+    cache = (["-o", f"cache_dir={workdir / 'cache'}"]
+             if plugin.config.pluginmanager.has_plugin("cacheprovider") else [])
     return [
         sys.executable, "-m", "pytest", *replay_base_args(header),
         f"--statesnap-order={order}",
@@ -110,7 +114,7 @@ def child_command(plugin: StatesnapPlugin, item: pytest.Item, workdir: Path) -> 
         f"--statesnap-record={workdir / 'record.jsonl'}",
         f"--statesnap-probes={probes}",
         "--statesnap-verify-budget=0",
-        "-o", f"cache_dir={workdir / 'cache'}",
+        *cache,
         str(item.path),
     ]
 

@@ -9,6 +9,7 @@ own per-test capture, logging and warnings handling never look like leaks.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -22,13 +23,13 @@ from statesnap import cleanroom
 from statesnap import probes as probe_registry
 from statesnap.diff import diff_snapshots
 from statesnap.header import build_header, plugin_label
-from statesnap.options import Settings, settings_from, strip_mode_flags
+from statesnap.options import Settings, settings_from
 from statesnap.outputs import Outputs, exit_status
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.recordpath import default_record_path, mark_latest
 from statesnap.redact import Redactor, report_secrets_to_parent
-from statesnap.replayargs import replay_args
+from statesnap.replayargs import OptionTable, option_table, replay_args
 from statesnap.signature import failing_frame
 from statesnap.snapshot import Snapshot, Snapshotter, cost_table
 from statesnap.tracker import Label, TestTracker
@@ -69,22 +70,20 @@ def _is_builtin_fixture(fixturedef: Any) -> bool:
     return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
-def valued_options(config: pytest.Config) -> set[str]:
-    """Option strings that take a value, read from pytest's own parser (plugins included)."""
-    out: set[str] = set()
+def pytest_option_table(config: pytest.Config) -> OptionTable:
+    """Every option pytest's parser knows (plugins and conftests included), with its arity.
+
+    pytest has no public view of its parser: ``config._parser.optparser`` is the argparse
+    parser pytest 9 keeps from the start and pytest 8 sets on each parse (the last one has
+    every option of the run); ``_getparser()`` builds one on pytest 8 before that.
+    """
     parser = getattr(config, "_parser", None)
-    groups = [*getattr(parser, "_groups", []), getattr(parser, "_anonymous", None)]
-    for group in groups:
-        for opt in getattr(group, "options", []):
-            try:
-                attrs = opt.attrs()
-                takes = attrs.get("nargs") != 0 and attrs.get("action") not in (
-                    "store_true", "store_false", "count", "store_const", "help", "version")
-                if takes:
-                    out.update(opt.names())
-            except Exception:
-                continue
-    return out
+    optparser = getattr(parser, "optparser", None)
+    if not isinstance(optparser, argparse.ArgumentParser) and hasattr(parser, "_getparser"):
+        optparser = getattr(parser, "_getparser")()  # noqa: B009
+    if not isinstance(optparser, argparse.ArgumentParser):
+        raise TypeError(f"pytest {pytest.__version__}: no argparse parser on the config")
+    return option_table(optparser)
 
 
 def _worker_id(config: pytest.Config) -> str:
@@ -307,13 +306,32 @@ class StatesnapPlugin:
                 "watch_roots": [str(r) for r in self.settings.watch_roots],
                 "modes": {"isolate": self.settings.isolate, "strict": self.settings.strict,
                           "restore": self.settings.restore},
-                "replay": {
-                    "cwd": str(config.invocation_params.dir),
-                    "args": strip_mode_flags(
-                        replay_args(config.invocation_params.args, valued_options(config))),
-                },
+                "replay": self._replay_header(),
             },
         )
+
+    def _replay_header(self) -> dict[str, Any]:
+        """How replays and printed commands rerun this invocation (statesnap.replayargs)."""
+        params = self.config.invocation_params
+        out: dict[str, Any] = {"cwd": str(params.dir)}
+        try:
+            table = pytest_option_table(self.config)
+        except Exception as exc:
+            # Without the table no word can be read safely: replays run without the
+            # invocation's options, and the record says so.
+            note = (f"statesnap: cannot read pytest's options ({type(exc).__name__}: {exc}); "
+                    "replays and printed commands leave out this run's options")
+            assert self.ctx is not None
+            self.ctx.notes["replay"] = note
+            self._terminal_line(note)
+            out.update(args=["-p", "statesnap"], plain_args=[])
+            return out
+        out["args"] = replay_args(params.args, table, keep_own=True, cwd=Path(params.dir))
+        out["plain_args"] = replay_args(params.args, table, keep_own=False, cwd=Path(params.dir))
+        # Whether this run had pytest's cache: a replay points it at a scratch folder only
+        # then (``-o cache_dir`` is an unknown ini key, a warning, without the cacheprovider).
+        out["cacheprovider"] = self.config.pluginmanager.has_plugin("cacheprovider")
+        return out
 
     # -- collection: what importing the test modules changed ------------------------------
     # The baseline is taken as the test loop starts, not in pytest_collection_finish: that

@@ -1,64 +1,238 @@
-"""Which of the recorded pytest arguments a replay keeps.
+"""Which of the recorded pytest arguments a replay keeps, and which a printed command keeps.
 
 A replay runs an explicit order in one process, so it drops what selects, reorders,
 parallelises or stops early, and what writes the original run's outputs.  Everything else
 (``-p`` plugins, ``-c``/``-o`` config, ``-W`` filters, ``--import-mode``, plugin options that
 change behaviour) is kept, so the child sees the suite configured as the recorded run did.
-Pure: the caller passes the set of options that take a value (from pytest's parser).
+
+The words are split the way argparse splits them, with each option's arity taken from
+argparse's own action objects (``nargs``: 0 for ``store_true``, ``count``, ``-q``'s own action
+class and the like), never from a list of names: ``-qq`` is two flags, ``-pNAME`` and ``-k=EXPR``
+carry their value, ``--opt=value`` never takes the next word.  Pure, apart from
+:func:`option_table`, which reads a parser's actions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import argparse
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
-#: Dropped with their value (selection, parallelism, outputs of the original run).
-DROP_WITH_VALUE = frozenset({
+#: argparse's ``nargs``: None (one value), 0 (a flag), N, ``?``, ``*``, ``+``.
+Nargs = int | str | None
+
+#: Dropped with their values (selection, parallelism, stopping early, outputs of the run).
+DROP = frozenset({
     "-k", "-m", "-n", "--numprocesses", "--dist", "--maxprocesses", "--tx", "--maxfail",
     "--junitxml", "--junit-xml", "--junit-prefix", "--html", "--resultlog", "--report-log",
-    "--report", "--statesnap-report", "--statesnap-json", "--statesnap-record",
-    "--statesnap-order", "--statesnap-restore-before", "--statesnap-verify-budget",
-    "--statesnap-verify-repeat", "--randomly-seed", "--deselect", "--ignore", "--ignore-glob",
-    "--lfnf", "--last-failed-no-failures", "--reruns", "--reruns-delay", "--durations",
-    "--statesnap-isolate-timeout", "--basetemp",
+    "--randomly-seed", "--deselect", "--ignore", "--ignore-glob", "--lfnf",
+    "--last-failed-no-failures", "--reruns", "--reruns-delay", "--only-rerun",
+    "--rerun-except", "--durations", "--basetemp", "-x", "--exitfirst", "--lf",
+    "--last-failed", "--ff", "--failed-first", "--nf", "--new-first", "--sw", "--stepwise",
+    "--sw-skip", "--stepwise-skip", "--sw-reset", "--stepwise-reset", "--pdb", "--trace",
+    "--looponfail", "-f", "--randomly-dont-reorganize", "--collect-only", "--co",
+    "--collectonly",
 })
-#: Dropped flags (no value).
-DROP_FLAGS = frozenset({
-    "-x", "--exitfirst", "--lf", "--last-failed", "--ff", "--failed-first", "--nf",
-    "--new-first", "--sw", "--stepwise", "--sw-skip", "--stepwise-skip", "--pdb", "--trace",
-    "--looponfail", "-f", "--statesnap-find-cleaners", "--randomly-dont-reorganize",
-    "--collect-only", "--co",
-})
+#: statesnap's own options that a replay child keeps (what it watches); every other one of
+#: statesnap's options is the run's own business (its outputs, modes, verification).
+OWN_KEPT = frozenset({"--statesnap-probes", "--statesnap-nvml-every"})
+#: ``-p`` values a replay never loads: it is one process running the recorded order.
+DROP_PLUGINS = frozenset({"xdist.plugin", "xdist", "randomly"})
+#: statesnap's own plugin name, as ``-p`` takes it.
+OWN_PLUGIN = "statesnap"
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-def replay_args(args: Sequence[str], takes_value: Iterable[str]) -> list[str]:
-    """The recorded ``args`` minus positional paths and the options listed above."""
-    valued = set(takes_value) | DROP_WITH_VALUE
+@dataclass(frozen=True)
+class OptionTable:
+    """What pytest's parser knows about each option string."""
+
+    #: option string -> argparse ``nargs`` of its action.
+    nargs: Mapping[str, Nargs]
+    #: option string -> every option string of the same action (``-x`` -> ``--exitfirst``).
+    aliases: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: option strings statesnap registered (its actions' ``dest`` starts ``statesnap_``).
+    own: frozenset[str] = frozenset()
+    #: argparse's ``fromfile_prefix_chars`` (pytest 9 reads ``@FILE`` arguments).
+    fromfile_prefix: str | None = None
+
+    def names(self, option: str) -> frozenset[str]:
+        return self.aliases.get(option, frozenset({option}))
+
+
+def option_table(parser: argparse.ArgumentParser) -> OptionTable:
+    """The table of an argparse parser, read from its action objects."""
+    nargs: dict[str, Nargs] = {}
+    aliases: dict[str, frozenset[str]] = {}
+    own: set[str] = set()
+    # argparse has no public listing of its actions; ``_actions`` is what its own help
+    # formatter and argcomplete read, unchanged since Python 3.2.
+    for action in parser._actions:
+        strings = frozenset(action.option_strings)
+        for s in strings:
+            nargs[s] = action.nargs
+            aliases[s] = strings
+            if str(action.dest).startswith("statesnap_"):
+                own.add(s)
+    return OptionTable(nargs, aliases, frozenset(own), parser.fromfile_prefix_chars)
+
+
+@dataclass(frozen=True)
+class Word:
+    """One option with its value(s), or one positional argument."""
+
+    #: The words as a replay writes them (an attached value stays attached).
+    words: tuple[str, ...]
+    #: The option string it matched; None for a positional argument.
+    option: str | None = None
+    #: The option's values (attached or following); empty for a flag.
+    values: tuple[str, ...] = ()
+    #: Index of the argument it was read from; words of one ``-xvs`` share it.
+    source: int = -1
+
+
+def expand_fromfile(args: Sequence[str], prefix: str | None, cwd: Path) -> list[str]:
+    """argparse's ``@FILE`` expansion: each line of FILE one argument, recursively.
+
+    A file that cannot be read is left as it was (pytest would have refused the run).
+    """
+    if not prefix:
+        return list(args)
     out: list[str] = []
+    for arg in args:
+        if not arg or arg[0] not in prefix:
+            out.append(arg)
+            continue
+        try:
+            text = (cwd / arg[1:]).read_text()
+        except OSError:
+            out.append(arg)
+            continue
+        out += expand_fromfile(text.splitlines(), prefix, cwd)
+    return out
+
+
+def _is_option_like(word: str, table: OptionTable) -> bool:
+    """argparse's ``_parse_optional``: is ``word`` an option ('O') rather than a value."""
+    if not word or word[0] != "-" or word == "-":
+        return False
+    if word in table.nargs:
+        return True
+    if "=" in word and word.split("=", 1)[0] in table.nargs:
+        return True
+    if not word.startswith("--") and word[:2] in table.nargs:
+        return True
+    has_negative_options = any(_NEGATIVE_NUMBER.match(s) for s in table.nargs)
+    if _NEGATIVE_NUMBER.match(word) and not has_negative_options:
+        return False
+    return " " not in word
+
+
+def _following(args: Sequence[str], start: int, nargs: Nargs, table: OptionTable) -> int:
+    """How many words after an option without an attached value argparse gives it."""
+    free = 0
+    while (start + free < len(args) and args[start + free] != "--"
+           and not _is_option_like(args[start + free], table)):
+        free += 1
+    if nargs is None or nargs == "?":
+        return min(free, 1)
+    if isinstance(nargs, int):
+        return min(free, nargs)
+    if nargs in ("*", "+"):
+        return free
+    return len(args) - start  # REMAINDER / PARSER: the rest of the line
+
+
+def split_words(args: Sequence[str], table: OptionTable) -> list[Word]:
+    """``args`` as argparse reads them: options with their values, positional arguments.
+
+    A group of short flags (``-xvs``, ``-qq``, ``-vkEXPR``) becomes one word per option, all
+    with the same ``source``.  Everything after ``--`` is positional.
+    """
+    out: list[Word] = []
     i = 0
     while i < len(args):
-        arg = args[i]
+        arg, src = args[i], i
         i += 1
         if arg == "--":
-            break  # everything after is positional
-        if not arg.startswith("-") or arg == "-":
-            continue  # a path or node id: the order file decides what runs
-        name, eq, _ = arg.partition("=")
-        short_attached = not arg.startswith("--") and len(arg) > 2
-        if short_attached:
-            name = arg[:2]
-        if name in DROP_FLAGS:
+            out += [Word((a,), source=n) for n, a in enumerate(args[i:], i)]
+            break
+        if not _is_option_like(arg, table):
+            out.append(Word((arg,), source=src))
             continue
-        has_value = name in valued and not eq and not short_attached
-        value = args[i] if has_value and i < len(args) else None
-        if has_value:
-            i += 1
-        if name in DROP_WITH_VALUE:
+        if arg in table.nargs:
+            option, attached = arg, None
+        elif "=" in arg and arg.split("=", 1)[0] in table.nargs:
+            option, attached = arg.split("=", 1)
+        elif not arg.startswith("--") and arg[:2] in table.nargs:
+            option, attached = arg[:2], arg[2:]
+        else:
+            out.append(Word((arg,), arg, source=src))  # unknown to the table: a flag
             continue
-        if name == "-p" and (value or arg[2:]) in ("xdist.plugin", "xdist", "randomly"):
-            continue  # a replay is one process in the recorded order
-        if name == "-o" and (value or arg[2:]).lstrip("=").startswith("cache_dir="):
-            continue  # a replay's own scratch cache (a record made by a replay)
-        out.append(arg)
-        if value is not None:
-            out.append(value)
+        # A chain of short flags: each flag, then maybe an option that takes the rest.
+        while attached is not None and table.nargs[option] == 0 and not option.startswith("--"):
+            out.append(Word((option,), option, source=src))
+            option, rest = "-" + attached[0], attached[1:] or None
+            if option not in table.nargs:
+                break  # argparse refuses this; pytest would not have run
+            attached = rest
+        nargs = table.nargs.get(option, 0)
+        if attached is not None:
+            glue = "=" if option.startswith("--") or arg.startswith(option + "=") else ""
+            out.append(Word((f"{option}{glue}{attached}",), option, (attached,), src))
+            continue
+        if nargs == 0:
+            out.append(Word((option,), option, source=src))
+            continue
+        n = _following(args, i, nargs, table)
+        values = tuple(args[i:i + n])
+        i += n
+        out.append(Word((option, *values), option, values, src))
+    return out
+
+
+def _dropped(word: Word, table: OptionTable, keep_own: bool) -> bool:
+    assert word.option is not None
+    names = table.names(word.option)
+    if names & DROP:
+        return True
+    if "-p" in names and word.values:
+        plugin = word.values[0].strip()
+        return plugin in DROP_PLUGINS or (not keep_own and plugin == OWN_PLUGIN)
+    if "-o" in names and word.values and word.values[0].startswith("cache_dir="):
+        # Only a replay sets it (its scratch cache): a record made by a replay.
+        return True
+    if names & table.own or any(n.startswith("--statesnap-") for n in names):
+        return not (keep_own and names & OWN_KEPT)
+    return False
+
+
+def replay_args(args: Sequence[str], table: OptionTable, *, keep_own: bool = True,
+                cwd: Path | None = None) -> list[str]:
+    """The recorded ``args`` minus positional arguments and the options dropped above.
+
+    ``keep_own``: keep ``-p statesnap`` and the statesnap options of :data:`OWN_KEPT` (a
+    replay child); without it, nothing of statesnap's is left (a command for plain pytest).
+    ``cwd``: the invocation directory, for ``@FILE`` arguments.
+    """
+    expanded = expand_fromfile(args, table.fromfile_prefix, cwd or Path.cwd())
+    words = split_words(expanded, table)
+    out: list[str] = []
+    n = 0
+    while n < len(words):
+        # The words read from one argument: all kept, the argument stays as it was written
+        # (``-qq``, ``-vs``); otherwise the kept ones, one argument each.
+        group = [words[n]]
+        while n + len(group) < len(words) and words[n + len(group)].source == group[0].source:
+            group.append(words[n + len(group)])
+        n += len(group)
+        kept = [w for w in group if w.option is not None and not _dropped(w, table, keep_own)]
+        if len(group) > 1 and kept == group:
+            out += [expanded[group[0].source], *group[-1].words[1:]]
+        else:
+            for word in kept:
+                out += word.words
     return out

@@ -200,16 +200,22 @@ class Runner:
             weakref.finalize(self, shutil.rmtree, str(self._cache_dir), True)
         return self._cache_dir
 
+    def has_cache(self) -> bool:
+        """Whether the recorded run had pytest's cacheprovider (older records: assume not;
+        a replay that writes the user's cache is better than one pytest refuses)."""
+        replay = self.header.get("replay") or {}
+        return replay.get("cacheprovider") is True
+
     def command(self, order_file: Path, record_file: Path, order: Sequence[str],
                 restore_file: Path | None = None, own_cache: bool = True) -> list[str]:
         """The child's command line; ``own_cache=False`` leaves pytest's cache where the
         suite keeps it (a command printed for the user to run)."""
         cmd = [self.python(), "-m", "pytest", *self.base_args(), *self.extra_args,
                f"--statesnap-order={order_file}", f"--statesnap-record={record_file}",
-               "--statesnap-verify-budget=0", "-rfE"]
+               "--statesnap-verify-budget=0"]
         if self.probes is not None:
             cmd.append(f"--statesnap-probes={','.join(self.probes)}")
-        if own_cache:
+        if own_cache and self.has_cache():
             cmd += ["-o", f"cache_dir={self.cache_dir()}"]
         if restore_file is not None:
             cmd.append(f"--statesnap-restore-before={restore_file}")
