@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit demo bench bench-locate bench-report bench-isolate bench-hunt golden gpu-check chromium clean
+.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-locate bench-report bench-isolate bench-hunt golden gpu-check chromium clean
 
 all: test
 
@@ -36,7 +36,34 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:randomly -q
 
-test: $(STAMP) chromium lint typecheck unit
+test: $(STAMP) chromium lint typecheck unit test-compat-smoke
+
+# pyproject claims pytest>=8.0: the plugin's end-to-end tests run under the oldest claimed
+# pytest in a venv of its own (plugins pinned to versions that support it), and under the
+# newest in .venv.  CI (make test) runs a smoke subset under the oldest.
+COMPAT_OLDEST := 8.0.2
+COMPAT_VENV   := .venv-compat-8.0
+COMPAT_PINS   := pytest==$(COMPAT_OLDEST) pytest-xdist==3.8.0 pytest-randomly==5.1.0 \
+                 pytest-rerunfailures==16.1 pytest-forked==1.7.5
+COMPAT_STAMP  := $(COMPAT_VENV)/.installed-stamp
+COMPAT_TESTS  := tests/plugin tests/replay tests/verify
+COMPAT_SMOKE  := tests/replay/test_replayargs.py tests/plugin/test_outcomes.py \
+                 "tests/replay/test_replay_invocations.py::test_a_replay_adds_no_cache_dir_without_the_cacheprovider"
+
+$(COMPAT_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/pip install -q --upgrade pip
+	$(COMPAT_VENV)/bin/pip install -q -e . $(COMPAT_PINS)
+	touch $@
+
+test-compat: $(STAMP) $(COMPAT_STAMP)
+	$(COMPAT_VENV)/bin/python -m pytest --version
+	$(COMPAT_VENV)/bin/python -m pytest -p no:randomly -q $(COMPAT_TESTS)
+	$(BIN)/python -m pytest --version
+	$(BIN)/python -m pytest -p no:randomly -q $(COMPAT_TESTS)
+
+test-compat-smoke: $(COMPAT_STAMP)
+	$(COMPAT_VENV)/bin/python -m pytest -p no:randomly -q $(COMPAT_SMOKE)
 
 # The bundled demo suite really pollutes state; statesnap names the polluters.
 demo: $(STAMP)
@@ -72,4 +99,4 @@ gpu-check:
 	PYTHONPATH=src python3 scripts/gpu_check.py --out gpu-check-out
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache pollution.html
+	rm -rf $(VENV) $(COMPAT_VENV) build dist src/*.egg-info .pytest_cache pollution.html

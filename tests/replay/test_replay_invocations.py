@@ -190,3 +190,27 @@ def test_a_replay_adds_no_cache_dir_without_the_cacheprovider(tmp_path: Path) ->
     assert header["replay"]["cacheprovider"] is False
     assert header["replay"]["plain_args"] == ["-p", "no:randomly", "-p", "no:cacheprovider"]
     assert os.path.exists(out / "run.jsonl")
+
+
+@pytest.mark.slow
+def test_cli_replays_and_their_printed_commands(tmp_path: Path) -> None:
+    """``explain --verify`` and ``bisect`` replay from the record alone (another process, the
+    session's option table gone): the same invocation, and commands plain pytest runs."""
+    root = write_suite(tmp_path / "suite", SUITE)
+    out = tmp_path / "out"
+    out.mkdir()
+    fp = str(out / "fingerprint.json")
+    _run(root, out, ["-qq", "-p", "no:randomly", *ON, "-p", "no:cacheprovider", "--tb", "short",
+                     "-W", "error::DeprecationWarning", "--flavour=sour", "-oflavour_ini=q",
+                     "--statesnap-record", "{rec}", "--statesnap-json={sum}",
+                     "--statesnap-verify-budget=0", "test_pollution.py"])
+    for command in (["explain", str(out / "run.jsonl"), "--verify"],
+                    ["bisect", str(out / "run.jsonl"), "--test", VICTIM]):
+        cli = subprocess.run([sys.executable, "-m", "statesnap", *command], cwd=root,
+                             env=plain_env({"E2E_FINGERPRINT": fp}), capture_output=True,
+                             text=True, timeout=600, stdin=subprocess.DEVNULL)
+        text = cli.stdout + cli.stderr
+        assert cli.returncode in (0, 1), text[-3000:]
+        assert POLLUTER in text and "configured differently" not in text, text[-3000:]
+        check_reproductions(text, root, [VICTIM], env={"E2E_FINGERPRINT": fp},
+                            expect="E2E: polluted by an earlier test")
