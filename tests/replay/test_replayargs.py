@@ -76,6 +76,8 @@ CASES = [
     pytest.param(["--reruns-delay", "1", "t.py", "--reruns", "2", "-v"], ["-v"], ["-v"],
                  id="a plugin's valued options, dropped with their values"),
     pytest.param(["-xvs", "t.py"], ["-v", "-s"], ["-v", "-s"], id="a chain losing its -x"),
+    pytest.param(["--exitfirst", "--junit-xml", "j.xml", "-l", "--co"], ["-l"], ["-l"],
+                 id="dropped under any of their names"),
     pytest.param(["-vkvictim", "-svk", "x", "t.py"], ["-v", "-s", "-v"], ["-v", "-s", "-v"],
                  id="a chain ending in a valued option"),
     pytest.param(["-sv", "-vp", "no:cacheprovider"], ["-sv", "-vp", "no:cacheprovider"],
