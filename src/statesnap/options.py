@@ -20,10 +20,6 @@ from statesnap.argtypes import nonnegative_seconds, positive_int
 from statesnap.outputs import unwritable
 from statesnap.redact import DEFAULT_PATTERNS
 
-#: Run-mode flags that a replay must never inherit: an isolated or restoring replay would hide
-#: the very pollution it is meant to reproduce.  Each may carry an attached ``=VALUE``.
-MODE_FLAGS = ("--statesnap-isolate", "--statesnap-strict", "--statesnap-restore",
-              "--statesnap-isolate-child")
 #: Values of ``--statesnap-isolate``.
 ISOLATE_MODES = ("auto", "fork", "spawn")
 _ATTACH_HINT = ("write the value attached (--statesnap-{name}=VALUE) or put the option after "
@@ -237,25 +233,6 @@ def _selection(value: str | None, name: str) -> str | None:
             + _ATTACH_HINT.format(name=name)
         )
     return text
-
-
-def strip_mode_flags(args: list[str]) -> list[str]:
-    """Replay arguments (paths already removed) without :data:`MODE_FLAGS` and their values.
-
-    Paths are gone by then, so a word right after a bare mode flag is that flag's value.
-    """
-    out: list[str] = []
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        name, eq, _ = arg.partition("=")
-        if name not in MODE_FLAGS:
-            out.append(arg)
-            continue
-        if not eq and i < len(args) and not args[i].startswith("-"):
-            i += 1
-    return out
 
 
 def settings_from(config: pytest.Config) -> Settings:

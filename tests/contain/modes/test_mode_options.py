@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from statesnap.options import strip_mode_flags
+from statesnap.plugin import pytest_option_table
+from statesnap.replayargs import replay_args
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -23,7 +24,8 @@ def test_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) 
     assert message in result.stderr.str()
 
 
-def test_mode_flags_never_reach_a_replay() -> None:
+def test_mode_flags_never_reach_a_replay(pytester: pytest.Pytester) -> None:
+    table = pytest_option_table(pytester.parseconfig("-p", "statesnap"))
     args = ["-p", "statesnap", "--statesnap-isolate", "spawn", "--statesnap-strict=env",
-            "--statesnap-restore", "-x", "--statesnap-isolate-child=/tmp/c", "-v"]
-    assert strip_mode_flags(args) == ["-p", "statesnap", "-x", "-v"]
+            "--statesnap-restore", "-s", "--statesnap-isolate-child=/tmp/c", "-v"]
+    assert replay_args(args, table) == ["-p", "statesnap", "-s", "-v"]
