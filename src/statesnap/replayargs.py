@@ -236,3 +236,19 @@ def replay_args(args: Sequence[str], table: OptionTable, *, keep_own: bool = Tru
             for word in kept:
                 out += word.words
     return out
+
+
+def plugin_args(args: Sequence[str]) -> list[str]:
+    """The ``-p`` values of ``args``, found the way pytest itself finds them before parsing
+    (``PytestPluginManager.consider_preparse``: ``-p NAME`` and ``-pNAME``, anywhere)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "-p" and i < len(args):
+            out.append(args[i].strip())
+            i += 1
+        elif arg.startswith("-p") and arg != "-p":
+            out.append(arg[2:].strip())
+    return out

@@ -30,6 +30,7 @@ from statesnap.inherited import TRAMPOLINE, Inherited
 from statesnap.record import Record, RecordError, read_record
 from statesnap.redact import PREFIX as REDACTED
 from statesnap.redact import SECRET_FD_ENV, Redactor
+from statesnap.replayargs import plugin_args
 from statesnap.replaylog import LogPump, SecretPipe
 from statesnap.repro import replay_base_args, repro_command
 from statesnap.signature import CRASH, Signature
@@ -201,10 +202,17 @@ class Runner:
         return self._cache_dir
 
     def has_cache(self) -> bool:
-        """Whether the recorded run had pytest's cacheprovider (older records: assume not;
-        a replay that writes the user's cache is better than one pytest refuses)."""
+        """Whether the child will have pytest's cacheprovider: the recorded run had it (older
+        records: assume not; a replay that writes the user's cache is better than one pytest
+        refuses) and neither the extra arguments nor ``PYTEST_ADDOPTS`` block it."""
         replay = self.header.get("replay") or {}
-        return replay.get("cacheprovider") is True
+        if replay.get("cacheprovider") is not True:
+            return False
+        try:
+            addopts = shlex.split(self.env.get("PYTEST_ADDOPTS", ""))
+        except ValueError:
+            addopts = []
+        return "no:cacheprovider" not in plugin_args([*addopts, *self.extra_args])
 
     def command(self, order_file: Path, record_file: Path, order: Sequence[str],
                 restore_file: Path | None = None, own_cache: bool = True) -> list[str]:

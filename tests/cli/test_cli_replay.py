@@ -27,6 +27,8 @@ def test_replay_runs_the_recorded_order_with_extra_pytest_args(zoo: Recorded) ->
     assert _ran(cli.stdout) == recorded
     assert "FAILED test_pair.py::test_f_needs_both" in cli.stdout
     assert "-v -p no:cacheprovider --statesnap-order=" in cli.stderr
+    # No scratch cache_dir for a child without the cacheprovider: pytest would not know it.
+    assert "cache_dir" not in cli.stderr and "Unknown config option" not in cli.stdout
     log = Path(cli.stderr.strip().rsplit("output kept in ", 1)[1])
     assert log.parent == zoo.record.with_suffix(".logs")
     assert "test_zoo.py::test_b_victim FAILED" in log.read_text(encoding="utf-8")

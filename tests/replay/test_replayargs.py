@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from statesnap.plugin import pytest_option_table
-from statesnap.replayargs import OptionTable, replay_args, split_words
+from statesnap.replayargs import OptionTable, plugin_args, replay_args, split_words
 from statesnap.repro import plain_base_args, replay_base_args, repro_command, without_statesnap
 
 CONFTEST = """
@@ -157,3 +157,9 @@ def test_randomly_pinned_when_the_run_had_it() -> None:
     header = _header(["-q"], ["-q"], plugins=["pytest-randomly-3.15"], seed=7)
     assert plain_base_args(header) == ["-q", "--randomly-seed=7", "--randomly-dont-reorganize"]
     assert replay_base_args(header)[:3] == ["-p", "statesnap", "-q"]
+
+
+def test_plugin_args_as_pytest_finds_them_before_parsing() -> None:
+    assert plugin_args(["-q", "-p", "no:cacheprovider", "-pxdist", "t.py", "-p", " a "]) == [
+        "no:cacheprovider", "xdist", "a"]
+    assert plugin_args(["-p"]) == []
