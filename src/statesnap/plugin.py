@@ -24,6 +24,7 @@ from statesnap.diff import diff_snapshots
 from statesnap.header import build_header, plugin_label
 from statesnap.options import Settings, settings_from, strip_mode_flags
 from statesnap.outputs import Outputs, exit_status
+from statesnap.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.recordpath import default_record_path, mark_latest
@@ -124,6 +125,8 @@ class StatesnapPlugin:
         self.report_written: Path | None = None
         self.restore_before: Any = None
         self._function_fixtures: list[str] = []
+        #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
+        self._own_setup_seen: set[str] = set()
         self._wide_fixtures = False
         self._nextitem: pytest.Item | None = None
         #: The snapshot the last gauges were read from, and those gauges (also as JSON).
@@ -475,10 +478,24 @@ class StatesnapPlugin:
     def pytest_fixture_setup(
         self, fixturedef: Any, request: pytest.FixtureRequest
     ) -> Generator[None, object, object]:
+        own = (self.tracker is not None and fixturedef.argname in PYTEST_OWN_SETUP
+               and fixturedef.argname not in self._own_setup_seen
+               and _is_builtin_fixture(fixturedef))
+        if own:
+            # pytest's tmp_path imports getpass and pwd on first use, inside the user's
+            # fixture that asked for it: checkpoints around its first setup label that
+            # import as pytest's own (two light snapshots, once per session).
+            assert self.tracker is not None
+            self._own_setup_seen.add(fixturedef.argname)
+            before = self._function_fixtures
+            self.tracker.checkpoint(Label("setup", " or ".join(before) or None,
+                                          "function" if before else None))
         try:
             return (yield)
         finally:
-            if self.tracker is not None and not _is_builtin_fixture(fixturedef):
+            if own and self.tracker is not None:
+                self.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
+            elif self.tracker is not None and not _is_builtin_fixture(fixturedef):
                 if str(fixturedef.scope) == "function":
                     self._function_fixtures.append(fixturedef.argname)
                 else:

@@ -32,6 +32,7 @@ from statesnap.findings import (
 from statesnap.hints import hint_for, restorable
 from statesnap.leaks import WIDE_SCOPES
 from statesnap.minimize import ddmin
+from statesnap.own_fixtures import fixture_words
 from statesnap.record import Record, TestEntry
 from statesnap.repro import repro_command
 from statesnap.runner import ReplayResult, Runner
@@ -328,8 +329,12 @@ def _order_words(order: Sequence[str]) -> str:
 def _fixture_note(w: Write) -> str | None:
     ch = w.change
     if ch.fixture and ch.scope in WIDE_SCOPES:
+        words = fixture_words(ch.fixture)
+        if words.internal:
+            return (f"the change was made in {words.name} (set up for {w.test.nodeid}) and "
+                    f"never undone: undo it {words.undo}")
         return (f"the change was made by the {ch.scope}-scoped fixture {ch.fixture!r} "
-                f"(set up for {w.test.nodeid}) and never undone: undo it after its yield")
+                f"(set up for {w.test.nodeid}) and never undone: undo it {words.undo}")
     return None
 
 

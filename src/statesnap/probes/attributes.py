@@ -52,6 +52,8 @@ def _live_kind(module: str, path: str) -> str:
         value = vars(value).get(attr) if D.kind(value, type) else None
     if D.is_container(value):
         return "container"
+    if D.watched_namespace(value, frozenset({module})) is not None:
+        return "namespace"
     return "value"
 
 
@@ -186,8 +188,10 @@ class AttributesProbe(Probe):
             return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
                     f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")
         if kind == "namespace" and change == "changed":
-            return (f"change attributes of {owner}.{attr} with monkeypatch.setattr({attr}, "
-                    "'name', ...) so they are put back after the test")
+            # Its attributes were set, or what they hold was filled in place.
+            return (f"change {owner}.{attr} only through monkeypatch (monkeypatch.setattr("
+                    f"{attr}, 'name', ...)), or give each test a fresh one with monkeypatch."
+                    f"setattr({owner}, {attr!r}, ...) when code fills it in place")
         if change == "added":
             return (f"set {attr} with monkeypatch.setattr({owner}, {attr!r}, ..., "
                     "raising=False) so it is removed after the test")

@@ -10,22 +10,39 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from collections.abc import Collection
 from typing import Any
 
 from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
+#: Entries that are weak proxies: jinja2's ``ModuleLoader`` puts ``weakref.proxy(module)`` into
+#: ``sys.modules`` with a callback that takes it out when the module is collected.  It comes
+#: and goes with its owner and the garbage collector (whichever test happens to trigger a
+#: collection), so neither its arrival nor its departure is rated above low.
+_PROXIES: tuple[type, ...] = (weakref.ProxyType, weakref.CallableProxyType)
+WEAKPROXY = "weakproxy"
+
 
 def _describe(obj: object) -> str:
     # The id suffix makes "replaced by another object of the same kind" visible.
     tag = f"#{id(obj) & 0xFFFFFF:06x}"
+    if type(obj) in _PROXIES:
+        # isinstance() would ask the referent (a proxy of a module passes for a module).
+        return f"{WEAKPROXY}{tag}"
     if isinstance(obj, types.ModuleType):
         return f"module{tag}"
     if obj is None:
         return "None"
     t = type(obj)
     return f"{t.__module__}.{t.__qualname__}{tag}"
+
+
+def _is_proxy(before: Any, after: Any) -> bool:
+    """An entry that was or became a weak proxy, and nothing else (added or removed)."""
+    values = [v for v in (before, after) if v is not None]
+    return bool(values) and all(isinstance(v, str) and v.startswith(WEAKPROXY) for v in values)
 
 
 class ModulesProbe(Probe):
@@ -62,6 +79,8 @@ class ModulesProbe(Probe):
                 if name not in own and not is_statesnap_module(name)}
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        if _is_proxy(before, after):
+            return Severity.LOW  # a self-removing weak proxy (see _PROXIES)
         if before is None and isinstance(after, str) and after.startswith("module#"):
             return Severity.LOW  # a plain import
         if after is None:
