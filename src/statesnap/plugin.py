@@ -116,6 +116,8 @@ class StatesnapPlugin:
         self._tests_written = 0
         #: Lines about the command line that may have misled pytest (options.rootdir_pitfalls).
         self.pitfalls: list[str] = []
+        #: What is watched beyond the rootdir, or not watched (an installed project).
+        self.coverage_notes: list[str] = []
         #: Test lines written with a failure (none: the session end needs no attribution).
         self.failures_written = 0
         self._closed = False
@@ -229,6 +231,8 @@ class StatesnapPlugin:
         # Probe selection is validated before anything is written: a usage error must not
         # leave an empty record behind.
         chosen = self._make_probes()
+        if any(p.name == "attributes" for p in chosen):
+            self._watch_installed_project()
         self.record_path = (worker_record_path(self.config, self.worker) or s.record_path
                             or default_record_path(self.config, self.worker))
         self.ctx.own_paths.update({self.record_path, self.record_path.with_suffix(".logs")})
@@ -272,6 +276,23 @@ class StatesnapPlugin:
         if s.record_path is None and self.worker == "main":
             mark_latest(self.record_path)
         self.tracker.baseline()  # before collection
+
+    def _watch_installed_project(self) -> None:
+        """The project at the rootdir, installed elsewhere (tox): watch it there, or say so."""
+        from statesnap.project_dist import find_project
+
+        try:
+            found = find_project(self.settings.rootdir)
+        except Exception:  # odd metadata must not stop the session; the rootdir still counts
+            return
+        if found is None:
+            return
+        assert self.ctx is not None
+        self.ctx.packages = tuple(dict.fromkeys((*self.ctx.packages, *found.top_level)))
+        line = found.line()
+        if line is not None:
+            self.ctx.notes["project"] = line
+            self.coverage_notes.append(line)
 
     def _header(self, statuses: list[dict[str, Any]]) -> dict[str, Any]:
         resolution: dict[str, Any] = {}

@@ -42,6 +42,8 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
     tr.write_sep("-", "statesnap")
     for line in plugin.pitfalls:
         tr.write_line(line, yellow=True)
+    for line in getattr(plugin, "coverage_notes", ()):
+        tr.write_line(line)
     for name, reason in sorted(plugin.unavailable.items()):
         tr.write_line(f"probe {name} unavailable: {reason}")
     for err in plugin.errors:
