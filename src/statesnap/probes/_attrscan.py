@@ -162,9 +162,19 @@ class SavedModule:
     classes: dict[str, tuple[type, dict[str, Any]]]
     containers: dict[str, list[tuple[Any, Any]]]
 
+    def _live_module(self) -> types.ModuleType:
+        name = module_namespace(self.module).get("__name__")
+        now = sys.modules.get(name) if isinstance(name, str) else None
+        return now if isinstance(now, types.ModuleType) else self.module
+
     def restore(self, path: str) -> bool:
-        """Put one key (``NAME``, ``NAME.attr``, either with ``#cache``) back; False if unknown."""
-        live = module_namespace(self.module)
+        """Put one key (``NAME``, ``NAME.attr``, either with ``#cache``) back; False if unknown.
+
+        Into the module now imported under the saved one's name: a test that popped it from
+        ``sys.modules`` and imported it again left a fresh object, and ``settings.DEBUG`` is
+        what later tests read there.
+        """
+        live = module_namespace(self._live_module())
         if path.endswith("#cache"):
             name, _, attr = path.removesuffix("#cache").partition(".")
             obj = live.get(name)

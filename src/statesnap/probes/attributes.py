@@ -36,6 +36,7 @@ from typing import Any
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import Tracked, is_project_file, module_namespace, refresh
 from statesnap.probes._attrwatch import Watch
+from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
@@ -69,6 +70,9 @@ class AttributesProbe(Probe):
         self._packages: tuple[str, ...] = ()
         self._redactor: Any = None
         self._nmods = -1
+        self._modules_dict: dict[str, Any] = sys.modules
+        self._modules_tag: Any = None
+        self._last_modules_tag: object = None
         self._mods: list[Tracked] = []
         self._by_name: dict[str, Tracked] = {}
         #: name -> (id of the module object, is it a project module)
@@ -87,6 +91,17 @@ class AttributesProbe(Probe):
         self._packages = tuple(p for p in ctx.packages if p)
         self._redactor = ctx.redactor
         self._nmods = -1
+        # sys.modules' version tag moves on every insertion, removal and replacement: a module
+        # popped and imported again (a fresh object, same count) is rescanned too.
+        self._modules_dict = sys.modules
+        self._modules_tag = version_reader([sys.modules]) if probe_support() else None
+        self._last_modules_tag = None
+
+    def _modules_moved(self) -> bool:
+        tag = self._modules_tag
+        if tag is not None and sys.modules is self._modules_dict:
+            return bool(tag() != self._last_modules_tag)
+        return len(sys.modules) != self._nmods
 
     # -- which modules ---------------------------------------------------------------------
     def _is_project(self, name: str, module: object) -> bool:
@@ -103,6 +118,8 @@ class AttributesProbe(Probe):
         return is_project_file(file, self._roots, self._venv_dirs)
 
     def _rescan(self) -> None:
+        if self._modules_tag is not None:
+            self._last_modules_tag = self._modules_tag()
         items = list(sys.modules.items())  # a copy: another thread may import meanwhile
         self._nmods = len(items)
         decisions = self._decisions
@@ -126,7 +143,7 @@ class AttributesProbe(Probe):
 
     # -- tokens ----------------------------------------------------------------------------
     def token(self) -> object:
-        if len(sys.modules) != self._nmods:
+        if self._modules_moved():
             self._rescan()
         return self._watch.token()
 
@@ -139,7 +156,7 @@ class AttributesProbe(Probe):
 
     # -- reading ---------------------------------------------------------------------------
     def read(self) -> ProbeMap:
-        if len(sys.modules) != self._nmods:
+        if self._modules_moved():
             self._rescan()
         watch = self._watch
         dirty = [t for t in self._mods if not t.fresh]

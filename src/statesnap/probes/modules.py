@@ -39,6 +39,10 @@ def _describe(obj: object) -> str:
     return f"{t.__module__}.{t.__qualname__}{tag}"
 
 
+def _is_module(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("module#")
+
+
 def _is_proxy(before: Any, after: Any) -> bool:
     """An entry that was or became a weak proxy, and nothing else (added or removed)."""
     values = [v for v in (before, after) if v is not None]
@@ -85,6 +89,11 @@ class ModulesProbe(Probe):
             return Severity.LOW  # a plain import
         if after is None:
             return Severity.MEDIUM
+        if _is_module(before) and _is_module(after):
+            # Another real module under the same name: imported again after a removal (or
+            # reloaded into a new object), not a stub.  Its attributes, which the
+            # ``attributes`` probe names, are the sharper key.
+            return Severity.MEDIUM
         return Severity.HIGH
 
     def hint(self, key: str, change: str) -> str | None:
@@ -94,8 +103,9 @@ class ModulesProbe(Probe):
         if change == "removed":
             return (f"remove {key} with monkeypatch.delitem(sys.modules, {key!r}) so it is put "
                     "back after the test")
-        return (f"replace {key} with monkeypatch.setitem(sys.modules, {key!r}, ...) so the "
-                "real module comes back after the test")
+        return (f"if {key} was replaced by a stub, do it with monkeypatch.setitem(sys.modules, "
+                f"{key!r}, ...) so the real module comes back after the test; if it was "
+                "imported again, the old module object is still held by earlier importers")
 
     def save(self) -> object:
         return dict(sys.modules)
