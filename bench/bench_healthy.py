@@ -100,7 +100,9 @@ _SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)(?: in [\d.]+s.*)?\s
 
 
 def run(tree: Path, suite: Suite, extra: list[str], log: Path) -> tuple[float, float, int, str]:
-    argv = [sys.executable, *BASE_ARGS, *suite.args, *extra, "tests"]
+    # --rootdir: the sdists sit inside this repository, whose pyproject.toml would otherwise
+    # be the suite's ini file (and its rootdir the files probe's root).
+    argv = [sys.executable, *BASE_ARGS, "--rootdir=.", *suite.args, *extra, "tests"]
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=tree, stdout=out, stderr=subprocess.STDOUT,

@@ -11,7 +11,7 @@ pytest's ``tmp_path`` family is pytest's own code: what it does (importing ``get
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 #: Built-in fixtures whose first setup changes process state for pytest itself.
 PYTEST_OWN_SETUP = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
@@ -31,8 +31,9 @@ _METHODS = {
 }
 
 
-@dataclass(frozen=True)
-class FixtureWords:
+# A NamedTuple rather than a dataclass: this module is imported at every session start, and a
+# dataclass costs a code generation and exec at import.
+class FixtureWords(NamedTuple):
     """How to name a fixture to the user, and where they undo what it did."""
 
     #: ``TestX.setUpClass`` or the fixture's own name.

@@ -14,12 +14,11 @@ from __future__ import annotations
 import configparser
 import importlib.metadata
 import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class ProjectDist:
+class ProjectDist(NamedTuple):
     """What was found: the project's name, where it is installed, what it imports as."""
 
     name: str

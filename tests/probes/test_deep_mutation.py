@@ -140,3 +140,53 @@ def test_the_reproduction_fails_under_plain_pytest(pytester: pytest.Pytester) ->
         pair = pytester.runpytest_subprocess(
             "-p", "no:statesnap", f"test_deep.py::{polluter}", f"test_deep.py::{victim}")
         pair.assert_outcomes(passed=1, failed=1)
+
+
+CACHES = """
+class LRUCache:
+    def __init__(self):
+        self._mapping = {}
+
+
+class Environment:
+    def __init__(self):
+        self.cache = LRUCache()
+        self.filters = {"upper": str.upper}
+
+
+_lexer_cache = LRUCache()
+ENV = Environment()
+"""
+
+CACHE_TESTS = """
+import caches
+
+
+def test_compiles_a_template():
+    caches._lexer_cache._mapping["tpl"] = object()
+    caches.ENV.cache._mapping["tpl"] = object()
+
+
+def test_adds_a_filter():
+    caches.ENV.filters["lower"] = str.lower
+"""
+
+
+def test_a_cache_filling_is_low_and_a_real_change_beside_it_is_not(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(caches=CACHES, test_caches=CACHE_TESTS)
+    result = pytester.runpytest_subprocess(
+        "-p", "statesnap", "--statesnap-json=out.json", "--statesnap-probes=attributes")
+    result.assert_outcomes(passed=2)
+    tests = {t["nodeid"].split("::")[1]: t
+             for t in json.loads((pytester.path / "out.json").read_text())["tests"]}
+    filled = tests["test_compiles_a_template"]
+    # The module-level cache is listed at low severity; the environment's cache inside is not
+    # walked into, so the environment did not change.
+    assert [(x["key"], x["severity"]) for x in filled["leaks"]] == [
+        ("caches:_lexer_cache", "low")]
+    assert not filled["leaked"]
+    added = tests["test_adds_a_filter"]
+    assert [(x["key"], x["severity"]) for x in added["leaks"]] == [("caches:ENV", "high")]
+    assert added["leaked"]

@@ -121,7 +121,13 @@ def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
     if not is_container(obj) or len(obj) > SMALL:
         return []
     out: list[Any] = []
-    for v in (obj.values() if kind(obj, dict) else obj):
+    pairs = obj.items() if kind(obj, dict) else ((None, v) for v in obj)
+    for k, v in pairs:
+        if (type(k) is str and "cache" in k.lower()) or (
+                type(v) not in SCALARS and "cache" in type(v).__name__.lower()):
+            # A cache inside (an environment's template cache, by its key or class name)
+            # fills up as code runs, which is what caches are for: not walked into.
+            continue
         if is_container(v):
             out.append(v)
         elif type(v) not in SCALARS:

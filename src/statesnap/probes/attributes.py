@@ -27,6 +27,7 @@ the token moved.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import types
 from collections.abc import Collection
@@ -56,6 +57,22 @@ def _live_kind(module: str, path: str) -> str:
     if D.watched_namespace(value, frozenset({module})) is not None:
         return "namespace"
     return "value"
+
+
+_TAG = re.compile(r" (#[0-9a-f]{6})(?= |$)")
+_TYPE = re.compile(r"^<([\w.]+) ")
+
+
+def _cache_filled(key: str, before: Any, after: Any) -> bool:
+    """The same cache object (same identity tag) with other contents: a cache at work."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return False
+    tags = _TAG.findall(before), _TAG.findall(after)
+    if not tags[0] or tags[0] != tags[1]:
+        return False  # rebound: a new object under the name is a change like any other
+    name = key.partition(":")[2].rsplit(".", 1)[-1]
+    found = _TYPE.match(after)
+    return "cache" in name.lower() or bool(found and "cache" in found.group(1).lower())
 
 
 class AttributesProbe(Probe):
@@ -189,6 +206,8 @@ class AttributesProbe(Probe):
             return Severity.MEDIUM
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
+        if _cache_filled(key, before, after):
+            return Severity.LOW
         return self.severity
 
     def hint(self, key: str, change: str) -> str | None:
