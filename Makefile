@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-locate bench-report bench-isolate bench-hunt golden gpu-check chromium clean
+.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt golden gpu-check chromium clean
 
 all: test
 
@@ -76,6 +76,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_overhead.py --pairs 9 $(COUNT_INSTRUCTIONS)
 	$(BIN)/python bench/bench_overhead.py --pairs 9 $(COUNT_INSTRUCTIONS) --bytecode off \
 		--out bench/results/overhead-nocache.md
+	$(BIN)/python bench/bench_fixed.py --pairs 9 $(COUNT_INSTRUCTIONS)
+
+# click, jinja2 and more-itertools from their PyPI sdists (cached in bench/.cache/), with and
+# without statesnap: tests reported leaking, CPU ratio.
+bench-healthy: $(STAMP)
+	$(BIN)/python bench/bench_healthy.py --rounds 3
 
 bench-locate: $(STAMP)
 	$(BIN)/python bench/bench_locate.py

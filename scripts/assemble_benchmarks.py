@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ORDER = ("overhead", "overhead-nocache", "overhead-before-after", "locate", "report", "isolate",
-         "hunt")
+ORDER = ("overhead", "overhead-nocache", "overhead-before-after", "overhead-probes-against",
+         "fixed", "healthy", "locate", "report", "isolate", "hunt")
 INTRO = """# Benchmarks
 
 Every figure here was produced by a command in this repository, with its baseline measured in

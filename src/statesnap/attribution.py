@@ -125,9 +125,15 @@ def dirty_at(tests: Sequence[TestEntry],
     return out
 
 
+#: Words a failure quotes when it trips over a probe's state though it never names the key.
+_PROBE_TERMS = {"cwd": ["getcwd", "chdir", "cwd"]}
+#: A deleted working directory fails exactly this way.
+DELETED_CWD = "<deleted directory>"
+
+
 def key_terms(probe: str, key: str) -> list[str]:
     """Words of a key that a failure message is likely to quote."""
-    terms = [key]
+    terms = [key, *_PROBE_TERMS.get(probe, ())]
     tail = key.rsplit(":", 1)[-1]
     terms.append(tail)
     terms.append(tail.rsplit(".", 1)[-1])
@@ -194,6 +200,10 @@ def rank(victim: TestEntry, dirty: Dirty) -> list[Candidate]:
         if _mentions(text.said, _value_terms(w.change.after)):
             score += 50
             reasons.append("changed value appears in the failure")
+        if (probe == "cwd" and w.change.after == DELETED_CWD
+                and (victim.failure or {}).get("exc_type") == "FileNotFoundError"):
+            score += 60
+            reasons.append("the working directory was deleted and the failure is a missing file")
         score += 10 * w.change.severity
         score += 5 * (w.test.index + 1) / (victim.index + 1)
         out.append(Candidate(

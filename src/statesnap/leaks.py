@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from statesnap.diff import Change
+from statesnap.own_fixtures import is_pytest_own
 from statesnap.record import TestEntry
 
 WIDE_SCOPES = frozenset({"module", "class", "package", "session"})
@@ -29,6 +30,8 @@ def resolve_leaks(tests: Iterable[TestEntry]) -> dict[int, list[Change]]:
     for test in tests:
         mine: list[Change] = []
         for ch in test.changes:
+            if is_pytest_own(ch.fixture):
+                continue  # pytest's own tmp_path setup (see own_fixtures): nobody's leak
             ref = (ch.probe, ch.key)
             if ch.phase == "setup" and ch.scope in WIDE_SCOPES and ref not in held:
                 held[ref] = _Held(test.index, ch)

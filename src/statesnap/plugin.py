@@ -25,6 +25,7 @@ from statesnap.diff import diff_snapshots
 from statesnap.header import build_header, plugin_label
 from statesnap.options import Settings, settings_from
 from statesnap.outputs import Outputs, exit_status
+from statesnap.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.recordpath import default_record_path, mark_latest
@@ -115,6 +116,8 @@ class StatesnapPlugin:
         self._tests_written = 0
         #: Lines about the command line that may have misled pytest (options.rootdir_pitfalls).
         self.pitfalls: list[str] = []
+        #: What is watched beyond the rootdir, or not watched (an installed project).
+        self.coverage_notes: list[str] = []
         #: Test lines written with a failure (none: the session end needs no attribution).
         self.failures_written = 0
         self._closed = False
@@ -124,6 +127,8 @@ class StatesnapPlugin:
         self.report_written: Path | None = None
         self.restore_before: Any = None
         self._function_fixtures: list[str] = []
+        #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
+        self._own_setup_seen: set[str] = set()
         self._wide_fixtures = False
         self._nextitem: pytest.Item | None = None
         #: The snapshot the last gauges were read from, and those gauges (also as JSON).
@@ -226,6 +231,8 @@ class StatesnapPlugin:
         # Probe selection is validated before anything is written: a usage error must not
         # leave an empty record behind.
         chosen = self._make_probes()
+        if any(p.name == "attributes" for p in chosen):
+            self._watch_installed_project()
         self.record_path = (worker_record_path(self.config, self.worker) or s.record_path
                             or default_record_path(self.config, self.worker))
         self.ctx.own_paths.update({self.record_path, self.record_path.with_suffix(".logs")})
@@ -269,6 +276,23 @@ class StatesnapPlugin:
         if s.record_path is None and self.worker == "main":
             mark_latest(self.record_path)
         self.tracker.baseline()  # before collection
+
+    def _watch_installed_project(self) -> None:
+        """The project at the rootdir, installed elsewhere (tox): watch it there, or say so."""
+        from statesnap.project_dist import find_project
+
+        try:
+            found = find_project(self.settings.rootdir)
+        except Exception:  # odd metadata must not stop the session; the rootdir still counts
+            return
+        if found is None:
+            return
+        assert self.ctx is not None
+        self.ctx.packages = tuple(dict.fromkeys((*self.ctx.packages, *found.top_level)))
+        line = found.line()
+        if line is not None:
+            self.ctx.notes["project"] = line
+            self.coverage_notes.append(line)
 
     def _header(self, statuses: list[dict[str, Any]]) -> dict[str, Any]:
         resolution: dict[str, Any] = {}
@@ -494,10 +518,24 @@ class StatesnapPlugin:
     def pytest_fixture_setup(
         self, fixturedef: Any, request: pytest.FixtureRequest
     ) -> Generator[None, object, object]:
+        own = (self.tracker is not None and fixturedef.argname in PYTEST_OWN_SETUP
+               and fixturedef.argname not in self._own_setup_seen
+               and _is_builtin_fixture(fixturedef))
+        if own:
+            # pytest's tmp_path imports getpass and pwd on first use, inside the user's
+            # fixture that asked for it: checkpoints around its first setup label that
+            # import as pytest's own (two light snapshots, once per session).
+            assert self.tracker is not None
+            self._own_setup_seen.add(fixturedef.argname)
+            before = self._function_fixtures
+            self.tracker.checkpoint(Label("setup", " or ".join(before) or None,
+                                          "function" if before else None))
         try:
             return (yield)
         finally:
-            if self.tracker is not None and not _is_builtin_fixture(fixturedef):
+            if own and self.tracker is not None:
+                self.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
+            elif self.tracker is not None and not _is_builtin_fixture(fixturedef):
                 if str(fixturedef.scope) == "function":
                     self._function_fixtures.append(fixturedef.argname)
                 else:

@@ -31,6 +31,7 @@ from _pytest.outcomes import Failed
 from statesnap import markers
 from statesnap.diff import Change, diff_snapshots
 from statesnap.leaks import WIDE_SCOPES
+from statesnap.own_fixtures import display_fixture
 from statesnap.selection import ProbeSelection, allowed, normalise_allow, resolve
 from statesnap.terminal import short
 from statesnap.tracker import Label, TestTracker
@@ -100,7 +101,8 @@ def format_leak(nodeid: str, leaks: Iterable[Change], plugin: StatesnapPlugin,
              f"see ({len(leaks)} change(s)):"]
     hints: list[str] = []
     for ch in leaks:
-        where = f" [{ch.phase}" + (f", fixture {ch.fixture} ({ch.scope})" if ch.fixture else "")
+        where = f" [{ch.phase}" + (
+            f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else "")
         where = where + "]" if ch.phase else ""
         owner = (held_by or {}).get(ch.ref)
         owner_text = f" (set up by {owner}, not undone when its scope ended)" if owner else ""

@@ -2,7 +2,11 @@
 
 ``format`` is bumped on every incompatible change.  History:
 
-- 1: ``tests`` (nodeid, worker, index, outcome, leaks) and ``findings``.
+- 1: ``tests`` (nodeid, worker, index, outcome, leaks) and ``findings``.  Since 0.x each
+  leak also has ``severity`` (``low``/``medium``/``high``) and each test ``leaked``: whether
+  it leaked above low severity, which is what the terminal section and the report count (a
+  low-severity leak, such as a plain import, is listed but is not "leaked state").  Both are
+  additions: readers of the first layout keep working.
 """
 
 from __future__ import annotations
@@ -18,6 +22,13 @@ from statesnap.leaks import resolve_leaks
 from statesnap.record import Record, write_atomic
 
 SUMMARY_FORMAT = 1
+#: A leak at this severity or below is listed but not counted as the test having leaked.
+LOW = 1
+_NAMES = {1: "low", 2: "medium", 3: "high"}
+
+
+def _severity_name(value: int) -> str:
+    return _NAMES.get(value, "high" if value > 3 else "low")
 
 
 def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dict[str, Any]:
@@ -25,17 +36,20 @@ def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dic
     for record in records:
         leaks = resolve_leaks(record.tests)
         for t in record.tests:
+            mine = leaks.get(t.index, [])
             tests.append({
                 "nodeid": t.nodeid,
                 "worker": t.worker,
                 "index": t.index,
                 "outcome": t.outcome,
+                "leaked": any(c.severity > LOW for c in mine),
                 "leaks": [
                     {"probe": c.probe, "key": c.key, "change": c.change,
                      "before": c.before, "after": c.after,
+                     "severity": _severity_name(c.severity),
                      **({"phase": c.phase} if c.phase else {}),
                      **({"fixture": c.fixture, "scope": c.scope} if c.fixture else {})}
-                    for c in leaks.get(t.index, [])
+                    for c in mine
                 ],
             })
     return {

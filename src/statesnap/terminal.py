@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from statesnap.diff import Change
 from statesnap.findings import VERIFIED, Finding
 from statesnap.leaks import resolve_leaks
+from statesnap.own_fixtures import display_fixture
 
 if TYPE_CHECKING:
     from statesnap.plugin import StatesnapPlugin
@@ -25,7 +26,8 @@ def short(value: Any, width: int = VALUE_WIDTH) -> str:
 
 
 def leak_line(nodeid: str, ch: Change) -> str:
-    where = f" [{ch.phase}" + (f", fixture {ch.fixture} ({ch.scope})" if ch.fixture else "") + "]"
+    fixture = f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else ""
+    where = f" [{ch.phase}{fixture}]"
     where = where if ch.phase else ""
     return f"{nodeid}: {ch.key}: {short(ch.before)} → {short(ch.after)}{where}"
 
@@ -40,6 +42,8 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
     tr.write_sep("-", "statesnap")
     for line in plugin.pitfalls:
         tr.write_line(line, yellow=True)
+    for line in getattr(plugin, "coverage_notes", ()):
+        tr.write_line(line)
     for name, reason in sorted(plugin.unavailable.items()):
         tr.write_line(f"probe {name} unavailable: {reason}")
     for err in plugin.errors:

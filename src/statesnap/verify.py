@@ -35,6 +35,7 @@ from statesnap.hints import hint_for, restorable
 from statesnap.leaks import WIDE_SCOPES
 from statesnap.leftovers import Leftover
 from statesnap.minimize import ddmin
+from statesnap.own_fixtures import fixture_words
 from statesnap.record import Record, TestEntry
 from statesnap.repro import repro_command
 from statesnap.runner import ReplayResult, Runner
@@ -395,8 +396,12 @@ def _order_words(order: Sequence[str]) -> str:
 def _fixture_note(w: Write) -> str | None:
     ch = w.change
     if ch.fixture and ch.scope in WIDE_SCOPES:
+        words = fixture_words(ch.fixture)
+        if words.internal:
+            return (f"the change was made in {words.name} (set up for {w.test.nodeid}) and "
+                    f"never undone: undo it {words.undo}")
         return (f"the change was made by the {ch.scope}-scoped fixture {ch.fixture!r} "
-                f"(set up for {w.test.nodeid}) and never undone: undo it after its yield")
+                f"(set up for {w.test.nodeid}) and never undone: undo it {words.undo}")
     return None
 
 

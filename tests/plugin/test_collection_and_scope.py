@@ -203,7 +203,7 @@ def test_wide_fixture_never_undone_is_the_leak_of_its_first_test(scope_run) -> N
     _, leaks = scope_run
     assert _leak(leaks, "test_uses_messy_module_first") == {
         "probe": "env", "key": "MESSY_MODULE", "change": "added", "before": None, "after": "on",
-        "phase": "setup", "fixture": "messy_module", "scope": "module"}
+        "phase": "setup", "fixture": "messy_module", "scope": "module", "severity": "high"}
     assert leaks["test_uses_messy_module_again"] == []
     assert leaks["test_between"] == []  # ran before the fixture, in the same module
 

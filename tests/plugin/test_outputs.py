@@ -62,7 +62,9 @@ def test_summary_json_follows_the_contract(inner, pytester: pytest.Pytester,
         assert {"nodeid", "worker", "index", "outcome", "leaks"} <= set(t)
     env_leaks = [leak for leak in tests[1]["leaks"] if leak["probe"] == "env"]
     assert env_leaks == [{"probe": "env", "key": "OUTPUTS_SUITE_MODE", "change": "added",
-                          "before": None, "after": "fast", "phase": "call"}]
+                          "before": None, "after": "fast", "phase": "call",
+                          "severity": "high"}]
+    assert tests[1]["leaked"] and not tests[0]["leaked"]
     assert not [leak for leak in tests[0]["leaks"] if leak["probe"] == "env"]
     # The summary names the record it was built from.
     assert data["records"] == [str(run.record_path)]

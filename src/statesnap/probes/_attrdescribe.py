@@ -24,8 +24,14 @@ SCALARS: frozenset[type] = frozenset({type(None), bool, int, float, complex, str
 #: Mutable containers whose contents are watched and restored in place.
 LISTLIKE: tuple[type, ...] = (list, collections.deque)
 SETLIKE: tuple[type, ...] = (set,)
-#: Containers up to this size also have their nested containers watched (one level deeper).
+#: Containers up to this size also have their nested containers watched.
 SMALL = 32
+#: How deep below a module attribute nested containers and project-object namespaces are
+#: watched and digested (``DATA["a"][0]["x"] = 2`` is three levels down), and how many of them
+#: at most per attribute: library code mutates what it is given at any depth, but a module
+#: table of thousands of records must not cost thousands of reads per test.
+DEPTH = 4
+BUDGET = 64
 #: Containers longer than this are signed from a sample (first and last items) plus length:
 #: an in-place change in the middle of a huge list that keeps its length is missed, the price
 #: of not walking 100k items three times per test.
@@ -110,6 +116,53 @@ def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[st
     return None
 
 
+def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
+    """The containers and watched namespaces directly inside a small container."""
+    if not is_container(obj) or len(obj) > SMALL:
+        return []
+    out: list[Any] = []
+    pairs = obj.items() if kind(obj, dict) else ((None, v) for v in obj)
+    for k, v in pairs:
+        if (type(k) is str and "cache" in k.lower()) or (
+                type(v) not in SCALARS and "cache" in type(v).__name__.lower()):
+            # A cache inside (an environment's template cache, by its key or class name)
+            # fills up as code runs, which is what caches are for: not walked into.
+            continue
+        if is_container(v):
+            out.append(v)
+        elif type(v) not in SCALARS:
+            ns = watched_namespace(v, project_modules)
+            if ns is not None:
+                out.append(ns)
+    return out
+
+
+def reachable(value: Any, project_modules: frozenset[str]) -> list[Any]:
+    """Containers and project-object namespaces below ``value`` (not itself), breadth first.
+
+    Up to :data:`DEPTH` levels and :data:`BUDGET` objects, only through containers of at most
+    :data:`SMALL` items; each object once (shared or cyclic structures end).
+    """
+    out: list[Any] = []
+    seen = {id(value)}
+    level = [value]
+    for _ in range(DEPTH):
+        below: list[Any] = []
+        for obj in level:
+            for c in _children(obj, project_modules):
+                if id(c) in seen:
+                    continue
+                seen.add(id(c))
+                out.append(c)
+                below.append(c)
+                if len(out) >= BUDGET:
+                    return out
+        if not below:
+            break
+        level = below
+    return out
+
+
 def short(value: object, depth: int = 0) -> str:
     """A safe short text: builtin scalars and containers by value, the rest by type."""
     t = type(value)
@@ -166,11 +219,13 @@ def _sample(items: Iterable[Any], n: int) -> list[Any]:
     return head + tail
 
 
-def digest(value: Any, nested: bool = True) -> str:
+def digest(value: Any, nested: bool = True,
+           project_modules: frozenset[str] = frozenset()) -> str:
     """A content digest of a container: items by value (scalars) or identity (the rest).
 
-    Small containers also fold in their nested containers' digests (one level deeper), so
-    ``REGISTRY["a"].append(x)`` changes ``REGISTRY``'s fingerprint.
+    Small containers also fold in the flat signatures of what :func:`reachable` finds below
+    them, so ``REGISTRY["a"].append(x)`` and ``DATA["a"][0]["x"] = 2`` change the
+    fingerprint of ``REGISTRY`` and ``DATA``.
     """
     n = len(value)
     inner: list[Any]
@@ -186,7 +241,7 @@ def digest(value: Any, nested: bool = True) -> str:
         inner = _sample(value, n)
         sig = tuple(map(_item_sig, inner))
     if nested and n <= SMALL:
-        deeper = tuple(digest(v, nested=False) for v in inner if is_container(v))
+        deeper = tuple(digest(v, nested=False) for v in reachable(value, project_modules))
         sig = (sig, deeper)
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
     return text if n <= HUGE else f"{text} sampled"
@@ -205,9 +260,11 @@ def describe(value: object, project_modules: frozenset[str]) -> tuple[str, bool]
     if is_container(value):
         text = _clip(short(value))
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
-        return f"{text} {tag(value)}{label} len={len(value)} ~{digest(value)}", True  # type: ignore[arg-type]
+        sig = digest(value, project_modules=project_modules)
+        return f"{text} {tag(value)}{label} len={len(value)} ~{sig}", True  # type: ignore[arg-type]
     ns = watched_namespace(value, project_modules)
     if ns is not None:
-        return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{digest(ns)}", True
+        sig = digest(ns, project_modules=project_modules)
+        return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

@@ -23,6 +23,23 @@ from statesnap.probes._dictwatch import class_dict
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
 #: Class attributes that are interpreter machinery rather than state.
 CLASS_MACHINERY = frozenset({"_abc_impl"})
+#: What unittest writes on a ``TestCase`` subclass for itself: ``doClassCleanups`` (which
+#: pytest calls after ``tearDownClass``) sets ``tearDown_exceptions = []`` on the class, and
+#: unittest's own runner sets ``_classSetupFailed``.  Bookkeeping of the framework, never a
+#: test's leak, a key or a hint.
+UNITTEST_MACHINERY = frozenset({"tearDown_exceptions", "_classSetupFailed", "_class_cleanups"})
+
+
+def _is_testcase(cls: type) -> bool:
+    """Whether ``cls`` is a ``unittest.TestCase`` subclass (unittest is never imported here)."""
+    case = sys.modules.get("unittest.case")
+    base = module_namespace(case).get("TestCase") if isinstance(case, types.ModuleType) else None
+    return isinstance(base, type) and base in type.__dict__["__mro__"].__get__(cls)
+
+
+def class_skip(cls: type) -> frozenset[str]:
+    """Class attribute names that are a framework's bookkeeping on ``cls``, not state."""
+    return CLASS_MACHINERY | UNITTEST_MACHINERY if _is_testcase(cls) else CLASS_MACHINERY
 _MISSING = object()
 #: ``module.__dict__`` without attribute lookup (a LazyLoader module loads on any access).
 _MODULE_DICT: Any = vars(types.ModuleType)["__dict__"]
@@ -145,9 +162,19 @@ class SavedModule:
     classes: dict[str, tuple[type, dict[str, Any]]]
     containers: dict[str, list[tuple[Any, Any]]]
 
+    def _live_module(self) -> types.ModuleType:
+        name = module_namespace(self.module).get("__name__")
+        now = sys.modules.get(name) if isinstance(name, str) else None
+        return now if isinstance(now, types.ModuleType) else self.module
+
     def restore(self, path: str) -> bool:
-        """Put one key (``NAME``, ``NAME.attr``, either with ``#cache``) back; False if unknown."""
-        live = module_namespace(self.module)
+        """Put one key (``NAME``, ``NAME.attr``, either with ``#cache``) back; False if unknown.
+
+        Into the module now imported under the saved one's name: a test that popped it from
+        ``sys.modules`` and imported it again left a fresh object, and ``settings.DEBUG`` is
+        what later tests read there.
+        """
+        live = module_namespace(self._live_module())
         if path.endswith("#cache"):
             name, _, attr = path.removesuffix("#cache").partition(".")
             obj = live.get(name)
@@ -197,8 +224,9 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
                 continue  # imported from elsewhere: described where it is defined
             seen.add(id(value))
             t.classes.append((name, value, class_dict(value) or proxy))
+            machinery = class_skip(value)
             for attr, member in list(proxy.items()):
-                if skip_name(attr) or attr in CLASS_MACHINERY:
+                if skip_name(attr) or attr in machinery:
                     continue
                 _entry(t, fps, f"{name}.{attr}", attr, member, project, redactor, kinds)
                 _cache_entry(t, fps, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
@@ -226,13 +254,14 @@ def _entry(t: Tracked, fps: dict[str, str], path: str, attr: str, value: Any,
     watched: list[Any] = []
     if D.is_container(value):
         watched.append(value)
-        if len(value) <= D.SMALL:
-            items = value.values() if D.kind(value, dict) else value
-            watched += [v for v in items if D.is_container(v)]
     else:
         ns = D.watched_namespace(value, project)
         if ns is not None:
             watched.append(ns)
+    if watched:
+        # Nested containers and project objects' namespaces, to DEPTH levels (see
+        # reachable): an in-place change deep inside moves the token too.
+        watched += D.reachable(watched[0], project)
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:

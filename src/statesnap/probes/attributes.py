@@ -27,6 +27,7 @@ the token moved.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import types
 from collections.abc import Collection
@@ -36,6 +37,7 @@ from typing import Any
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import Tracked, is_project_file, module_namespace, refresh
 from statesnap.probes._attrwatch import Watch
+from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
@@ -52,7 +54,25 @@ def _live_kind(module: str, path: str) -> str:
         value = vars(value).get(attr) if D.kind(value, type) else None
     if D.is_container(value):
         return "container"
+    if D.watched_namespace(value, frozenset({module})) is not None:
+        return "namespace"
     return "value"
+
+
+_TAG = re.compile(r" (#[0-9a-f]{6})(?= |$)")
+_TYPE = re.compile(r"^<([\w.]+) ")
+
+
+def _cache_filled(key: str, before: Any, after: Any) -> bool:
+    """The same cache object (same identity tag) with other contents: a cache at work."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return False
+    tags = _TAG.findall(before), _TAG.findall(after)
+    if not tags[0] or tags[0] != tags[1]:
+        return False  # rebound: a new object under the name is a change like any other
+    name = key.partition(":")[2].rsplit(".", 1)[-1]
+    found = _TYPE.match(after)
+    return "cache" in name.lower() or bool(found and "cache" in found.group(1).lower())
 
 
 class AttributesProbe(Probe):
@@ -67,6 +87,9 @@ class AttributesProbe(Probe):
         self._packages: tuple[str, ...] = ()
         self._redactor: Any = None
         self._nmods = -1
+        self._modules_dict: dict[str, Any] = sys.modules
+        self._modules_tag: Any = None
+        self._last_modules_tag: object = None
         self._mods: list[Tracked] = []
         self._by_name: dict[str, Tracked] = {}
         #: name -> (id of the module object, is it a project module)
@@ -85,6 +108,17 @@ class AttributesProbe(Probe):
         self._packages = tuple(p for p in ctx.packages if p)
         self._redactor = ctx.redactor
         self._nmods = -1
+        # sys.modules' version tag moves on every insertion, removal and replacement: a module
+        # popped and imported again (a fresh object, same count) is rescanned too.
+        self._modules_dict = sys.modules
+        self._modules_tag = version_reader([sys.modules]) if probe_support() else None
+        self._last_modules_tag = None
+
+    def _modules_moved(self) -> bool:
+        tag = self._modules_tag
+        if tag is not None and sys.modules is self._modules_dict:
+            return bool(tag() != self._last_modules_tag)
+        return len(sys.modules) != self._nmods
 
     # -- which modules ---------------------------------------------------------------------
     def _is_project(self, name: str, module: object) -> bool:
@@ -101,6 +135,8 @@ class AttributesProbe(Probe):
         return is_project_file(file, self._roots, self._venv_dirs)
 
     def _rescan(self) -> None:
+        if self._modules_tag is not None:
+            self._last_modules_tag = self._modules_tag()
         items = list(sys.modules.items())  # a copy: another thread may import meanwhile
         self._nmods = len(items)
         decisions = self._decisions
@@ -124,7 +160,7 @@ class AttributesProbe(Probe):
 
     # -- tokens ----------------------------------------------------------------------------
     def token(self) -> object:
-        if len(sys.modules) != self._nmods:
+        if self._modules_moved():
             self._rescan()
         return self._watch.token()
 
@@ -137,7 +173,7 @@ class AttributesProbe(Probe):
 
     # -- reading ---------------------------------------------------------------------------
     def read(self) -> ProbeMap:
-        if len(sys.modules) != self._nmods:
+        if self._modules_moved():
             self._rescan()
         watch = self._watch
         dirty = [t for t in self._mods if not t.fresh]
@@ -170,6 +206,8 @@ class AttributesProbe(Probe):
             return Severity.MEDIUM
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
+        if _cache_filled(key, before, after):
+            return Severity.LOW
         return self.severity
 
     def hint(self, key: str, change: str) -> str | None:
@@ -186,8 +224,10 @@ class AttributesProbe(Probe):
             return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
                     f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")
         if kind == "namespace" and change == "changed":
-            return (f"change attributes of {owner}.{attr} with monkeypatch.setattr({attr}, "
-                    "'name', ...) so they are put back after the test")
+            # Its attributes were set, or what they hold was filled in place.
+            return (f"change {owner}.{attr} only through monkeypatch (monkeypatch.setattr("
+                    f"{attr}, 'name', ...)), or give each test a fresh one with monkeypatch."
+                    f"setattr({owner}, {attr!r}, ...) when code fills it in place")
         if change == "added":
             return (f"set {attr} with monkeypatch.setattr({owner}, {attr!r}, ..., "
                     "raising=False) so it is removed after the test")

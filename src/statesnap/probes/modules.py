@@ -10,22 +10,43 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from collections.abc import Collection
 from typing import Any
 
 from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
+#: Entries that are weak proxies: jinja2's ``ModuleLoader`` puts ``weakref.proxy(module)`` into
+#: ``sys.modules`` with a callback that takes it out when the module is collected.  It comes
+#: and goes with its owner and the garbage collector (whichever test happens to trigger a
+#: collection), so neither its arrival nor its departure is rated above low.
+_PROXIES: tuple[type, ...] = (weakref.ProxyType, weakref.CallableProxyType)
+WEAKPROXY = "weakproxy"
+
 
 def _describe(obj: object) -> str:
     # The id suffix makes "replaced by another object of the same kind" visible.
     tag = f"#{id(obj) & 0xFFFFFF:06x}"
+    if type(obj) in _PROXIES:
+        # isinstance() would ask the referent (a proxy of a module passes for a module).
+        return f"{WEAKPROXY}{tag}"
     if isinstance(obj, types.ModuleType):
         return f"module{tag}"
     if obj is None:
         return "None"
     t = type(obj)
     return f"{t.__module__}.{t.__qualname__}{tag}"
+
+
+def _is_module(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("module#")
+
+
+def _is_proxy(before: Any, after: Any) -> bool:
+    """An entry that was or became a weak proxy, and nothing else (added or removed)."""
+    values = [v for v in (before, after) if v is not None]
+    return bool(values) and all(isinstance(v, str) and v.startswith(WEAKPROXY) for v in values)
 
 
 class ModulesProbe(Probe):
@@ -62,9 +83,16 @@ class ModulesProbe(Probe):
                 if name not in own and not is_statesnap_module(name)}
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
+        if _is_proxy(before, after):
+            return Severity.LOW  # a self-removing weak proxy (see _PROXIES)
         if before is None and isinstance(after, str) and after.startswith("module#"):
             return Severity.LOW  # a plain import
         if after is None:
+            return Severity.MEDIUM
+        if _is_module(before) and _is_module(after):
+            # Another real module under the same name: imported again after a removal (or
+            # reloaded into a new object), not a stub.  Its attributes, which the
+            # ``attributes`` probe names, are the sharper key.
             return Severity.MEDIUM
         return Severity.HIGH
 
@@ -75,8 +103,9 @@ class ModulesProbe(Probe):
         if change == "removed":
             return (f"remove {key} with monkeypatch.delitem(sys.modules, {key!r}) so it is put "
                     "back after the test")
-        return (f"replace {key} with monkeypatch.setitem(sys.modules, {key!r}, ...) so the "
-                "real module comes back after the test")
+        return (f"if {key} was replaced by a stub, do it with monkeypatch.setitem(sys.modules, "
+                f"{key!r}, ...) so the real module comes back after the test; if it was "
+                "imported again, the old module object is still held by earlier importers")
 
     def save(self) -> object:
         return dict(sys.modules)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statesnap.diff import ADDED, REMOVED, Change
+from statesnap.own_fixtures import display_fixture
 from statesnap.report.values import (
     LONG_LIMIT,
     SHORT_LIMIT,
@@ -44,7 +45,8 @@ class ChangeView:
         if not self.phase:
             return ""
         if self.fixture:
-            return f"{self.phase}, fixture {self.fixture} ({self.scope or 'function'})"
+            name = display_fixture(self.fixture)
+            return f"{self.phase}, fixture {name} ({self.scope or 'function'})"
         return self.phase
 
     def to_json(self) -> dict[str, Any]:

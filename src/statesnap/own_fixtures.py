@@ -1,0 +1,63 @@
+"""pytest's and unittest's own fixtures, named the way the user wrote the code behind them.
+
+pytest turns ``setUpClass``/``setUp`` of a ``unittest.TestCase`` and xunit-style
+``setup_module``/``setup_class``/``setup_method``/``setup_function`` into fixtures with internal
+names (``_unittest_setUpClass_fixture_TestX``).  A change made there is the user's, but the
+advice must name their method ("undo it in tearDownClass"), never the internal fixture.
+pytest's ``tmp_path`` family is pytest's own code: what it does (importing ``getpass`` and
+``pwd`` on first use) is nobody's leak.  Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+#: Built-in fixtures whose first setup changes process state for pytest itself.
+PYTEST_OWN_SETUP = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
+
+_INTERNAL = re.compile(
+    r"^_(?P<kind>unittest_setUpClass|unittest_setup_method|xunit_setup_module"
+    r"|xunit_setup_function|xunit_setup_class|xunit_setup_method)_fixture_(?P<owner>.+)$")
+
+#: kind -> (the user's method, where to undo it)
+_METHODS = {
+    "unittest_setUpClass": ("setUpClass", "tearDownClass (or addClassCleanup)"),
+    "unittest_setup_method": ("setUp", "tearDown (or addCleanup)"),
+    "xunit_setup_module": ("setup_module", "teardown_module"),
+    "xunit_setup_function": ("setup_function", "teardown_function"),
+    "xunit_setup_class": ("setup_class", "teardown_class"),
+    "xunit_setup_method": ("setup_method", "teardown_method"),
+}
+
+
+# A NamedTuple rather than a dataclass: this module is imported at every session start, and a
+# dataclass costs a code generation and exec at import.
+class FixtureWords(NamedTuple):
+    """How to name a fixture to the user, and where they undo what it did."""
+
+    #: ``TestX.setUpClass`` or the fixture's own name.
+    name: str
+    #: ``tearDownClass (or addClassCleanup)``, or ``after its yield`` for a plain fixture.
+    undo: str
+    #: Whether the name is one pytest made up for the user's method.
+    internal: bool
+
+
+def fixture_words(fixture: str) -> FixtureWords:
+    """The user's words for ``fixture`` (pytest's internal names mapped to their methods)."""
+    m = _INTERNAL.match(fixture)
+    if m is None:
+        return FixtureWords(fixture, "after its yield (or in a finaliser)", False)
+    method, undo = _METHODS[m["kind"]]
+    return FixtureWords(f"{m['owner']}.{method}", f"in {undo}", True)
+
+
+def display_fixture(fixture: str) -> str:
+    """The fixture as shown in the terminal and the report."""
+    return fixture_words(fixture).name
+
+
+def is_pytest_own(fixture: str | None) -> bool:
+    """Whether a change labelled with ``fixture`` was made by pytest's own code."""
+    return fixture in PYTEST_OWN_SETUP
