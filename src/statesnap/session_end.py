@@ -45,6 +45,19 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
     )
 
 
+def store_verdicts(plugin: StatesnapPlugin, findings: list[Finding]) -> None:
+    """Append the session's verdicts to its record, so every later reader shows them."""
+    if plugin.record_path is None or not findings:
+        return
+    from statesnap.verdicts import store
+
+    try:
+        store(plugin.record_path, findings)
+    except OSError as exc:
+        plugin._terminal_line(f"statesnap: cannot store the verdicts in {plugin.record_path}: "
+                              f"{exc.strerror}; later readers will re-rank them unproven")
+
+
 def write_outputs(plugin: StatesnapPlugin, records: list[Record], findings: list[Finding]) -> None:
     """Write the summary JSON and the report that were asked for, each on its own.
 

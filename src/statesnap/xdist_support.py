@@ -227,6 +227,7 @@ def finish_controller(plugin: StatesnapPlugin, hooks: XdistHooks | None) -> None
 
         findings += flag_order_dependent(plugin, lane, findings)
     plugin.findings = findings
+    session_end.store_verdicts(plugin, findings)
     session_end.write_outputs(plugin, lanes, findings)
 
 

@@ -47,6 +47,10 @@ def load_lanes(path: Path | None) -> list[Record]:
     from statesnap.xdist_support import read_lanes
 
     lanes = read_lanes(target)
+    # The session stored its verdicts after the merged record's last lane: each lane gets
+    # the verdicts of its own worker's victims.
+    for lane in lanes:
+        lane.verdicts = [v for v in record.verdicts if v.get("worker", "main") == lane.worker]
     return lanes or [record]
 
 

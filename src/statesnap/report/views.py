@@ -6,9 +6,7 @@ template only loops and prints, and tests can check the views without parsing HT
 
 from __future__ import annotations
 
-import os
 import time
-import urllib.parse
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +24,9 @@ from statesnap.findings import (
     VERIFIED,
     Finding,
 )
+from statesnap.mtimerace import HINT as MTIME_HINT
+from statesnap.mtimerace import finding_sentence, races
+from statesnap.mtimerace import sentence as race_sentence
 from statesnap.record import Record
 from statesnap.report.changes import KEY_LIMIT, ChangeView, ChangeViews
 from statesnap.report.lanes import (
@@ -49,7 +50,6 @@ from statesnap.report.values import (
     cut,
     show,
 )
-from statesnap.repro import repro_command
 
 #: Leak table rows carried in the page's data; beyond that the table says how many more.
 LEAK_ROWS_LIMIT = 50_000
@@ -87,6 +87,27 @@ class Link:
 
 
 @dataclass
+class LogView:
+    """A replay log embedded in the page (the page must be enough on its own: a CI job may
+    upload only the report).  ``text`` is cut to :data:`LOG_LIMIT` characters around a
+    marker that says how much was left out; ``missing`` says why there is no text."""
+
+    name: str
+    text: str | None
+    truncated: bool = False
+    missing: str | None = None
+
+
+@dataclass
+class ReplayView:
+    label: str
+    command: str
+    outcome: str
+    signature: str | None
+    restored: list[str]
+
+
+@dataclass
 class CandidateView:
     test: TestRef
     ref: str
@@ -115,7 +136,14 @@ class FindingView:
     hint_proven: bool
     proven_keys: list[str]
     repro: str
-    logs: list[Link]
+    #: The repro is what a replay saw fail the victim (else it is not shown as one).
+    repro_proven: bool
+    #: Where the verdict comes from: "stored by the run", "replayed now", "not replayed".
+    source: str
+    replays: list[ReplayView]
+    logs: list[LogView]
+    #: The mtime-race sentence of a finding whose state is a file changed in place.
+    mtime: str | None
     cleaners: list[TestRef]
     candidates: list[CandidateView]
     setter: TestRef | None
@@ -163,6 +191,9 @@ class ReportView:
     plots: list[PlotView]
     data: dict[str, Any]
     facts: list[tuple[str, str]] = field(default_factory=list)
+    #: "mtime did not change" sentences: files changed in place during the run.
+    races: list[str] = field(default_factory=list)
+    mtime_hint: str = MTIME_HINT
 
 
 def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
@@ -176,36 +207,72 @@ def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
     return TestRef(shown, lane.key(entry.pos), lane.label if len(lanes) > 1 else None)
 
 
-def _log_link(log: str, record_dir: Path, report_dir: Path | None) -> Link:
+#: Characters of one replay log embedded in the page; a longer log keeps its head (the
+#: command, the order) and its tail (pytest's failure summary) around a marker.
+LOG_LIMIT = 16_000
+LOG_HEAD = 3_000
+#: Characters of all embedded logs together: a report of a long verification stays small.
+LOGS_TOTAL_LIMIT = 600_000
+
+
+class LogBudget:
+    """What is left of :data:`LOGS_TOTAL_LIMIT` for the logs of one page."""
+
+    def __init__(self, total: int = LOGS_TOTAL_LIMIT) -> None:
+        self.left = total
+
+
+def embed_log(log: str, record_dir: Path, budget: LogBudget) -> LogView:
+    """A replay log (as a finding names it, relative to its record) read into the page."""
     path = Path(log)
     if not path.is_absolute():
         path = record_dir / path
-    target = os.path.abspath(path)
-    rel = target
-    if report_dir is not None:
-        try:
-            rel = os.path.relpath(target, os.path.abspath(report_dir))
-        except ValueError:  # another drive (Windows): keep the absolute path
-            rel = target
-    posix = Path(rel).as_posix()
-    # Quoting makes every link a plain path: a log named "javascript:..." cannot become a URL
-    # with a scheme, because the colon is escaped.
-    return Link(text=posix, href=urllib.parse.quote(posix))
+    name = Path(log).as_posix()
+    if budget.left <= 0:
+        return LogView(name, None, missing="not embedded: the report's size limit for logs "
+                       f"was reached (the file: {path})")
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return LogView(name, None, missing=f"not found beside the record ({exc.strerror})")
+    truncated = False
+    limit = min(LOG_LIMIT, max(budget.left, LOG_HEAD * 2))
+    if len(text) > limit:
+        tail = limit - LOG_HEAD
+        cut_out = len(text) - LOG_HEAD - tail
+        text = (text[:LOG_HEAD]
+                + f"\n[… statesnap: {cut_out:,} characters of this log left out; the whole "
+                f"log is {path} …]\n" + text[-tail:])
+        truncated = True
+    budget.left -= len(text)
+    return LogView(name, text, truncated)
+
+
+def _source(f: Finding) -> str:
+    if f.source == "session":
+        return "stored by the run"
+    if f.status == SUSPECTED and not f.replays:
+        return "not replayed"
+    return "replayed"
 
 
 def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
-                 views: ChangeViews, report_dir: Path | None) -> FindingView:
+                 views: ChangeViews, logs: LogBudget) -> FindingView:
     victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=True)
     record: Record | None = victim_at[0].record if victim_at else None
     worker = f.worker
     label, help_text = STATUS_TEXT.get(f.status, (f.status, ""))
+    if f.status == SUSPECTED and not f.replays:
+        label, help_text = "suspected, not replayed", STATUS_TEXT[SUSPECTED][1]
     probe, key = f.probe or "", f.key or ""
     has_key = f.probe is not None or f.key is not None
     before = scrubber.change(probe, key, f.before)
     after = scrubber.change(probe, key, f.after)
-    repro = f.repro
-    if not repro and f.polluters and record is not None:
-        repro = repro_command(record.header, [*f.polluters, f.victim])
+    # Only a command a replay saw fail the victim is shown as a reproduction.
+    repro = f.repro if f.repro_proven else ""
+    mtime = (finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
+                              f.victim, record.header if record is not None else {})
+             if f.probe == "files" and f.key else None)
     failure = None
     if f.exc_type or f.message:
         failure = cut(": ".join(x for x in (f.exc_type, f.message) if x), LONG_LIMIT)
@@ -223,11 +290,16 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
         after=show(after, absent=after is None) if has_key else None,
         diff=views.diff(before, after),
         failure=failure,
-        hint=f.hint,
+        hint=MTIME_HINT if mtime else f.hint,
         hint_proven=f.hint_proven,
         proven_keys=[cut(k, KEY_LIMIT) for k in f.proven_keys],
         repro=repro,
-        logs=[_log_link(log, record_dir, report_dir) for log in f.logs],
+        repro_proven=bool(repro),
+        source=_source(f),
+        replays=[ReplayView(r.label, cut(r.command, LONG_LIMIT), r.outcome, r.signature,
+                            list(r.restored)) for r in f.replays],
+        logs=[embed_log(log, record_dir, logs) for log in f.logs],
+        mtime=mtime,
         cleaners=[_ref(lanes, c, worker) for c in f.cleaners],
         candidates=[
             CandidateView(
@@ -321,13 +393,16 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
     data = page_data(lanes, views)
     data["leaks"] = [r.to_json() for r in leak_rows]
     data["leak_page"] = LEAK_PAGE
+    log_budget = LogBudget()
     return ReportView(
         title=title or "statesnap pollution report",
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
         version=__version__,
         stats=_stats(lanes, tl, ordered),
-        findings=[finding_view(i, f, lanes, scrubber, views, report_dir)
+        findings=[finding_view(i, f, lanes, scrubber, views, log_budget)
                   for i, f in enumerate(ordered)],
+        races=[race_sentence(r) for lane in lanes for r in races(lane.record.tests,
+                                                                     lane.record.header)],
         run=run_info(lanes, scrubber),
         timeline=tl,
         leak_probes=leak_probes,
