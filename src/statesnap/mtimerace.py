@@ -94,9 +94,10 @@ def sentence(race: Race) -> str:
     since = (f"since {race.earlier} wrote it" if race.earlier and race.earlier != race.test
              else "since the run started" if race.earlier is None
              else "between two writes of the same test")
-    return (f"{race.key}: {race.test} {what} but the mtime did not change {since}: both "
-            f"writes fell within the filesystem's mtime resolution ({race.resolution}); "
-            "caches keyed on mtime will not see the change")
+    return (f"{race.key}: {race.test} {what} but the mtime did not change {since} (put "
+            "back with os.utime, or both writes fell within one tick of the filesystem's "
+            f"mtime resolution: {race.resolution}); caches keyed on mtime will not see the "
+            "change")
 
 
 def finding_sentence(key: str, before: Any, after: Any, polluter: str | None, victim: str,
