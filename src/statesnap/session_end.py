@@ -77,9 +77,10 @@ def store_verdicts(plugin: StatesnapPlugin, findings: list[Finding]) -> None:
 
     try:
         store(plugin.record_path, findings)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
         plugin._terminal_line(f"statesnap: cannot store the verdicts in {plugin.record_path}: "
-                              f"{exc.strerror}; later readers will re-rank them unproven")
+                              f"{why}; later readers will show them as not replayed")
 
 
 def write_outputs(plugin: StatesnapPlugin, records: list[Record], findings: list[Finding]) -> None:

@@ -46,11 +46,7 @@ def load_lanes(path: Path | None) -> list[Record]:
         return [record]
     from statesnap.xdist_support import read_lanes
 
-    lanes = read_lanes(target)
-    # The session stored its verdicts after the merged record's last lane: each lane gets
-    # the verdicts of its own worker's victims.
-    for lane in lanes:
-        lane.verdicts = [v for v in record.verdicts if v.get("worker", "main") == lane.worker]
+    lanes = read_lanes(target)  # each with the verdicts stored for its worker's victims
     return lanes or [record]
 
 

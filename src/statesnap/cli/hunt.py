@@ -64,11 +64,7 @@ def load_lanes(path: Path | None) -> tuple[Path, list[Record]]:
         from statesnap.xdist_support import read_lanes
     except ImportError:
         return record.path, [record]
-    lanes = read_lanes(record.path)
-    if "lanes" in record.header:  # the verdicts stored after the merged record's last lane
-        for lane in lanes:
-            lane.verdicts = [v for v in record.verdicts
-                             if v.get("worker", "main") == lane.worker]
+    lanes = read_lanes(record.path)  # each with the verdicts stored for its worker's victims
     return record.path, [lane for lane in lanes if lane.tests] or [record]
 
 
