@@ -217,12 +217,38 @@ def table(found: Mapping[str, Verdicts], old: Verdicts) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+INTRO = """# Verdicts on the demo: in the session and read back from the record
+
+`.venv/bin/python tests/cli/demo_verdicts.py --out bench/results/demo-verdicts.md` (the same
+check runs in `tests/cli/test_demo_verdicts.py`) runs `tests/demo` once as `make demo` does,
+then reads the verdicts back from the session's terminal section and pollution.html,
+`statesnap explain` (text, `--json`, `--markdown`) and `statesnap report RECORD`. "same" means
+status, polluters and key equal the session's (its summary JSON). The last column is what
+re-ranking from the record alone names: what `explain`, `report`, `replay` and the Markdown
+showed before the record kept the session's verdicts (record format 2).
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, help="also write the section to this file")
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="statesnap-demo-verdicts-") as tmp:
         run = run_demo(Path(tmp))
         found = read_back(run)
-        print(table(found, rerank(run)))
-    return 0
+        old = rerank(run)
+        session = found["session"]
+        differ = sum(1 for v in session if old.get(v, ("", (), ""))[1] != session[v][1])
+        agree = all(found[r] == session for r in found)
+        text = (INTRO + f"\nAll readers agree with the session: {'yes' if agree else 'NO'}; "
+                f"re-ranking alone names another polluter for {differ} of {len(session)} "
+                "victims.\n\n" + table(found, old) + "\n")
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text, encoding="utf-8")
+    return 0 if agree else 1
 
 
 if __name__ == "__main__":
