@@ -81,6 +81,9 @@ def test_terminal_report_and_markdown_say_the_mtime_did_not_change(tmp_path: Pat
         assert SENTENCE in text, page
         assert "changed while the mtime did not change" in text
         assert "fix: caches keyed on mtime" in text
+        # The leak table and the diffs show the file in words, not its fingerprint's JSON.
+        assert "5 bytes" in text and "18 bytes, same mtime" in text
+        assert "\"size\":" not in text and "size-changed-mtime-kept" not in text
 
 
 def test_a_finding_whose_state_is_the_raced_file_says_so_with_both_tests() -> None:

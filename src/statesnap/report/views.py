@@ -28,7 +28,7 @@ from statesnap.mtimerace import HINT as MTIME_HINT
 from statesnap.mtimerace import finding_sentence, races
 from statesnap.mtimerace import sentence as race_sentence
 from statesnap.record import Record
-from statesnap.report.changes import KEY_LIMIT, ChangeView, ChangeViews
+from statesnap.report.changes import KEY_LIMIT, ChangeView, ChangeViews, file_words
 from statesnap.report.lanes import (
     NODEID_LIMIT,
     Lane,
@@ -266,8 +266,8 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
         label, help_text = "suspected, not replayed", STATUS_TEXT[SUSPECTED][1]
     probe, key = f.probe or "", f.key or ""
     has_key = f.probe is not None or f.key is not None
-    before = scrubber.change(probe, key, f.before)
-    after = scrubber.change(probe, key, f.after)
+    before = file_words(probe, scrubber.change(probe, key, f.before))
+    after = file_words(probe, scrubber.change(probe, key, f.after))
     # Only a command a replay saw fail the victim is shown as a reproduction.
     repro = f.repro if f.repro_proven else ""
     mtime = (finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
@@ -305,8 +305,10 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
             CandidateView(
                 test=_ref(lanes, c.nodeid, worker),
                 ref=cut(f"{c.probe}:{c.key}", KEY_LIMIT),
-                before=show(scrubber.change(c.probe, c.key, c.before), absent=c.before is None),
-                after=show(scrubber.change(c.probe, c.key, c.after), absent=c.after is None),
+                before=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.before)),
+                            absent=c.before is None),
+                after=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.after)),
+                           absent=c.after is None),
                 score=round(c.score, 2),
                 reasons=list(c.reasons),
             )
