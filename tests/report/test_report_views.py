@@ -8,9 +8,10 @@ from report_records import RecordFactory, entry, env_added, header, polluted_tes
 
 from statesnap.findings import Candidate, Finding
 from statesnap.report.lanes import build_lanes, lane_labels, timeline
+from statesnap.report.logs import LOG_LIMIT, LogBudget, embed_log
 from statesnap.report.plots import plots
 from statesnap.report.render import render
-from statesnap.report.views import LOG_LIMIT, LogBudget, build_view, embed_log
+from statesnap.report.views import build_view
 
 
 def _finding(**kw: object) -> Finding:

@@ -38,6 +38,7 @@ from statesnap.report.lanes import (
     page_data,
     timeline,
 )
+from statesnap.report.logs import LogBudget, LogView, embed_log
 from statesnap.report.plots import PlotView, plots
 from statesnap.report.runinfo import RunInfo, run_info
 from statesnap.report.values import (
@@ -84,18 +85,6 @@ class TestRef:
 class Link:
     text: str
     href: str
-
-
-@dataclass
-class LogView:
-    """A replay log embedded in the page (the page must be enough on its own: a CI job may
-    upload only the report).  ``text`` is cut to :data:`LOG_LIMIT` characters around a
-    marker that says how much was left out; ``missing`` says why there is no text."""
-
-    name: str
-    text: str | None
-    truncated: bool = False
-    missing: str | None = None
 
 
 @dataclass
@@ -205,47 +194,6 @@ def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
     lane, entry = found
     # Which lane matters only when there are several.
     return TestRef(shown, lane.key(entry.pos), lane.label if len(lanes) > 1 else None)
-
-
-#: Characters of one replay log embedded in the page; a longer log keeps its head (the
-#: command, the order) and its tail (pytest's failure summary) around a marker.
-LOG_LIMIT = 16_000
-LOG_HEAD = 3_000
-#: Characters of all embedded logs together: a report of a long verification stays small.
-LOGS_TOTAL_LIMIT = 600_000
-
-
-class LogBudget:
-    """What is left of :data:`LOGS_TOTAL_LIMIT` for the logs of one page."""
-
-    def __init__(self, total: int = LOGS_TOTAL_LIMIT) -> None:
-        self.left = total
-
-
-def embed_log(log: str, record_dir: Path, budget: LogBudget) -> LogView:
-    """A replay log (as a finding names it, relative to its record) read into the page."""
-    path = Path(log)
-    if not path.is_absolute():
-        path = record_dir / path
-    name = Path(log).as_posix()
-    if budget.left <= 0:
-        return LogView(name, None, missing="not embedded: the report's size limit for logs "
-                       f"was reached (the file: {path})")
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return LogView(name, None, missing=f"not found beside the record ({exc.strerror})")
-    truncated = False
-    limit = min(LOG_LIMIT, max(budget.left, LOG_HEAD * 2))
-    if len(text) > limit:
-        tail = limit - LOG_HEAD
-        cut_out = len(text) - LOG_HEAD - tail
-        text = (text[:LOG_HEAD]
-                + f"\n[… statesnap: {cut_out:,} characters of this log left out; the whole "
-                f"log is {path} …]\n" + text[-tail:])
-        truncated = True
-    budget.left -= len(text)
-    return LogView(name, text, truncated)
 
 
 def _source(f: Finding) -> str:
