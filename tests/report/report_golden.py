@@ -194,6 +194,7 @@ def record_sample(python: str = sys.executable, stem: str = "format2-sample") ->
             for base in {str(out.resolve()), str(out)}:
                 text = text.replace(f"{base}/run.logs/", f"{stem}.logs/")
                 text = text.replace(base, ARTIFACTS_DIR)
+            text = text.replace('"run.logs/', f'"{stem}.logs/')  # stored relative to it
             text = text.replace(str(ROOT), "/src/statesnap")
             return text.replace(real, SAMPLE_ROOT).replace(str(suite), SAMPLE_ROOT)
 

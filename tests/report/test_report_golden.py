@@ -80,7 +80,11 @@ def test_the_sample_golden_shows_its_findings_and_escapes_hostile_ids() -> None:
     # The replay logs are in the page (one file is enough), not linked beside it.
     assert 'href="' not in html.split('id="findings"', 1)[1].split("</section>", 1)[0]
     assert html.count('<details class="log">') == 7
-    assert "AssertionError: assert &#39;fast&#39; == &#39;safe&#39;" in html
+    assert "not found beside the record" not in html
+    pair = html.split("<code>format2-sample.logs/003-pair.log</code></summary>", 1)[1]
+    assert pair.lstrip().startswith("<pre>$ ")
+    assert "E       AssertionError: assert &#39;fast&#39; == &#39;safe&#39;" in pair.split(
+        "</pre>", 1)[0]
 
 
 def test_a_format_1_sample_golden_labels_what_was_not_replayed() -> None:
