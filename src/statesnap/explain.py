@@ -27,7 +27,7 @@ _STATUS_WORDS = {
 
 def status_label(f: Finding) -> str:
     """The status as the terminal shows it; a suspicion nothing replayed says so."""
-    if f.status == SUSPECTED and not f.replays:
+    if f.status == SUSPECTED and not f.replayed:
         return "suspected, not replayed"
     return _STATUS_WORDS.get(f.status, f.status)
 
@@ -90,11 +90,12 @@ def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[
     if f.note:
         lines.append(f"    note: {f.note}")
     if not proven and f.candidates:
-        lines.append("    candidates (ranked from the record, not replayed):")
+        unreplayed = "" if f.replayed else ", not replayed"
+        lines.append(f"    candidates (ranked from the record{unreplayed}):")
         lines += candidate_lines(f)
     if f.repro_proven:
         lines.append(f"    reproduce: {f.repro}")
-    elif f.status == SUSPECTED or (f.status == UNEXPLAINED and not f.replays):
+    elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
         lines.append(f"    to prove it: statesnap explain --verify --test {shlex.quote(f.victim)}")
     if f.logs:
         where = logs_folder(f.logs)
@@ -174,11 +175,12 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
     out: list[str] = []
     for f in findings:
         proven = f.status in PROVEN_STATUSES
-        shown = ("suspected, not replayed" if f.status == SUSPECTED and not f.replays
+        shown = ("suspected, not replayed" if f.status == SUSPECTED and not f.replayed
                  else f.status)
         out += [_title(f), "", f"- **status**: {shown}"]
         if f.polluters:
-            label = "polluter(s)" if proven else "top suspect (not replayed)"
+            label = ("polluter(s)" if proven else "top suspect (not replayed)"
+                     if not f.replayed else "top suspect (not proven)")
             out.append(f"- **{label}**: " + ", ".join(_code(p) for p in f.polluters))
         if f.exc_type:
             msg = f": {_code(short(f.message, 200))}" if f.message else ""
@@ -196,7 +198,8 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
         if f.note:
             out.append(f"- **note**: {f.note}")
         if not proven and f.candidates:
-            out.append("- **candidates** (ranked from the record, not replayed):")
+            unreplayed = "" if f.replayed else ", not replayed"
+            out.append(f"- **candidates** (ranked from the record{unreplayed}):")
             for c in f.candidates[:5]:
                 why = "; ".join(c.reasons) or "changed state the victim saw"
                 out.append(f"  - {_code(c.nodeid)}: {_code(f'{c.probe}:{c.key}')} ({why})")
@@ -206,7 +209,7 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
             alone = repro_command(header, [f.victim])
             if f.polluters and alone != f.repro and _alone_passed(f, alone):
                 out += ["", "The victim alone (passes):", "", "```sh", alone, "```"]
-        elif f.status == SUSPECTED or not f.replays:
+        elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
             out += ["", "Not replayed: prove it with", "", "```sh",
                     f"statesnap explain --verify --test {shlex.quote(f.victim)}", "```"]
         out.append("")

@@ -125,7 +125,8 @@ class Finding:
 
     @property
     def replayed(self) -> bool:
-        return bool(self.replays) or self.status in PROVEN_STATUSES
+        """Whether anything ran for this verdict: replays, or the runs a hunt logged."""
+        return bool(self.replays or self.logs) or self.status in PROVEN_STATUSES
 
     def to_summary(self) -> dict[str, Any]:
         """The ``findings`` entry of the summary JSON (a contract other tools read) plus extras."""

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from statesnap.findings import PROVEN_STATUSES, SUSPECTED, Finding
+from statesnap.findings import SUSPECTED, Finding
 from statesnap.record import Record, dumps
 
 #: ``Finding.source`` of a verdict read back from the record.
@@ -65,7 +65,7 @@ def stored(record: Record) -> list[Finding]:
 
 def needs_replay(f: Finding) -> bool:
     """A finding nothing was replayed for (a verdict the record alone suggested)."""
-    return not f.replays and f.status not in PROVEN_STATUSES
+    return not f.replayed
 
 
 def findings_of(record: Record, attributed: Sequence[Finding] | None = None) -> list[Finding]:
@@ -93,4 +93,4 @@ def stored_count(findings: Iterable[Finding]) -> tuple[int, int]:
     """``(stored, not replayed)`` among ``findings``."""
     items = list(findings)
     return (sum(1 for f in items if f.source == SESSION),
-            sum(1 for f in items if f.status == SUSPECTED and not f.replays))
+            sum(1 for f in items if f.status == SUSPECTED and not f.replayed))

@@ -139,9 +139,13 @@ def test_an_unreplayed_finding_links_tests_and_claims_no_reproduction(
     assert f.ref == "env:ZOO_MODE"
     assert f.before is not None and f.before.absent
     assert f.after is not None and f.after.text == "fast"
-    # Nothing was replayed: no command is offered as a reproduction, and the label says so.
+    # Not proven: no command is offered as a reproduction.  Something ran (it has logs).
     assert (f.repro, f.repro_proven) == ("", False)
-    assert (f.status_label, f.source) == ("suspected, not replayed", "not replayed")
+    assert (f.status_label, f.source) == ("suspected", "replayed")
+    finding.logs = []
+    (bare,) = build_view([record], [finding]).findings
+    assert (bare.status_label, bare.source, bare.repro) == (
+        "suspected, not replayed", "not replayed", "")
     assert f.candidates[0].test.key == "0.0" and f.candidates[0].reasons == ["key in text"]
     # Logs that are not there say so instead of linking to nothing.
     assert [log.text for log in f.logs] == [None, None]

@@ -199,7 +199,7 @@ def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
 def _source(f: Finding) -> str:
     if f.source == "session":
         return "stored by the run"
-    if f.status == SUSPECTED and not f.replays:
+    if f.status == SUSPECTED and not f.replayed:
         return "not replayed"
     return "replayed"
 
@@ -210,7 +210,7 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
     record: Record | None = victim_at[0].record if victim_at else None
     worker = f.worker
     label, help_text = STATUS_TEXT.get(f.status, (f.status, ""))
-    if f.status == SUSPECTED and not f.replays:
+    if f.status == SUSPECTED and not f.replayed:
         label, help_text = "suspected, not replayed", STATUS_TEXT[SUSPECTED][1]
     probe, key = f.probe or "", f.key or ""
     has_key = f.probe is not None or f.key is not None
