@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt golden gpu-check chromium clean
+.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts golden gpu-check chromium clean
 
 all: test
 
@@ -94,6 +94,10 @@ bench-isolate: $(STAMP)
 
 bench-hunt: $(STAMP)
 	$(BIN)/python bench/bench_hunt.py
+
+# The demo's verdicts in the session and read back by every reader (runs the demo once).
+bench-verdicts: $(STAMP)
+	$(BIN)/python tests/cli/demo_verdicts.py --out bench/results/demo-verdicts.md
 
 # Golden records and reports under snapshots/ (volatile fields scrubbed).
 golden: $(STAMP)

@@ -113,6 +113,7 @@ def finish(plugin: StatesnapPlugin, session: pytest.Session) -> None:
 
     findings += flag_order_dependent(plugin, record, findings)
     plugin.findings = findings
+    session_end.store_verdicts(plugin, findings)
     session_end.write_outputs(plugin, [record], findings)
 
 

@@ -7,8 +7,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from statesnap.findings import NOT_ORDER_DEPENDENT, UNEXPLAINED, Finding
+from statesnap.findings import (
+    NOT_ORDER_DEPENDENT,
+    PROVEN_STATUSES,
+    SUSPECTED,
+    UNEXPLAINED,
+    Finding,
+)
 from statesnap.fsinfo import resolution_parts
+from statesnap.mtimerace import HINT, file_text, finding_sentence, flagged, races, sentence
+from statesnap.record import TestEntry
 from statesnap.repro import repro_command
 from statesnap.terminal import short
 
@@ -28,20 +36,60 @@ _STATUS_WORDS = {
 }
 
 
-def format_finding(f: Finding) -> list[str]:
-    status = _STATUS_WORDS.get(f.status, f.status)
-    lines = [f"[{status}] {f.victim}"]
+def status_label(f: Finding) -> str:
+    """The status as the terminal shows it; a suspicion nothing replayed says so."""
+    if f.status == SUSPECTED and not f.replayed:
+        return "suspected, not replayed"
+    return _STATUS_WORDS.get(f.status, f.status)
+
+
+def _value(value: Any) -> str:
+    return file_text(value) or short(value)
+
+
+def race_line(f: Finding, header: Mapping[str, Any] | None) -> str | None:
+    """The mtime-race sentence of a finding whose state is a file changed in place."""
+    if f.probe != "files" or not f.key:
+        return None
+    return finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
+                            f.victim, header or {})
+
+
+def fix_hint(f: Finding) -> str | None:
+    if f.probe == "files" and flagged(f.after) is not None:
+        return HINT
+    return f.hint
+
+
+def candidate_lines(f: Finding, limit: int = 3) -> list[str]:
+    """The ranked candidates of an unproven finding, each with why it ranks there."""
+    out = []
+    for i, c in enumerate(f.candidates[:limit], start=1):
+        why = "; ".join(c.reasons) or "changed state the victim saw"
+        out.append(f"      {i}. {c.nodeid}: {c.probe}:{c.key} ({why})")
+    if len(f.candidates) > limit:
+        out.append(f"      … and {len(f.candidates) - limit} more")
+    return out
+
+
+def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[str]:
+    lines = [f"[{status_label(f)}] {f.victim}"]
+    proven = f.status in PROVEN_STATUSES
     if f.polluters:
         who = " + ".join(f.polluters)
-        lines.append(f"    polluted by: {who}")
+        lines.append(f"    polluted by: {who}" if proven else f"    top suspect: {who}")
     if f.setter:
         lines.append(f"    relies on state set by: {f.setter}")
     if f.probe and f.key and f.status not in NO_STATE:
-        proven = " (restoring it makes the victim pass)" if f.hint_proven else ""
-        lines.append(f"    state: {f.probe}:{f.key}: {short(f.before)} → {short(f.after)}{proven}")
+        healed = " (restoring it makes the victim pass)" if f.hint_proven else ""
+        lines.append(f"    state: {f.probe}:{f.key}: {_value(f.before)} → {_value(f.after)}"
+                     f"{healed}")
         others = [k for k in f.proven_keys if k != f"{f.probe}:{f.key}"]
         if others:
             lines.append(f"    restoring also heals it: {', '.join(others)}")
+        race = race_line(f, header)
+        if race:
+            lines.append(f"    mtime: {race}")
     for lo in f.leftovers:
         lines.append(f"    left on disk by an earlier run: {lo.get('path')} "
                      f"(written by {lo.get('writer')})")
@@ -51,14 +99,21 @@ def format_finding(f: Finding) -> list[str]:
     if f.exc_type:
         msg = f": {short(f.message, 80)}" if f.message else ""
         lines.append(f"    failure: {f.exc_type}{msg}")
-    if f.hint and (f.polluters or f.setter):
-        lines.append(f"    fix: {f.hint}")
+    hint = fix_hint(f)
+    if hint and (f.polluters or f.setter):
+        lines.append(f"    fix: {hint}")
     if f.cleaners:
         lines.append(f"    cleaned by: {', '.join(f.cleaners)}")
     if f.note:
         lines.append(f"    note: {f.note}")
-    if f.repro:
+    if not proven and f.candidates:
+        unreplayed = "" if f.replayed else ", not replayed"
+        lines.append(f"    candidates (ranked from the record{unreplayed}):")
+        lines += candidate_lines(f)
+    if f.repro_proven:
         lines.append(f"    reproduce: {f.repro}")
+    elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
+        lines.append(f"    to prove it: statesnap explain --verify --test {shlex.quote(f.victim)}")
     if f.logs:
         where = logs_folder(f.logs)
         beside = "" if Path(where).is_absolute() else " (beside the record)"
@@ -82,13 +137,25 @@ def resolution_text(info: Any) -> str:
     return f"{text} ({where})" if where else text
 
 
-def format_findings(findings: Iterable[Finding]) -> list[str]:
+def format_findings(findings: Iterable[Finding],
+                    header: Mapping[str, Any] | None = None) -> list[str]:
     items = list(findings)
     if not items:
         return []
     lines = [f"{len(items)} finding(s):"]
     for f in items:
-        lines += ["  " + line for line in format_finding(f)]
+        lines += ["  " + line for line in format_finding(f, header)]
+    return lines
+
+
+def race_lines(tests: Iterable[TestEntry], header: Mapping[str, Any]) -> list[str]:
+    """``mtime did not change`` sentences for every file changed in place during the run."""
+    found = races(tests, header)
+    if not found:
+        return []
+    lines = [f"{len(found)} file(s) changed while the mtime did not change:"]
+    lines += [f"  {sentence(r)}" for r in found]
+    lines.append(f"  fix: {HINT}")
     return lines
 
 
@@ -110,31 +177,64 @@ def _title(f: Finding) -> str:
     return f"### {victim} fails ({f.status})"
 
 
-def markdown(findings: Iterable[Finding], header: Mapping[str, Any]) -> str:
-    """A block ready to paste into an issue: what fails, why, how to reproduce, where."""
+def _alone_passed(f: Finding, alone: str) -> bool:
+    return any(r.command == alone and r.outcome == "passed" and not r.restored
+               for r in f.replays)
+
+
+def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
+             tests: Iterable[TestEntry] = ()) -> str:
+    """A block ready to paste into an issue: what fails, why, how to reproduce, where.
+
+    A command is given as one that fails (or passes) the victim only where a replay showed
+    it; an unproven finding gets its ranked candidates instead.
+    """
     out: list[str] = []
     for f in findings:
-        out += [_title(f), "", f"- **status**: {f.status}"]
+        proven = f.status in PROVEN_STATUSES
+        shown = ("suspected, not replayed" if f.status == SUSPECTED and not f.replayed
+                 else f.status)
+        out += [_title(f), "", f"- **status**: {shown}"]
         if f.polluters:
-            out.append("- **polluter(s)**: " + ", ".join(_code(p) for p in f.polluters))
+            label = ("polluter(s)" if proven else "top suspect (not replayed)"
+                     if not f.replayed else "top suspect (not proven)")
+            out.append(f"- **{label}**: " + ", ".join(_code(p) for p in f.polluters))
         if f.exc_type:
             msg = f": {_code(short(f.message, 200))}" if f.message else ""
             out.append(f"- **failure**: {_code(f.exc_type)}{msg}")
         if f.probe and f.key and f.status not in NO_STATE:
-            proven = " (proven: restoring it makes the victim pass)" if f.hint_proven else ""
-            out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {_code(short(f.before))}"
-                       f" → {_code(short(f.after))}{proven}")
-        if f.hint and (f.polluters or f.setter):
-            out.append(f"- **fix**: {f.hint}")
+            healed = " (proven: restoring it makes the victim pass)" if f.hint_proven else ""
+            out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {_code(_value(f.before))}"
+                       f" → {_code(_value(f.after))}{healed}")
+            race = race_line(f, header)
+            if race:
+                out.append(f"- **mtime**: {race}")
+        hint = fix_hint(f)
+        if hint and (f.polluters or f.setter):
+            out.append(f"- **fix**: {hint}")
         if f.note:
             out.append(f"- **note**: {f.note}")
-        if f.repro:
-            fails = "Reproduce (the victim fails):" if f.polluters else "Reproduce:"
+        if not proven and f.candidates:
+            unreplayed = "" if f.replayed else ", not replayed"
+            out.append(f"- **candidates** (ranked from the record{unreplayed}):")
+            for c in f.candidates[:5]:
+                why = "; ".join(c.reasons) or "changed state the victim saw"
+                out.append(f"  - {_code(c.nodeid)}: {_code(f'{c.probe}:{c.key}')} ({why})")
+        if f.repro_proven:
+            fails = "Reproduce (the victim fails):"
             out += ["", fails, "", "```sh", f.repro, "```"]
             alone = repro_command(header, [f.victim])
-            if f.polluters and alone != f.repro:
+            if f.polluters and alone != f.repro and _alone_passed(f, alone):
                 out += ["", "The victim alone (passes):", "", "```sh", alone, "```"]
+        elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
+            out += ["", "Not replayed: prove it with", "", "```sh",
+                    f"statesnap explain --verify --test {shlex.quote(f.victim)}", "```"]
         out.append("")
+    found = races(tests, header)
+    if found:
+        out += ["### Files changed while the mtime did not change", ""]
+        out += [f"- {sentence(r)}" for r in found]
+        out += [f"- **fix**: {HINT}", ""]
     py = (header.get("python") or {}).get("version", "?")
     plat = (header.get("platform") or {}).get("platform", "?")
     pytest_v = (header.get("packages") or {}).get("pytest", "?")

@@ -25,6 +25,37 @@ NOT_REPRODUCED = "not shown to be the cause: replays did not reproduce the failu
 
 STATUSES = (VERIFIED, SUSPECTED, NOT_ORDER_DEPENDENT, UNEXPLAINED, NOT_DETERMINISTIC, LATENT,
             BRITTLE)
+#: Statuses earned by a replay that failed the victim with exactly the finding's ``repro``
+#: order: only their ``repro`` may be printed as a command that reproduces the failure.
+PROVEN_STATUSES = (VERIFIED, NOT_ORDER_DEPENDENT, LATENT, BRITTLE)
+
+@dataclass
+class ReplayRun:
+    """One replay the verification ran for a finding: what ran and what the victim did.
+
+    ``command`` is the plain pytest command of ``order`` (what a user would run); a key-level
+    replay also put ``restored`` keys back before the victim, which no plain command does.
+    ``outcome`` is the victim's: ``passed``, ``failed``, ``error``, ``crashed``, ``not run``
+    or ``timed out``; ``signature`` is its failure's (``Signature.text()``).
+    """
+
+    label: str
+    order: list[str]
+    command: str
+    outcome: str
+    signature: str | None = None
+    log: str | None = None
+    restored: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ReplayRun:
+        return cls(label=str(data.get("label") or "replay"),
+                   order=[str(n) for n in data.get("order") or []],
+                   command=str(data.get("command") or ""),
+                   outcome=str(data.get("outcome") or "unknown"),
+                   signature=data.get("signature"),
+                   log=data.get("log"),
+                   restored=[str(k) for k in data.get("restored") or []])
 
 
 @dataclass
@@ -94,11 +125,28 @@ class Finding:
     def signature(self) -> Signature:
         """The failure's signature in the recorded run."""
         return Signature(self.exc_type, self.where)
+    #: Every replay run to reach this verdict, in order (empty: nothing was replayed).
+    replays: list[ReplayRun] = field(default_factory=list)
+    #: Where the verdict comes from when read back: ``session`` (stored in the record by the
+    #: run that proved it) or ``None`` (computed now).
+    source: str | None = None
+
+    @property
+    def repro_proven(self) -> bool:
+        """Whether ``repro`` is a command a replay saw fail the victim."""
+        return bool(self.repro) and self.status in PROVEN_STATUSES
+
+    @property
+    def replayed(self) -> bool:
+        """Whether anything ran for this verdict: replays, or the runs a hunt logged."""
+        return bool(self.replays or self.logs) or self.status in PROVEN_STATUSES
 
     def to_summary(self) -> dict[str, Any]:
         """The ``findings`` entry of the summary JSON (a contract other tools read) plus extras."""
         data = asdict(self)
         data["candidates"] = [asdict(c) for c in self.candidates]
+        data["replays"] = [asdict(r) for r in self.replays]
+        data["repro_proven"] = self.repro_proven
         return data
 
     @classmethod
@@ -106,4 +154,6 @@ class Finding:
         cands = [Candidate(**c) for c in data.get("candidates") or []]
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         fields["candidates"] = cands
+        fields["replays"] = [ReplayRun.from_json(r) for r in data.get("replays") or []
+                             if isinstance(r, Mapping)]
         return cls(**fields)

@@ -96,6 +96,11 @@ def addoption(parser: pytest.Parser) -> None:
         help=argparse.SUPPRESS,  # replay internals: restore keys before a given test
     )
     group.addoption(
+        "--statesnap-verdicts-from",
+        metavar="RECORD",
+        help=argparse.SUPPRESS,  # `statesnap replay`: show the verdicts this record stored
+    )
+    group.addoption(
         "--statesnap-isolate",
         nargs="?",
         const="auto",
@@ -200,6 +205,7 @@ class Settings:
     find_cleaners: bool = False
     order_file: Path | None = None
     restore_before: Path | None = None
+    verdicts_from: Path | None = None
     #: ``auto``, ``fork`` or ``spawn`` when every test runs isolated; None otherwise.
     isolate: str | None = None
     isolate_timeout: float | None = None
@@ -263,6 +269,7 @@ def settings_from(config: pytest.Config) -> Settings:
         find_cleaners=bool(opt.statesnap_find_cleaners),
         order_file=_path(config, opt.statesnap_order),
         restore_before=_path(config, opt.statesnap_restore_before),
+        verdicts_from=_path(config, opt.statesnap_verdicts_from),
         isolate=opt.statesnap_isolate,
         isolate_timeout=opt.statesnap_isolate_timeout or None,
         nvml_every=(str(opt.statesnap_nvml_every) if opt.statesnap_nvml_every is not None
@@ -291,7 +298,7 @@ def settings_from(config: pytest.Config) -> Settings:
 #: Options whose value is a path: given as a separate word, pytest counts an existing one
 #: among the test paths when it picks the rootdir (before it knows statesnap's options).
 PATH_OPTIONS = ("--statesnap-record", "--statesnap-json", "--report", "--statesnap-report",
-                "--statesnap-order", "--statesnap-restore-before")
+                "--statesnap-order", "--statesnap-restore-before", "--statesnap-verdicts-from")
 
 
 def rootdir_pitfalls(args: Sequence[str], invocation_dir: Path, rootdir: Path) -> list[str]:

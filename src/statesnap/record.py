@@ -6,6 +6,12 @@ one, with a golden record under ``snapshots/``):
 - 1: header, collection, start/test lines per test, probe_error, footer.  Fields added since
   are optional, so every format-1 reader reads every format-1 record (unknown fields of a
   test line land in :attr:`TestEntry.extra`).
+- 2: ``finding`` lines after the footer: the verdicts the session proved by replay, so that
+  every later reader shows them instead of re-ranking from the changes (which can name
+  another polluter).  A format-1 reader would have rejected them (no reader of a record may
+  show a verdict it cannot read), hence the bump.  Format-1 records are still read: they
+  have no stored verdicts, and every victim reads as "suspected, not replayed"
+  (``snapshots/records/format1-sample.jsonl`` is the golden record of format 1).
 
 Line types (each line is one JSON object with a ``type``):
 
@@ -25,6 +31,11 @@ Line types (each line is one JSON object with a ``type``):
 ``lane``        (merged xdist records) the lines that follow are worker ``worker``'s, whose
                 own header is ``header``; ``lane_footer`` closes a lane that finished
 ``footer``      ``exitstatus``, ``tests``, per-probe ``costs``, ``disabled``, ``notes``
+``finding``     (format 2, after the footer) one victim's verdict as the session left it:
+                ``victim``, ``worker``, ``status``, ``polluters``, ``probe``/``key``,
+                ``proven_keys``, ``cleaners``, ``repro``, ``note``, ``candidates`` and
+                ``replays`` (each: ``label``, ``order``, ``command``, ``outcome``,
+                ``signature``, ``log``, ``restored``); see :mod:`statesnap.verdicts`
 """
 
 from __future__ import annotations
@@ -39,8 +50,8 @@ from typing import Any
 
 from statesnap.diff import Change
 
-FORMAT = 1
-READABLE_FORMATS = (1,)
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
 
 
 class RecordError(Exception):
@@ -198,6 +209,8 @@ class Record:
     #: The last line was cut short (the process died mid-write); it was ignored.
     truncated: bool = False
     other: list[dict[str, Any]] = field(default_factory=list)
+    #: The ``finding`` lines (format 2): the verdicts the session stored, as written.
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def worker(self) -> str:
@@ -315,6 +328,10 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
                 record.errors.append(obj)
             elif kind == "footer":
                 record.footer = obj
+            elif kind == "finding":
+                if not isinstance(obj.get("victim"), str):
+                    raise KeyError("victim")
+                record.verdicts.append(obj)
             else:
                 record.other.append(obj)
         except (KeyError, TypeError, ValueError) as exc:

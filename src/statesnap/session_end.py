@@ -28,6 +28,8 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
     except ImportError:
         return []
     findings = attribution.attribute(record)
+    if plugin.settings.verdicts_from is not None:
+        return _recorded_verdicts(plugin, plugin.settings.verdicts_from, findings)
     if not findings or plugin.settings.verify_budget <= 0 or plugin.settings.order_file:
         # A replay child (running --statesnap-order) never verifies: no recursion.
         return findings
@@ -54,6 +56,42 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
         progress=plugin._terminal_line,
         runner=Runner(record, env=plugin.initial_env, redactor=plugin.redactor),
     )
+
+
+def _recorded_verdicts(plugin: StatesnapPlugin, path: Path,
+                       findings: list[Finding]) -> list[Finding]:
+    """``statesnap replay``: each victim's verdict as the recorded run proved it, not one
+    re-ranked from this replay's record (which can name another polluter)."""
+    from statesnap.record import RecordError, read_record
+    from statesnap.verdicts import stored
+
+    try:
+        proven = {f.victim: f for f in stored(read_record(path))}
+    except RecordError as exc:
+        plugin._terminal_line(f"statesnap: cannot read the recorded verdicts: {exc}")
+        return findings
+    out = []
+    for f in findings:
+        kept = proven.get(f.victim)
+        if kept is not None:
+            extra = f"the verdict the recorded run stored ({path})"
+            kept.note = f"{kept.note}; {extra}" if kept.note else extra
+        out.append(kept or f)
+    return out
+
+
+def store_verdicts(plugin: StatesnapPlugin, findings: list[Finding]) -> None:
+    """Append the session's verdicts to its record, so every later reader shows them."""
+    if plugin.record_path is None or not findings:
+        return
+    from statesnap.verdicts import store
+
+    try:
+        store(plugin.record_path, findings)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        plugin._terminal_line(f"statesnap: cannot store the verdicts in {plugin.record_path}: "
+                              f"{why}; later readers will show them as not replayed")
 
 
 def write_outputs(plugin: StatesnapPlugin, records: list[Record], findings: list[Finding]) -> None:

@@ -29,6 +29,13 @@ def leak_line(nodeid: str, ch: Change) -> str:
     fixture = f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else ""
     where = f" [{ch.phase}{fixture}]"
     where = where if ch.phase else ""
+    if ch.probe == "files":
+        from statesnap.mtimerace import file_text
+
+        before, after = file_text(ch.before), file_text(ch.after)
+        if before is not None or after is not None:
+            return (f"{nodeid}: {ch.key}: {before or short(ch.before)} → "
+                    f"{after or short(ch.after)}{where}")
     return f"{nodeid}: {ch.key}: {short(ch.before)} → {short(ch.after)}{where}"
 
 
@@ -75,11 +82,13 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
                 tr.write_line(f"    … and {len(lines) - MAX_PER_PROBE} more (see the record)")
     else:
         tr.write_line("no test leaked state")
+    from statesnap.explain import format_findings, race_lines
+
+    for line in race_lines(record.tests, record.header):
+        tr.write_line(line)
     findings = getattr(plugin, "findings", [])
     if findings:
-        from statesnap.explain import format_findings
-
-        for line in format_findings(findings):
+        for line in format_findings(findings, record.header):
             tr.write_line(line)
     tr.write_line(f"record: {plugin.record_path}")
     summary = plugin.settings.json_path

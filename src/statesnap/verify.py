@@ -30,6 +30,7 @@ from statesnap.findings import (
     UNEXPLAINED,
     VERIFIED,
     Finding,
+    ReplayRun,
 )
 from statesnap.hints import hint_for, restorable
 from statesnap.leaks import WIDE_SCOPES
@@ -113,6 +114,7 @@ class Verifier:
             result = self.runner.run(order, restore=restore, label=label, timeout=left)
             if result.log is not None:
                 finding.logs.append(self._link(result.log))
+            finding.replays.append(self._replay_run(result, victim, label, restore))
             if result.error is not None and not result.outcomes:
                 raise ReplayError(result.error, result.log)
             if result.timed_out:
@@ -131,6 +133,21 @@ class Verifier:
                        ran=all(victim in a.outcomes for a in answers),
                        signature=(next(iter(signatures)) if len(signatures) == 1
                                   else Signature(None)))
+
+    def _replay_run(self, result: ReplayResult, victim: str, label: str,
+                    restore: Mapping[str, object] | None) -> ReplayRun:
+        """What the record keeps of one replay (the session's verdicts are stored with it)."""
+        outcome = ("timed out" if result.timed_out else
+                   result.outcomes.get(victim) or ("could not run" if result.error else
+                                                   "not run"))
+        keys = (restore or {}).get("keys")
+        restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) and len(k) == 2
+                    ] if isinstance(keys, list) else []
+        return ReplayRun(
+            label=label, order=list(result.order),
+            command=repro_command(self.record.header, result.order), outcome=outcome,
+            signature=result.signature(victim).text() if result.failed(victim) else None,
+            log=self._link(result.log) if result.log is not None else None, restored=restored)
 
     def _link(self, log: Path) -> str:
         """A log's path relative to the record's folder where it lies under it."""

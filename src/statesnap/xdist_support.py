@@ -172,10 +172,13 @@ def read_lanes(path: Path | str) -> list[Record]:
             current_path = Path(str(obj.get("path") or path))
         elif kind == "lane_footer" and current is not None:
             current.append({**obj, "type": "footer"})
-        elif kind != "footer" and current is not None:
+        elif kind not in ("footer", "finding") and current is not None:
             current.append(obj)
     if current is not None:
         lanes.append(_record_from(current, current_path))
+    # The session's verdicts follow the last lane: each lane gets its own worker's.
+    for lane in lanes:
+        lane.verdicts = [v for v in record.verdicts if v.get("worker", "main") == lane.worker]
     return lanes
 
 
@@ -227,6 +230,7 @@ def finish_controller(plugin: StatesnapPlugin, hooks: XdistHooks | None) -> None
 
         findings += flag_order_dependent(plugin, lane, findings)
     plugin.findings = findings
+    session_end.store_verdicts(plugin, findings)
     session_end.write_outputs(plugin, lanes, findings)
 
 

@@ -12,7 +12,7 @@ import signal
 
 import pytest
 
-from statesnap.record import RecordError, read_record
+from statesnap.record import FORMAT, RecordError, read_record
 
 CRASH_SUITE = '''
 import ctypes
@@ -72,7 +72,7 @@ def test_crash_leaves_finished_tests_and_the_running_one(inner, pytester: pytest
     failed = record.test_by_id("test_crash_suite.py::test_fails_before_the_crash")
     assert failed is not None and failed.failure is not None
     assert failed.failure["exc_type"] == "AssertionError"
-    assert record.header["format"] == 1
+    assert record.header["format"] == FORMAT
 
 
 def test_segfault_with_faulthandler_on_is_recorded_too(inner, pytester: pytest.Pytester) -> None:

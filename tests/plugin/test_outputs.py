@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import statesnap
+from statesnap.record import FORMAT
 from statesnap.recordpath import find_latest
 
 SUITE = '''
@@ -89,7 +90,7 @@ def test_record_path_is_honoured(inner, pytester: pytest.Pytester, tmp_path: Pat
                                 "--statesnap-record", str(target), *QUICK)
     assert target.is_file()
     first = json.loads(target.read_text(encoding="utf-8").splitlines()[0])
-    assert first["type"] == "header" and first["format"] == 1
+    assert first["type"] == "header" and first["format"] == FORMAT
     assert f"record: {target}" in result.outlines
     # Asked-for records are not mixed into the cache's run history.
     assert not (pytester.path / ".pytest_cache" / "statesnap" / "latest").exists()

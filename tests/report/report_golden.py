@@ -9,7 +9,9 @@ Inputs live under ``snapshots/records/``:
   small suite in :data:`SAMPLE_SUITE` (env, sys.path and third-party-probe leaks, two verified
   victims, a genuine failure, hostile parametrize ids), with paths, times, pids and the
   environment normalised so that re-recording on another machine changes little.  It is also
-  the golden record of format 1: a later statesnap must still read it.
+  the golden record of format 1: a later statesnap must still read it.  Re-recording writes
+  ``format2-sample.jsonl`` instead (with the verdicts stored after the footer, and its replay
+  logs under ``format2-sample.logs/``, which the report embeds).
 - ``xdist-gw0.jsonl`` / ``xdist-gw1.jsonl``: two workers written with RecordWriter by
   :func:`write_xdist_records` (gauges with a polluter's step, a crash, a probe error).
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,6 +38,7 @@ from report_records import HOSTILE_IDS, entry, env_added, header, write_record
 from statesnap.findings import Finding
 from statesnap.record import Record, read_record
 from statesnap.report import build_html
+from statesnap.verdicts import findings_of
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "snapshots" / "records"
@@ -167,8 +171,9 @@ def _normalise_line(obj: dict[str, Any], started: float) -> dict[str, Any]:
     return obj
 
 
-def record_sample(python: str = sys.executable) -> None:
-    """Run the sample suite with statesnap and store its normalised record and findings."""
+def record_sample(python: str = sys.executable, stem: str = "format2-sample") -> None:
+    """Run the sample suite with statesnap and store its normalised record, findings and
+    replay logs (``format1-sample`` was recorded by format-1 statesnap: keep it as it is)."""
     with tempfile.TemporaryDirectory(prefix="statesnap-sample-") as tmp:
         # The record lives outside the suite, as a CI artifact would: inside the rootdir the
         # ``files`` probe would see it grow.
@@ -187,8 +192,10 @@ def record_sample(python: str = sys.executable) -> None:
 
         def fix(text: str) -> str:
             for base in {str(out.resolve()), str(out)}:
-                text = text.replace(f"{base}/run.logs/", "format1-sample.logs/")
+                text = text.replace(f"{base}/run.logs/", f"{stem}.logs/")
                 text = text.replace(base, ARTIFACTS_DIR)
+            text = text.replace('"run.logs/', f'"{stem}.logs/')  # stored relative to it
+            text = text.replace(str(ROOT), "/src/statesnap")
             return text.replace(real, SAMPLE_ROOT).replace(str(suite), SAMPLE_ROOT)
 
         lines = []
@@ -196,11 +203,22 @@ def record_sample(python: str = sys.executable) -> None:
             lines.append(json.dumps(_normalise_line(json.loads(fix(text)), GENERATED - 60),
                                     ensure_ascii=False, separators=(",", ":")))
         RECORDS.mkdir(parents=True, exist_ok=True)
-        (RECORDS / "format1-sample.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        (RECORDS / f"{stem}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         summary = json.loads(fix((out / "summary.json").read_text(encoding="utf-8")))
-        (RECORDS / "format1-sample.findings.json").write_text(
+        (RECORDS / f"{stem}.findings.json").write_text(
             json.dumps(summary["findings"], indent=2, ensure_ascii=False) + "\n",
             encoding="utf-8")
+        # The replay logs the report embeds (the rest of the logs folder is not needed).
+        logs = RECORDS / f"{stem}.logs"
+        shutil.rmtree(logs, ignore_errors=True)
+        logs.mkdir()
+        for log in sorted((out / "run.logs").glob("*.log")):
+            text = fix(log.read_text(encoding="utf-8"))
+            text = re.sub(r"statesnap-replay-cache-[\w-]+", "statesnap-replay-cache", text)
+            text = re.sub(r" in \d+\.\d+s", " in 0.01s", text)
+            text = text.replace(str(ROOT).lstrip("/"), "statesnap").replace(sys.executable,
+                                                                            "/usr/bin/python3")
+            (logs / log.name).write_text(text, encoding="utf-8")
 
 
 def write_xdist_records() -> None:
@@ -272,8 +290,14 @@ def _sample_findings() -> list[Finding]:
     return [Finding.from_json(f) for f in data]
 
 
+def _stored_findings() -> list[Finding]:
+    """What ``statesnap report`` shows: the verdicts the run stored in its record."""
+    return findings_of(read_record(RECORDS / "format2-sample.jsonl"))
+
+
 GOLDENS = (
     Golden("format1-sample", ["format1-sample.jsonl"], _sample_findings),
+    Golden("format2-sample", ["format2-sample.jsonl"], _stored_findings),
     Golden("xdist-crash", ["xdist-gw0.jsonl", "xdist-gw1.jsonl"], _xdist_findings),
 )
 

@@ -31,7 +31,7 @@ pytestmark = [
                               "run `apt-get install -y chromium` or `make chromium`"),
 ]
 
-SAMPLE, XDIST = GOLDENS
+SAMPLE, SAMPLE2, XDIST = GOLDENS
 # Polling assertions: the page's CSP forbids eval, which wait_for_function would need.
 expect = pytest.importorskip("playwright.sync_api").expect
 VICTIM = "test_victims.py::test_default_mode_is_safe"
@@ -349,4 +349,18 @@ def test_a_10000_test_report_stays_light_in_the_browser(new_page: Any, tmp_path:
     assert "AssertionError" in (page.locator("#td-failure-text").text_content() or "")
     page.mouse.wheel(0, 20_000)
     p.shot("pollution-10k")
+    assert p.errors == []
+
+
+def test_replay_logs_open_in_the_page_alone(new_page: Any, tmp_path: Path) -> None:
+    # The report alone, away from the record: the logs are in it, collapsed until clicked.
+    p = new_page()
+    page = p.open(_report(SAMPLE2, tmp_path))
+    finding = page.locator("#findings article", has_text=VICTIM).first
+    log = finding.locator("details.log").filter(has_text="pair.log").first
+    text = log.locator("pre")
+    assert not text.is_visible()
+    log.locator("summary").click()
+    expect(text).to_be_visible()
+    expect(text).to_contain_text("AssertionError: assert 'fast' == 'safe'")
     assert p.errors == []

@@ -7,11 +7,14 @@ A difference means the page changed: if on purpose, rewrite the goldens with
 from __future__ import annotations
 
 import difflib
+import json
 
 import pytest
 from report_golden import GOLDENS, RECORDS, Golden
 
-from statesnap.record import READABLE_FORMATS, read_record
+from statesnap.findings import NOT_ORDER_DEPENDENT, SUSPECTED, VERIFIED
+from statesnap.record import FORMAT, READABLE_FORMATS, read_record
+from statesnap.verdicts import findings_of, stored
 
 
 @pytest.mark.parametrize("golden", GOLDENS, ids=lambda g: g.name)
@@ -36,10 +39,54 @@ def test_the_format_1_sample_record_stays_readable() -> None:
     assert any(t.extra.get("gauges") for t in record.tests)
 
 
+def test_a_format_1_record_has_no_stored_verdicts_and_reads_as_not_replayed() -> None:
+    record = read_record(RECORDS / "format1-sample.jsonl")
+    assert record.verdicts == [] and stored(record) == []
+    found = findings_of(record)
+    assert {f.victim for f in found} == {"test_victims.py::test_default_mode_is_safe",
+                                         "test_victims.py::test_registry_starts_empty",
+                                         "test_config.py::test_genuinely_broken"}
+    assert {f.status for f in found} == {SUSPECTED}
+    assert not any(f.replays or f.repro_proven for f in found)
+
+
+def test_the_format_2_sample_keeps_the_verdicts_its_session_proved() -> None:
+    record = read_record(RECORDS / "format2-sample.jsonl")
+    assert record.header["format"] == 2 == FORMAT
+    assert record.footer is not None and not record.truncated
+    verdicts = {f.victim: f for f in stored(record)}
+    # The summary JSON the same run wrote holds the same verdicts.
+    summary = json.loads((RECORDS / "format2-sample.findings.json").read_text("utf-8"))
+    assert {f["victim"]: (f["status"], f["polluters"], f["key"]) for f in summary} == {
+        v: (f.status, f.polluters, f.key) for v, f in verdicts.items()}
+    f = verdicts["test_victims.py::test_default_mode_is_safe"]
+    assert (f.status, f.polluters, f.proven_keys) == (
+        VERIFIED, ["test_config.py::test_enable_fast_mode"], ["env:SAMPLE_MODE"])
+    pair = next(r for r in f.replays if r.label == "pair")
+    assert pair.command == f.repro and pair.outcome == "failed"
+    assert pair.signature == "AssertionError at test_victims.py:7"
+    alone = next(r for r in f.replays if r.label == "alone")
+    assert alone.outcome == "passed" and alone.signature is None
+    assert verdicts["test_config.py::test_genuinely_broken"].status == NOT_ORDER_DEPENDENT
+
+
 def test_the_sample_golden_shows_its_findings_and_escapes_hostile_ids() -> None:
-    html = GOLDENS[0].path.read_text(encoding="utf-8")
+    html = GOLDENS[1].path.read_text(encoding="utf-8")
     assert html.count('class="badge status-verified"') == 2
+    assert html.count('<span class="source">stored by the run</span>') == 3
     assert "test_config.py::test_enable_fast_mode" in html
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
     assert "<script>window.__pwned" not in html
-    assert 'href="../records/format1-sample.logs/003-pair.log"' in html
+    # The replay logs are in the page (one file is enough), not linked beside it.
+    assert 'href="' not in html.split('id="findings"', 1)[1].split("</section>", 1)[0]
+    assert html.count('<details class="log">') == 7
+    assert "not found beside the record" not in html
+    pair = html.split("<code>format2-sample.logs/003-pair.log</code></summary>", 1)[1]
+    assert pair.lstrip().startswith("<pre>$ ")
+    assert "E       AssertionError: assert &#39;fast&#39; == &#39;safe&#39;" in pair.split(
+        "</pre>", 1)[0]
+
+
+def test_a_format_1_sample_golden_labels_what_was_not_replayed() -> None:
+    html = GOLDENS[0].path.read_text(encoding="utf-8")
+    assert "not found beside the record" in html  # its logs were never committed

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from report_records import RecordFactory, entry, env_added, header, polluted_tests
 
 from statesnap.findings import Candidate, Finding
 from statesnap.report.lanes import build_lanes, lane_labels, timeline
+from statesnap.report.logs import LOG_LIMIT, LogBudget, embed_log
 from statesnap.report.plots import plots
+from statesnap.report.render import render
 from statesnap.report.views import build_view
 
 
@@ -124,27 +125,61 @@ def test_leak_table_and_probe_summary(make_record: RecordFactory) -> None:
     assert view.leak_rows[0].test.key == "0.0"
 
 
-def test_finding_view_links_tests_logs_and_builds_a_repro_when_missing(
+def test_an_unreplayed_finding_links_tests_and_claims_no_reproduction(
         make_record: RecordFactory, tmp_path: Path) -> None:
     record = make_record(polluted_tests())
-    report_dir = tmp_path / "artifacts"
     finding = _finding(status="suspected", logs=["record.logs/pair.log", "javascript:alert(1)"],
                        candidates=[Candidate("tests/test_a.py::test_sets_mode", 0, "env",
                                              "ZOO_MODE", None, "fast", 3.0, ["key in text"])])
-    view = build_view([record], [finding], report_dir=report_dir)
+    finding.repro = "python -m pytest tests/test_a.py::test_sets_mode tests/x.py::test_reads"
+    view = build_view([record], [finding], report_dir=tmp_path / "artifacts")
     (f,) = view.findings
     assert f.victim.key == "0.2"
     assert [p.key for p in f.polluters] == ["0.0"]
     assert f.ref == "env:ZOO_MODE"
     assert f.before is not None and f.before.absent
     assert f.after is not None and f.after.text == "fast"
-    # Links are relative to where the report lives, and never carry a URL scheme.
-    assert f.logs[0].href == "../record.logs/pair.log"
-    assert os.path.normpath(report_dir / f.logs[0].text) == str(tmp_path / "record.logs/pair.log")
-    assert ":" not in f.logs[1].href
-    assert "tests/test_a.py::test_sets_mode" in f.repro
-    assert f.repro.index("test_sets_mode") < f.repro.index("test_reads_mode")
-    assert f.candidates[0].test.key == "0.0"
+    # Not proven: no command is offered as a reproduction.  Something ran (it has logs).
+    assert (f.repro, f.repro_proven) == ("", False)
+    assert (f.status_label, f.source) == ("suspected", "replayed")
+    finding.logs = []
+    (bare,) = build_view([record], [finding]).findings
+    assert (bare.status_label, bare.source, bare.repro) == (
+        "suspected, not replayed", "not replayed", "")
+    assert f.candidates[0].test.key == "0.0" and f.candidates[0].reasons == ["key in text"]
+    # Logs that are not there say so instead of linking to nothing.
+    assert [log.text for log in f.logs] == [None, None]
+    assert all("not found beside the record" in (log.missing or "") for log in f.logs)
+
+
+def test_replay_logs_are_embedded_escaped_and_cut_with_a_marker(
+        make_record: RecordFactory, tmp_path: Path) -> None:
+    record = make_record(polluted_tests())
+    logs = record.path.parent / "record.logs"
+    logs.mkdir()
+    (logs / "001-pair.log").write_text("$ python -m pytest\n</pre><script>alert(1)</script>\n"
+                                       "E   AssertionError\n", encoding="utf-8")
+    (logs / "002-ddmin.log").write_text("HEAD\n" + "x" * (3 * LOG_LIMIT) + "\nTAIL: 1 failed\n",
+                                        encoding="utf-8")
+    finding = _finding(status="verified", logs=["record.logs/001-pair.log",
+                                                "record.logs/002-ddmin.log"])
+    finding.repro = "python -m pytest a b"
+    view = build_view([record], [finding])
+    small, big = view.findings[0].logs
+    assert small.text is not None and "<script>alert(1)</script>" in small.text
+    assert not small.truncated
+    assert big.truncated and big.text is not None and len(big.text) <= LOG_LIMIT + 200
+    assert big.text.startswith("HEAD") and big.text.endswith("TAIL: 1 failed\n")
+    assert "characters of this log left out" in big.text
+    html = render(view)
+    assert "&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>alert(1)" not in html
+    # A page's logs together stay bounded: past the budget a log is named, not embedded.
+    budget = LogBudget(total=10)
+    first = embed_log("record.logs/001-pair.log", record.path.parent, budget)
+    later = embed_log("record.logs/001-pair.log", record.path.parent, budget)
+    assert first.text is not None and later.text is None
+    assert "size limit" in (later.missing or "")
 
 
 def test_findings_are_ordered_verified_first_and_unknown_statuses_survive(

@@ -46,7 +46,7 @@ def load_lanes(path: Path | None) -> list[Record]:
         return [record]
     from statesnap.xdist_support import read_lanes
 
-    lanes = read_lanes(target)
+    lanes = read_lanes(target)  # each with the verdicts stored for its worker's victims
     return lanes or [record]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from statesnap.cli.common import load_lanes
 from statesnap.explain import resolution_text
+from statesnap.findings import PROVEN_STATUSES, Finding
 from statesnap.record import Record, TestEntry
 
 MAX_LISTED = 10
@@ -165,4 +166,34 @@ def run(args: argparse.Namespace) -> int:
               else f"no test fails in {side} that passed in {other}")
         for line in order:
             print(line)
+    for line in verdict_lines(a, b):
+        print(line)
     return 0
+
+
+def verdict_line(f: Finding) -> str:
+    """``[VERIFIED] victim ← polluter (env:KEY)``: one finding as its run left it."""
+    from statesnap.explain import status_label
+
+    who = ""
+    if f.polluters:
+        arrow = "←" if f.status in PROVEN_STATUSES else "← top suspect"
+        who = f" {arrow} {' + '.join(f.polluters)}"
+    key = f" ({f.probe}:{f.key})" if f.probe and f.key and f.polluters else ""
+    return f"  [{status_label(f)}] {f.victim}{who}{key}"
+
+
+def verdict_lines(a: Sequence[Record], b: Sequence[Record]) -> list[str]:
+    """The verdicts of the failures that differ, as each run's session stored them (a
+    failure with none is shown as suspected, not replayed)."""
+    from statesnap.verdicts import findings_of
+
+    failed_a = {t.nodeid for lane in a for t in lane.tests if t.failed}
+    failed_b = {t.nodeid for lane in b for t in lane.tests if t.failed}
+    lines: list[str] = []
+    for name, lanes, other in (("A", a, failed_b), ("B", b, failed_a)):
+        found = [f for lane in lanes for f in findings_of(lane) if f.victim not in other]
+        if found:
+            lines.append(f"verdicts of the tests that fail only in {name}:")
+            lines += [verdict_line(f) for f in found]
+    return lines

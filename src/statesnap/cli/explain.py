@@ -1,4 +1,5 @@
-"""``statesnap explain``: the findings of a record, verified on demand."""
+"""``statesnap explain``: the findings of a record as the session proved them; replayed on
+demand (``--verify``), and before writing Markdown where nothing was replayed yet."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import json
 import sys
 
 from statesnap.argtypes import nonnegative_seconds, positive_int, positive_seconds
-from statesnap.attribution import attribute
 from statesnap.cli import CliError
 from statesnap.cli.common import add_record_arg, lane_of, load_lanes, progress_printer, stop
-from statesnap.explain import format_findings, markdown
+from statesnap.explain import format_findings, markdown, race_lines
 from statesnap.findings import Finding
 from statesnap.record import Record
+from statesnap.verdicts import findings_of, needs_replay
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,7 +22,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                        "last changed the state it relies on; --verify proves it by replay.")
     add_record_arg(p)
     p.add_argument("--test", metavar="ID", help="only this failing test")
-    p.add_argument("--verify", action="store_true", help="replay in fresh processes to prove it")
+    p.add_argument("--verify", action="store_true",
+                   help="replay in fresh processes to prove it again (without it, the "
+                   "verdicts the session stored in the record are shown)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="with --markdown: do not replay the findings nothing replayed yet")
     p.add_argument("--budget", type=nonnegative_seconds, default=300.0, metavar="SECONDS",
                    help="time limit for --verify (default 300)")
     p.add_argument("--timeout", type=positive_seconds, default=300.0, metavar="SECONDS",
@@ -39,36 +44,68 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     lanes = load_lanes(args.record)
-    per_lane = [(lane, attribute(lane)) for lane in lanes]
+    # Each victim's verdict as the session stored it; only victims without one are
+    # attributed from the record (suspected, not replayed).
+    if args.verify:  # proven again from scratch, whatever the session stored
+        from statesnap.attribution import attribute
+
+        per_lane = [(lane, attribute(lane)) for lane in lanes]
+    else:
+        per_lane = [(lane, findings_of(lane)) for lane in lanes]
+    header = lanes[0].header
     if args.test:
         lane_of(lanes, args.test)  # one line and exit 2 when the id is not in the record
         per_lane = [(lane, [f for f in found if f.victim == args.test])
                     for lane, found in per_lane]
         if not any(found for _, found in per_lane):
-            print(f"{args.test} did not fail in {lanes[0].path}: nothing to explain")
-            return 0
+            return _nothing(args, f"{args.test} did not fail in {lanes[0].path}: "
+                            "nothing to explain", lanes)
     if args.verify:
         _verify(per_lane, args)
+    elif args.markdown and not args.no_verify:
+        # Markdown goes into an issue: a verdict nobody replayed is replayed first.
+        todo = [(lane, [f for f in found if needs_replay(f)]) for lane, found in per_lane]
+        if any(found for _, found in todo):
+            _verify(todo, args)
     findings: list[Finding] = [f for _, found in per_lane for f in found]
-    header = lanes[0].header
+    if not findings:
+        return _nothing(args, f"no failing tests in {lanes[0].path}", lanes)
     if args.json:
         json.dump([f.to_summary() for f in findings], sys.stdout, indent=2, default=repr,
                   ensure_ascii=False)
         print()
     elif args.markdown:
-        sys.stdout.write(markdown(findings, header))
-    elif findings:
-        print("\n".join(format_findings(findings)))
+        tests = [t for lane in lanes for t in lane.tests]
+        sys.stdout.write(markdown(findings, header, tests))
+    else:
+        print("\n".join(format_findings(findings, header)))
+        for line in race_lines([t for lane in lanes for t in lane.tests], header):
+            print(line)
         for lane in lanes:
             print(f"record: {lane.path}")
+    _crash_notes(lanes)
+    return 0
+
+
+def _nothing(args: argparse.Namespace, text: str, lanes: list[Record]) -> int:
+    """Nothing to explain: said in the asked format (``--json`` prints an empty list)."""
+    if args.json:
+        print("[]")
+        print(text, file=sys.stderr)
+    elif args.markdown:
+        print(f"_{text}_")
     else:
-        print(f"no failing tests in {lanes[0].path}")
+        print(text)
+    _crash_notes(lanes)
+    return 0
+
+
+def _crash_notes(lanes: list[Record]) -> None:
     for lane in lanes:
         if lane.crashed:
             where = f" while {lane.running['nodeid']} was running" if lane.running else ""
             print(f"note: the recorded run ({lane.worker}) did not finish{where}",
                   file=sys.stderr)
-    return 0
 
 
 def _verify(per_lane: list[tuple[Record, list[Finding]]], args: argparse.Namespace) -> None:
@@ -84,6 +121,8 @@ def _verify(per_lane: list[tuple[Record, list[Finding]]], args: argparse.Namespa
                 verify_findings(lane, found, budget=args.budget, repeat=args.repeat,
                                 find_cleaners=args.find_cleaners, progress=progress,
                                 runner=Runner(lane, timeout=args.timeout), raise_errors=True)
+                for f in found:
+                    f.source = None  # proven by this command, not read from the record
             except ReplayError as exc:
                 where = f" (log: {exc.log})" if exc.log is not None else ""
                 raise CliError(f"a replay could not run: {exc}{where}") from None

@@ -64,7 +64,7 @@ def load_lanes(path: Path | None) -> tuple[Path, list[Record]]:
         from statesnap.xdist_support import read_lanes
     except ImportError:
         return record.path, [record]
-    lanes = read_lanes(record.path)
+    lanes = read_lanes(record.path)  # each with the verdicts stored for its worker's victims
     return record.path, [lane for lane in lanes if lane.tests] or [record]
 
 
@@ -109,19 +109,34 @@ def run(args: argparse.Namespace) -> int:
     records = [lane for lane in lanes if not args.worker
                or any(t.worker == args.worker for t in lane.tests)]
     summary = _summary(records, result.findings, result.to_json())
+    recorded = _recorded_verdicts(records)
+    summary["recorded_findings"] = [f.to_summary() for f in recorded]
     if to_stdout:
         json.dump(summary, sys.stdout, indent=2, ensure_ascii=False, default=repr)
         print()
     else:
         out = sys.stdout
         print("\n".join(describe(result)), file=out)
-        lines = format_findings(result.findings)
+        lines = format_findings(result.findings, lanes[0].header)
         print("\n".join(lines) if lines else "no order-dependent tests found", file=out)
+        if recorded:
+            from statesnap.cli.diff import verdict_line
+
+            print("the recorded run's own failures, as its session proved them:", file=out)
+            print("\n".join(verdict_line(f) for f in recorded), file=out)
     if json_path is not None:
         _write_json(json_path, summary)
     if args.report is not None:
         _write_report(args.report, records, result.findings, result)
     return 1 if result.findings else 0
+
+
+def _recorded_verdicts(records: list[Record]) -> list[Finding]:
+    """The failures of the recorded run with the verdicts its session stored (the hunt
+    looks for the victims it hid; these it already had)."""
+    from statesnap.verdicts import findings_of
+
+    return [f for record in records for f in findings_of(record)]
 
 
 def _summary(records: list[Record], findings: list[Finding],

@@ -21,6 +21,7 @@ from statesnap.cli.common import (
     lane_of,
     load_lanes,
     pick_test,
+    record_path,
 )
 from statesnap.record import Record, RecordError, read_record
 from statesnap.replaylog import SecretPipe
@@ -94,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
     record_file = runner.logs_dir / f"{stem}.jsonl"
     write_order(order_file, order)
     cmd = runner.command(order_file, record_file, order, own_cache=not args.dry_run)
+    # The child's terminal section shows the verdicts the recorded run stored, not ones
+    # re-ranked from the replay's own record.
+    cmd.insert(cmd.index(f"--statesnap-record={record_file}") + 1,
+               f"--statesnap-verdicts-from={record_path(args.record).resolve()}")
     print(f"statesnap replay: {len(order)} test(s) in the recorded order", file=sys.stderr)
     print("$ " + shlex.join(cmd), file=sys.stderr)
     if args.dry_run:

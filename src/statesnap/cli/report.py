@@ -3,8 +3,9 @@
 Several records are the workers of one xdist run or the shards of one CI pipeline; each gets
 a lane of its own.  A directory stands for every ``*.jsonl`` record in it (a downloaded CI
 artifact folder).  Findings come from ``--findings`` (a ``--statesnap-json`` summary or
-``statesnap explain --json`` output, verified already), or else from attributing each record's
-failures afresh (``suspected``; ``--verify`` replays them first).
+``statesnap explain --json`` output, verified already), or else from the verdicts each
+record's session stored in it; a failure with none is attributed afresh and shown as
+``suspected, not replayed`` (``--verify`` replays every finding afresh first).
 """
 
 from __future__ import annotations
@@ -82,11 +83,14 @@ def findings_from_file(path: Path) -> list[Finding]:
 
 
 def attributed(records: Sequence[Record], verify: bool, budget: float) -> list[Finding]:
+    """The verdicts each record's session stored (the others ``suspected, not replayed``);
+    with ``verify``, every finding attributed and replayed afresh."""
     from statesnap.attribution import attribute
+    from statesnap.verdicts import findings_of
 
     findings: list[Finding] = []
     for record in records:
-        mine = attribute(record)
+        mine = attribute(record) if verify else findings_of(record)
         if verify and mine:
             from statesnap.verify import verify_findings
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statesnap.diff import ADDED, REMOVED, Change
+from statesnap.mtimerace import file_text
 from statesnap.own_fixtures import display_fixture
 from statesnap.report.values import (
     LONG_LIMIT,
@@ -18,6 +19,12 @@ from statesnap.report.values import (
     show,
     structural_diff,
 )
+
+
+def file_words(probe: str, value: Any) -> Any:
+    """A ``files`` fingerprint in words (``19 bytes, same mtime``); other values as they are."""
+    return (file_text(value) or value) if probe == "files" else value
+
 
 #: Characters of a state key shown (keys are node ids, paths, reprs: untrusted and unbounded).
 KEY_LIMIT = 300
@@ -82,6 +89,8 @@ class ChangeViews:
               with_diff: bool = False) -> ChangeView:
         before = self.scrubber.change(ch.probe, ch.key, ch.before)
         after = self.scrubber.change(ch.probe, ch.key, ch.after)
+        # A file's fingerprint in words ("19 bytes, same mtime"), not its JSON.
+        before, after = file_words(ch.probe, before), file_words(ch.probe, after)
         pretty = limit > SHORT_LIMIT
         view = ChangeView(
             probe=ch.probe,

@@ -6,9 +6,7 @@ template only loops and prints, and tests can check the views without parsing HT
 
 from __future__ import annotations
 
-import os
 import time
-import urllib.parse
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +24,11 @@ from statesnap.findings import (
     VERIFIED,
     Finding,
 )
+from statesnap.mtimerace import HINT as MTIME_HINT
+from statesnap.mtimerace import finding_sentence, races
+from statesnap.mtimerace import sentence as race_sentence
 from statesnap.record import Record
-from statesnap.report.changes import KEY_LIMIT, ChangeView, ChangeViews
+from statesnap.report.changes import KEY_LIMIT, ChangeView, ChangeViews, file_words
 from statesnap.report.lanes import (
     NODEID_LIMIT,
     Lane,
@@ -37,6 +38,7 @@ from statesnap.report.lanes import (
     page_data,
     timeline,
 )
+from statesnap.report.logs import LogBudget, LogView, embed_log
 from statesnap.report.plots import PlotView, plots
 from statesnap.report.runinfo import RunInfo, run_info
 from statesnap.report.values import (
@@ -49,7 +51,6 @@ from statesnap.report.values import (
     cut,
     show,
 )
-from statesnap.repro import repro_command
 
 #: Leak table rows carried in the page's data; beyond that the table says how many more.
 LEAK_ROWS_LIMIT = 50_000
@@ -87,6 +88,15 @@ class Link:
 
 
 @dataclass
+class ReplayView:
+    label: str
+    command: str
+    outcome: str
+    signature: str | None
+    restored: list[str]
+
+
+@dataclass
 class CandidateView:
     test: TestRef
     ref: str
@@ -115,7 +125,14 @@ class FindingView:
     hint_proven: bool
     proven_keys: list[str]
     repro: str
-    logs: list[Link]
+    #: The repro is what a replay saw fail the victim (else it is not shown as one).
+    repro_proven: bool
+    #: Where the verdict comes from: "stored by the run", "replayed now", "not replayed".
+    source: str
+    replays: list[ReplayView]
+    logs: list[LogView]
+    #: The mtime-race sentence of a finding whose state is a file changed in place.
+    mtime: str | None
     cleaners: list[TestRef]
     candidates: list[CandidateView]
     setter: TestRef | None
@@ -163,6 +180,9 @@ class ReportView:
     plots: list[PlotView]
     data: dict[str, Any]
     facts: list[tuple[str, str]] = field(default_factory=list)
+    #: "mtime did not change" sentences: files changed in place during the run.
+    races: list[str] = field(default_factory=list)
+    mtime_hint: str = MTIME_HINT
 
 
 def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
@@ -176,36 +196,31 @@ def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
     return TestRef(shown, lane.key(entry.pos), lane.label if len(lanes) > 1 else None)
 
 
-def _log_link(log: str, record_dir: Path, report_dir: Path | None) -> Link:
-    path = Path(log)
-    if not path.is_absolute():
-        path = record_dir / path
-    target = os.path.abspath(path)
-    rel = target
-    if report_dir is not None:
-        try:
-            rel = os.path.relpath(target, os.path.abspath(report_dir))
-        except ValueError:  # another drive (Windows): keep the absolute path
-            rel = target
-    posix = Path(rel).as_posix()
-    # Quoting makes every link a plain path: a log named "javascript:..." cannot become a URL
-    # with a scheme, because the colon is escaped.
-    return Link(text=posix, href=urllib.parse.quote(posix))
+def _source(f: Finding) -> str:
+    if f.source == "session":
+        return "stored by the run"
+    if f.status == SUSPECTED and not f.replayed:
+        return "not replayed"
+    return "replayed"
 
 
 def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
-                 views: ChangeViews, report_dir: Path | None) -> FindingView:
+                 views: ChangeViews, logs: LogBudget) -> FindingView:
     victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=True)
     record: Record | None = victim_at[0].record if victim_at else None
     worker = f.worker
     label, help_text = STATUS_TEXT.get(f.status, (f.status, ""))
+    if f.status == SUSPECTED and not f.replayed:
+        label, help_text = "suspected, not replayed", STATUS_TEXT[SUSPECTED][1]
     probe, key = f.probe or "", f.key or ""
     has_key = f.probe is not None or f.key is not None
-    before = scrubber.change(probe, key, f.before)
-    after = scrubber.change(probe, key, f.after)
-    repro = f.repro
-    if not repro and f.polluters and record is not None:
-        repro = repro_command(record.header, [*f.polluters, f.victim])
+    before = file_words(probe, scrubber.change(probe, key, f.before))
+    after = file_words(probe, scrubber.change(probe, key, f.after))
+    # Only a command a replay saw fail the victim is shown as a reproduction.
+    repro = f.repro if f.repro_proven else ""
+    mtime = (finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
+                              f.victim, record.header if record is not None else {})
+             if f.probe == "files" and f.key else None)
     failure = None
     if f.exc_type or f.message:
         failure = cut(": ".join(x for x in (f.exc_type, f.message) if x), LONG_LIMIT)
@@ -223,18 +238,25 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
         after=show(after, absent=after is None) if has_key else None,
         diff=views.diff(before, after),
         failure=failure,
-        hint=f.hint,
+        hint=MTIME_HINT if mtime else f.hint,
         hint_proven=f.hint_proven,
         proven_keys=[cut(k, KEY_LIMIT) for k in f.proven_keys],
         repro=repro,
-        logs=[_log_link(log, record_dir, report_dir) for log in f.logs],
+        repro_proven=bool(repro),
+        source=_source(f),
+        replays=[ReplayView(r.label, cut(r.command, LONG_LIMIT), r.outcome, r.signature,
+                            list(r.restored)) for r in f.replays],
+        logs=[embed_log(log, record_dir, logs) for log in f.logs],
+        mtime=mtime,
         cleaners=[_ref(lanes, c, worker) for c in f.cleaners],
         candidates=[
             CandidateView(
                 test=_ref(lanes, c.nodeid, worker),
                 ref=cut(f"{c.probe}:{c.key}", KEY_LIMIT),
-                before=show(scrubber.change(c.probe, c.key, c.before), absent=c.before is None),
-                after=show(scrubber.change(c.probe, c.key, c.after), absent=c.after is None),
+                before=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.before)),
+                            absent=c.before is None),
+                after=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.after)),
+                           absent=c.after is None),
                 score=round(c.score, 2),
                 reasons=list(c.reasons),
             )
@@ -321,13 +343,16 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
     data = page_data(lanes, views)
     data["leaks"] = [r.to_json() for r in leak_rows]
     data["leak_page"] = LEAK_PAGE
+    log_budget = LogBudget()
     return ReportView(
         title=title or "statesnap pollution report",
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
         version=__version__,
         stats=_stats(lanes, tl, ordered),
-        findings=[finding_view(i, f, lanes, scrubber, views, report_dir)
+        findings=[finding_view(i, f, lanes, scrubber, views, log_budget)
                   for i, f in enumerate(ordered)],
+        races=[race_sentence(r) for lane in lanes for r in races(lane.record.tests,
+                                                                     lane.record.header)],
         run=run_info(lanes, scrubber),
         timeline=tl,
         leak_probes=leak_probes,

@@ -103,8 +103,9 @@ def _complete(name: str, path: Path) -> bool:
         return False
     text = path.read_text(encoding="utf-8", errors="replace")
     if name == "record":
-        lines = text.splitlines()
-        return bool(lines) and json.loads(lines[-1]).get("type") == "footer"
+        # Complete: a footer, then only the session's stored verdicts (record format 2).
+        kinds = [json.loads(line).get("type") for line in text.splitlines()]
+        return "footer" in kinds and set(kinds[kinds.index("footer") + 1:]) <= {"finding"}
     if name == "json":
         return isinstance(json.loads(text).get("findings"), list)
     return text.rstrip().endswith("</html>")

@@ -1,0 +1,75 @@
+"""The ``finding`` lines of record format 2, read back: per lane, cut short, or absent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from statesnap.explain import format_finding
+from statesnap.findings import Finding, ReplayRun
+from statesnap.record import read_record
+from statesnap.verdicts import findings_of, store, stored
+from statesnap.xdist_support import read_lanes
+
+
+def _line(**obj: object) -> str:
+    return json.dumps(obj)
+
+
+def _test(index: int, nodeid: str, worker: str, failed: bool = False) -> str:
+    outcome = "failed" if failed else "passed"
+    return _line(type="test", index=index, nodeid=nodeid, worker=worker, outcome=outcome,
+                 phases={"call": outcome}, duration=0.0, changes=[],
+                 **({"failure": {"exc_type": "AssertionError", "message": "x"}}
+                    if failed else {}))
+
+
+def _verdict(victim: str, worker: str, polluter: str) -> Finding:
+    return Finding(victim=victim, polluters=[polluter], probe="env", key="K", status="verified",
+                   worker=worker, repro=f"python -m pytest {polluter} {victim}",
+                   replays=[ReplayRun("pair", [polluter, victim],
+                                      f"python -m pytest {polluter} {victim}", "failed",
+                                      "AssertionError at t.py:3")])
+
+
+def test_each_lane_of_a_merged_record_gets_its_own_workers_verdicts(tmp_path: Path) -> None:
+    merged = tmp_path / "merged.jsonl"
+    merged.write_text("\n".join([
+        _line(type="header", format=2, worker="main", lanes=[{"worker": "gw0"},
+                                                            {"worker": "gw1"}]),
+        _line(type="lane", worker="gw0", header={"type": "header", "format": 2,
+                                                 "worker": "gw0"}),
+        _test(0, "t.py::a", "gw0"), _test(1, "t.py::v0", "gw0", failed=True),
+        _line(type="lane", worker="gw1", header={"type": "header", "format": 2,
+                                                 "worker": "gw1"}),
+        _test(0, "t.py::b", "gw1"), _test(1, "t.py::v1", "gw1", failed=True),
+        _line(type="footer"),
+    ]) + "\n", encoding="utf-8")
+    store(merged, [_verdict("t.py::v0", "gw0", "t.py::a"), _verdict("t.py::v1", "gw1", "t.py::b")])
+    lanes = {lane.worker: lane for lane in read_lanes(merged)}
+    assert [f.victim for f in stored(lanes["gw0"])] == ["t.py::v0"]
+    assert [f.victim for f in stored(lanes["gw1"])] == ["t.py::v1"]
+    (f,) = findings_of(lanes["gw1"])
+    assert (f.status, f.polluters, f.source) == ("verified", ["t.py::b"], "session")
+    assert f.replays[0].signature == "AssertionError at t.py:3"
+    assert f.repro_proven
+
+
+def test_a_cut_verdict_line_is_dropped_and_its_victim_reads_as_not_replayed(
+        tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join([
+        _line(type="header", format=2, worker="main"),
+        _test(0, "t.py::a", "main"), _test(1, "t.py::v", "main", failed=True),
+        _line(type="footer"),
+    ]) + "\n", encoding="utf-8")
+    store(path, [_verdict("t.py::v", "main", "t.py::a")])
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: len(text) - 40], encoding="utf-8")  # killed mid-write
+    record = read_record(path)
+    assert record.truncated and record.verdicts == []
+    (f,) = findings_of(record)  # attributed afresh: no change recorded, so unexplained
+    assert f.status == "unexplained" and not f.replays and not f.repro_proven
+    text = "\n".join(format_finding(f))
+    assert "reproduce:" not in text
+    assert "to prove it: statesnap explain --verify --test t.py::v" in text
