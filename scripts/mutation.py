@@ -76,7 +76,32 @@ TARGETS: dict[str, Target] = {
 
 #: Survivors judged equivalent (no behaviour a user could see changes), keyed by module and
 #: the mutated line as cosmic-ray's diff shows it (stripped), with the reason.
-EQUIVALENT: dict[tuple[str, str], str] = {}
+_SMALL_INT = "CPython caches small ints, so `is` compares these as `==` does"
+_CACHED = ("with n == 2 the complements are the two chunks, already answered by ddmin's "
+           "cache: no extra replay, same answer")
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("minimize", "if len(current) == 1:"): "an empty input skips the loop and returns [] too",
+    ("minimize", "if len(current) < 1:"): "a single item skips the loop and returns as is",
+    ("minimize", "if len(current) <= 0:"): "a single item skips the loop and returns as is",
+    ("minimize", "if not reduced and n != 2:"): _CACHED,
+    ("minimize", "if not reduced and n >= 2:"): _CACHED,
+    ("minimize", "if not reduced and n > 1:"): _CACHED,
+    ("minimize", "if not reduced or n > 2:"):
+        "after a reduction n was just reset to 2, so the condition is the same",
+    ("minimize", "complement = [x for j, c in enumerate(chunks) if j is not i for x in c]"):
+        _SMALL_INT + " (chunk positions are below 257 only when n is; past that, the "
+        "complement of a chunk is the rest, the same)",
+    ("minimize", "current, n, reduced = complement, max(n - 1, 1), True"):
+        "the branch runs only when n > 2, so n - 1 >= 2 and the max is n - 1 either way",
+    ("minimize", "if n == len(current):"):
+        "n never exceeds len(current) (it grows to at most len(current), and a complement "
+        "keeps at least n - 1 items), so >= is ==",
+    ("minimize", "if end != start:"): "end >= start always (sizes are >= 0), so != is >",
+    ("minimize", "if end >= start:"):
+        "n <= len(items) whenever _split is called, so no chunk is empty: end > start",
+    ("minimize", "if end is not start:"):
+        "no chunk is empty (n <= len(items)), so end and start always differ",
+}
 
 
 @dataclass

@@ -84,6 +84,8 @@ def test_the_subsets_tried_are_ddmin_s_exactly() -> None:
 
 @pytest.mark.parametrize(("size", "needed", "replays"), [
     (8, (7,), 6),
+    (8, (0,), 3),  # the first chunk fails: the other one is never run
+    (2, (1,), 2),  # two items still split into two
     (12, (11,), 6),
     (8, (0, 7), 16),
     (9, (2, 8), 15),
@@ -109,3 +111,11 @@ def test_a_failing_empty_input_and_a_single_failing_item() -> None:
     assert ddmin([4], oracle) == [4]
     assert oracle.calls == [(4,)]
 
+
+
+def test_a_large_input_that_needs_every_item_ends() -> None:
+    # n grows to the input's length (past CPython's small-int cache): the loop must stop
+    # there, comparing values, with every item kept.
+    oracle = Oracle(*range(300))
+    assert ddmin(list(range(300)), oracle, known_failing=True) == list(range(300))
+    assert len(oracle.calls) == 1194
