@@ -105,11 +105,11 @@ def test_scrub_replaces_every_occurrence_and_keeps_the_rest() -> None:
 
 
 def test_scrub_leaves_short_values_alone() -> None:
+    # Six characters is the documented floor: "true" or "1" would match everywhere.
+    assert MIN_SCRUB == 6
     r = Redactor(salt=b"s")
-    short = "x" * (MIN_SCRUB - 1)
-    exact = "y" * MIN_SCRUB
-    out = r.scrub(f"{short} {exact}", [short, exact])
-    assert out == f"{short} {r.digest(exact)}"
+    out = r.scrub("xxxxx yyyyyy zzzzzzz", ["xxxxx", "yyyyyy", "zzzzzzz"])
+    assert out == f"xxxxx {r.digest('yyyyyy')} {r.digest('zzzzzzz')}"
 
 
 def test_scrub_longest_first_when_one_secret_contains_another() -> None:
