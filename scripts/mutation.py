@@ -85,6 +85,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a 17-byte random salt instead of 16: digests stay unguessable and distinct",
     ("redact", "self._salt = salt if salt is not None else os.urandom( 15)"):
         "a 15-byte random salt instead of 16: digests stay unguessable and distinct",
+    ("restore_mode", "if not TYPE_CHECKING:"):
+        "imports statesnap.plugin at run time as well; it is imported long before, and the "
+        "name is used only in annotations",
     ("minimize", "if len(current) == 1:"): "an empty input skips the loop and returns [] too",
     ("minimize", "if len(current) < 1:"): "a single item skips the loop and returns as is",
     ("minimize", "if len(current) <= 0:"): "a single item skips the loop and returns as is",

@@ -186,3 +186,13 @@ def test_a_probe_that_cannot_save_or_restore_is_a_failure_not_a_crash(
     assert failing.failures == [(item.nodeid, "restore_fails",
                                  "restore: OSError('read-only')")]
     assert failing.restored == {}
+
+
+def test_probes_that_cannot_put_state_back_are_left_out(tmp_path: Path) -> None:
+    from statesnap.probes.threads import ThreadsProbe
+
+    mode, _ = _mode(tmp_path, None, ThreadsProbe())
+    assert [p.name for p in mode.probes] == ["env", "cwd"]
+    assert mode.selection is not None and "threads" not in mode.selection.names
+    with pytest.raises(pytest.UsageError, match="threads cannot put state back"):
+        _mode(tmp_path, "threads", ThreadsProbe())
