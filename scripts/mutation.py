@@ -121,6 +121,8 @@ class Outcome:
     incompetent: int = 0
     #: Mutants inside annotations that are never evaluated: not counted either way.
     annotations: int = 0
+    #: Of those, the ones taken out of the session before it ran.
+    dropped: int = 0
     baseline_s: float = 0.0
     wall_s: float = 0.0
 
@@ -171,9 +173,12 @@ def _run_module(name: str, target: Target) -> Outcome:
     session = work / "session.sqlite"
     cr = [str(Path(sys.executable).parent / "cosmic-ray")]
     subprocess.run([*cr, "init", str(config), str(session)], cwd=work, check=True)
-    print(f"mutation: {name}: baseline {baseline:.1f}s, running mutants", flush=True)
+    skipped = _drop_annotation_mutants(session, target)
+    print(f"mutation: {name}: baseline {baseline:.1f}s, running mutants "
+          f"({skipped} in annotations not run)", flush=True)
     subprocess.run([*cr, "exec", str(config), str(session)], cwd=work, check=True)
     outcome = Outcome(name, baseline_s=baseline, wall_s=time.monotonic() - start)
+    outcome.generated = outcome.annotations = outcome.dropped = skipped
     _read_session(session, target, outcome)
     return outcome
 
@@ -186,15 +191,62 @@ def _annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int
                  and any(a.name == "annotations" for a in n.names) for n in tree.body)
     if not future:
         return []
-    nodes: list[ast.expr] = []
+    nodes: list[ast.expr | None] = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             nodes.append(node.returns)
-        elif ((isinstance(node, ast.arg) and node.annotation is not None)
-              or isinstance(node, ast.AnnAssign)):
+        elif isinstance(node, (ast.arg, ast.AnnAssign)):
             nodes.append(node.annotation)
     return [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0))
-            for n in nodes]
+            for n in nodes if n is not None]
+
+
+def _drop_annotation_mutants(session: Path, target: Target) -> int:
+    """Take the mutants inside annotations out of the session before it runs (each would
+    cost a test run to change nothing); the number taken out."""
+    spans = _annotation_spans((ROOT / target.path).read_text(encoding="utf-8"))
+    with sqlite3.connect(session) as db:
+        rows = db.execute(
+            "SELECT job_id, start_pos_row, start_pos_col FROM mutation_specs").fetchall()
+        drop = [(job,) for job, row, col in rows
+                if any(start <= (row, col) < end for start, end in spans)]
+        db.executemany("DELETE FROM mutation_specs WHERE job_id = ?", drop)
+        db.executemany("DELETE FROM work_items WHERE job_id = ?", drop)
+    return len(drop)
+
+
+def _recheck_survivors(name: str, target: Target) -> None:
+    """Run each surviving mutant of the last session again, against the tests as they are
+    now (tests added since to kill them), and record the new result in the session."""
+    work = WORK / name
+    session = work / "session.sqlite"
+    shutil.rmtree(work / "tests")
+    shutil.copytree(ROOT / "tests", work / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    command = _test_command(work, target)
+    cr = str(Path(sys.executable).parent / "cosmic-ray")
+    spans = _annotation_spans((ROOT / target.path).read_text(encoding="utf-8"))
+    with sqlite3.connect(session) as db:
+        rows = db.execute(
+            "SELECT m.job_id, m.module_path, m.operator_name, m.occurrence, m.start_pos_row, "
+            "m.start_pos_col FROM mutation_specs m JOIN work_results r ON m.job_id = r.job_id "
+            "WHERE r.test_outcome = 'SURVIVED'").fetchall()
+        for job, module, operator, occurrence, row, col in rows:
+            if any(start <= (row, col) < end for start, end in spans):
+                continue  # never evaluated: not counted, not worth a run
+            proc = subprocess.run(
+                ["timeout", "300", cr, "mutate-and-test", module, operator, str(occurrence),
+                 command], cwd=work, capture_output=True, text=True)
+            try:
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
+            except (IndexError, json.JSONDecodeError):
+                result = {"test_outcome": "killed" if proc.returncode == 124 else "survived"}
+            outcome = str(result.get("test_outcome", "survived")).upper()
+            db.execute("UPDATE work_results SET test_outcome = ? WHERE job_id = ?",
+                       (outcome, job))
+            db.commit()  # each result kept, should the recheck be stopped
+            print(f"mutation: {name}: recheck {operator} #{occurrence}: {outcome.lower()}",
+                  flush=True)
 
 
 def _read_session(session: Path, target: Target, outcome: Outcome) -> None:
@@ -275,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reread", action="store_true",
                         help="only re-read the sessions under build/mutation (no new run)")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run the last session's survivors again against today's tests")
     parser.add_argument("modules", nargs="*", choices=list(TARGETS),
                         help="modules to mutate (default: all)")
     args = parser.parse_args(argv)
@@ -283,17 +337,23 @@ def main(argv: list[str] | None = None) -> int:
         json.loads(STATE.read_text(encoding="utf-8")) if STATE.exists() else {})
     saved = {k: v for k, v in saved.items() if k in TARGETS}
     for name in names:
-        if args.reread:
+        if args.recheck and (WORK / name / "session.sqlite").exists():
+            _recheck_survivors(name, TARGETS[name])
+        if args.reread or args.recheck:
             old = saved.get(name)
             if old is None or not (WORK / name / "session.sqlite").exists():
                 continue
             o = Outcome(name, baseline_s=float(str(old["baseline_s"])),
                         wall_s=float(str(old["wall_s"])))
+            # Mutants taken out before the run are no longer in the session.
+            o.dropped = int(str(old.get("annotations_dropped", 0)))
+            o.generated = o.annotations = o.dropped
             _read_session(WORK / name / "session.sqlite", TARGETS[name], o)
         else:
             o = _run_module(name, TARGETS[name])
         saved[name] = {"generated": o.generated, "killed": o.killed, "survived": o.survived,
                        "incompetent": o.incompetent, "annotations": o.annotations,
+                       "annotations_dropped": o.dropped,
                        "percent": round(o.percent, 1),
                        "baseline_s": round(o.baseline_s, 1), "wall_s": round(o.wall_s)}
         print(f"mutation: {name}: {o.generated} mutants ({o.annotations} in annotations), "

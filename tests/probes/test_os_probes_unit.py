@@ -243,3 +243,53 @@ def test_syspath_restores_only_the_lists_asked_for(syspath_probe: SysPathProbe) 
         f"sys.path_hooks:{_Finder.__qualname__}"]
     assert sys.path_hooks == hooks
     assert "/sentinel-entry" not in sys.path_importer_cache
+
+
+def test_the_three_probes_can_put_state_back() -> None:
+    # Restore mode and key-level replays use only restorable probes: these three must be.
+    from statesnap.hints import restorable
+
+    assert EnvProbe.restorable and CwdProbe.restorable and SysPathProbe.restorable
+    assert restorable("env") and restorable("cwd") and restorable("syspath")
+
+
+def test_env_light_token_does_not_count_pytest_s_variable(
+        env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "t.py::x (call)")
+    with_it = env_probe.light_token()
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    assert env_probe.light_token() == with_it
+
+
+def test_env_hints_and_restore_compare_keys_by_value(
+        env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Keys and changes come from records (fresh strings), and an env name may sort before
+    # the identity key ("0...", "%...").
+    identity = "".join(["<os.environ", " object>"])
+    assert identity is not IDENTITY_KEY
+    assert "do not rebind" in (env_probe.hint(identity, "changed") or "")
+    added, removed = "".join(["ad", "ded"]), "".join(["re", "moved"])
+    assert (env_probe.hint("0VAR", added) or "").startswith("set 0VAR")
+    assert (env_probe.hint("0VAR", removed) or "").startswith("delete 0VAR")
+    monkeypatch.setenv("0SNAP_UNIT", "old")
+    monkeypatch.setenv("SNAP_UNIT_AFTER", "old")
+    saved = env_probe.save()
+    os.environ["0SNAP_UNIT"] = "new"
+    os.environ["SNAP_UNIT_AFTER"] = "new"
+    done = env_probe.restore(saved, [identity, "0SNAP_UNIT", "SNAP_UNIT_AFTER"])
+    assert done == ["0SNAP_UNIT", "SNAP_UNIT_AFTER"]  # the identity key is skipped, not the rest
+    assert os.environ["0SNAP_UNIT"] == os.environ["SNAP_UNIT_AFTER"] == "old"
+
+
+def test_env_sees_a_replacement_wherever_it_lies_in_memory(
+        env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Objects both below and above the real os.environ's address: "replaced" is a
+    # difference of identity, not an order.
+    real = id(os.environ)
+    pool = [dict(os.environ) for _ in range(200)]
+    lower = [d for d in pool if id(d) < real][:1]
+    higher = [d for d in pool if id(d) > real][:1]
+    assert lower or higher
+    for replacement in lower + higher:
+        monkeypatch.setattr(os, "environ", replacement)
+        assert env_probe.read()[IDENTITY_KEY] == "replaced by builtins.dict"
