@@ -102,6 +102,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("probe_env", 'if change >= "removed":'): _CHANGES,
     ("probe_syspath", "for name, obj, orig in zip(names, objs, self._ids, strict=False):"):
         "the three tuples always hold three items: strict never has anything to check",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC "
+               "+ os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC "
+               "% os.O_CLOEXEC,"):
+        "drops O_CLOEXEC, but os.open makes every descriptor non-inheritable anyway (PEP 446)",
+    ("record", 'if not lines and lines[-1] == "":'):
+        "split() never returns an empty list; a trailing empty string left in the list is a "
+        "blank last line, skipped, and the line before it is whole either way",
     ("minimize", "if len(current) == 1:"): "an empty input skips the loop and returns [] too",
     ("minimize", "if len(current) < 1:"): "a single item skips the loop and returns as is",
     ("minimize", "if len(current) <= 0:"): "a single item skips the loop and returns as is",
@@ -248,8 +256,10 @@ def _recheck_survivors(name: str, target: Target) -> None:
         for job, module, operator, occurrence, row, col in rows:
             if any(start <= (row, col) < end for start, end in spans):
                 continue  # never evaluated: not counted, not worth a run
+            # A mutant killed by the timeout never puts the file back: start from the original.
+            shutil.copy2(ROOT / module, work / module)
             proc = subprocess.run(
-                ["timeout", "300", cr, "mutate-and-test", module, operator, str(occurrence),
+                ["timeout", "60", cr, "mutate-and-test", module, operator, str(occurrence),
                  command], cwd=work, capture_output=True, text=True)
             try:
                 result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -261,6 +271,7 @@ def _recheck_survivors(name: str, target: Target) -> None:
             db.commit()  # each result kept, should the recheck be stopped
             print(f"mutation: {name}: recheck {operator} #{occurrence}: {outcome.lower()}",
                   flush=True)
+        shutil.copy2(ROOT / target.path, work / target.path)
 
 
 def _read_session(session: Path, target: Target, outcome: Outcome) -> None:

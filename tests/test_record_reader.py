@@ -219,3 +219,53 @@ def test_a_copy_of_the_golden_record_reads_the_same(tmp_path: Path) -> None:
     shutil.copy(SAMPLE, copy)
     a, b = read_record(SAMPLE), read_record(copy)
     assert a.tests == b.tests and a.header == b.header and a.footer == b.footer
+
+
+def test_lines_keep_non_ascii_and_survive_unencodable_text(tmp_path: Path) -> None:
+    assert dumps({"nodeid": "t.py::é"}) == '{"nodeid":"t.py::é"}'
+    path = tmp_path / "a" / "b" / "r.jsonl"  # parent folders made as needed
+    writer = RecordWriter(path)
+    writer.write({"type": "header", "format": 1})
+    writer.write({"type": "note", "text": "lone \ud800 surrogate"})  # not even surrogateescape
+    writer.close()
+    text = path.read_text(encoding="utf-8")
+    assert "\\ud800" in text and "é" not in text
+    again = RecordWriter(path)  # an existing folder and file: truncated, not an error
+    again.close()
+    assert path.read_text(encoding="utf-8") == ""
+
+
+def test_a_test_line_with_only_the_required_fields() -> None:
+    entry = TestEntry.from_json({"index": 3, "nodeid": "a"})
+    assert (entry.outcome, entry.worker, entry.duration, entry.phases) == (
+        "unknown", "main", 0.0, {})
+    assert TestEntry(index=0, nodeid="a", outcome="passed").duration == 0.0
+
+
+def test_a_long_record_cut_at_the_end(tmp_path: Path) -> None:
+    lines = ['{"type":"header","format":1}']
+    for i in range(300):
+        lines.append(f'{{"type":"start","index":{i},"nodeid":"t{i}"}}')
+        lines.append(f'{{"type":"test","index":{i},"nodeid":"t{i}","outcome":"passed"}}')
+    lines.append('{"type":"test","ind')
+    record = read_record(_write(tmp_path, lines, end=""))
+    assert record.truncated and len(record.tests) == 300
+
+
+def test_new_line_types_are_kept_aside_whatever_their_name(tmp_path: Path) -> None:
+    # Kinds sorting before, between and after the known ones are all "other".
+    lines = ['{"type":"header","format":1}', '{"type":"extra_note","a":1}',
+             '{"type":"summary_x","b":2}', '{"type":"zz_new","c":3}',
+             '{"type":"footer","exitstatus":0}']
+    record = read_record(_write(tmp_path, lines))
+    assert [o["type"] for o in record.other] == ["extra_note", "summary_x", "zz_new"]
+    assert record.footer == {"type": "footer", "exitstatus": 0}
+    assert record.tests == [] and record.running is None
+
+
+def test_crashed_lanes_at_the_same_index_name_the_last_worker(tmp_path: Path) -> None:
+    lines = ['{"type":"header","format":1,"worker":"main"}',
+             '{"type":"lane","worker":"gw0"}', '{"type":"start","index":1,"nodeid":"a"}',
+             '{"type":"lane","worker":"gw1"}', '{"type":"start","index":1,"nodeid":"b"}']
+    record = read_record(_write(tmp_path, lines))
+    assert record.running is not None and record.running["nodeid"] == "b"
