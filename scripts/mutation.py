@@ -145,6 +145,8 @@ class Outcome:
     annotations: int = 0
     #: Of those, the ones taken out of the session before it ran.
     dropped: int = 0
+    #: Mutants of the session that never ran (the run was stopped).
+    not_run: int = 0
     baseline_s: float = 0.0
     wall_s: float = 0.0
 
@@ -281,6 +283,8 @@ def _read_session(session: Path, target: Target, outcome: Outcome) -> None:
             "SELECT m.operator_name, m.start_pos_row, m.start_pos_col, r.test_outcome, "
             "r.worker_outcome, r.diff "
             "FROM mutation_specs m JOIN work_results r ON m.job_id = r.job_id").fetchall()
+        total = db.execute("SELECT COUNT(*) FROM mutation_specs").fetchone()[0]
+    outcome.not_run = int(total) - len(rows)  # a run stopped before its end
     for operator, row, col, test_outcome, worker_outcome, diff in rows:
         test_outcome, worker_outcome = str(test_outcome).lower(), str(worker_outcome).lower()
         outcome.generated += 1
@@ -342,7 +346,8 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         survived = o["survived"]
         assert isinstance(survived, list)
         tests = ", ".join(f"`{t}`" for t in TARGETS[name].tests)
-        lines.append(f"| `{TARGETS[name].path}` | {tests} | {o['generated']} "
+        partial = f" (+{o['not_run']} not run: stopped)" if o.get("not_run") else ""
+        lines.append(f"| `{TARGETS[name].path}` | {tests} | {o['generated']}{partial} "
                      f"| {o.get('annotations', 0)} | {o['killed']} | {len(survived)} "
                      f"| {o['percent']:.1f}% | {o['wall_s']} s |")
     lines += ["", "Survivors (each judged equivalent: no behaviour a user could see changes):",
@@ -381,11 +386,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.recheck and (WORK / name / "session.sqlite").exists():
             _recheck_survivors(name, TARGETS[name])
         if args.reread or args.recheck:
-            old = saved.get(name)
-            if old is None or not (WORK / name / "session.sqlite").exists():
+            if not (WORK / name / "session.sqlite").exists():
                 continue
-            o = Outcome(name, baseline_s=float(str(old["baseline_s"])),
-                        wall_s=float(str(old["wall_s"])))
+            old = saved.get(name, {})  # none when the run was stopped before its end
+            o = Outcome(name, baseline_s=float(str(old.get("baseline_s", 0))),
+                        wall_s=float(str(old.get("wall_s", 0))))
             # Mutants taken out before the run are no longer in the session.
             o.dropped = int(str(old.get("annotations_dropped", 0)))
             o.generated = o.annotations = o.dropped
@@ -394,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             o = _run_module(name, TARGETS[name])
         saved[name] = {"generated": o.generated, "killed": o.killed, "survived": o.survived,
                        "incompetent": o.incompetent, "annotations": o.annotations,
-                       "annotations_dropped": o.dropped,
+                       "annotations_dropped": o.dropped, "not_run": o.not_run,
                        "percent": round(o.percent, 1),
                        "baseline_s": round(o.baseline_s, 1), "wall_s": round(o.wall_s)}
         print(f"mutation: {name}: {o.generated} mutants ({o.annotations} in annotations), "
