@@ -350,7 +350,9 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         lines.append(f"| `{TARGETS[name].path}` | {tests} | {o['generated']}{partial} "
                      f"| {o.get('annotations', 0)} | {o['killed']} | {len(survived)} "
                      f"| {o['percent']:.1f}% | {o['wall_s']} s |")
-    lines += ["", "Survivors (each judged equivalent: no behaviour a user could see changes):",
+    lines += ["", "Survivors: why each is equivalent (no behaviour a user could see changes), "
+              "or NOT JUDGED (still to kill: record.py was stopped before its end and its "
+              "survivors only partly rechecked):",
               ""]
     any_left = False
     for name in TARGETS:
@@ -375,9 +377,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="only re-read the sessions under build/mutation (no new run)")
     parser.add_argument("--recheck", action="store_true",
                         help="run the last session's survivors again against today's tests")
-    parser.add_argument("modules", nargs="*", choices=list(TARGETS),
-                        help="modules to mutate (default: all)")
+    parser.add_argument("modules", nargs="*", metavar="MODULE",
+                        help=f"modules to mutate (default: all): {', '.join(TARGETS)}")
     args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in TARGETS]
+    if unknown:
+        parser.error(f"unknown module(s) {', '.join(unknown)} (known: {', '.join(TARGETS)})")
     names = args.modules or list(TARGETS)
     saved: dict[str, dict[str, object]] = (
         json.loads(STATE.read_text(encoding="utf-8")) if STATE.exists() else {})
