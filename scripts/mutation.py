@@ -49,13 +49,13 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "replayargs": Target("src/statesnap/replayargs.py", (
-        "tests/verify/test_replayargs.py",)),
+        "tests/replay/test_replayargs.py",)),
     "redact": Target("src/statesnap/redact.py", (
         "tests/plugin/test_redact_unit.py",)),
     "record": Target("src/statesnap/record.py", (
         "tests/test_record_reader.py",)),
     "verify": Target("src/statesnap/verify.py", (
-        "tests/verify/test_verify_cases.py",)),
+        "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_cases.py")),
     "minimize": Target("src/statesnap/minimize.py", ("tests/attribution/test_minimize.py",)),
     "strict": Target("src/statesnap/strict.py", (
         "tests/contain/modes/test_strict.py", "tests/contain/modes/test_strict_unit.py")),
