@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts golden gpu-check chromium clean
+.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts golden gpu-check chromium gcc mutation clean
 
 all: test
 
@@ -18,13 +18,27 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # Debian's Chromium for the browser tests of pollution.html (Playwright drives it; it never
-# downloads a browser of its own).
+# downloads a browser of its own).  Under CI=true a failed install stops here: the browser
+# tests would fail anyway (tests/ci_skips.py), and this says why first.
 chromium:
 	@if [ ! -x /usr/bin/chromium ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-	      || echo "chromium could not be installed: browser tests will be skipped"; \
-	  else echo "not root: install Debian's chromium package to run the browser tests"; fi; \
+	      || { echo "chromium could not be installed: browser tests will be skipped"; \
+	           if [ "$$CI" = true ]; then echo "CI=true: failing" >&2; exit 1; fi; }; \
+	  else echo "not root: install Debian's chromium package to run the browser tests"; \
+	       if [ "$$CI" = true ]; then exit 1; fi; fi; \
+	fi
+
+# gcc builds the stand-in NVML library of the nvml tests (tests/nvml_stub/).
+gcc:
+	@if ! command -v gcc >/dev/null && ! command -v cc >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null) \
+	      || { echo "gcc could not be installed: nvml tests will be skipped"; \
+	           if [ "$$CI" = true ]; then echo "CI=true: failing" >&2; exit 1; fi; }; \
+	  else echo "not root: install gcc to run the nvml tests"; \
+	       if [ "$$CI" = true ]; then exit 1; fi; fi; \
 	fi
 
 lint: $(STAMP)
@@ -36,7 +50,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:randomly -q
 
-test: $(STAMP) chromium lint typecheck unit test-compat-smoke
+test: $(STAMP) chromium gcc lint typecheck unit test-compat-smoke
 
 # pyproject claims pytest>=8.0: the plugin's end-to-end tests run under the oldest claimed
 # pytest in a venv of its own (plugins pinned to versions that support it), and under the
@@ -98,6 +112,13 @@ bench-hunt: $(STAMP)
 # The demo's verdicts in the session and read back by every reader (runs the demo once).
 bench-verdicts: $(STAMP)
 	$(BIN)/python tests/cli/demo_verdicts.py --out bench/results/demo-verdicts.md
+
+# Mutation testing (cosmic-ray) of the modules whose bugs mislead users or leak secrets; too
+# slow for `make test`.  MODULES="redact minimize" runs some (scripts/mutation.py lists them).
+mutation: $(STAMP)
+	$(BIN)/pip install -q -e '.[mutation]'
+	$(BIN)/python scripts/mutation.py $(MODULES)
+	$(BIN)/python scripts/assemble_benchmarks.py
 
 # Golden records and reports under snapshots/ (volatile fields scrubbed).
 golden: $(STAMP)

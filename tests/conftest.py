@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "ci_skips"]
 
 
 @pytest.fixture(autouse=True)

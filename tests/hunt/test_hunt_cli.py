@@ -76,22 +76,45 @@ def test_a_whole_xdist_run_is_hunted_across_its_lanes(suite: Suite) -> None:
     assert len(logs) == summary["hunt"]["pytest_runs"]
 
 
+#: Placement fixed by ``--dist loadfile``: victim and (later) polluter in one file share a
+#: lane, the plain test's file has the other one.
+SHARED_FILE_SUITE = {
+    "test_1_shared.py": '''
+import os
+
+def test_reads_level():
+    assert os.environ.get("ZOO_LEVEL", "info") == "info"
+
+def test_sets_level():
+    os.environ["ZOO_LEVEL"] = "debug"
+''',
+    "test_3_plain.py": LANES_SUITE["test_3_plain.py"],
+}
+
+
 def test_worker_hunts_one_lane_only(suite: Suite) -> None:
     pytest.importorskip("xdist")
-    suite.write(LANES_SUITE)
+    suite.write(SHARED_FILE_SUITE)
     record = suite.record("-n", "2", "--dist", "loadfile")
     lanes = _lanes(record)
-    victim = "test_1_victim.py::test_reads_level"
-    lane = next(w for w, ids in lanes.items() if victim in ids)
+    victim = "test_1_shared.py::test_reads_level"
+    polluter = "test_1_shared.py::test_sets_level"
+    assert sorted(lanes.values()) == [[victim, polluter], ["test_3_plain.py::test_plain"]], lanes
+    (lane,) = [w for w, ids in lanes.items() if victim in ids]
+    (other,) = set(lanes) - {lane}
     proc = statesnap("hunt", str(record), "--worker", lane, "--json", "-q", cwd=suite.root)
     summary = json.loads(proc.stdout)
     assert {t["worker"] for t in summary["tests"]} == {lane}
-    assert summary["hunt"]["tests"] == len(lanes[lane])
-    found = [f["victim"] for f in summary["findings"]]
-    # Within one lane the victim is only exposed if its polluter ran in that lane too.
-    polluted = "test_2_polluter.py::test_sets_level" in lanes[lane]
-    assert found == ([victim] if polluted else [])
-    assert proc.returncode == (1 if polluted else 0)
+    assert summary["hunt"]["tests"] == 2
+    assert [(f["victim"], f["polluters"]) for f in summary["findings"]] == [(victim, [polluter])]
+    assert proc.returncode == 1
+    # The other lane holds neither: hunting it alone finds nothing, and says so by exit 0.
+    proc = statesnap("hunt", str(record), "--worker", other, "--json", "-q", cwd=suite.root)
+    summary = json.loads(proc.stdout)
+    assert {t["worker"] for t in summary["tests"]} == {other}
+    assert summary["hunt"]["tests"] == 1
+    assert summary["findings"] == []
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:

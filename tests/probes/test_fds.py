@@ -115,15 +115,21 @@ def test_statesnaps_own_descriptors_are_left_out(tmp_path: Path, mode: str) -> N
 @pytest.mark.skipif(not HAS_PROC, reason="needs /proc")
 def test_listing_leaves_out_the_descriptor_listdir_opens(tmp_path: Path) -> None:
     p, _ = _make(tmp_path, "listing")
+    held = os.open(tmp_path / "held.txt", os.O_CREAT | os.O_WRONLY)
     try:
         for _ in range(3):  # the guess path and the scanning path
             listed = p.token()
             assert isinstance(listed, tuple)
-            for name in listed[1]:
-                fcntl.fcntl(int(name), fcntl.F_GETFD)  # raises if it names a closed fd
-        for name in p.read():
-            fcntl.fcntl(int(name), fcntl.F_GETFD)
+            names = [int(name) for name in listed[1]]
+            assert held in names  # the listing is real: an fd opened here is in it
+            for fd in names:
+                fcntl.fcntl(fd, fcntl.F_GETFD)  # raises if it names a closed fd
+        read = [int(name) for name in p.read()]
+        assert held in read
+        for fd in read:
+            fcntl.fcntl(fd, fcntl.F_GETFD)
     finally:
+        os.close(held)
         p.close()
 
 

@@ -68,4 +68,7 @@ def test_the_items_are_not_kept_alive(reader_kind: str) -> None:
 
 def test_no_sequences_reads_as_a_constant() -> None:
     read = L.contents_reader([])
-    assert read() == read()
+    assert read() == ()
+    unrelated: list[Any] = [1, 2]
+    unrelated.append(3)  # nothing watched: nothing to see
+    assert read() == ()

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from ci_skips import in_ci
 from statesnap.probes.base import ProbeContext, ProbeUnavailable, Severity
 from statesnap.probes.nvml import IDLE_EVERY, NOTE_FOREIGN, NOTE_UNSEEN, NvmlProbe
 
@@ -34,7 +35,10 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 def stub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
-        pytest.skip("no C compiler to build the stand-in NVML library")
+        message = "no C compiler to build the stand-in NVML library"
+        if in_ci():  # `make test` installs gcc: on CI a missing one is a broken install
+            pytest.fail(f"CI=true: {message}; install gcc (`make test` does)", pytrace=False)
+        pytest.skip(message)
     out = tmp_path_factory.mktemp("nvml_stub")
     subprocess.run(
         [gcc, "-Wall", "-Werror", "-O2", "-shared", "-fPIC", "-o",

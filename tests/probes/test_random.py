@@ -93,6 +93,7 @@ def test_restore_puts_the_state_back(probe: RandomProbe, keep_state: object) -> 
     assert random.random() == expected
 
 
+@pytest.mark.needs_numpy
 def test_numpy_legacy_generator_once_imported(probe: RandomProbe) -> None:
     np_random = pytest.importorskip("numpy.random")
     state = np_random.get_state()

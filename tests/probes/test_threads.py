@@ -73,8 +73,20 @@ def test_daemon_thread_is_medium(probe: ThreadsProbe) -> None:
         thread.join()
 
 
-def test_token_is_stable_when_nothing_changes(probe: ThreadsProbe) -> None:
-    assert probe.token() == probe.token()
+def test_token_is_stable_when_nothing_changes_and_moves_with_a_thread(
+        probe: ThreadsProbe) -> None:
+    start = probe.token()
+    assert probe.token() == start
+    thread, stop = _started("token-worker", daemon=True)
+    try:
+        running = probe.token()
+        assert running != start
+        assert probe.token() == running
+    finally:
+        stop.set()
+        thread.join()
+    # The thread is gone: the reading comes back (the kernel's count trails join()).
+    _wait_for(lambda: probe.token() == start, "the token to come back")
 
 
 def test_same_names_get_distinct_keys(probe: ThreadsProbe) -> None:

@@ -110,3 +110,72 @@ def test_strict_is_off_in_replays(pytester: pytest.Pytester, run: Run) -> None:
     replay_args = header["replay"]["args"]
     assert not [a for a in replay_args if a.startswith(("--statesnap-strict",
                                                         "--statesnap-restore"))]
+
+
+def test_the_test_that_overwrote_a_held_key_errors_not_the_last_of_the_module(
+        pytester: pytest.Pytester, run: Run) -> None:
+    # The module fixture's own change is held for its scope; a test that changes the held
+    # key to something else leaked it, and it is that test's teardown that errors.
+    pytester.makepyfile(test_held='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def mode():
+    os.environ["HELD_MODE"] = "on"
+    yield
+    os.environ.pop("HELD_MODE", None)
+
+def test_first(mode):
+    pass
+
+def test_overwrites(mode):
+    os.environ["HELD_MODE"] = "hijacked"
+
+def test_reads(mode):
+    pass
+
+def test_last(mode):
+    pass
+''', test_zz_other='''
+def test_later():
+    pass
+''')
+    inner = run("--statesnap-strict")
+    errors = _teardown_errors(inner)
+    assert sorted(errors) == ["test_overwrites"]
+    assert "env:HELD_MODE: changed on → hijacked" in errors["test_overwrites"]
+    assert inner.lines()["test_held.py::test_overwrites"]["strict"] == ["env:HELD_MODE"]
+
+
+def test_a_held_key_put_back_by_its_fixture_is_no_leak(pytester: pytest.Pytester,
+                                                       run: Run) -> None:
+    pytester.makepyfile(test_tidy='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def mode():
+    os.environ["TIDY_HELD"] = "on"
+    yield
+    del os.environ["TIDY_HELD"]
+
+def test_one(mode):
+    pass
+
+def test_two(mode):
+    pass
+''')
+    inner = run("--statesnap-strict")
+    assert _teardown_errors(inner) == {}
+    assert inner.result.ret == 0
+
+
+def test_the_teardown_error_shows_no_statesnap_traceback(pytester: pytest.Pytester,
+                                                          run: Run) -> None:
+    # pytrace=False: the user sees the diff, not statesnap's hook source.
+    pytester.makepyfile(test_polluting=POLLUTING)
+    inner = run("--statesnap-strict", "-o", "statesnap_allow=env:INI_*")
+    text = _teardown_errors(inner)["test_env_polluter"]
+    assert text.startswith("statesnap --statesnap-strict: test_polluting.py::test_env_polluter")
+    for trace in ("strict.py", "raise StateLeaked", "def pytest_runtest_teardown", "yield"):
+        assert trace not in text
+    assert "strict.py" not in inner.out

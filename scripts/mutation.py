@@ -1,0 +1,423 @@
+"""Mutation testing (cosmic-ray) of the modules whose bugs mislead a user or leak a secret.
+
+Each module is mutated in a copy of the checkout (``build/mutation/<module>/``), never in
+``src/``: cosmic-ray edits the file on disk, one mutant at a time, and runs only the tests
+that cover that module.  ``PYTHONPATH`` puts the copy's ``src`` ahead of the editable
+install, so the replay children and inner pytest runs the tests start import the mutant too.
+
+Why cosmic-ray and not mutmut: mutmut 3 mutates only function bodies through trampolines
+that exist in its own ``mutants/`` tree; it never mutates module-level code (the redaction
+regex's flags are built in ``__init__``, but the report's Jinja templates, the tables of
+options and the verdict constants live at module level) and the subprocesses statesnap
+starts (replays in fresh processes, inner pytest runs) would not see its trampolines.
+cosmic-ray rewrites the real file, so every process sees the mutant, and takes any shell
+command as its test.
+
+Usage: ``python scripts/mutation.py [MODULE ...]`` (default: all); writes the per-module
+figures and every survivor to ``bench/results/mutation.md`` (merged with earlier runs of
+other modules), then ``scripts/assemble_benchmarks.py`` puts them into BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "build" / "mutation"
+RESULTS = ROOT / "bench" / "results" / "mutation.md"
+STATE = ROOT / "bench" / "results" / "mutation.json"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One module to mutate and the tests that cover it (a small, fast selection)."""
+
+    path: str
+    tests: tuple[str, ...]
+    #: pytest ``-k`` expression narrowing ``tests`` further, if any.
+    select: str = ""
+
+
+TARGETS: dict[str, Target] = {
+    "replayargs": Target("src/statesnap/replayargs.py", (
+        "tests/replay/test_replayargs.py",)),
+    "redact": Target("src/statesnap/redact.py", (
+        "tests/plugin/test_redact_unit.py",)),
+    "record": Target("src/statesnap/record.py", (
+        "tests/test_record_reader.py",)),
+    "verify": Target("src/statesnap/verify.py", (
+        "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_cases.py")),
+    "minimize": Target("src/statesnap/minimize.py", ("tests/attribution/test_minimize.py",)),
+    "strict": Target("src/statesnap/strict.py", (
+        "tests/contain/modes/test_strict.py", "tests/contain/modes/test_strict_unit.py")),
+    "restore_mode": Target("src/statesnap/restore_mode.py", (
+        "tests/contain/modes/test_restore_unit.py",)),
+    "report_views": Target("src/statesnap/report/views.py", (
+        "tests/report/test_report_views.py", "tests/report/test_report_hostile.py")),
+    "report_changes": Target("src/statesnap/report/changes.py", (
+        "tests/report/test_report_views.py", "tests/report/test_report_hostile.py")),
+    "report_values": Target("src/statesnap/report/values.py", (
+        "tests/report/test_report_values.py", "tests/report/test_report_hostile.py")),
+    "report_render": Target("src/statesnap/report/render.py", (
+        "tests/report/test_report_render.py", "tests/report/test_report_hostile.py")),
+    "probe_env": Target("src/statesnap/probes/env.py", ("tests/probes/test_os_probes_unit.py",)),
+    "probe_cwd": Target("src/statesnap/probes/cwd.py", ("tests/probes/test_os_probes_unit.py",)),
+    "probe_syspath": Target("src/statesnap/probes/syspath.py", (
+        "tests/probes/test_os_probes_unit.py",)),
+}
+
+#: Survivors judged equivalent (no behaviour a user could see changes), keyed by module and
+#: the mutated line as cosmic-ray's diff shows it (stripped), with the reason.
+_NOT_NT = ("the same value for every os.name but 'nt' (Windows, where the probes' POSIX "
+           "paths do not run): 'posix' > 'nt' and 'posix' is not 'nt'")
+_CHANGES = ("a change is always one of added, removed, changed (diff.py): for those three the "
+            "comparison gives the same answer, once the earlier branches are taken")
+_SMALL_INT = "CPython caches small ints, so `is` compares these as `==` does"
+_CACHED = ("with n == 2 the complements are the two chunks, already answered by ddmin's "
+           "cache: no extra replay, same answer")
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("redact", "self._salt = salt if salt is not None else os.urandom( 17)"):
+        "a 17-byte random salt instead of 16: digests stay unguessable and distinct",
+    ("redact", "self._salt = salt if salt is not None else os.urandom( 15)"):
+        "a 15-byte random salt instead of 16: digests stay unguessable and distinct",
+    ("restore_mode", "if not TYPE_CHECKING:"):
+        "imports statesnap.plugin at run time as well; it is imported long before, and the "
+        "name is used only in annotations",
+    ("probe_env", '_CURRENT_RAW = b"PYTEST_CURRENT_TEST" if os.name > "nt" else '
+                  '"PYTEST_CURRENT_TEST"'): _NOT_NT,
+    ("probe_env", '_CURRENT_RAW = b"PYTEST_CURRENT_TEST" if os.name >= "nt" else '
+                  '"PYTEST_CURRENT_TEST"'): _NOT_NT,
+    ("probe_env", '_CURRENT_RAW = b"PYTEST_CURRENT_TEST" if os.name is not "nt" else '
+                  '"PYTEST_CURRENT_TEST"'): _NOT_NT,
+    ("probe_env", 'if change <= "added":'): _CHANGES,
+    ("probe_env", 'if change >= "removed":'): _CHANGES,
+    ("probe_syspath", "for name, obj, orig in zip(names, objs, self._ids, strict=False):"):
+        "the three tuples always hold three items: strict never has anything to check",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC "
+               "+ os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC "
+               "% os.O_CLOEXEC,"):
+        "drops O_CLOEXEC, but os.open makes every descriptor non-inheritable anyway (PEP 446)",
+    ("record", 'if not lines and lines[-1] == "":'):
+        "split() never returns an empty list; a trailing empty string left in the list is a "
+        "blank last line, skipped, and the line before it is whole either way",
+    ("minimize", "if len(current) == 1:"): "an empty input skips the loop and returns [] too",
+    ("minimize", "if len(current) < 1:"): "a single item skips the loop and returns as is",
+    ("minimize", "if len(current) <= 0:"): "a single item skips the loop and returns as is",
+    ("minimize", "if not reduced and n != 2:"): _CACHED,
+    ("minimize", "if not reduced and n >= 2:"): _CACHED,
+    ("minimize", "if not reduced and n > 1:"): _CACHED,
+    ("minimize", "if not reduced or n > 2:"):
+        "after a reduction n was just reset to 2, so the condition is the same",
+    ("minimize", "complement = [x for j, c in enumerate(chunks) if j is not i for x in c]"):
+        _SMALL_INT + " (chunk positions are below 257 only when n is; past that, the "
+        "complement of a chunk is the rest, the same)",
+    ("minimize", "current, n, reduced = complement, max(n - 1, 1), True"):
+        "the branch runs only when n > 2, so n - 1 >= 2 and the max is n - 1 either way",
+    ("minimize", "if n == len(current):"):
+        "n never exceeds len(current) (it grows to at most len(current), and a complement "
+        "keeps at least n - 1 items), so >= is ==",
+    ("minimize", "if end != start:"): "end >= start always (sizes are >= 0), so != is >",
+    ("minimize", "if end >= start:"):
+        "n <= len(items) whenever _split is called, so no chunk is empty: end > start",
+    ("minimize", "if end is not start:"):
+        "no chunk is empty (n <= len(items)), so end and start always differ",
+}
+
+
+@dataclass
+class Outcome:
+    module: str
+    generated: int = 0
+    killed: int = 0
+    survived: list[dict[str, str]] = field(default_factory=list)
+    incompetent: int = 0
+    #: Mutants inside annotations that are never evaluated: not counted either way.
+    annotations: int = 0
+    #: Of those, the ones taken out of the session before it ran.
+    dropped: int = 0
+    #: Mutants of the session that never ran (the run was stopped).
+    not_run: int = 0
+    baseline_s: float = 0.0
+    wall_s: float = 0.0
+
+    @property
+    def percent(self) -> float:
+        counted = self.killed + len(self.survived)
+        return 100.0 * self.killed / counted if counted else 100.0
+
+
+def _copy_checkout(dest: Path) -> None:
+    if dest.exists():
+        shutil.rmtree(dest)
+    ignore = shutil.ignore_patterns(".venv", "build", ".git", "__pycache__", "*.egg-info",
+                                    ".pytest_cache", ".mypy_cache", ".ruff_cache", "*.pyc")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+
+
+def _test_command(work: Path, target: Target) -> str:
+    env = (f"env PYTHONPATH={work / 'src'} PYTHONDONTWRITEBYTECODE=1 "
+           "PYTEST_ADDOPTS= STATESNAP_MUTATION=1")
+    select = f" -k '{target.select}'" if target.select else ""
+    return (f"{env} {sys.executable} -m pytest -x -q -p no:randomly -p no:cacheprovider "
+            f"-p no:xdist{select} {' '.join(target.tests)}")
+
+
+def _run_module(name: str, target: Target) -> Outcome:
+    work = WORK / name
+    _copy_checkout(work)
+    missing = [t for t in target.tests if not (work / t).exists()]
+    if missing:
+        raise SystemExit(f"mutation: {name}: no such test file(s): {', '.join(missing)}")
+    command = _test_command(work, target)
+    start = time.monotonic()
+    base = subprocess.run(command, shell=True, cwd=work, capture_output=True, text=True)
+    baseline = time.monotonic() - start
+    if base.returncode != 0:
+        sys.stderr.write(base.stdout[-3000:] + base.stderr[-2000:])
+        raise SystemExit(f"mutation: {name}: the unmutated tests fail (exit {base.returncode})")
+    config = work / "cosmic-ray.toml"
+    timeout = max(30.0, 3 * baseline + 15)
+    config.write_text(
+        "[cosmic-ray]\n"
+        f'module-path = "{target.path}"\n'
+        f"timeout = {timeout:.0f}\n"
+        "excluded-modules = []\n"
+        f"test-command = {json.dumps(command)}\n"
+        "[cosmic-ray.distributor]\nname = \"local\"\n", encoding="utf-8")
+    session = work / "session.sqlite"
+    cr = [str(Path(sys.executable).parent / "cosmic-ray")]
+    subprocess.run([*cr, "init", str(config), str(session)], cwd=work, check=True)
+    skipped = _drop_annotation_mutants(session, target)
+    print(f"mutation: {name}: baseline {baseline:.1f}s, running mutants "
+          f"({skipped} in annotations not run)", flush=True)
+    subprocess.run([*cr, "exec", str(config), str(session)], cwd=work, check=True)
+    outcome = Outcome(name, baseline_s=baseline, wall_s=time.monotonic() - start)
+    outcome.generated = outcome.annotations = outcome.dropped = skipped
+    _read_session(session, target, outcome)
+    return outcome
+
+
+def _annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the module's annotations are, if ``from __future__ import annotations`` makes
+    them strings that are never evaluated (a mutant there changes nothing that runs)."""
+    tree = ast.parse(source)
+    future = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                 and any(a.name == "annotations" for a in n.names) for n in tree.body)
+    if not future:
+        return []
+    nodes: list[ast.expr | None] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            nodes.append(node.returns)
+        elif isinstance(node, (ast.arg, ast.AnnAssign)):
+            nodes.append(node.annotation)
+    return [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0))
+            for n in nodes if n is not None]
+
+
+def _drop_annotation_mutants(session: Path, target: Target) -> int:
+    """Take the mutants inside annotations out of the session before it runs (each would
+    cost a test run to change nothing); the number taken out."""
+    spans = _annotation_spans((ROOT / target.path).read_text(encoding="utf-8"))
+    with sqlite3.connect(session) as db:
+        rows = db.execute(
+            "SELECT job_id, start_pos_row, start_pos_col FROM mutation_specs").fetchall()
+        drop = [(job,) for job, row, col in rows
+                if any(start <= (row, col) < end for start, end in spans)]
+        db.executemany("DELETE FROM mutation_specs WHERE job_id = ?", drop)
+        db.executemany("DELETE FROM work_items WHERE job_id = ?", drop)
+    return len(drop)
+
+
+def _recheck_survivors(name: str, target: Target) -> None:
+    """Run each surviving mutant of the last session again, against the tests as they are
+    now (tests added since to kill them), and record the new result in the session."""
+    work = WORK / name
+    session = work / "session.sqlite"
+    shutil.rmtree(work / "tests")
+    shutil.copytree(ROOT / "tests", work / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    command = _test_command(work, target)
+    cr = str(Path(sys.executable).parent / "cosmic-ray")
+    spans = _annotation_spans((ROOT / target.path).read_text(encoding="utf-8"))
+    with sqlite3.connect(session) as db:
+        rows = db.execute(
+            "SELECT m.job_id, m.module_path, m.operator_name, m.occurrence, m.start_pos_row, "
+            "m.start_pos_col FROM mutation_specs m JOIN work_results r ON m.job_id = r.job_id "
+            "WHERE r.test_outcome = 'SURVIVED'").fetchall()
+        for job, module, operator, occurrence, row, col in rows:
+            if any(start <= (row, col) < end for start, end in spans):
+                continue  # never evaluated: not counted, not worth a run
+            # A mutant killed by the timeout never puts the file back: start from the original.
+            shutil.copy2(ROOT / module, work / module)
+            proc = subprocess.run(
+                ["timeout", "60", cr, "mutate-and-test", module, operator, str(occurrence),
+                 command], cwd=work, capture_output=True, text=True)
+            try:
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
+            except (IndexError, json.JSONDecodeError):
+                result = {"test_outcome": "killed" if proc.returncode == 124 else "survived"}
+            outcome = str(result.get("test_outcome", "survived")).upper()
+            db.execute("UPDATE work_results SET test_outcome = ? WHERE job_id = ?",
+                       (outcome, job))
+            db.commit()  # each result kept, should the recheck be stopped
+            print(f"mutation: {name}: recheck {operator} #{occurrence}: {outcome.lower()}",
+                  flush=True)
+        shutil.copy2(ROOT / target.path, work / target.path)
+
+
+def _read_session(session: Path, target: Target, outcome: Outcome) -> None:
+    spans = _annotation_spans((ROOT / target.path).read_text(encoding="utf-8"))
+    with sqlite3.connect(session) as db:
+        rows = db.execute(
+            "SELECT m.operator_name, m.start_pos_row, m.start_pos_col, r.test_outcome, "
+            "r.worker_outcome, r.diff "
+            "FROM mutation_specs m JOIN work_results r ON m.job_id = r.job_id").fetchall()
+        total = db.execute("SELECT COUNT(*) FROM mutation_specs").fetchone()[0]
+    outcome.not_run = int(total) - len(rows)  # a run stopped before its end
+    for operator, row, col, test_outcome, worker_outcome, diff in rows:
+        test_outcome, worker_outcome = str(test_outcome).lower(), str(worker_outcome).lower()
+        outcome.generated += 1
+        if any(start <= (row, col) < end for start, end in spans):
+            outcome.annotations += 1
+        elif worker_outcome in ("exception", "no-test") or test_outcome == "incompetent":
+            outcome.incompetent += 1
+        elif test_outcome == "survived":
+            added = [ln[1:].strip() for ln in (diff or "").splitlines()
+                     if ln.startswith("+") and not ln.startswith("+++")]
+            mutated = added[0] if added else ""
+            outcome.survived.append({
+                "operator": operator.removeprefix("core/"), "line": str(row),
+                "mutated": mutated,
+                "reason": EQUIVALENT.get((outcome.module, mutated), ""),
+            })
+        else:
+            outcome.killed += 1
+    outcome.survived.sort(key=lambda s: int(s["line"]))
+
+
+def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, str]) -> None:
+    lines = [
+        "# Mutation testing",
+        "",
+        "Command: `make mutation` (`.venv/bin/python scripts/mutation.py [MODULE ...]`), one "
+        "module at a time, cosmic-ray 8 with its core operators; each mutant runs only the "
+        "tests that cover its module (`-x`, in a copy of the checkout).  Killed = a test "
+        "failed or timed out.  Not counted: mutants in annotations (every module has "
+        "`from __future__ import annotations`, so they are strings never evaluated; mypy "
+        "checks them) and incompetent ones (the module no longer imports).  Target: at "
+        "least 90% killed on each module.",
+        "",
+        "Why cosmic-ray and not mutmut: mutmut 3 mutates function bodies only, through "
+        "trampolines in its own `mutants/` copy, so module-level code (option tables, "
+        "constants such as `MIN_SCRUB`) is never mutated, and the processes statesnap starts "
+        "(replays in fresh interpreters, inner pytest runs) would not see its mutants.  "
+        "cosmic-ray rewrites the real file (here in `build/mutation/<module>/`, put first "
+        "on `PYTHONPATH`), so every process runs the mutant, and it takes any command as "
+        "the test.  It installs from PyPI on Python 3.11 and takes the `src/` layout as a "
+        "plain path.",
+        "",
+        "Figures are those of the last full run of each module, with its survivors run "
+        "again against the tests written since (`--recheck`).  A module marked pending was "
+        "not run in this round: `replayargs.py` and `verify.py` get their direct tests from "
+        "other work in progress; `strict.py` and the report modules are covered by "
+        "end-to-end runs that take seconds each (one full run is hours on this 2-core "
+        "machine).",
+        "",
+        "| module | tests run per mutant | generated | in annotations | killed | survived "
+        "| % killed | time |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in TARGETS:
+        o = outcomes.get(name)
+        if o is None:
+            lines.append(f"| `{TARGETS[name].path}` | | pending | | | | | |")
+            continue
+        survived = o["survived"]
+        assert isinstance(survived, list)
+        tests = ", ".join(f"`{t}`" for t in TARGETS[name].tests)
+        partial = f" (+{o['not_run']} not run: stopped)" if o.get("not_run") else ""
+        lines.append(f"| `{TARGETS[name].path}` | {tests} | {o['generated']}{partial} "
+                     f"| {o.get('annotations', 0)} | {o['killed']} | {len(survived)} "
+                     f"| {o['percent']:.1f}% | {o['wall_s']} s |")
+    lines += ["", "Survivors: why each is equivalent (no behaviour a user could see changes), "
+              "or NOT JUDGED (still to kill: record.py was stopped before its end and its "
+              "survivors only partly rechecked):",
+              ""]
+    any_left = False
+    for name in TARGETS:
+        o = outcomes.get(name)
+        if o is None:
+            continue
+        survived = o["survived"]
+        assert isinstance(survived, list)
+        for s in survived:
+            any_left = True
+            reason = s["reason"] or "NOT JUDGED: a test should kill it"
+            lines.append(f"- `{TARGETS[name].path}:{s['line']}` {s['operator']}: "
+                         f"`{s['mutated']}`: {reason}")
+    if not any_left:
+        lines.append("- none")
+    RESULTS.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reread", action="store_true",
+                        help="only re-read the sessions under build/mutation (no new run)")
+    parser.add_argument("--recheck", action="store_true",
+                        help="run the last session's survivors again against today's tests")
+    parser.add_argument("modules", nargs="*", metavar="MODULE",
+                        help=f"modules to mutate (default: all): {', '.join(TARGETS)}")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in TARGETS]
+    if unknown:
+        parser.error(f"unknown module(s) {', '.join(unknown)} (known: {', '.join(TARGETS)})")
+    names = args.modules or list(TARGETS)
+    saved: dict[str, dict[str, object]] = (
+        json.loads(STATE.read_text(encoding="utf-8")) if STATE.exists() else {})
+    saved = {k: v for k, v in saved.items() if k in TARGETS}
+    for name in names:
+        if args.recheck and (WORK / name / "session.sqlite").exists():
+            _recheck_survivors(name, TARGETS[name])
+        if args.reread or args.recheck:
+            if not (WORK / name / "session.sqlite").exists():
+                continue
+            old = saved.get(name, {})  # none when the run was stopped before its end
+            o = Outcome(name, baseline_s=float(str(old.get("baseline_s", 0))),
+                        wall_s=float(str(old.get("wall_s", 0))))
+            # Mutants taken out before the run are no longer in the session.
+            o.dropped = int(str(old.get("annotations_dropped", 0)))
+            o.generated = o.annotations = o.dropped
+            _read_session(WORK / name / "session.sqlite", TARGETS[name], o)
+        else:
+            o = _run_module(name, TARGETS[name])
+        saved[name] = {"generated": o.generated, "killed": o.killed, "survived": o.survived,
+                       "incompetent": o.incompetent, "annotations": o.annotations,
+                       "annotations_dropped": o.dropped, "not_run": o.not_run,
+                       "percent": round(o.percent, 1),
+                       "baseline_s": round(o.baseline_s, 1), "wall_s": round(o.wall_s)}
+        print(f"mutation: {name}: {o.generated} mutants ({o.annotations} in annotations), "
+              f"{o.killed} killed, "
+              f"{len(o.survived)} survived ({o.percent:.1f}%), {o.incompetent} incompetent, "
+              f"{o.wall_s:.0f}s", flush=True)
+        for s in o.survived:
+            print(f"  survived {TARGETS[name].path}:{s['line']} {s['operator']}: "
+                  f"{s['mutated']}", flush=True)
+        STATE.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        _write_results(saved, {})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""The record's header on its own: installed packages from dist-info names, plugin labels,
+the environment redacted, every field a replay and the report read."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from statesnap.header import build_header, installed_packages
+from statesnap.record import FORMAT
+from statesnap.redact import Redactor
+
+
+def test_installed_packages_from_folder_names_and_egg_metadata(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    (site / "zeta_pkg-1.2.3.dist-info").mkdir(parents=True)
+    (site / "Alpha-0.1.dist-info").mkdir()
+    (site / "noversion.dist-info").mkdir()  # no version in the name, no metadata: left out
+    egg = site / "legacy.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: legacy-thing\nVersion: 4.5\n",
+                                  encoding="utf-8")
+    (site / "not_a_package").mkdir()
+    (site / "file.txt").write_text("x", encoding="utf-8")
+    monkeypatch.setattr(sys, "path", [str(site), str(tmp_path / "missing"), str(site)])
+    assert installed_packages() == {"Alpha": "0.1", "legacy-thing": "4.5", "zeta-pkg": "1.2.3"}
+    assert list(installed_packages()) == ["Alpha", "legacy-thing", "zeta-pkg"]  # by name
+
+
+def test_the_first_entry_on_sys_path_wins(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    (first / "dup-2.0.dist-info").mkdir(parents=True)
+    (second / "dup-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(first), str(second)])
+    assert installed_packages() == {"dup": "2.0"}
+
+
+def test_build_header_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEADER_UNIT_TOKEN", "tok-secret-value")
+    monkeypatch.setenv("HEADER_UNIT_PLAIN", "plain")
+    header = build_header(
+        worker="gw1", args=("-p", "statesnap", "-x"), invocation_dir=tmp_path,
+        rootdir=tmp_path / "root", inifile=None, plugins=["statesnap-0.1.0"], seed=42,
+        probes=[{"name": "env", "status": "ok", "detail": None}],
+        mtime_resolution={str(tmp_path): {"resolution_ns": 1}}, redactor=Redactor(),
+        notes={"files": "inotify"}, extra={"modes": {"strict": "all"}})
+    assert header["type"] == "header" and header["format"] == FORMAT
+    assert header["worker"] == "gw1" and header["pid"] == os.getpid()
+    assert header["args"] == ["-p", "statesnap", "-x"]
+    assert header["invocation_dir"] == str(tmp_path)
+    assert header["rootdir"] == str(tmp_path / "root") and header["inifile"] is None
+    assert header["seed"] == 42 and header["notes"] == {"files": "inotify"}
+    assert header["modes"] == {"strict": "all"}
+    assert header["python"]["executable"] == sys.executable
+    assert header["env"]["HEADER_UNIT_PLAIN"] == "plain"
+    assert header["env"]["HEADER_UNIT_TOKEN"].startswith("<redacted:")
+    assert "tok-secret-value" not in repr(header)
+    assert len(header["run_id"]) == 12
+    again = build_header(
+        worker="main", args=[], invocation_dir=tmp_path, rootdir=tmp_path,
+        inifile=tmp_path / "pytest.ini", plugins=[], seed=None, probes=[],
+        mtime_resolution={}, redactor=Redactor(), notes={})
+    assert again["run_id"] != header["run_id"]
+    assert again["inifile"] == str(tmp_path / "pytest.ini")

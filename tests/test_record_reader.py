@@ -1,0 +1,271 @@
+"""The record reader on real records: a cut last line is the only corruption it forgives.
+
+A process killed mid-write leaves its last line cut; that record is read, marked truncated.
+Any other corrupt line (in the middle, or a last line that is whole but wrong) means the
+record is not what statesnap wrote, and reading it raises :class:`RecordError` naming the
+line: silently dropping the rest would hide tests, and with them polluters.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from statesnap.record import (
+    RecordError,
+    RecordWriter,
+    TestEntry,
+    dumps,
+    plain_test_line,
+    read_record,
+    write_atomic,
+)
+
+SAMPLE = Path(__file__).resolve().parent.parent / "snapshots" / "records" / "format1-sample.jsonl"
+
+
+def _lines() -> list[str]:
+    return SAMPLE.read_text(encoding="utf-8").splitlines()
+
+
+def _write(tmp_path: Path, lines: list[str], end: str = "\n") -> Path:
+    path = tmp_path / "record.jsonl"
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    return path
+
+
+def test_the_golden_record_reads_whole() -> None:
+    record = read_record(SAMPLE)
+    assert not record.truncated and not record.crashed and record.running is None
+    assert record.header["format"] == 1 and record.worker == "main"
+    kinds = [json.loads(x)["type"] for x in _lines()]
+    assert len(record.tests) == kinds.count("test") > 3
+    assert record.order() == [t.nodeid for t in record.tests]
+    first = record.tests[0]
+    assert record.test_by_id(first.nodeid) is first
+    assert record.test_by_id("nope::nothing") is None
+
+
+def test_a_cut_last_line_is_forgiven_and_marked(tmp_path: Path) -> None:
+    lines = _lines()
+    last_test = max(i for i, x in enumerate(lines) if json.loads(x)["type"] == "test")
+    cut = [*lines[:last_test], lines[last_test][: len(lines[last_test]) // 2]]
+    record = read_record(_write(tmp_path, cut, end=""))
+    assert record.truncated and record.crashed
+    whole = read_record(SAMPLE)
+    assert record.order() == whole.order()[:-1] or len(record.tests) < len(whole.tests)
+    # Its start line was read: the cut test is the one that was running.
+    assert record.running is not None
+    assert record.running["nodeid"] == json.loads(lines[last_test])["nodeid"]
+
+
+@pytest.mark.parametrize("where", ["second", "middle", "before_last"])
+def test_a_corrupt_line_that_is_not_the_last_raises(tmp_path: Path, where: str) -> None:
+    lines = _lines()
+    at = {"second": 1, "middle": len(lines) // 2, "before_last": len(lines) - 2}[where]
+    lines[at] = lines[at][: len(lines[at]) // 2]  # the same damage as a cut, not at the end
+    path = _write(tmp_path, lines)
+    with pytest.raises(RecordError, match="not a statesnap record line") as excinfo:
+        read_record(path)
+    assert excinfo.value.line == at + 1
+    assert str(excinfo.value).startswith(f"{path}:{at + 1}: ")
+    with pytest.raises(RecordError):
+        read_record(path, skip_plain=True)
+
+
+def test_a_whole_last_line_that_is_corrupt_raises(tmp_path: Path) -> None:
+    # It ends with its newline: the writer finished it, so it is not a cut.
+    lines = [*_lines()[:-1], "{not json"]
+    with pytest.raises(RecordError) as excinfo:
+        read_record(_write(tmp_path, lines))
+    assert excinfo.value.line == len(lines)
+
+
+@pytest.mark.parametrize(("text", "message", "line"), [
+    ('{"type":"header","format":1,"wor', "truncated inside its header line", 1),
+    ('{"type":"test","index":0}\n', "first line is no header", 1),
+    ('{"type":"header","format":99}\n', "unknown record format 99", 1),
+    ('{"type":"header"}\n', "unknown record format None", 1),
+    ('["type"]\n', "no 'type'", 1),
+    ('{"type":"header","format":1}\n{"index":3}\n', "no 'type'", 2),
+    ('{"type":"header","format":1}\n{"type":"test","nodeid":"a"}\n',
+     "malformed test line", 2),
+    ('{"type":"header","format":1}\n{"type":"start","nodeid":"a"}\n',
+     "malformed start line", 2),
+    ('{"type":"header","format":1}\n{"type":"collection","changes":[{"x":1}]}\n',
+     "malformed collection line", 2),
+    ("", "empty record (no header line)", None),
+    ("\n\n", "empty record (no header line)", None),
+])
+def test_bad_records_name_the_line(tmp_path: Path, text: str, message: str,
+                                   line: int | None) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RecordError) as excinfo:
+        read_record(path)
+    assert message in str(excinfo.value)
+    assert excinfo.value.line == line
+    assert excinfo.value.path == path
+    where = f"{path}:{line}" if line is not None else str(path)
+    assert str(excinfo.value).startswith(where + ": ")
+
+
+def test_missing_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match="no such record"):
+        read_record(tmp_path / "absent.jsonl")
+    with pytest.raises(RecordError, match="is a directory"):
+        read_record(tmp_path)
+
+
+def test_blank_lines_are_skipped(tmp_path: Path) -> None:
+    lines = _lines()
+    spaced = [lines[0], "", "   ", *lines[1:]]
+    assert read_record(_write(tmp_path, spaced)).order() == read_record(SAMPLE).order()
+
+
+def test_skip_plain_leaves_out_only_plain_tests(tmp_path: Path) -> None:
+    whole = read_record(SAMPLE)
+    light = read_record(SAMPLE, skip_plain=True)
+    plain = [t.nodeid for t in whole.tests
+             if not t.changes and t.failure is None and not t.extra.keys() - {"gauges"}]
+    assert plain, "the golden record has plain tests"
+    assert light.order() == [n for n in whole.order() if n not in plain]
+    assert light.footer == whole.footer and light.running is None
+
+
+def test_writer_round_trip_start_lines_and_the_running_test(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "r.jsonl"
+    writer = RecordWriter(path)
+    assert writer.fileno >= 0
+    writer.write({"type": "header", "format": 1, "worker": "gw3"})
+    writer.write_start(0, "t.py::a")
+    entry = TestEntry(index=0, nodeid="t.py::a", outcome="failed", worker="gw3",
+                      phases={"setup": "passed", "call": "failed"}, duration=0.25,
+                      failure={"exc_type": "AssertionError"}, extra={"strict": ["env:X"]})
+    writer.write(entry.to_json())
+    writer.write_start(1, "t.py::é b")  # non-ASCII kept as is
+    writer.close()
+    writer.close()
+    assert writer.fileno == -1
+    writer.write_line("ignored after close")
+    record = read_record(path)
+    assert record.worker == "gw3" and record.crashed and not record.truncated
+    (back,) = record.tests
+    assert back == entry and back.failed
+    assert record.running == {"type": "start", "index": 1, "nodeid": "t.py::é b"}
+    assert "é" in path.read_text(encoding="utf-8")
+
+
+def test_failed_means_setup_or_call() -> None:
+    def entry(**phases: str) -> TestEntry:
+        return TestEntry(index=0, nodeid="a", outcome="x", phases=phases)
+    assert entry(setup="failed").failed
+    assert entry(setup="passed", call="failed").failed
+    assert not entry(setup="passed", call="passed", teardown="failed").failed
+    assert not entry().failed
+
+
+def test_plain_test_line_is_what_dumps_writes() -> None:
+    entry = TestEntry(index=7, nodeid='t.py::x["q"]', outcome="passed",
+                      phases={"setup": "passed", "call": "passed"}, duration=0.5)
+    data = entry.to_json()
+    args = (7, json.dumps(entry.nodeid, ensure_ascii=False), '"main"', "passed",
+            dumps(entry.phases), 0.5)
+    assert plain_test_line(*args, None) == dumps(data)
+    data["gauges"] = {"fds": 3}
+    assert plain_test_line(*args, '{"fds":3}') == dumps(data)
+
+
+def test_merged_lanes_find_the_running_test_of_each_lane(tmp_path: Path) -> None:
+    lines = [
+        '{"type":"header","format":1,"worker":"main"}',
+        '{"type":"lane","worker":"gw0"}',
+        '{"type":"start","index":0,"nodeid":"a"}',
+        '{"type":"test","index":0,"nodeid":"a","worker":"gw0","outcome":"passed"}',
+        '{"type":"start","index":1,"nodeid":"b"}',
+        '{"type":"lane","worker":"gw1"}',
+        '{"type":"start","index":0,"nodeid":"c"}',
+        '{"type":"test","index":0,"nodeid":"c","worker":"gw1","outcome":"passed"}',
+        '{"type":"probe_error","probe":"fds","error":"boom"}',
+        '{"type":"collection","changes":[]}',
+        '{"type":"something_new","x":1}',
+    ]
+    record = read_record(_write(tmp_path, lines))
+    assert record.order() == ["a", "c"]
+    assert record.running is not None and record.running["nodeid"] == "b"
+    assert record.errors == [{"type": "probe_error", "probe": "fds", "error": "boom"}]
+    assert [o["type"] for o in record.other] == ["lane", "lane", "something_new"]
+
+
+def test_write_atomic_replaces_whole_or_leaves_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    write_atomic(target, "first")
+    write_atomic(target, "second")
+    assert target.read_text(encoding="utf-8") == "second"
+    with pytest.raises(TypeError):
+        write_atomic(target, 5)  # type: ignore[arg-type]
+    assert target.read_text(encoding="utf-8") == "second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+    missing_dir = tmp_path / "gone" / "x.txt"
+    with pytest.raises(OSError):
+        write_atomic(missing_dir, "x")
+
+
+def test_a_copy_of_the_golden_record_reads_the_same(tmp_path: Path) -> None:
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(SAMPLE, copy)
+    a, b = read_record(SAMPLE), read_record(copy)
+    assert a.tests == b.tests and a.header == b.header and a.footer == b.footer
+
+
+def test_lines_keep_non_ascii_and_survive_unencodable_text(tmp_path: Path) -> None:
+    assert dumps({"nodeid": "t.py::é"}) == '{"nodeid":"t.py::é"}'
+    path = tmp_path / "a" / "b" / "r.jsonl"  # parent folders made as needed
+    writer = RecordWriter(path)
+    writer.write({"type": "header", "format": 1})
+    writer.write({"type": "note", "text": "lone \ud800 surrogate"})  # not even surrogateescape
+    writer.close()
+    text = path.read_text(encoding="utf-8")
+    assert "\\ud800" in text and "é" not in text
+    again = RecordWriter(path)  # an existing folder and file: truncated, not an error
+    again.close()
+    assert path.read_text(encoding="utf-8") == ""
+
+
+def test_a_test_line_with_only_the_required_fields() -> None:
+    entry = TestEntry.from_json({"index": 3, "nodeid": "a"})
+    assert (entry.outcome, entry.worker, entry.duration, entry.phases) == (
+        "unknown", "main", 0.0, {})
+    assert TestEntry(index=0, nodeid="a", outcome="passed").duration == 0.0
+
+
+def test_a_long_record_cut_at_the_end(tmp_path: Path) -> None:
+    lines = ['{"type":"header","format":1}']
+    for i in range(300):
+        lines.append(f'{{"type":"start","index":{i},"nodeid":"t{i}"}}')
+        lines.append(f'{{"type":"test","index":{i},"nodeid":"t{i}","outcome":"passed"}}')
+    lines.append('{"type":"test","ind')
+    record = read_record(_write(tmp_path, lines, end=""))
+    assert record.truncated and len(record.tests) == 300
+
+
+def test_new_line_types_are_kept_aside_whatever_their_name(tmp_path: Path) -> None:
+    # Kinds sorting before, between and after the known ones are all "other".
+    lines = ['{"type":"header","format":1}', '{"type":"extra_note","a":1}',
+             '{"type":"summary_x","b":2}', '{"type":"zz_new","c":3}',
+             '{"type":"footer","exitstatus":0}']
+    record = read_record(_write(tmp_path, lines))
+    assert [o["type"] for o in record.other] == ["extra_note", "summary_x", "zz_new"]
+    assert record.footer == {"type": "footer", "exitstatus": 0}
+    assert record.tests == [] and record.running is None
+
+
+def test_crashed_lanes_at_the_same_index_name_the_last_worker(tmp_path: Path) -> None:
+    lines = ['{"type":"header","format":1,"worker":"main"}',
+             '{"type":"lane","worker":"gw0"}', '{"type":"start","index":1,"nodeid":"a"}',
+             '{"type":"lane","worker":"gw1"}', '{"type":"start","index":1,"nodeid":"b"}']
+    record = read_record(_write(tmp_path, lines))
+    assert record.running is not None and record.running["nodeid"] == "b"
