@@ -8,6 +8,12 @@ the same test is tried in one run, ``[head, test, test, ...]``, which is as good
 per test as long as no test before it in that run left state behind (checked on the run's own
 record; a test that did is tried again alone).  What two rounds of that do not settle is
 minimised with delta debugging over the state-based suspects, then over every earlier test.
+
+A shared run only nominates: a test that stood in front of a member may be what broke (or set
+up) it, without leaving a change the probes saw.  So nothing becomes a finding before the exact
+order its reproduction prints ran by itself in a fresh process and showed it, and (latent) the
+victim ran alone, with no other test, and passed.  A latent victim that fails alone depends on
+some other test having run first: it is proven as a brittle test instead.
 """
 
 from __future__ import annotations
@@ -60,6 +66,8 @@ class Suspect:
     tried: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     finding: Finding | None = None
+    #: A run of this test and no other (None until one ran).
+    solo: Observed | None = None
 
     @property
     def failure(self) -> dict[str, Any] | None:
@@ -109,13 +117,16 @@ class Prover:
             what = members[0].nodeid if len(members) == 1 else f"{len(members)} tests"
             obs, outcomes = self.batch([], [m.nodeid for m in members], ALONE, ALONE,
                                        f"{what} alone")
-            for m in members:
+            for i, m in enumerate(members):
                 out = outcomes[m.nodeid]
-                if out is None:
+                if out is None or (i > 0 and out != "passed"):
+                    # Another member ran before it: only its own run says it fails alone.
                     todo.append([m])
                     continue
                 m.note_log(obs)
                 m.without = obs
+                if len(members) == 1:
+                    m.solo = obs
                 m.kind = LATENT if out == "passed" else BRITTLE
 
     # -- the two proofs --------------------------------------------------------------------
@@ -127,17 +138,19 @@ class Prover:
             got = (obs.result.failures.get(s.nodeid) or {}).get("exc_type")
             return want in (None, "crash") or got in (None, want)
 
-        self._prove(suspects, fails, PAIR, "polluter")
+        self._prove(suspects, fails, PAIR, "polluter", LATENT)
 
     def brittle(self, suspects: Sequence[Suspect]) -> None:
         def passes(obs: Observed, s: Suspect) -> bool:
             return obs.passed(s.nodeid)
 
-        self._prove(suspects, passes, SETTER, "setter")
+        self._prove(suspects, passes, SETTER, "setter", BRITTLE)
 
-    def _prove(self, suspects: Sequence[Suspect], want: Want, kind: str, role: str) -> None:
+    def _prove(self, suspects: Sequence[Suspect], want: Want, kind: str, role: str,
+               proving: str) -> None:
         for _ in range(MAX_ROUNDS):
-            pending = [s for s in suspects if s.finding is None and s.queue]
+            pending = [s for s in suspects
+                       if s.finding is None and s.queue and s.kind == proving]
             if not pending:
                 break
             heads: dict[str, list[Suspect]] = {}
@@ -157,14 +170,43 @@ class Prover:
                         if outcomes[m.nodeid] is None:
                             runs.append([m])  # tainted by another member: try it alone
                         elif want(obs, m):
-                            self._resolve(m, [head], obs)
+                            self._confirm(m, [head], obs, want, kind)
         for s in suspects:
-            if s.finding is None:
+            if s.finding is None and s.kind == proving:
                 found = self._minimise(s, want)
-                if found is not None:
-                    self._resolve(s, found[0], found[1])
-                else:
+                confirmed = found is not None and self._confirm(s, *found, want, DDMIN)
+                if not confirmed and s.finding is None and s.kind == proving:
                     self._unresolved(s)
+
+    def _confirm(self, s: Suspect, causes: list[str], proof: Observed, want: Want,
+                 kind: str) -> bool:
+        """Resolve ``s`` only once its exact reproduction showed it in a process of its own.
+
+        ``proof`` nominated ``causes``; when it ran more than ``[*causes, s]`` (a shared run),
+        that exact order runs again by itself.  A latent victim must also pass alone; one that
+        fails alone turns brittle (``kind`` changes, no finding yet).
+        """
+        exact = [*causes, s.nodeid]
+        if proof.order != exact:
+            proof = self.replays.run(exact, kind, kind,
+                                     f"confirming {' + '.join(causes)} → {s.nodeid}")
+            s.note_log(proof)
+            if not want(proof, s):
+                return False
+        if s.kind == LATENT:
+            solo = self.solo(s)
+            if not solo.passed(s.nodeid):
+                s.kind, s.without = BRITTLE, solo
+                return False
+        self._resolve(s, causes, proof)
+        return True
+
+    def solo(self, s: Suspect) -> Observed:
+        """``s`` run alone, in a process of its own (once)."""
+        if s.solo is None:
+            s.solo = self.replays.run([s.nodeid], ALONE, ALONE, f"{s.nodeid} alone")
+            s.note_log(s.solo)
+        return s.solo
 
     def _minimise(self, s: Suspect, want: Want) -> tuple[list[str], Observed] | None:
         last: list[Observed] = []
@@ -278,8 +320,6 @@ class Prover:
     def _failing_repro(self, s: Suspect) -> str:
         """A command that shows a brittle test failing: alone when it was seen failing so."""
         if s.without is not None and s.without.order == [s.nodeid]:
-            return repro_command(self.header, [s.nodeid])
-        if s.without is not None and s.without.run.kind == ALONE:
             return repro_command(self.header, [s.nodeid])
         return self._order_repro(s.without) if s.without is not None else ""
 

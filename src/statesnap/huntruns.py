@@ -21,15 +21,19 @@ from statesnap.runner import ReplayResult, Runner
 
 Progress = Callable[[str], None]
 
-#: Kinds of run.  The first three explore orders; the others prove what they found.
+#: Kinds of run.  The first ones explore orders; the others prove what they found.
 LEAKERS_FIRST = "leakers-first"
 WITHOUT_LEAKERS = "without-leakers"
+#: The leakers first and the rest backwards; the whole order backwards; LOW leakers first.
+CLEANERS_AFTER = "leakers-first-rest-reversed"
+REVERSED = "reversed"
+LOW_FIRST = "low-leakers-first"
 RANDOM = "random"
 ALONE = "alone"
 PAIR = "pair"
 SETTER = "setter"
 DDMIN = "ddmin"
-ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, RANDOM)
+ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, REVERSED, LOW_FIRST, RANDOM)
 
 
 class BudgetSpent(Exception):
