@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.attribution import dirty_before
 from statesnap.findings import (
     BRITTLE,
     LATENT,
@@ -32,15 +33,20 @@ from statesnap.findings import (
     Candidate,
     Finding,
 )
-from statesnap.hints import hint_for
-from statesnap.huntplan import HuntSuite
-from statesnap.huntruns import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
+from statesnap.hints import hint_for, restorable
+from statesnap.huntplan import HuntSuite, observe
+from statesnap.huntruns import ALONE, DDMIN, KEY, PAIR, SETTER, BudgetSpent, Observed, Replays
+from statesnap.keyproof import smallest_healing_set
 from statesnap.minimize import ddmin
 from statesnap.repro import repro_command
 from statesnap.runner import test_files
 
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
+#: Keys restored one at a time (best ranked first) before all of them together.
+MAX_SINGLE_KEYS = 4
+#: Restorable keys a key-level proof considers at most.
+MAX_PROOF_KEYS = 24
 MAX_CANDIDATES = 20
 
 Want = Callable[[Observed, "Suspect"], bool]
@@ -261,6 +267,7 @@ class Prover:
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:
+            self._prove_keys(f, s, causes, proof)
             f.polluters = causes
             f.repro = repro_command(self.header, [*causes, s.nodeid])
             seen = ", ".join(o.run.label for o in s.failed_in) or "?"
@@ -277,6 +284,42 @@ class Prover:
             f.note = (f"brittle: fails without the leaking tests ({without}); passes after "
                       f"{causes[0]}{others} ({proof_label})")
         s.finding = f
+
+    def _prove_keys(self, f: Finding, s: Suspect, causes: list[str], proof: Observed) -> None:
+        """Name the smallest set of the causes' restorable changes whose restoration before
+        the victim makes it pass (every probe that can restore: cwd and env included)."""
+        child = proof.child()
+        seen = observe(child, s.nodeid) if child is not None else None
+        if seen is None:
+            return
+        writes = {ref: w for ref, w in dirty_before(seen.tests, seen.entry).writes.items()
+                  if w.test.nodeid in causes and restorable(ref[0])}
+        rank = {(c.probe, c.key): i for i, c in enumerate(s.candidates)}
+        keys = sorted(writes, key=lambda ref: (rank.get(ref, len(rank)), ref))[:MAX_PROOF_KEYS]
+        order = [*causes, s.nodeid]
+
+        def heals(subset: Sequence[tuple[str, str]]) -> bool:
+            spec = {"before": s.nodeid, "keys": [list(ref) for ref in subset]}
+            what = ", ".join(f"{p}:{k}" for p, k in subset[:3]) + (
+                f" (+{len(subset) - 3})" if len(subset) > 3 else "")
+            obs = self.replays.run(order, KEY, KEY, f"restoring {what} before {s.nodeid}",
+                                   restore=spec)
+            s.note_log(obs)
+            return obs.passed(s.nodeid)
+
+        try:
+            healing = smallest_healing_set(keys, heals, MAX_SINGLE_KEYS)
+        except BudgetSpent:
+            return
+        if not healing:
+            return
+        f.proven_keys = [f"{p}:{k}" for p, k in healing]
+        f.probe, f.key = healing[0]
+        change = writes[healing[0]].change
+        f.before, f.after = change.before, (None if change.change == "removed" else change.after)
+        kind = "removed" if f.after is None else ("added" if f.before is None else "changed")
+        f.hint = hint_for(f.probe, f.key, kind)
+        f.hint_proven = True
 
     def _unresolved(self, s: Suspect) -> None:
         if s.kind == LATENT:

@@ -144,3 +144,53 @@ def test_polluter():
     assert _victim_failed(proc, f.victim), proc.stdout
     after = _plain(["-m", "pytest", "test_a_setter.py::test_setter", f.victim], suite.root)
     assert after.returncode == 0, after.stdout
+
+
+def test_the_key_proof_names_the_smallest_set_of_restored_changes(suite: Suite) -> None:
+    # The polluter leaves two XDG variables and a class attribute behind; the victim fails
+    # while either variable is set, so no single key heals it: both together do, without
+    # the attribute.  The second polluter leaves the working directory in a removed folder
+    # and sets a variable nobody reads; the victim opens a file relative to the rootdir.
+    suite.write({
+        "pytest.ini": "[pytest]\n",
+        "data.txt": "lions\n",
+        "helper.py": "class Settings:\n    theme = 'light'\n",
+        "test_a_victims.py": '''
+import os
+
+def test_uses_default_dirs():
+    assert "XDG_CONFIG_HOME" not in os.environ and "XDG_DATA_HOME" not in os.environ
+
+def test_reads_data():
+    with open("data.txt") as f:
+        assert f.read() == "lions\\n"
+''',
+        "test_b_polluters.py": '''
+import os, shutil, tempfile
+import helper
+
+def test_moves_home():
+    helper.Settings.theme = "dark"
+    os.environ["XDG_CONFIG_HOME"] = "/srv/zoo/config"
+    os.environ["XDG_DATA_HOME"] = "/srv/zoo/data"
+
+def test_works_in_a_scratch_dir():
+    os.environ["ZOO_SCRATCH_USED"] = "1"
+    scratch = tempfile.mkdtemp()
+    os.chdir(scratch)
+    shutil.rmtree(scratch)
+''',
+    })
+    record = suite.record()
+    result = _hunt(suite, record)
+    _check_every_latent_finding(result, suite.root)
+    by_victim = {f.victim: f for f in result.findings}
+    dirs = by_victim["test_a_victims.py::test_uses_default_dirs"]
+    assert dirs.status == LATENT
+    assert dirs.polluters == ["test_b_polluters.py::test_moves_home"]
+    assert sorted(dirs.proven_keys) == ["env:XDG_CONFIG_HOME", "env:XDG_DATA_HOME"]
+    assert dirs.probe == "env" and dirs.hint_proven
+    data = by_victim["test_a_victims.py::test_reads_data"]
+    assert data.status == LATENT
+    assert data.polluters == ["test_b_polluters.py::test_works_in_a_scratch_dir"]
+    assert data.proven_keys == ["cwd:cwd"]
