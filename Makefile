@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts golden gpu-check chromium clean
+.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts bench-real golden gpu-check chromium clean
 
 all: test
 
@@ -98,6 +98,11 @@ bench-hunt: $(STAMP)
 # The demo's verdicts in the session and read back by every reader (runs the demo once).
 bench-verdicts: $(STAMP)
 	$(BIN)/python tests/cli/demo_verdicts.py --out bench/results/demo-verdicts.md
+
+# Real order-dependent tests from public projects (bench/realworld/cases.toml): each case's
+# sdist and venv go to ~/.cache/statesnap-bench-real (STATESNAP_BENCH_CACHE); needs PyPI.
+bench-real: $(STAMP)
+	$(BIN)/python bench/bench_real.py
 
 # Golden records and reports under snapshots/ (volatile fields scrubbed).
 golden: $(STAMP)
