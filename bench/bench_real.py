@@ -136,11 +136,13 @@ def score_hunt(row: Row, python: Path, src: Path, out: Path, budget: float) -> N
     findings = data.get("findings", [])
     row.findings = len(findings)
     for f in findings:
-        if f.get("status") not in ("latent", "verified"):
+        if f.get("status") not in ("latent", "verified", "brittle"):
             continue
         repro = run_repro(str(f.get("repro") or ""), python, src)
-        alone = plain(python, src, [*case.args, str(f["victim"])])
-        ok = failed(repro, f["victim"]) and passed(alone, f["victim"])
+        ok = failed(repro, f["victim"])
+        if ok and f.get("status") != "brittle":
+            alone = plain(python, src, [*case.args, str(f["victim"])])
+            ok = passed(alone, f["victim"])
         if not ok:
             row.false_positives += 1
             row.notes.append(f"false positive: {f['victim']} after {f.get('polluters')}")
