@@ -13,7 +13,9 @@ A shared run only nominates: a test that stood in front of a member may be what 
 up) it, without leaving a change the probes saw.  So nothing becomes a finding before the exact
 order its reproduction prints ran by itself in a fresh process and showed it, and (latent) the
 victim ran alone, with no other test, and passed.  A latent victim that fails alone depends on
-some other test having run first: it is proven as a brittle test instead.
+some other test having run first: it is proven as a brittle test instead.  A latent finding's
+key is then proven too (:mod:`statesnap.keyproof`): the smallest set of its polluters'
+restorable changes whose restoration before the victim lets it pass.
 """
 
 from __future__ import annotations
