@@ -298,8 +298,9 @@ def table(rows: list[Row]) -> list[str]:
             "; ".join(r.notes) or c.note]) + " |")
     ran = [r for r in rows if not (r.skipped or r.invalid)]
     lines.append(" | ".join([
-        "| **total**", "", "", f"{sum(r.case.hidden for r in ran)} hidden", str(
-            sum(r.tests for r in ran if r.wall_plain)), f"{sum(bool(r.same_outcomes) for r in ran)}/{len(ran)}",
+        "| **total**", "", "", f"{sum(r.case.hidden for r in ran)} hidden",
+        str(sum(r.tests for r in ran if r.wall_plain)),
+        f"{sum(bool(r.same_outcomes) for r in ran)}/{len(ran)}",
         "", f"{sum(r.wall_plain for r in ran):.0f}/{sum(r.wall_snap for r in ran):.0f}", "",
         f"{sum(r.found for r in ran)}/{len(ran)}", f"{sum(r.polluter_right for r in ran)}",
         f"{sum(r.key_right for r in ran)}", f"{sum(r.false_positives for r in ran)}",
@@ -314,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--case", action="append", default=[], help="run only these case ids")
     p.add_argument("--budget", type=float, default=300.0, help="hunt budget per case (s)")
     p.add_argument("--no-dtp", action="store_true", help="skip detect-test-pollution")
+    p.add_argument("--out", type=Path, default=RESULTS, help="the results file to write")
     p.add_argument("--validate-only", action="store_true",
                    help="set up and validate the cases, nothing else")
     args = p.parse_args(argv)
@@ -333,14 +335,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = [run_case(c, args.budget, not args.no_dtp) for c in cases]
     lines = table(rows)
     print("\n".join(lines))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", "bench/bench_real.py", *(argv or sys.argv[1:])])
-    RESULTS.write_text(
+    args.out.write_text(
         "## statesnap on real order-dependent tests (bench/realworld)\n\n"
         f"`{command}` (`make bench-real`), {time.strftime('%Y-%m-%d')}; pytest runs use "
         f"`{' '.join(PYTEST_ARGS)}`; hunt budget {args.budget:.0f} s per case.\n\n"
         + "\n".join(lines) + "\n", encoding="utf-8")
-    print(f"written: {RESULTS}")
+    print(f"written: {args.out}")
     return 0
 
 
