@@ -198,8 +198,14 @@ class Hunter:
 
     def _explore(self, order: list[str], label: str, kind: str, message: str,
                  **meta: Any) -> bool:
-        """Run one hunt order; False when the budget left no time for it (or it ran)."""
-        if not order or any(o.order == order for o in self.explored):
+        """Run one hunt order; False when the budget left no time for it.
+
+        An extra order (not the first two kinds, not a random one asked for) that equals
+        one already run is not run again."""
+        if not order:
+            return False
+        if kind in (CLEANERS_AFTER, LOW_FIRST, REVERSED) and any(
+                o.order == order for o in self.explored):
             return False
         try:
             obs = self.replays.run(order, label, kind, message, **meta)
