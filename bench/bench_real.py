@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python", "bench/bench_real.py", *(argv or sys.argv[1:])])
     args.out.write_text(
-        "## statesnap on real order-dependent tests (bench/realworld)\n\n"
+        "# statesnap on real order-dependent tests (bench/realworld)\n\n"
         f"`{command}` (`make bench-real`), {time.strftime('%Y-%m-%d')}; pytest runs use "
         f"`{' '.join(PYTEST_ARGS)}`; hunt budget {args.budget:.0f} s per case.\n\n"
         + "\n".join(lines) + "\n", encoding="utf-8")
