@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts golden gpu-check chromium gcc mutation clean
+.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts bench-real golden gpu-check chromium gcc mutation clean
 
 all: test
 
@@ -119,6 +119,11 @@ mutation: $(STAMP)
 	$(BIN)/pip install -q -e '.[mutation]'
 	$(BIN)/python scripts/mutation.py $(MODULES)
 	$(BIN)/python scripts/assemble_benchmarks.py
+
+# Real order-dependent tests from public projects (bench/realworld/cases.toml): each case's
+# sdist and venv go to ~/.cache/statesnap-bench-real (STATESNAP_BENCH_CACHE); needs PyPI.
+bench-real: $(STAMP)
+	$(BIN)/python bench/bench_real.py
 
 # Golden records and reports under snapshots/ (volatile fields scrubbed).
 golden: $(STAMP)

@@ -9,7 +9,11 @@ already says which tests leak what, so instead of shuffling blindly a hunt runs:
    it and fails -- a *latent* victim;
 2. every test that leaked nothing, without the leakers: a test that passed only because a
    leaking test had set state up for it now fails -- a *brittle* test;
-3. optionally, ``random_orders`` seeded shuffles, each seed recorded, for what 1 and 2 miss.
+3. what those two miss (:mod:`statesnap.huntplan`): per group, the leakers first and the
+   rest backwards (a test that resets the state no longer stands in between); the tests whose
+   only leaks are LOW (an import) first; the whole order backwards (a victim that leaks too,
+   and so ran in front of the others in every order so far);
+4. optionally, ``random_orders`` seeded shuffles, each seed recorded, for what 1-3 miss.
 
 Each test that passed in the record and failed in one of those runs is then classified (does
 it pass without the leaking tests?) and proven (:mod:`statesnap.huntprove`).  Everything runs
@@ -36,14 +40,18 @@ from statesnap.huntplan import (
     new_failures,
     observe,
     random_order,
+    reversed_order,
     suspects,
     without_leakers,
 )
 from statesnap.huntprove import Prover, Suspect
 from statesnap.huntruns import (
+    CLEANERS_AFTER,
     LEAKERS_FIRST,
+    LOW_FIRST,
     ORDER_KINDS,
     RANDOM,
+    REVERSED,
     WITHOUT_LEAKERS,
     BudgetSpent,
     HuntRun,
@@ -166,6 +174,18 @@ class Hunter:
             order = without_leakers(suite, then=[n for n in suite.order() if n in found])
             self._explore(order, "without-leakers", WITHOUT_LEAKERS,
                           f"{len(order)} test(s) without the leaking ones")
+        for i, group in enumerate(groups, start=1):
+            self._explore(leakers_first(suite, group, rest_reversed=True),
+                          f"leakers-first-rest-reversed-{i}", CLEANERS_AFTER,
+                          f"{len(group)} leaking test(s) first, the rest backwards "
+                          f"(group {i}/{len(groups)})", group=i)
+        if suite.low_leakers:
+            low = suite.low_leakers
+            self._explore(leakers_first(suite, low), "low-leakers-first", LOW_FIRST,
+                          f"{len(low)} test(s) with LOW-severity leaks first")
+        if groups or suite.low_leakers:
+            self._explore(reversed_order(suite), "reversed", REVERSED,
+                          "the recorded order backwards")
         base = self.options.seed
         if base is None and self.options.random_orders:
             base = random.SystemRandom().randrange(2**32)
@@ -178,8 +198,14 @@ class Hunter:
 
     def _explore(self, order: list[str], label: str, kind: str, message: str,
                  **meta: Any) -> bool:
-        """Run one hunt order; False when the budget left no time for it."""
+        """Run one hunt order; False when the budget left no time for it.
+
+        An extra order (not the first two kinds, not a random one asked for) that equals
+        one already run is not run again."""
         if not order:
+            return False
+        if kind in (CLEANERS_AFTER, LOW_FIRST, REVERSED) and any(
+                o.order == order for o in self.explored):
             return False
         try:
             obs = self.replays.run(order, label, kind, message, **meta)
@@ -276,7 +302,13 @@ class Hunter:
                 for s in items:
                     if s.kind is not None:
                         self._attribute(s)
-                self.prover.latent([s for s in items if s.kind == LATENT])
+                latent = [s for s in items if s.kind == LATENT]
+                self.prover.latent(latent)
+                for s in latent:
+                    if s.kind == BRITTLE:
+                        # It failed alone: some test has to run first for it to pass.
+                        s.queue, s.tried = [], []
+                        self._attribute(s)
                 self.prover.brittle([s for s in items if s.kind == BRITTLE])
         except BudgetSpent:
             pass

@@ -13,8 +13,17 @@ orders that matter can be built from it:
 
 Leakers go into as few groups as possible: two leakers share a group unless they leave the
 same key with different values (the later one would hide the earlier one's leak).  Harmless
-leaks are common, so LOW-severity ones (a plain import, the random state) are left out unless
-asked for.
+leaks are common, so LOW-severity ones (a plain import, the random state) are left out of the
+groups unless asked for; they still get one order of their own (*low leakers first*), since a
+later test may assert that a module was never imported.
+
+Two more orders reach what those miss:
+
+- *leakers first, the rest reversed*: a test that resets the state (a cleaner) and ran before
+  the victim in the record no longer stands between the leakers and the victim;
+- *reversed*: the whole recorded order backwards, so every test runs after each test that ran
+  after it in the record -- a victim that itself leaks (so always ran in front of the others)
+  and a polluter whose leak the probes cannot see.
 
 The candidates for a new failure come from :mod:`statesnap.attribution`, on the record of the
 run where it failed; a key that was dirty with the same value in a run where the test passed
@@ -71,6 +80,8 @@ class HuntSuite:
     leaks: dict[str, list[Change]]
     #: How many LOW-severity leaks were left out (``all_leaks=False``).
     ignored_low: int = 0
+    #: Tests whose every leak was LOW and left out of ``leaks``, in their usual order.
+    low_leakers: list[str] = field(default_factory=list)
     #: Tests left out of every order (the one that was running when a lane's process died).
     left_out: list[str] = field(default_factory=list)
     by_id: dict[str, TestEntry] = field(init=False, repr=False)
@@ -97,6 +108,7 @@ def build_suite(records: Sequence[Record], worker: str | None = None,
     lanes: dict[str, list[TestEntry]] = {}
     left_out: list[str] = []
     leaks: dict[str, list[Change]] = {}
+    low: list[str] = []
     ignored = 0
     seen: set[str] = set()
     for record in records:
@@ -121,10 +133,12 @@ def build_suite(records: Sequence[Record], worker: str | None = None,
                 ignored += len(mine) - len(kept)
                 if kept:
                     leaks[t.nodeid] = kept
+                elif mine:
+                    low.append(t.nodeid)
             lanes.setdefault(w, []).extend(keep)
     ordered = [t for lane in lanes.values() for t in lane]
     return HuntSuite(tests=ordered, lanes=lanes, leaks=leaks, ignored_low=ignored,
-                     left_out=left_out)
+                     left_out=left_out, low_leakers=low)
 
 
 def value_id(value: Any) -> str:
@@ -153,11 +167,21 @@ def leaker_groups(suite: HuntSuite) -> list[list[str]]:
     return groups
 
 
-def leakers_first(suite: HuntSuite, group: Sequence[str]) -> list[str]:
-    """The group's leakers last to first, then every other test in its usual order."""
+def leakers_first(suite: HuntSuite, group: Sequence[str], rest_reversed: bool = False
+                  ) -> list[str]:
+    """The group's leakers last to first, then every other test in its usual order (or
+    backwards: a cleaner that ran before a victim then runs after it)."""
     first = list(reversed(group))
     chosen = set(first)
-    return first + [n for n in suite.order() if n not in chosen]
+    rest = suite.order()
+    if rest_reversed:
+        rest.reverse()
+    return first + [n for n in rest if n not in chosen]
+
+
+def reversed_order(suite: HuntSuite) -> list[str]:
+    """The usual order backwards: each test after every test that followed it."""
+    return list(reversed(suite.order()))
 
 
 def without_leakers(suite: HuntSuite, then: Iterable[str] = ()) -> list[str]:

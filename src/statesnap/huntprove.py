@@ -8,6 +8,14 @@ the same test is tried in one run, ``[head, test, test, ...]``, which is as good
 per test as long as no test before it in that run left state behind (checked on the run's own
 record; a test that did is tried again alone).  What two rounds of that do not settle is
 minimised with delta debugging over the state-based suspects, then over every earlier test.
+
+A shared run only nominates: a test that stood in front of a member may be what broke (or set
+up) it, without leaving a change the probes saw.  So nothing becomes a finding before the exact
+order its reproduction prints ran by itself in a fresh process and showed it, and (latent) the
+victim ran alone, with no other test, and passed.  A latent victim that fails alone depends on
+some other test having run first: it is proven as a brittle test instead.  A latent finding's
+key is then proven too (:mod:`statesnap.keyproof`): the smallest set of its polluters'
+restorable changes whose restoration before the victim lets it pass.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.attribution import dirty_before
 from statesnap.findings import (
     BRITTLE,
     LATENT,
@@ -26,15 +35,20 @@ from statesnap.findings import (
     Candidate,
     Finding,
 )
-from statesnap.hints import hint_for
-from statesnap.huntplan import HuntSuite
-from statesnap.huntruns import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
+from statesnap.hints import hint_for, restorable
+from statesnap.huntplan import HuntSuite, observe
+from statesnap.huntruns import ALONE, DDMIN, KEY, PAIR, SETTER, BudgetSpent, Observed, Replays
+from statesnap.keyproof import smallest_healing_set
 from statesnap.minimize import ddmin
 from statesnap.repro import repro_command
 from statesnap.runner import test_files
 
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
+#: Keys restored one at a time (best ranked first) before all of them together.
+MAX_SINGLE_KEYS = 4
+#: Restorable keys a key-level proof considers at most.
+MAX_PROOF_KEYS = 24
 MAX_CANDIDATES = 20
 
 Want = Callable[[Observed, "Suspect"], bool]
@@ -60,6 +74,8 @@ class Suspect:
     tried: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     finding: Finding | None = None
+    #: A run of this test and no other (None until one ran).
+    solo: Observed | None = None
 
     @property
     def failure(self) -> dict[str, Any] | None:
@@ -109,13 +125,16 @@ class Prover:
             what = members[0].nodeid if len(members) == 1 else f"{len(members)} tests"
             obs, outcomes = self.batch([], [m.nodeid for m in members], ALONE, ALONE,
                                        f"{what} alone")
-            for m in members:
+            for i, m in enumerate(members):
                 out = outcomes[m.nodeid]
-                if out is None:
+                if out is None or (i > 0 and out != "passed"):
+                    # Another member ran before it: only its own run says it fails alone.
                     todo.append([m])
                     continue
                 m.note_log(obs)
                 m.without = obs
+                if len(members) == 1:
+                    m.solo = obs
                 m.kind = LATENT if out == "passed" else BRITTLE
 
     # -- the two proofs --------------------------------------------------------------------
@@ -127,17 +146,19 @@ class Prover:
             got = (obs.result.failures.get(s.nodeid) or {}).get("exc_type")
             return want in (None, "crash") or got in (None, want)
 
-        self._prove(suspects, fails, PAIR, "polluter")
+        self._prove(suspects, fails, PAIR, "polluter", LATENT)
 
     def brittle(self, suspects: Sequence[Suspect]) -> None:
         def passes(obs: Observed, s: Suspect) -> bool:
             return obs.passed(s.nodeid)
 
-        self._prove(suspects, passes, SETTER, "setter")
+        self._prove(suspects, passes, SETTER, "setter", BRITTLE)
 
-    def _prove(self, suspects: Sequence[Suspect], want: Want, kind: str, role: str) -> None:
+    def _prove(self, suspects: Sequence[Suspect], want: Want, kind: str, role: str,
+               proving: str) -> None:
         for _ in range(MAX_ROUNDS):
-            pending = [s for s in suspects if s.finding is None and s.queue]
+            pending = [s for s in suspects
+                       if s.finding is None and s.queue and s.kind == proving]
             if not pending:
                 break
             heads: dict[str, list[Suspect]] = {}
@@ -157,14 +178,43 @@ class Prover:
                         if outcomes[m.nodeid] is None:
                             runs.append([m])  # tainted by another member: try it alone
                         elif want(obs, m):
-                            self._resolve(m, [head], obs)
+                            self._confirm(m, [head], obs, want, kind)
         for s in suspects:
-            if s.finding is None:
+            if s.finding is None and s.kind == proving:
                 found = self._minimise(s, want)
-                if found is not None:
-                    self._resolve(s, found[0], found[1])
-                else:
+                confirmed = found is not None and self._confirm(s, *found, want, DDMIN)
+                if not confirmed and s.finding is None and s.kind == proving:
                     self._unresolved(s)
+
+    def _confirm(self, s: Suspect, causes: list[str], proof: Observed, want: Want,
+                 kind: str) -> bool:
+        """Resolve ``s`` only once its exact reproduction showed it in a process of its own.
+
+        ``proof`` nominated ``causes``; when it ran more than ``[*causes, s]`` (a shared run),
+        that exact order runs again by itself.  A latent victim must also pass alone; one that
+        fails alone turns brittle (``kind`` changes, no finding yet).
+        """
+        exact = [*causes, s.nodeid]
+        if proof.order != exact:
+            proof = self.replays.run(exact, kind, kind,
+                                     f"confirming {' + '.join(causes)} → {s.nodeid}")
+            s.note_log(proof)
+            if not want(proof, s):
+                return False
+        if s.kind == LATENT:
+            solo = self.solo(s)
+            if not solo.passed(s.nodeid):
+                s.kind, s.without = BRITTLE, solo
+                return False
+        self._resolve(s, causes, proof)
+        return True
+
+    def solo(self, s: Suspect) -> Observed:
+        """``s`` run alone, in a process of its own (once)."""
+        if s.solo is None:
+            s.solo = self.replays.run([s.nodeid], ALONE, ALONE, f"{s.nodeid} alone")
+            s.note_log(s.solo)
+        return s.solo
 
     def _minimise(self, s: Suspect, want: Want) -> tuple[list[str], Observed] | None:
         last: list[Observed] = []
@@ -219,6 +269,7 @@ class Prover:
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:
+            self._prove_keys(f, s, causes, proof)
             f.polluters = causes
             f.repro = repro_command(self.header, [*causes, s.nodeid])
             seen = ", ".join(o.run.label for o in s.failed_in) or "?"
@@ -235,6 +286,42 @@ class Prover:
             f.note = (f"brittle: fails without the leaking tests ({without}); passes after "
                       f"{causes[0]}{others} ({proof_label})")
         s.finding = f
+
+    def _prove_keys(self, f: Finding, s: Suspect, causes: list[str], proof: Observed) -> None:
+        """Name the smallest set of the causes' restorable changes whose restoration before
+        the victim makes it pass (every probe that can restore: cwd and env included)."""
+        child = proof.child()
+        seen = observe(child, s.nodeid) if child is not None else None
+        if seen is None:
+            return
+        writes = {ref: w for ref, w in dirty_before(seen.tests, seen.entry).writes.items()
+                  if w.test.nodeid in causes and restorable(ref[0])}
+        rank = {(c.probe, c.key): i for i, c in enumerate(s.candidates)}
+        keys = sorted(writes, key=lambda ref: (rank.get(ref, len(rank)), ref))[:MAX_PROOF_KEYS]
+        order = [*causes, s.nodeid]
+
+        def heals(subset: Sequence[tuple[str, str]]) -> bool:
+            spec = {"before": s.nodeid, "keys": [list(ref) for ref in subset]}
+            what = ", ".join(f"{p}:{k}" for p, k in subset[:3]) + (
+                f" (+{len(subset) - 3})" if len(subset) > 3 else "")
+            obs = self.replays.run(order, KEY, KEY, f"restoring {what} before {s.nodeid}",
+                                   restore=spec)
+            s.note_log(obs)
+            return obs.passed(s.nodeid)
+
+        try:
+            healing = smallest_healing_set(keys, heals, MAX_SINGLE_KEYS)
+        except BudgetSpent:
+            return
+        if not healing:
+            return
+        f.proven_keys = [f"{p}:{k}" for p, k in healing]
+        f.probe, f.key = healing[0]
+        change = writes[healing[0]].change
+        f.before, f.after = change.before, (None if change.change == "removed" else change.after)
+        kind = "removed" if f.after is None else ("added" if f.before is None else "changed")
+        f.hint = hint_for(f.probe, f.key, kind)
+        f.hint_proven = True
 
     def _unresolved(self, s: Suspect) -> None:
         if s.kind == LATENT:
@@ -278,8 +365,6 @@ class Prover:
     def _failing_repro(self, s: Suspect) -> str:
         """A command that shows a brittle test failing: alone when it was seen failing so."""
         if s.without is not None and s.without.order == [s.nodeid]:
-            return repro_command(self.header, [s.nodeid])
-        if s.without is not None and s.without.run.kind == ALONE:
             return repro_command(self.header, [s.nodeid])
         return self._order_repro(s.without) if s.without is not None else ""
 

@@ -21,15 +21,20 @@ from statesnap.runner import ReplayResult, Runner
 
 Progress = Callable[[str], None]
 
-#: Kinds of run.  The first three explore orders; the others prove what they found.
+#: Kinds of run.  The first ones explore orders; the others prove what they found.
 LEAKERS_FIRST = "leakers-first"
 WITHOUT_LEAKERS = "without-leakers"
+#: The leakers first and the rest backwards; the whole order backwards; LOW leakers first.
+CLEANERS_AFTER = "leakers-first-rest-reversed"
+REVERSED = "reversed"
+LOW_FIRST = "low-leakers-first"
 RANDOM = "random"
 ALONE = "alone"
 PAIR = "pair"
 SETTER = "setter"
+KEY = "key"
 DDMIN = "ddmin"
-ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, RANDOM)
+ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, REVERSED, LOW_FIRST, RANDOM)
 
 
 class BudgetSpent(Exception):
@@ -127,14 +132,16 @@ class Replays:
         return self.deadline - time.monotonic()
 
     def run(self, order: Sequence[str], label: str, kind: str, message: str,
-            **meta: Any) -> Observed:
-        """Run ``order``; raise :class:`BudgetSpent` when no time is left to start it."""
+            restore: dict[str, Any] | None = None, **meta: Any) -> Observed:
+        """Run ``order``; raise :class:`BudgetSpent` when no time is left to start it.
+
+        ``restore``: keys to put back before a test (a key-level proof)."""
         left = self.left()
         if left <= 0:
             raise BudgetSpent(label)
         self.runner.timeout = max(1.0, min(self._timeout, left))
         self.progress(f"statesnap: hunt run {len(self.runs) + 1}: {message}")
-        result = self.runner.run(order, label=label)
+        result = self.runner.run(order, restore=restore, label=label)
         run = HuntRun(label=label, kind=kind, tests=len(order), duration=result.duration,
                       log=None if result.log is None else str(result.log),
                       order_file=None if result.log is None else

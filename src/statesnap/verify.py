@@ -6,7 +6,9 @@
    in its process, starting from the state-based suspects, finds a failure that needs two
    polluters together.
 4. Key-level replays restore one dirty key before the victim; the key whose restoration makes
-   the victim pass is the one it relies on, and proves the fix hint.
+   the victim pass is the one it relies on, and proves the fix hint.  When no single key does
+   (the victim reads two of them), all are restored together and delta debugging keeps the
+   smallest set that still heals it.
 
 With ``repeat`` > 1 every replay runs that many times; answers that disagree make the finding
 ``not-deterministic`` instead of naming a polluter.  Every replay's output is kept in a log
@@ -33,6 +35,7 @@ from statesnap.findings import (
     ReplayRun,
 )
 from statesnap.hints import hint_for, restorable
+from statesnap.keyproof import smallest_healing_set
 from statesnap.leaks import WIDE_SCOPES
 from statesnap.leftovers import Leftover
 from statesnap.minimize import ddmin
@@ -45,6 +48,8 @@ from statesnap.signature import Signature
 Progress = Callable[[str], None]
 MAX_SINGLE_SUSPECTS = 5
 MAX_KEY_REPLAYS = 6
+#: Restorable keys a set-level proof restores together (then shrinks) at most.
+MAX_SET_KEYS = 24
 MAX_CLEANER_REPLAYS = 3
 
 
@@ -361,6 +366,8 @@ class Verifier:
                 healed.add(writer)
                 if healed >= set(polluters):
                     break
+        if not proven and len(keys) > 1:
+            proven = self._healing_set(finding, order, victim.nodeid, keys)
         finding.proven_keys = proven
         if proven:
             probe, key = proven[0].split(":", 1)
@@ -369,6 +376,21 @@ class Verifier:
             if cand is not None:
                 finding.before, finding.after = cand.before, cand.after
             finding.hint_proven = True
+
+    def _healing_set(self, finding: Finding, order: list[str], victim: str,
+                     keys: list[tuple[str, str]]) -> list[str]:
+        """No single key heals the victim: the smallest set of them that does, if any."""
+
+        def heals(subset: Sequence[tuple[str, str]]) -> bool:
+            self.progress(f"statesnap: restoring {len(subset)} key(s) before {victim}")
+            spec = {"before": victim, "keys": [list(ref) for ref in subset]}
+            return not self.replay(order, victim, finding, "keys", restore=spec).failed
+
+        try:
+            found = smallest_healing_set(keys[:MAX_SET_KEYS], heals, singles=0)
+        except (BudgetSpent, ReplayTimeout, NotDeterministic):
+            return []
+        return [f"{p}:{k}" for p, k in found]
 
     def find_cleaners(self, finding: Finding, everywhere: bool = False) -> None:
         """Tests that put the victim's key back: they show how to fix it.

@@ -15,7 +15,7 @@ from hunt_helpers import Suite
 
 from statesnap.findings import BRITTLE, LATENT, SUSPECTED, Finding
 from statesnap.hunt import Hunter, HuntOptions, HuntResult
-from statesnap.huntruns import LEAKERS_FIRST, RANDOM, WITHOUT_LEAKERS
+from statesnap.huntruns import CLEANERS_AFTER, LEAKERS_FIRST, RANDOM, REVERSED, WITHOUT_LEAKERS
 from statesnap.record import read_record
 
 pytestmark = pytest.mark.slow
@@ -164,8 +164,10 @@ def test_four():
     record = suite.record()
     result = _hunt(suite, record, budget=600, random_orders=2, seed=11)
     assert result.findings == []
-    # One group of leakers, the run without them, and the two random orders: nothing else.
-    assert [r.kind for r in result.runs] == [LEAKERS_FIRST, WITHOUT_LEAKERS, RANDOM, RANDOM]
+    # One group of leakers, the run without them, the same leakers before the rest reversed,
+    # the whole order reversed, and the two random orders: nothing else.
+    assert [r.kind for r in result.runs] == [LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER,
+                                             REVERSED, RANDOM, RANDOM]
     assert result.seeds == [11, 12]
     assert [r.seed for r in result.runs if r.kind == RANDOM] == [11, 12]
     assert all(r.new_failures == [] for r in result.runs)
@@ -245,14 +247,12 @@ def test_imports_colorsys():
 }
 
 
-def test_low_severity_polluters_need_all_leaks(suite: Suite) -> None:
+def test_all_leaks_puts_low_severity_leakers_into_the_groups(suite: Suite) -> None:
     suite.write(IMPORT_SUITE)
     record = suite.record()
-    quiet = _hunt(suite, record, budget=600)
-    # The only leak is LOW: nothing to put first, so there are no leak-guided orders.
-    assert quiet.runs == [] and quiet.findings == []
-    assert quiet.ignored_low >= 1
     loud = _hunt(suite, record, budget=600, all_leaks=True)
+    assert loud.ignored_low == 0
+    assert loud.orders[0].kind == LEAKERS_FIRST
     (f,) = loud.findings
     assert f.status == LATENT
     assert f.polluters == ["test_imports.py::test_imports_colorsys"]
@@ -270,7 +270,10 @@ def test_a_seeded_random_order_reaches_what_leak_guided_orders_skip(suite: Suite
     seed = next(s for s in range(100)
                 if random_order(planned, s).index(importer) < random_order(planned, s)
                 .index(victim))
-    result = _hunt(suite, record, budget=600, random_orders=1, seed=seed)
+    hunter = Hunter([read_record(record)], HuntOptions(budget=600, random_orders=1, seed=seed),
+                    logs_dir=suite.out / "hunt-logs")
+    hunter.suite.low_leakers = []  # as if the import were not seen: only the shuffle is left
+    result = hunter.hunt()
     assert [r.label for r in result.orders] == [f"random-{seed}"]
     assert result.orders[0].new_failures == [victim]
     (f,) = result.findings
@@ -298,4 +301,5 @@ def test_what_the_budget_leaves_unproven_is_suspected(suite: Suite) -> None:
     proc = _run_repro(f.repro, suite.root)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "1 failed" in proc.stdout
-    assert [r.kind for r in result.runs] == [LEAKERS_FIRST, WITHOUT_LEAKERS]
+    assert [r.kind for r in result.runs] == [LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER,
+                                             REVERSED]
