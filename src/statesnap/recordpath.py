@@ -59,12 +59,20 @@ def mark_latest(record: Path) -> None:
         pass
 
 
+#: Files that mark a project's root: the lookup of the last run stops there, so a project
+#: never picks up the record of another project in a folder above it (as ``/tmp`` may hold).
+PROJECT_MARKERS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg",
+                   "setup.py", ".git")
+
+
 def find_latest(start: Path | None = None) -> Path | None:
-    """The last run's record, looked up from ``start`` (default cwd) and its parents."""
+    """The last run's record, looked up from ``start`` (default cwd) and its parents, up to
+    the first folder that holds a project marker (pytest's own rootdir candidates)."""
     here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         latest = d / ".pytest_cache" / "statesnap" / LATEST
         if latest.is_file():
-            target = (latest.parent / latest.read_text(encoding="utf-8").strip()).resolve()
-            return target
+            return (latest.parent / latest.read_text(encoding="utf-8").strip()).resolve()
+        if any((d / marker).exists() for marker in PROJECT_MARKERS):
+            return None
     return None

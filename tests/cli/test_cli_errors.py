@@ -59,6 +59,8 @@ def test_diff_of_a_missing_record(tmp_path: Path, zoo: Recorded) -> None:
 
 
 def test_no_record_given_and_no_last_run(tmp_path: Path) -> None:
+    # A project root: the lookup stops here whatever a folder above holds.
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     cli = statesnap_cli("explain", cwd=tmp_path)
     assert cli.returncode == 2
     assert "no last run found" in _one_error_line(cli.stderr, "explain")

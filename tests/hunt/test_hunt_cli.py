@@ -121,6 +121,8 @@ def test_worker_hunts_one_lane_only(suite: Suite) -> None:
 
 
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
+    # A project root: the last-run lookup stops here whatever a folder above holds.
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     record = tmp_path / "run.jsonl"
     write_record(record, [
         entry(0, "t.py::a", worker="gw0", changes=[change("env", "K", "1")]),

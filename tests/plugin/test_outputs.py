@@ -105,6 +105,10 @@ def test_default_record_lives_in_the_cache_with_latest(inner, pytester) -> None:
     assert len(records) == 1
     assert find_latest(pytester.path) == records[0].resolve()
     assert find_latest(pytester.path / "sub") == records[0].resolve()  # from below, too
+    # ...but never across another project's root: its own last run or none.
+    pytester.mkdir("other")
+    (pytester.path / "other" / "pyproject.toml").write_text("", encoding="utf-8")
+    assert find_latest(pytester.path / "other") is None
     assert f"record: {records[0]}" in first.result.outlines
 
     inner(*QUICK, record=False)
