@@ -17,7 +17,7 @@ from statesnap.record import RecordError
 
 #: Subcommand modules under ``statesnap.cli``, in ``--help`` order.  A module that is missing
 #: (a feature not built yet) is skipped rather than breaking the others.
-SUBCOMMANDS = ("explain", "replay", "bisect", "diff", "report", "hunt")
+SUBCOMMANDS = ("explain", "replay", "bisect", "diff", "report", "hunt", "backfill")
 
 
 class CliError(Exception):

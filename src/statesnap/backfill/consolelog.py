@@ -1,0 +1,161 @@
+"""pytest console logs: each worker's order from ``-v`` lines, outcomes and messages from ``-rA``.
+
+CI logs arrive decorated: ANSI colours, and a timestamp before every line (GitHub Actions'
+``2024-05-01T12:00:00.1234567Z``, Jenkins' ``[2024-05-01T12:00:00.123Z]``, ``12:00:00``).
+Both are stripped first.  Recognised lines:
+
+- ``tests/a.py::test_x PASSED  [ 50%]`` (``-v``, one process);
+- ``[gw0] [ 50%] PASSED tests/a.py::test_x`` and ``[gw0] PASSED tests/a.py::test_x``
+  (``-v`` under pytest-xdist: the worker that ran it);
+- ``FAILED tests/a.py::test_x - AssertionError: ...`` (``-r`` short summary: the message);
+- ``tests/a.py .F.s  [ 40%]`` (progress without ``-v``): with a ``-rA`` summary, which names
+  every test with its outcome in the order it finished within each outcome, the progress
+  characters of each file interleave those lists back into the order that ran;
+- ``$ pytest ...`` / ``+ python -m pytest ...`` (a CI shell echoing the invocation).
+
+A log whose order cannot be recovered exactly (an ``-rA`` summary under xdist without ``-v``,
+progress that does not match the summary) is refused with one line rather than replayed in
+an order that was never run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from statesnap.backfill.shard import BadArtifact, Shard
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+TIMESTAMP = re.compile(
+    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+    r"|\[?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?)\s?")
+_WORDS = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS|RERUN"
+VERBOSE = re.compile(rf"^(?P<id>[^\s\[][^\s]*?::.+?) (?P<outcome>{_WORDS})(?:\s+\[\s*\d+%\])?\s*$")
+XDIST = re.compile(
+    rf"^\[(?P<worker>gw\d+)\](?: \[\s*\d+%\])? (?P<outcome>{_WORDS}) (?P<id>\S.*?::.+?)\s*$")
+SUMMARY = re.compile(rf"^(?P<outcome>{_WORDS}) (?P<id>\S+?::\S.*?)(?: - (?P<msg>.*))?$")
+PROGRESS = re.compile(r"^(?P<file>\S+\.py) (?P<chars>[.FEsxXR]+)(?:\s+\[\s*\d+%\])?\s*$")
+_CHAR = {".": "passed", "F": "failed", "E": "error", "s": "skipped", "x": "xfailed",
+         "X": "xpassed"}
+INVOCATION = re.compile(r"^(?:\$|\+|>)\s+(?:\S*python\S*\s+-m\s+)?pytest(?:\s+(?P<args>.*))?$")
+OUTCOMES = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
+            "XFAIL": "xfailed", "XPASS": "xpassed"}
+_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed|Interrupt|"
+                  r"Warning|Failure|[A-Z]\w*))(?::\s?(?P<msg>.*))?$")
+
+
+def clean_line(line: str) -> str:
+    """A log line without colours and without a CI timestamp before it."""
+    return TIMESTAMP.sub("", ANSI.sub("", line.rstrip("\r\n")), count=1)
+
+
+def signature(message: str | None) -> dict[str, str | None]:
+    """``{"exc_type", "message"}`` from a short-summary message such as ``KeyError: 'x'``."""
+    text = (message or "").strip()
+    found = _EXC.match(text)
+    if found is None:
+        return {"exc_type": None, "message": text or None}
+    return {"exc_type": found.group("type").rsplit(".", 1)[-1],
+            "message": (found.group("msg") or "").strip() or None}
+
+
+def parse_log(path: Path, text: str) -> list[Shard]:
+    """One :class:`Shard` per worker the log shows (``main`` without xdist)."""
+    orders: dict[str, list[str]] = {}
+    outcomes: dict[str, str] = {}
+    failures: dict[str, dict[str, str | None]] = {}
+    summary_only: dict[str, str] = {}
+    progress: list[tuple[str, str]] = []
+    args: list[str] | None = None
+    for raw in text.splitlines():
+        line = clean_line(raw)
+        found = XDIST.match(line)
+        worker = "main"
+        if found is None:
+            found = VERBOSE.match(line)
+        else:
+            worker = found.group("worker")
+        if found is not None:
+            _add(orders.setdefault(worker, []), outcomes, found.group("id"),
+                 found.group("outcome"))
+            continue
+        found = SUMMARY.match(line)
+        if found is not None:
+            nodeid, word = found.group("id"), found.group("outcome")
+            summary_only.setdefault(nodeid, OUTCOMES.get(word, word.lower()))
+            if word in ("FAILED", "ERROR"):
+                failures[nodeid] = signature(found.group("msg"))
+            continue
+        found = PROGRESS.match(line)
+        if found is not None:
+            progress.append((found.group("file"), found.group("chars")))
+            continue
+        found = INVOCATION.match(line.strip())
+        if found is not None and args is None:
+            try:
+                args = shlex.split(found.group("args") or "")
+            except ValueError:
+                args = None
+    if not orders and summary_only and progress:
+        orders["main"] = _interleave(path, progress, summary_only)
+    if not orders:
+        if summary_only:
+            raise BadArtifact(f"{path}: a -rA summary but no -v lines: the order the tests "
+                              "ran in is not in this log (run pytest with -v)")
+        raise BadArtifact(f"{path}: not a pytest log with -v or -rA lines (no test outcome "
+                          "found)")
+    for nodeid, outcome in summary_only.items():
+        outcomes.setdefault(nodeid, outcome)
+    shards: list[Shard] = []
+    for worker in sorted(orders, key=_worker_key):
+        order = orders[worker]
+        shards.append(Shard(
+            source=path, kind="log", worker=worker, order=order,
+            outcomes={n: outcomes[n] for n in order if n in outcomes},
+            failures={n: dict(failures[n]) for n in order if n in failures},
+            args=_worker_args(args)))
+    return shards
+
+
+def _interleave(path: Path, progress: list[tuple[str, str]],
+                summary: dict[str, str]) -> list[str]:
+    """The order of a non-verbose ``-rA`` run: each file's progress characters pick the next
+    test of that outcome from the summary, which lists each outcome's tests in finishing
+    order."""
+    queues: dict[tuple[str, str], list[str]] = {}
+    for nodeid, outcome in summary.items():
+        queues.setdefault((nodeid.split("::", 1)[0], outcome), []).append(nodeid)
+    order: list[str] = []
+    for file, chars in progress:
+        for char in chars:
+            if char == "R":
+                continue
+            queue = queues.get((file, _CHAR.get(char, "?")))
+            if not queue:
+                raise BadArtifact(f"{path}: the progress of {file} does not match the -rA "
+                                  "summary: the order cannot be recovered (run pytest with -v)")
+            nodeid = queue.pop(0)
+            if nodeid not in order:
+                order.append(nodeid)
+    return order
+
+
+def _add(order: list[str], outcomes: dict[str, str], nodeid: str, word: str) -> None:
+    if word == "RERUN":
+        return  # pytest-rerunfailures: the test ran again right away; its last word counts
+    if nodeid not in order:
+        order.append(nodeid)
+    outcome = OUTCOMES.get(word, word.lower())
+    # A test that failed in call and errored in teardown shows two lines: the failure counts.
+    if outcomes.get(nodeid) not in ("failed", "error"):
+        outcomes[nodeid] = outcome
+
+
+def _worker_key(worker: str) -> tuple[int, str]:
+    digits = worker[2:]
+    return (int(digits) if worker.startswith("gw") and digits.isdigit() else -1, worker)
+
+
+def _worker_args(args: list[str] | None) -> list[str] | None:
+    return None if args is None else list(args)

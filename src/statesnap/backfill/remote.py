@@ -1,0 +1,121 @@
+"""A :class:`~statesnap.runner.Runner` whose replays run as Dask tasks, journaled in OUTDIR.
+
+The verifier (statesnap.verify) drives it exactly as it drives the local runner, so the
+classification, delta debugging and key-level proof are the plugin's own.  Each replay is
+looked up in the journal first; a new one runs on this victim's worker, and its log is kept
+under OUTDIR/logs.  Answers that are no verdict (a port that stayed taken, a worker that
+refused the task) come back as a replay that could not run, which the verifier reports as
+such and never as the victim's outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statesnap.backfill.engine import Engine
+from statesnap.backfill.journal import Journal, replay_key
+from statesnap.record import Record
+from statesnap.runner import ReplayResult, Runner
+
+
+@dataclass
+class Context:
+    """What every replay of one backfill shares."""
+
+    engine: Engine
+    journal: Journal
+    root: Path
+    commit: str | None
+    checkout: str | None
+    exclude: list[str]
+    timeout: float
+    #: Called with +1 when a replay is queued, -1 when it finished, and whether it ran now.
+    on_replay: Callable[[int, bool], None] = lambda _d, _fresh: None
+    refusals: list[str] = field(default_factory=list)
+
+
+class RemoteRunner(Runner):
+    def __init__(self, record: Record, ctx: Context, logs_dir: Path,
+                 worker: str | None = None) -> None:
+        super().__init__(record, logs_dir=logs_dir, timeout=ctx.timeout, stage_files=False)
+        self.ctx = ctx
+        self.worker = worker
+        #: Workers this runner's replays ran on, in order (more than one: a worker was lost).
+        self.workers_used: list[str] = []
+        self.fresh = 0
+        self.from_journal = 0
+        self.history: list[tuple[str, ReplayResult]] = []
+
+    def spec(self, order: Sequence[str], restore: Mapping[str, Any] | None, label: str,
+             want_record: bool = False, plain: str | None = None) -> dict[str, Any]:
+        return {"root": str(self.ctx.root), "checkout": self.ctx.checkout,
+                "commit": self.ctx.commit, "exclude": self.ctx.exclude,
+                "header": self.header, "order": list(order),
+                "restore": dict(restore) if restore is not None else None, "label": label,
+                "timeout": self.timeout, "probes": self.probes, "want_record": want_record,
+                "plain": plain, "python": self.python()}
+
+    def key(self, spec: Mapping[str, Any], attempt: int) -> str:
+        return replay_key(commit=spec["commit"], args=(self.header.get("replay") or {}),
+                          probes=spec["probes"], order=spec["order"], restore=spec["restore"],
+                          plain=spec["plain"], record=spec["want_record"], attempt=attempt)
+
+    def answer(self, spec: dict[str, Any], attempt: int = 0) -> dict[str, Any]:
+        """The task's answer for ``spec``: from the journal, or run now and journaled."""
+        key = self.key(spec, attempt)
+        found = self.ctx.journal.get(key)
+        if found is not None:
+            self.from_journal += 1
+            self.ctx.on_replay(0, False)
+            return found
+        self.ctx.on_replay(1, True)
+        try:
+            out = self.ctx.engine.run(spec, self.worker)
+        finally:
+            self.ctx.on_replay(-1, True)
+        ran_on = str(out.get("worker") or "")
+        if ran_on:
+            if ran_on != self.worker and self.worker is not None and not out.get("refused"):
+                self.worker = ran_on  # the pinned worker was lost: its successor compares
+            self.workers_used.append(ran_on)
+        if out.get("refused"):
+            self.ctx.refusals.append(str(out["refused"]))
+            return out  # not journaled: another worker may take it next time
+        self.fresh += 1
+        self.processes += int(out.get("attempts") or 1)
+        self.executions += len(spec["order"]) * int(out.get("attempts") or 1)
+        self.ctx.journal.put(key, out)
+        return out
+
+    def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
+            label: str = "replay", timeout: float | None = None,
+            attempt: int = 0, want_record: bool = False) -> ReplayResult:
+        spec = self.spec(order, restore, label, want_record)
+        out = self.answer(spec, attempt)
+        return self.result(order, out, label)
+
+    def result(self, order: Sequence[str], out: Mapping[str, Any], label: str) -> ReplayResult:
+        stem, log = self.claim(label)
+        log.write_text(str(out.get("log") or out.get("refused") or ""), "utf-8")
+        result = ReplayResult(order=list(order), log=log, timeout=self.timeout)
+        result.returncode = out.get("returncode")
+        result.timed_out = bool(out.get("timed_out"))
+        result.duration = float(out.get("duration") or 0.0)
+        result.restored = list(out.get("restored") or [])
+        result.error = out.get("error")
+        if out.get("refused"):
+            result.error = str(out["refused"])
+        elif out.get("port_conflict"):
+            result.error = (f"a port stayed taken in {out.get('attempts')} attempts "
+                            f"({out['port_conflict']}): not the victim's verdict")
+        else:
+            result.outcomes = dict(out.get("outcomes") or {})
+            result.failures = dict(out.get("failures") or {})
+        if out.get("record"):
+            result.record = self.logs_dir / f"{stem}.jsonl"
+            result.record.write_text(str(out["record"]), "utf-8")
+        self.history.append((label, result))
+        return result

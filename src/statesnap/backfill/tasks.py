@@ -1,0 +1,200 @@
+"""The replay task a Dask worker runs: an order, the victim, the invocation in; outcomes out.
+
+Runs on the worker, in the worker's own scratch copy of its checkout (:mod:`.scratch`), with
+the one replay runner there is (:class:`statesnap.runner.Runner`).  Paths in the task are the
+backfill machine's; ``checkout`` maps its project root to this worker's (``--checkout``).
+
+- A worker whose checkout is at another commit refuses with one line (``refused``).
+- A replay in which a test failed because a port was taken (``Address already in use``) says
+  nothing about the victim: it is run again, and if the port stays taken the task answers
+  ``port_conflict`` instead of outcomes, which the backfill never takes as a verdict.
+- ``plain``: run a printed command exactly as a user would (``/bin/sh -c``), outcomes read
+  from pytest's ``-v`` lines, to confirm a reproduction line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from statesnap.backfill.consolelog import OUTCOMES, SUMMARY, VERBOSE, clean_line, signature
+from statesnap.backfill.scratch import ScratchTree
+from statesnap.record import Record
+from statesnap.runner import Runner
+
+#: What a test says when a fixed port it binds is taken (Linux, macOS, Windows).
+PORT_TAKEN = re.compile(r"Address already in use|EADDRINUSE|\[Errno (?:98|48)\]|WinError 10048")
+PORT_ATTEMPTS = 3
+
+_TREES: dict[tuple[str, tuple[str, ...]], ScratchTree] = {}
+_COMMITS: dict[str, str | None] = {}
+
+
+def worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def checkout_commit(path: str) -> str | None:
+    if path not in _COMMITS:
+        try:
+            proc = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True,
+                                  text=True, timeout=60, check=False)
+            _COMMITS[path] = proc.stdout.strip() if proc.returncode == 0 else None
+        except OSError:
+            _COMMITS[path] = None
+    return _COMMITS[path]
+
+
+def _tree(checkout: str, exclude: list[str]) -> ScratchTree:
+    key = (checkout, tuple(exclude))
+    if key not in _TREES:
+        _TREES[key] = ScratchTree(Path(checkout), exclude)
+    return _TREES[key]
+
+
+def map_paths(value: Any, old: str, new: str) -> Any:
+    """``value`` with the path prefix ``old`` replaced by ``new`` in every string in it."""
+    if isinstance(value, str):
+        if value == old or value.startswith(old.rstrip("/") + "/"):
+            return new + value[len(old):]
+        return value.replace(f"={old}/", f"={new}/")
+    if isinstance(value, list):
+        return [map_paths(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: map_paths(v, old, new) for k, v in value.items()}
+    return value
+
+
+def mapped_header(header: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    out = dict(header)
+    for name in ("rootdir", "invocation_dir", "replay", "inifile"):
+        if name in out:
+            out[name] = map_paths(out[name], old, new)
+    return out
+
+
+def replay_task(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one replay described by ``spec`` (see :mod:`statesnap.backfill.engine`)."""
+    me = worker_name()
+    checkout = str(spec.get("checkout") or spec["root"])
+    if not Path(checkout).is_dir():
+        return {"worker": me, "refused": f"worker {me}: no checkout at {checkout}"}
+    want = spec.get("commit")
+    have = checkout_commit(checkout)
+    if want and have != want:
+        return {"worker": me, "refused": f"worker {me}: checkout {checkout} is at "
+                f"{(have or 'no commit')[:12]}, the backfill is at {want[:12]}"}
+    tree = _tree(checkout, list(spec.get("exclude") or []))
+    attempts = 0
+    while True:
+        attempts += 1
+        tree.reset()
+        out = _plain(spec, tree) if spec.get("plain") else _replay(spec, tree)
+        out["worker"] = me
+        out["attempts"] = attempts
+        conflict = _port_taken(out)
+        if not conflict:
+            return out
+        if attempts >= PORT_ATTEMPTS:
+            out["port_conflict"] = conflict
+            return out
+        time.sleep(0.5 * attempts)  # whoever holds the port may be about to release it
+
+
+def _replay(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
+    root = str(spec["root"])
+    header = mapped_header(dict(spec["header"]), root, str(tree.tree))
+    record = Record(path=tree.logs / "task.jsonl", header=header)
+    runner = Runner(record, logs_dir=tree.logs, timeout=float(spec.get("timeout") or 600),
+                    stage_files=False)
+    probes = spec.get("probes")
+    runner.probes = list(probes) if probes is not None else None
+    try:
+        result = runner.run(list(spec["order"]), restore=spec.get("restore"),
+                            label=str(spec.get("label") or "replay"))
+    finally:
+        runner.close()
+    out: dict[str, Any] = {
+        "outcomes": result.outcomes, "failures": result.failures,
+        "returncode": result.returncode, "timed_out": result.timed_out,
+        "error": result.error, "duration": result.duration, "restored": result.restored,
+        "log": _read(result.log), "record": None}
+    if spec.get("want_record") and result.record is not None:
+        text = _read(result.record)
+        out["record"] = text
+    for path in (result.log, result.record, tree.logs / f"{_stem(result.log)}.order.json",
+                 tree.logs / f"{_stem(result.log)}.restore.json"):
+        if path is not None:
+            path.unlink(missing_ok=True)
+    return out
+
+
+def _plain(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
+    root = str(spec["root"])
+    command = str(spec["plain"]).replace(root, str(tree.tree))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    python = str(spec.get("python") or "")
+    if python and Path(python).parent.is_dir():
+        # `python` in the printed line is the environment's, as in an activated venv.
+        env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
+    # -v names every test with its outcome; a -r in the command itself cannot take that away.
+    env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -v -rfE".strip()
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(["/bin/sh", "-c", command], cwd=tree.tree, env=env,
+                              capture_output=True, text=True, errors="replace",
+                              timeout=float(spec.get("timeout") or 600),
+                              stdin=subprocess.DEVNULL, check=False)
+        text, rc, timed_out = proc.stdout + proc.stderr, proc.returncode, False
+    except subprocess.TimeoutExpired as exc:
+        text, rc, timed_out = str(exc.stdout or ""), None, True
+    outcomes: dict[str, str] = {}
+    failures: dict[str, dict[str, Any]] = {}
+    for raw in text.splitlines():
+        line = clean_line(raw)
+        found = VERBOSE.match(line) or SUMMARY.match(line)
+        if found is not None:
+            word = found.group("outcome")
+            outcomes.setdefault(found.group("id"), OUTCOMES.get(word, word.lower()))
+            if word in ("FAILED", "ERROR"):
+                failures[found.group("id")] = signature(found.group("msg"))
+    return {"outcomes": outcomes, "failures": failures, "returncode": rc,
+            "timed_out": timed_out, "error": None, "duration": time.monotonic() - t0,
+            "restored": [], "log": f"$ {command}\n# cwd: {tree.tree}\n\n{text}",
+            "record": None}
+
+
+def _port_taken(out: dict[str, Any]) -> str | None:
+    for nodeid, failure in (out.get("failures") or {}).items():
+        text = f"{failure.get('exc_type') or ''}: {failure.get('message') or ''}"
+        if PORT_TAKEN.search(text):
+            return f"{nodeid}: {text.strip()}"
+    log = out.get("log") or ""
+    if out.get("outcomes") and any(v in ("failed", "error") for v in out["outcomes"].values()):
+        found = PORT_TAKEN.search(log)
+        if found is not None:
+            return f"the replay's output says {found.group(0)!r}"
+    return None
+
+
+def _read(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _stem(log: Path | None) -> str:
+    return "" if log is None else log.name.removesuffix(".log")
