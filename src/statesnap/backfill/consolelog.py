@@ -52,7 +52,7 @@ def clean_line(line: str) -> str:
 
 def signature(message: str | None) -> dict[str, str | None]:
     """``{"exc_type", "message"}`` from a short-summary message such as ``KeyError: 'x'``."""
-    text = (message or "").strip()
+    text = (message or "").strip().split("\n", 1)[0].strip()
     found = _EXC.match(text)
     if found is None:
         return {"exc_type": None, "message": text or None}

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 FILES = {
@@ -115,3 +116,12 @@ def run_ci(root: Path, ci: Path, statesnap: bool = True) -> subprocess.Completed
                           timeout=300, check=False)
     (ci / "console.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     return proc
+
+
+@dataclass
+class CiRun:
+    """A project checkout and the artifacts its CI run left in ``ci``."""
+
+    root: Path
+    ci: Path
+    commit: str
