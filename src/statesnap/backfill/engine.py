@@ -12,13 +12,19 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import uuid
 from typing import Any
 
 from statesnap.backfill.tasks import replay_task
 
-#: How often a waiting victim checks that its worker is still alive.
+#: How often a waiting victim checks that its worker is still alive, and looks for the answer.
 WATCH_SECONDS = 2.0
+POLL_SECONDS = 0.05
+
+
+def _scheduler_workers(dask_scheduler: Any) -> list[str]:
+    return list(dask_scheduler.workers)
 
 
 class EngineError(Exception):
@@ -47,7 +53,7 @@ class Engine:
             if scheduler is None:
                 self.cluster = LocalCluster(  # type: ignore[no-untyped-call]
                     n_workers=workers or available_cores(), threads_per_worker=1,
-                    processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+                    processes=True, dashboard_address=":0", silence_logs=logging.ERROR)
                 self.client: Any = Client(self.cluster)  # type: ignore[no-untyped-call]
             else:
                 self.client = Client(scheduler, timeout="30s")  # type: ignore[no-untyped-call]
@@ -58,7 +64,9 @@ class Engine:
             raise EngineError(f"the Dask scheduler {scheduler} has no worker")
 
     def workers(self) -> list[str]:
-        return sorted(self.client.scheduler_info().get("workers", {}))
+        """The workers alive now, asked of the scheduler (the client's cached view lags)."""
+        found: list[str] = self.client.run_on_scheduler(_scheduler_workers)
+        return sorted(found)
 
     def pick(self) -> str | None:
         """A worker for the next victim, round robin over those alive now."""
@@ -78,22 +86,26 @@ class Engine:
         """The task's answer, run on ``worker`` (or another when that one is lost)."""
         future = self.submit(spec, worker)
         lost: list[str] = []
-        while True:
-            try:
-                result: dict[str, Any] = future.result(timeout=WATCH_SECONDS)
-            except TimeoutError:
-                if worker is None or worker in self.workers():
-                    continue
-                future.cancel()
-                lost.append(worker)
-                worker = self.pick()
-                future = self.submit(spec, worker)
+        checked = time.monotonic()
+        # Polled, not ``future.result(timeout=...)``: a timeout there can race the answer.
+        while not future.done():
+            time.sleep(POLL_SECONDS)
+            if worker is None or time.monotonic() - checked < WATCH_SECONDS:
                 continue
-            except Exception as exc:  # the cluster gave up on it (KilledWorker, ...)
-                return {"error": f"the cluster could not run the replay: "
-                                 f"{type(exc).__name__}: {exc}", "lost": lost}
-            result["lost"] = lost
-            return result
+            checked = time.monotonic()
+            if worker in self.workers():
+                continue
+            future.cancel()
+            lost.append(worker)
+            worker = self.pick()
+            future = self.submit(spec, worker)
+        try:
+            result: dict[str, Any] = future.result()
+        except Exception as exc:  # the cluster gave up on it (KilledWorker, ...)
+            return {"error": f"the cluster could not run the replay: "
+                             f"{type(exc).__name__}: {exc}", "lost": lost}
+        result["lost"] = lost
+        return result
 
     def close(self) -> None:
         try:

@@ -45,6 +45,8 @@ class RemoteRunner(Runner):
         self.worker = worker
         #: Workers this runner's replays ran on, in order (more than one: a worker was lost).
         self.workers_used: list[str] = []
+        #: Workers that died while running one of this runner's replays.
+        self.lost: list[str] = []
         self.fresh = 0
         self.from_journal = 0
         self.history: list[tuple[str, ReplayResult]] = []
@@ -76,6 +78,7 @@ class RemoteRunner(Runner):
             out = self.ctx.engine.run(spec, self.worker)
         finally:
             self.ctx.on_replay(-1, True)
+        self.lost += [str(w) for w in out.get("lost") or []]
         ran_on = str(out.get("worker") or "")
         if ran_on:
             if ran_on != self.worker and self.worker is not None and not out.get("refused"):
@@ -99,7 +102,8 @@ class RemoteRunner(Runner):
 
     def result(self, order: Sequence[str], out: Mapping[str, Any], label: str) -> ReplayResult:
         stem, log = self.claim(label)
-        log.write_text(str(out.get("log") or out.get("refused") or ""), "utf-8")
+        log.write_text(str(out.get("log") or out.get("refused") or out.get("error") or ""),
+                       "utf-8")
         result = ReplayResult(order=list(order), log=log, timeout=self.timeout)
         result.returncode = out.get("returncode")
         result.timed_out = bool(out.get("timed_out"))

@@ -101,16 +101,24 @@ class Backfill:
         exclude = []
         if opts.outdir.resolve().is_relative_to(opts.root.resolve()):
             exclude.append(opts.outdir.resolve().relative_to(opts.root.resolve()).parts[0])
-        engine = Engine(opts.scheduler, opts.workers)
+        with_victims = [(s, p) for s, p in zip(self.out.shards, self.out.order_records,
+                                               strict=True) if s.failing()]
+        victims = _victims(with_victims)
+        self.progress.set_victims(len(victims))
+        if not victims:  # nothing to replay: no cluster to start
+            journal.close()
+            self.out.duration = time.monotonic() - t0
+            return self.out
+        try:
+            engine = Engine(opts.scheduler, opts.workers)
+        except BaseException:
+            journal.close()
+            raise
         self.out.workers = len(engine.workers())
         ctx = Context(engine=engine, journal=journal, root=opts.root.resolve(),
                       commit=self.out.commit, checkout=opts.checkout, exclude=exclude,
                       timeout=opts.timeout, on_replay=self.progress.replay)
         try:
-            with_victims = [(s, p) for s, p in zip(self.out.shards, self.out.order_records,
-                                                   strict=True) if s.failing()]
-            victims = _victims(with_victims)
-            self.progress.set_victims(len(victims))
             with ThreadPoolExecutor(max_workers=max(1, len(with_victims))) as pool:
                 states = list(pool.map(lambda sp: self.state(ctx, *sp), with_victims))
             state_of = {id(s): st for (s, _p), st in zip(with_victims, states, strict=True)}

@@ -167,7 +167,7 @@ def _plain(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
             word = found.group("outcome")
             outcomes.setdefault(found.group("id"), OUTCOMES.get(word, word.lower()))
             if word in ("FAILED", "ERROR"):
-                failures[found.group("id")] = signature(found.group("msg"))
+                failures[found.group("id")] = signature(found.groupdict().get("msg"))
     return {"outcomes": outcomes, "failures": failures, "returncode": rc,
             "timed_out": timed_out, "error": None, "duration": time.monotonic() - t0,
             "restored": [], "log": f"$ {command}\n# cwd: {tree.tree}\n\n{text}",

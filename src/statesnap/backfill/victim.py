@@ -49,6 +49,7 @@ class VictimResult:
     repro: Confirmation | None = None
     alone: Confirmation | None = None
     workers: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
     replays: int = 0
     executions: int = 0
     from_journal: int = 0
@@ -145,6 +146,11 @@ def _confirm(runner: RemoteRunner, command: str, victim: str, label: str) -> Con
 
 def _done(out: VictimResult, runner: RemoteRunner) -> VictimResult:
     out.workers = list(dict.fromkeys(runner.workers_used))
+    out.lost = list(runner.lost)
+    if out.lost:
+        words = (f"worker(s) {', '.join(out.lost)} died during a replay; it ran again on "
+                 f"{out.workers[-1] if out.workers else 'another worker'}")
+        out.finding.note = f"{out.finding.note}; {words}" if out.finding.note else words
     out.replays = runner.fresh
     out.executions = runner.executions
     out.from_journal = runner.from_journal

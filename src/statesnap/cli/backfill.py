@@ -122,7 +122,7 @@ def _outputs(outdir: Path, out: Any) -> list[Path]:
                      "in_order": r.in_order,
                      "repro_seen": r.repro.outcome if r.repro else None,
                      "alone_seen": r.alone.outcome if r.alone else None,
-                     "workers": r.workers} for r in out.results],
+                     "workers": r.workers, "lost_workers": r.lost} for r in out.results],
     }
     write_atomic(outdir / "summary.json",
                  json.dumps(summary, indent=2, ensure_ascii=False, default=repr) + "\n")
