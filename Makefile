@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-verdicts bench-real golden gpu-check chromium gcc mutation clean
+.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-backfill bench-verdicts bench-real golden gpu-check chromium gcc mutation clean
 
 all: test
 
@@ -124,6 +124,9 @@ mutation: $(STAMP)
 # sdist and venv go to ~/.cache/statesnap-bench-real (STATESNAP_BENCH_CACHE); needs PyPI.
 bench-real: $(STAMP)
 	$(BIN)/python bench/bench_real.py
+
+bench-backfill: $(STAMP)
+	$(BIN)/python bench/bench_backfill.py
 
 # Golden records and reports under snapshots/ (volatile fields scrubbed).
 golden: $(STAMP)

@@ -17,7 +17,9 @@ Line types (each line is one JSON object with a ``type``):
 
 ``header``      interpreter, platform, packages, plugins, args, rootdir, seed, probes, worker;
                 also ``watch_roots``, ``modes`` (isolate/strict/restore), ``replay`` (cwd and
-                the args a replay keeps), ``notes``; a merged xdist record adds ``lanes``
+                the args a replay keeps), ``notes``; a merged xdist record adds ``lanes``;
+                ``statesnap backfill`` writes ``order_only``/``source`` (no state data, the CI
+                artifact it came from) and ``backfill_source`` (a state replay's record)
 ``collection``  what collection itself changed (``changes``)
 ``start``       a test began (``index``, ``nodeid``); a start with no matching ``test`` line is
                 the test that was running when the process died

@@ -82,6 +82,8 @@ def investigate(shard: Shard, state: Record, victim: str, runner: RemoteRunner,
     order = prefix_order(state, victim)
     fails: list[bool] = []
     sig: str | None = None
+    # Whether the victim fails needs no state data: the cheapest probe only.
+    runner.select_probes([])
     for attempt in range(repeat):
         progress(f"{victim}: the recorded order ({len(order)} tests), run {attempt + 1}/{repeat}")
         result = runner.run(order, label="in-order", attempt=attempt)
