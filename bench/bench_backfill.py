@@ -165,6 +165,55 @@ def run_dtp(root: Path, ids: list[str], wanted: dict[str, str], out: Path) -> Fi
                    time.monotonic() - t0, sessions, tests, found, right)
 
 
+def model(measured_per_victim: float) -> list[str]:
+    """The PyTorch-sized case on paper: 10,000 tests per shard, 50 victims, 100 workers."""
+    shard, victims, workers, repeat = 10_000, 50, 100, 3
+    t, c, overhead = 0.3, 60.0, 1.10  # s per test, s per pytest start, recording cost
+    prefix = shard // 2
+    state = c + overhead * shard * t
+    in_order = repeat * (c + prefix * t)
+    small = 14 * (c + 2 * t)  # alone, ≤5 pairs, ≤6 key replays, 2 confirmations
+    ddmin_runs = 2 * 13  # ≈ 2·log2(5,000) replays of a halving prefix
+    ddmin = ddmin_runs * c + 2 * prefix * t
+    a, b = state + in_order + small, state + in_order + small + ddmin
+    execs_a = shard + repeat * prefix + 30
+    execs_b = execs_a + 2 * prefix
+
+    def h(seconds: float) -> str:
+        return f"{seconds / 3600:.1f} h"
+
+    return [
+        "## A PyTorch-sized backfill, on paper", "",
+        f"Assumptions: {shard:,} tests per shard at {t} s each on average ({h(shard * t)} per "
+        f"shard run); {c:.0f} s per pytest start (import torch, collect the shard); "
+        f"{victims} victims, one per shard, each halfway through its shard ({prefix:,} tests "
+        f"before it); {workers} workers; `--repeat {repeat}`; statesnap's recording adds "
+        f"{overhead - 1:.0%} to the state replay (heavy tests: the per-test cost is ~140 µs). "
+        "Each victim's replays run one after another on its own worker (they decide each other "
+        f"and are compared on one machine); the bench above measured "
+        f"{measured_per_victim:.1f} replays per victim (its shard's one state replay spread "
+        "over the shard's victims).", "",
+        "| step (per victim, on its worker) | replays | time |",
+        "| --- | --- | --- |",
+        f"| state replay of the shard (statesnap recording) | 1 | {h(state)} |",
+        f"| the recorded order up to the victim, ×{repeat} | {repeat} | {h(in_order)} |",
+        f"| alone, suspects' pairs, key-level proof, 2 confirmations | ≤14 | {h(small)} |",
+        f"| only when no suspect does it: ddmin over the whole prefix | ≈{ddmin_runs} | "
+        f"{h(ddmin)} |", "",
+        f"- wall time with {workers} workers: every victim has a worker of its own, so the "
+        f"backfill takes as long as one victim: **{h(a)}** when a state-based suspect is the "
+        f"polluter (the usual case: the hunt and locate benchmarks name it from state), "
+        f"**{h(b)}** when delta debugging must search the whole prefix; {workers - victims} "
+        "workers stay idle after the state replays.",
+        f"- one machine, victim by victim (detect-test-pollution's way): "
+        f"{h(victims * a)} to {h(victims * b)}.",
+        f"- test executions: {execs_a:,} to {execs_b:,} per victim, "
+        f"{victims * execs_a / 1e6:.2f} to {victims * execs_b / 1e6:.2f} million in all.",
+        "- what would cut it further (not done): count the state replay as the first of the "
+        "in-order runs (−1 prefix run per victim); victims of one shard already share their "
+        "state replay; idle workers could test ddmin's chunks in parallel.", ""]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tests", type=int, default=2000)
@@ -208,7 +257,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.python_version()}).", "",
         "Command: `" + shlex.join(["make", "bench-backfill"]) + "` (`.venv/bin/python "
         f"bench/bench_backfill.py --tests {args.tests} --victims {args.victims}`)", "",
-        *lines, "", *[f"- {r}" for r in ratios], ""])
+        *lines, "", *[f"- {r}" for r in ratios], "",
+        "Replays run one pytest process each, in a scratch copy of the suite per worker; "
+        "`--repeat 1` here, as detect-test-pollution runs the order once.  Sessions include "
+        "the backfill's one collection of the checkout.", "",
+        *model(sum(int(f.note.split()[0]) for f in (one,)) / len(wanted))])
     print(text)
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(text)

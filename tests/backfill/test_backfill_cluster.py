@@ -195,3 +195,60 @@ def test_a_worker_killed_mid_task_has_its_replay_run_elsewhere(tmp_path: Path) -
     (finding,) = data["findings"]
     assert finding["polluters"] == ["tests/test_slow.py::test_polluter"]
     assert "died during a replay" in finding["note"]
+
+
+ONE_VICTIM = {
+    "tests/__init__.py": "",
+    "tests/test_one.py": """
+        import os
+
+        def test_polluter():
+            os.environ["ZOO_MODE"] = "fast"
+
+        def test_victim():
+            assert os.environ.get("ZOO_MODE", "slow") == "slow"
+    """,
+}
+ONE_LOG = ("tests/test_one.py::test_polluter PASSED [ 50%]\n"
+           "tests/test_one.py::test_victim FAILED [100%]\n")
+
+
+def test_scheduler_with_checkout_mapping_and_a_worker_at_another_commit(
+        tmp_path: Path) -> None:
+    import textwrap
+
+    from distributed import LocalCluster
+
+    root = tmp_path / "here"
+    for name, text in ONE_VICTIM.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text).lstrip())
+    git_init(root)
+    (root / "ci.log").write_text(ONE_LOG)
+    # The workers' own checkout of the same commit, elsewhere.
+    there = tmp_path / "there"
+    subprocess.run(["git", "clone", "-q", str(root), str(there)], check=True)
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                           dashboard_address=":0")
+    try:
+        proc = backfill(root, "ci.log", "-o", str(tmp_path / "out"), "--scheduler",
+                        cluster.scheduler_address, "--checkout", str(there), "--repeat", "1",
+                        "-q")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        (finding,) = summary(tmp_path / "out")["findings"]
+        assert finding["status"] == "verified"
+        assert finding["polluters"] == ["tests/test_one.py::test_polluter"]
+        assert str(there) not in finding["repro"]  # the line is for this checkout
+        # The workers' checkout moves to another commit: every replay is refused.
+        (there / "tests" / "test_one.py").write_text("def test_victim():\n    pass\n")
+        subprocess.run(["git", "-C", str(there), "-c", "user.name=t", "-c",
+                        "user.email=t@t.invalid", "commit", "-qam", "moved"], check=True)
+        proc = backfill(root, "ci.log", "-o", str(tmp_path / "out2"), "--scheduler",
+                        cluster.scheduler_address, "--checkout", str(there), "-q")
+    finally:
+        cluster.close()
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    refused = [ln for ln in proc.stderr.splitlines() if "is at" in ln]
+    assert len(refused) == 1, proc.stderr
+    assert f"checkout {there} is at " in refused[0] and "the backfill is at" in refused[0]
+    assert "Traceback" not in proc.stderr

@@ -47,7 +47,10 @@ def expand(paths: Sequence[Path]) -> tuple[list[Path], list[str]]:
             files.append(path)
         else:
             bad.append(f"{path}: no such file")
-    return list(dict.fromkeys(files)), bad
+    # JUnit last: its ids are found by collecting the checkout with an invocation another
+    # artifact (a log, a record) may name.
+    unique = list(dict.fromkeys(files))
+    return sorted(unique, key=lambda p: p.suffix == ".xml"), bad
 
 
 def read_artifact(path: Path, collected: Callable[[], set[str] | None]) -> list[Shard]:

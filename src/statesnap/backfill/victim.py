@@ -27,7 +27,7 @@ from statesnap.findings import (
     VERIFIED,
     Finding,
 )
-from statesnap.record import Record, TestEntry
+from statesnap.record import Record
 from statesnap.repro import repro_command
 from statesnap.verify import Verifier
 
@@ -114,10 +114,6 @@ def investigate(shard: Shard, state: Record, victim: str, runner: RemoteRunner,
         return _done(out, runner)
     finding.exc_type = sig
     verifier = Verifier(state, runner, budget=float("inf"), repeat=1, progress=progress)
-    victim_entry = state.test_by_id(victim)
-    if victim_entry is None:
-        victim_entry = TestEntry(index=len(order) - 1, nodeid=victim, outcome="crashed",
-                                 worker=state.worker)
     verifier.verify(finding)
     if finding.status == NOT_ORDER_DEPENDENT:
         _same_signature(finding, runner, sig)

@@ -1,8 +1,8 @@
 """``statesnap backfill``: issue-ready reproductions from the artifacts a CI run left.
 
 Exit status: 0 when no failure turned out order-dependent or flaky, 1 when some did, 2 when
-an artifact could not be used (one line each; the others are still backfilled) or nothing
-could run at all.
+an artifact could not be used (one line each; the others are still backfilled), a worker
+refused replays (its checkout is at another commit), or nothing could run at all.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"statesnap backfill: {line}", file=sys.stderr)
     written = _outputs(opts.outdir, out)
     _print(out, written)
-    if out.bad or (out.refusals and not out.results):
+    if out.bad or out.refusals:
         return 2
     return 1 if any(r.finding.status in (VERIFIED, NOT_DETERMINISTIC)
                     for r in out.results) else 0
