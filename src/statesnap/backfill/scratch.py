@@ -51,6 +51,8 @@ class ScratchTree:
         self.logs = self.base / "logs"
         self.logs.mkdir()
         self._source_files = _files(source, self.ignored)
+        #: The commit the copy was made at (set by its owner).
+        self.commit: str | None = None
 
     def reset(self) -> None:
         """Make the copy match the checkout again (files a replay created, changed, removed)."""

@@ -32,7 +32,6 @@ PORT_TAKEN = re.compile(r"Address already in use|EADDRINUSE|\[Errno (?:98|48)\]|
 PORT_ATTEMPTS = 3
 
 _TREES: dict[tuple[str, tuple[str, ...]], ScratchTree] = {}
-_COMMITS: dict[str, str | None] = {}
 
 
 def worker_name() -> str:
@@ -45,21 +44,27 @@ def worker_name() -> str:
 
 
 def checkout_commit(path: str) -> str | None:
-    if path not in _COMMITS:
-        try:
-            proc = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True,
-                                  text=True, timeout=60, check=False)
-            _COMMITS[path] = proc.stdout.strip() if proc.returncode == 0 else None
-        except OSError:
-            _COMMITS[path] = None
-    return _COMMITS[path]
+    """The commit checked out at ``path`` now (asked per task: a worker outlives a backfill,
+    and its checkout may move between two)."""
+    try:
+        proc = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def _tree(checkout: str, exclude: list[str]) -> ScratchTree:
+def _tree(checkout: str, commit: str | None, exclude: list[str]) -> ScratchTree:
+    """This process's scratch copy of ``checkout`` at ``commit`` (a new one if it moved)."""
     key = (checkout, tuple(exclude))
-    if key not in _TREES:
-        _TREES[key] = ScratchTree(Path(checkout), exclude)
-    return _TREES[key]
+    tree = _TREES.get(key)
+    if tree is not None and tree.commit != commit:
+        tree.remove()
+        tree = None
+    if tree is None:
+        tree = _TREES[key] = ScratchTree(Path(checkout), exclude)
+        tree.commit = commit
+    return tree
 
 
 def map_paths(value: Any, old: str, new: str) -> Any:
@@ -94,7 +99,7 @@ def replay_task(spec: dict[str, Any]) -> dict[str, Any]:
     if want and have != want:
         return {"worker": me, "refused": f"worker {me}: checkout {checkout} is at "
                 f"{(have or 'no commit')[:12]}, the backfill is at {want[:12]}"}
-    tree = _tree(checkout, list(spec.get("exclude") or []))
+    tree = _tree(checkout, have, list(spec.get("exclude") or []))
     attempts = 0
     while True:
         attempts += 1
