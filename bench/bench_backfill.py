@@ -146,14 +146,19 @@ def run_backfill(root: Path, log: Path, out: Path, workers: int,
                    len(found), right, note=f"{data['backfill']['replays']} replays")
 
 
-def run_dtp(root: Path, ids: list[str], wanted: dict[str, str], out: Path) -> Figures:
+def run_dtp(root: Path, ids: list[str], wanted: dict[str, str], out: Path,
+            cap: float) -> Figures:
     counter = out / "dtp.count"
     script = Path(sys.executable).with_name("detect-test-pollution")
     ids_file = out / "dtp-ids.txt"
     ids_file.write_text("".join(f"{i}\n" for i in ids))
     found = right = 0
+    note = ""
     t0 = time.monotonic()
-    for victim, polluter in wanted.items():
+    for done, (victim, polluter) in enumerate(wanted.items()):
+        if time.monotonic() - t0 > cap:
+            note = f"stopped at the {cap:.0f} s cap after {done} of {len(wanted)} victims"
+            break
         proc = subprocess.run([str(script), "--failing-test", victim, "--testids-file",
                                str(ids_file)], cwd=root, env=_env(counter),
                               capture_output=True, text=True, check=False)
@@ -162,7 +167,7 @@ def run_dtp(root: Path, ids: list[str], wanted: dict[str, str], out: Path) -> Fi
             right += f"the polluting test is: {polluter}" in proc.stdout
     sessions, tests = counted(counter)
     return Figures("detect-test-pollution --failing-test, victim by victim",
-                   time.monotonic() - t0, sessions, tests, found, right)
+                   time.monotonic() - t0, sessions, tests, found, right, note)
 
 
 def model(measured_per_victim: float) -> list[str]:
@@ -220,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--victims", type=int, default=5)
     p.add_argument("--out", type=Path, help="keep the suite and outputs here")
     p.add_argument("--results", type=Path, default=RESULTS)
+    p.add_argument("--dtp-cap", type=float, default=3600.0,
+                   help="start no detect-test-pollution bisection after this many seconds")
     args = p.parse_args(argv)
     base = args.out or Path(tempfile.mkdtemp(prefix="bench-backfill-"))
     if base.exists() and args.out:
@@ -235,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     assert len(failed) == len(wanted), ci.stdout[-2000:]
     figures = [run_backfill(root, log, base / "out-1", 1, wanted),
                run_backfill(root, log, base / "out-2", 2, wanted),
-               run_dtp(root, ids, wanted, base)]
+               run_dtp(root, ids, wanted, base, args.dtp_cap)]
     head = ("tool", "wall s", "pytest sessions", "test executions", "victims proven",
             "polluters right", "")
     rows = [head, tuple("---" for _ in head)]
@@ -254,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         "module-level lists), from the console log of one `pytest -v` run (no statesnap "
         "record). Same session, same machine "
         f"({platform.machine()}, {os.cpu_count()} cores visible, Python "
-        f"{platform.python_version()}).", "",
+        f"{platform.python_version()}; load average "
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} at the end: other work shared "
+        "the cores).", "",
         "Command: `" + shlex.join(["make", "bench-backfill"]) + "` (`.venv/bin/python "
         f"bench/bench_backfill.py --tests {args.tests} --victims {args.victims}`)", "",
         *lines, "", *[f"- {r}" for r in ratios], "",
