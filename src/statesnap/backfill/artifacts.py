@@ -10,6 +10,7 @@ once, from the richest, with failure messages filled in from the others.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from statesnap.backfill.shard import KIND_RANK, BadArtifact, Shard
 from statesnap.record import RecordError
 from statesnap.repro import without_statesnap
 
+_VERBOSITY = re.compile(r"^(?:-[vq]+|--verbose|--quiet|--verbosity=.*)$")
 _IN_FOLDERS = (".jsonl", ".xml", ".log", ".txt", ".out")
 
 
@@ -101,8 +103,10 @@ def _statesnap(path: Path) -> list[Shard]:
 
 def collect_ids(root: Path, args: list[str] | None, python: str) -> set[str] | None:
     """The node ids the checkout has (``pytest --collect-only -q``), None when it fails."""
-    cmd = [python, "-m", "pytest", *without_statesnap(replay_invocation(args)),
-           "--collect-only", "-q", "-p", "no:cacheprovider"]
+    # The recorded -v/-q would change what --collect-only prints: one id a line needs -q.
+    kept = [a for a in without_statesnap(replay_invocation(args))
+            if not _VERBOSITY.match(a)]
+    cmd = [python, "-m", "pytest", *kept, "--collect-only", "-q", "-p", "no:cacheprovider"]
     try:
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600,
                               stdin=subprocess.DEVNULL, check=False)
