@@ -10,7 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDER = ("overhead", "overhead-nocache", "overhead-before-after", "overhead-probes-against",
-         "fixed", "healthy", "locate", "report", "isolate", "hunt", "demo-verdicts", "mutation", "realworld")
+         "fixed", "healthy", "locate", "report", "isolate", "hunt", "demo-verdicts", "mutation",
+         "realworld", "backfill")
 INTRO = """# Benchmarks
 
 Every figure here was produced by a command in this repository, with its baseline measured in
@@ -18,7 +19,8 @@ the same run (ratios, never timed assertions in tests).  The machine: 2 cores, 2
 with other work while these ran, so absolute times are noisy; run counts and ratios of
 alternating runs are the figures to trust.  Regenerate a section with its `make` target
 (`make bench`, `make bench-locate`, `make bench-report`, `make bench-isolate`,
-`make bench-hunt`, `make bench-verdicts`, `make bench-real`, `make mutation`), then
+`make bench-hunt`, `make bench-verdicts`, `make bench-real`, `make mutation`,
+`make bench-backfill`), then
 `python scripts/assemble_benchmarks.py`.
 """
 
