@@ -50,6 +50,12 @@ class RemoteRunner(Runner):
         self.fresh = 0
         self.from_journal = 0
         self.history: list[tuple[str, ReplayResult]] = []
+        #: Files the verifier sets aside (leftovers of earlier runs): removed from the
+        #: worker's scratch copy before each replay, which puts them back after.
+        self.aside_paths: list[str] = []
+
+    def set_aside(self, paths: Sequence[Path]) -> None:
+        self.aside_paths = [str(p) for p in paths]
 
     def spec(self, order: Sequence[str], restore: Mapping[str, Any] | None, label: str,
              want_record: bool = False, plain: str | None = None) -> dict[str, Any]:
@@ -58,12 +64,13 @@ class RemoteRunner(Runner):
                 "header": self.header, "order": list(order),
                 "restore": dict(restore) if restore is not None else None, "label": label,
                 "timeout": self.timeout, "probes": self.probes, "want_record": want_record,
-                "plain": plain, "python": self.python()}
+                "plain": plain, "python": self.python(), "aside": list(self.aside_paths)}
 
     def key(self, spec: Mapping[str, Any], attempt: int) -> str:
         return replay_key(commit=spec["commit"], args=(self.header.get("replay") or {}),
                           probes=spec["probes"], order=spec["order"], restore=spec["restore"],
-                          plain=spec["plain"], record=spec["want_record"], attempt=attempt)
+                          plain=spec["plain"], record=spec["want_record"], attempt=attempt,
+                          aside=spec["aside"])
 
     def answer(self, spec: dict[str, Any], attempt: int = 0) -> dict[str, Any]:
         """The task's answer for ``spec``: from the journal, or run now and journaled."""

@@ -104,6 +104,7 @@ def replay_task(spec: dict[str, Any]) -> dict[str, Any]:
     while True:
         attempts += 1
         tree.reset()
+        _set_aside(spec, tree)
         out = _plain(spec, tree) if spec.get("plain") else _replay(spec, tree)
         out["worker"] = me
         out["attempts"] = attempts
@@ -114,6 +115,16 @@ def replay_task(spec: dict[str, Any]) -> dict[str, Any]:
             out["port_conflict"] = conflict
             return out
         time.sleep(0.5 * attempts)  # whoever holds the port may be about to release it
+
+
+def _set_aside(spec: dict[str, Any], tree: ScratchTree) -> None:
+    """Remove the files the verifier sets aside from the copy (the next reset restores them)."""
+    for path in spec.get("aside") or []:
+        given = Path(str(path))
+        mine = (Path(map_paths(str(given), str(spec["root"]), str(tree.tree)))
+                if given.is_absolute() else tree.tree / given)
+        if mine.is_relative_to(tree.tree):  # never a file outside the copy
+            mine.unlink(missing_ok=True)
 
 
 def _replay(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
