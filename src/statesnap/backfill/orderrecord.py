@@ -20,7 +20,7 @@ from typing import Any
 from statesnap import __version__
 from statesnap.backfill.shard import FAILING, Shard
 from statesnap.record import FORMAT, RecordWriter
-from statesnap.replayargs import replay_args
+from statesnap.replayargs import OptionTable, replay_args
 
 #: pytest's own options that take a value, for reading an invocation from a log (a replay
 #: child records the full set from pytest's parser; here there is no parser to ask).
@@ -39,7 +39,8 @@ _OUTPUTS = frozenset({"--replay-record-dir", "--replay", "--replay-base-name"})
 
 def replay_invocation(args: list[str] | None) -> list[str]:
     """The recorded arguments a replay keeps, statesnap first."""
-    kept = replay_args(args or [], PYTEST_VALUED)
+    table = OptionTable(nargs={name: None for name in PYTEST_VALUED})
+    kept = replay_args(args or [], table)
     out: list[str] = []
     skip = False
     for arg in kept:
