@@ -170,23 +170,52 @@ def run_all(pollutions: Iterable[str], root: Path, *, workers: int = 2) -> list[
             cases))
 
 
+def verdict_rows(findings: object) -> list[tuple[str, str, str, str]]:
+    """(victim, status, polluters, key) of each finding of a summary or ``explain --json``."""
+    rows = []
+    for f in findings if isinstance(findings, list) else []:
+        if isinstance(f, dict):
+            rows.append((str(f.get("victim")), str(f.get("status")),
+                         " + ".join(f.get("polluters") or []), f"{f.get('probe')}:{f.get('key')}"))
+    return sorted(rows)
+
+
+def read_back(pair: Pair) -> list[tuple[str, str, str, str]] | None:
+    """The verdicts ``statesnap explain --json RECORD`` reads back after the session, in a
+    clean process (None when the record is missing or explain fails)."""
+    record = pair.outputs["record"]
+    if not record.is_file():
+        return None
+    proc = subprocess.run([sys.executable, "-m", "statesnap", "explain", "--json", str(record)],
+                          cwd=record.parent, env=_env(pair.pollution), capture_output=True,
+                          text=True, timeout=120)
+    try:
+        return verdict_rows(json.loads(proc.stdout))
+    except ValueError:
+        return None
+
+
 def table(pairs: Sequence[Pair]) -> list[str]:
     """The Markdown table of ``BENCHMARKS.md``."""
     lines = ["| pollution | without statesnap | with statesnap | record | summary JSON | report "
-             "| victim's verdict |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+             "| victim's verdict | read back by `explain --json` |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for pair in pairs:
         written = pair.written()
-        verdict = "—"
+        verdict = back = "—"
         if written["json"]:
-            statuses = [str(f.get("status")) for f in pair.summary_json()["findings"]  # type: ignore[union-attr]
-                        if isinstance(f, dict)]
-            verdict = ", ".join(statuses) or "none"
+            session = verdict_rows(pair.summary_json()["findings"])
+            verdict = ", ".join(f"{st} ({who or '—'}, `{key}`)" for _, st, who, key in session
+                                ) or "none"
+            stored = read_back(pair)
+            back = ("not readable" if stored is None else
+                    "same" if stored == session else
+                    "differs: " + ", ".join(f"{st} ({who or '—'})" for _, st, who, _ in stored))
         cells = [f"`{pair.pollution}`" + ("" if pair.victim else " (no victim)"),
                  f"{pair.plain.returncode}: {pair.plain.summary}",
                  f"{pair.snap.returncode}: {pair.snap.summary}",
                  *("written" if written[name] else "not written" for name in ARTIFACTS),
-                 verdict]
+                 verdict, back]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_harness import ARTIFACTS, POLLUTIONS, Pair, run_pair
+from hostile_harness import ARTIFACTS, POLLUTIONS, Pair, verdict_rows, read_back, run_pair
 
 pytestmark = pytest.mark.slow
 
@@ -40,6 +40,8 @@ def test_a_polluted_session_end_with_a_victim(pollution: str, tmp_path: Path) ->
     assert finding["status"] == "verified", pair.snap.output[-4000:]
     assert [p.split("::")[-1] for p in finding["polluters"]] == ["test_leaks_flag"]
     assert finding["proven_keys"] == ["env:HOSTILE_FLAG"]
+    # The verdict proven under the pollution is the one read back from the record later.
+    assert read_back(pair) == verdict_rows(findings)
 
 
 @pytest.mark.parametrize("pollution", list(POLLUTIONS))
