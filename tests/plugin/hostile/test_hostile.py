@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hostile_harness import ARTIFACTS, POLLUTIONS, Pair, verdict_rows, read_back, run_pair
+from hostile_harness import ARTIFACTS, POLLUTIONS, Pair, read_back, run_pair, verdict_rows
 
 pytestmark = pytest.mark.slow
 
