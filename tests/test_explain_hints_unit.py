@@ -16,6 +16,7 @@ from statesnap.findings import Finding
 from statesnap.hints import hint_for, probe_class, restorable
 from statesnap.probes.env import EnvProbe
 from statesnap.record import read_record
+from statesnap.verdicts import findings_of
 
 RECORDS = Path(__file__).resolve().parent.parent / "snapshots" / "records"
 
@@ -117,10 +118,21 @@ def test_markdown_of_the_real_run() -> None:
                            "`test_config.py::test_enable_fast_mode`\n")
     assert "### `test_config.py::test_genuinely_broken` fails on its own" in text
     assert "Reproduce (the victim fails):\n\n```sh\n" in text
-    assert "The victim alone (passes):" in text
+    # A format-1 record stored no replay: nothing says the victim alone passes.
+    assert "The victim alone (passes):" not in text
     assert "- Python 3.11.7 on Linux-6.18.44-fc-v1045-x86_64-with-glibc2.36, pytest 9.2.0" in text
     assert "- filesystem of `/src/sample`: " in text
     assert text.endswith("</details>\n")
+
+
+def test_markdown_says_the_victim_alone_passes_only_after_a_stored_replay_showed_it() -> None:
+    record = read_record(RECORDS / "format2-sample.jsonl")
+    found = {f.victim: f for f in findings_of(record)}
+    verified = found["test_victims.py::test_default_mode_is_safe"]
+    text = markdown([verified], record.header)
+    assert "The victim alone (passes):" in text
+    verified.replays = [r for r in verified.replays if r.label != "alone"]
+    assert "The victim alone (passes):" not in markdown([verified], record.header)
 
 
 def test_markdown_code_survives_backticks_and_an_empty_header() -> None:

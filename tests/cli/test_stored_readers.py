@@ -78,7 +78,7 @@ def test_replay_shows_the_stored_verdict(runs: Runs) -> None:
 def test_diff_shows_the_verdict_of_the_new_failure(runs: Runs) -> None:
     cli = statesnap_cli("diff", str(runs.a.record_path), str(runs.b.record_path), cwd=runs.root)
     assert cli.returncode == 0, cli.stderr
-    assert "verdicts of the tests that fail only in B:" in cli.stdout
+    assert "verdicts stored for the failures only in B:" in cli.stdout
     assert f"  [VERIFIED] {VICTIM} ← {POLLUTER} (env:ZOO_MODE)" in cli.stdout
 
 

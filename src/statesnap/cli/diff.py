@@ -194,6 +194,6 @@ def verdict_lines(a: Sequence[Record], b: Sequence[Record]) -> list[str]:
     for name, lanes, other in (("A", a, failed_b), ("B", b, failed_a)):
         found = [f for lane in lanes for f in findings_of(lane) if f.victim not in other]
         if found:
-            lines.append(f"verdicts of the tests that fail only in {name}:")
+            lines.append(f"verdicts stored for the failures only in {name}:")
             lines += [verdict_line(f) for f in found]
     return lines
