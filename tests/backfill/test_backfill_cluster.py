@@ -6,6 +6,7 @@ printed reproduction under plain pytest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -112,6 +113,9 @@ def test_sigkill_halfway_then_resume_runs_no_finished_replay_twice(project: CiRu
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
+        # The machine is "lost": its orphaned Dask processes go with it.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     before = journal_keys(out)
     assert len(before) >= 5
     assert not (out / "summary.json").exists()  # killed before its outputs
@@ -213,11 +217,45 @@ ONE_LOG = ("tests/test_one.py::test_polluter PASSED [ 50%]\n"
            "tests/test_one.py::test_victim FAILED [100%]\n")
 
 
+#: A LocalCluster of one worker process, run by a process of its own: a cluster started in the
+#: test process would leave multiprocessing's helper processes behind as its children (which
+#: the children probe's own tests would then see).
+CLUSTER_SCRIPT = """
+import sys
+from distributed import LocalCluster
+cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0")
+print(cluster.scheduler_address, flush=True)
+sys.stdin.read()
+cluster.close()
+"""
+
+
+def start_cluster() -> tuple[subprocess.Popen[str], str]:
+    """A real cluster in its own process group, and its scheduler's address."""
+    proc = subprocess.Popen([sys.executable, "-c", CLUSTER_SCRIPT], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout is not None
+    address = proc.stdout.readline().strip()
+    if not address.startswith("tcp://"):
+        stop_cluster(proc)
+        raise AssertionError(f"the cluster did not start: {address!r}")
+    return proc, address
+
+
+def stop_cluster(proc: subprocess.Popen[str]) -> None:
+    """Close the cluster (end of its stdin), then make sure its whole group is gone."""
+    try:
+        proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 def test_scheduler_with_checkout_mapping_and_a_worker_at_another_commit(
         tmp_path: Path) -> None:
     import textwrap
-
-    from distributed import LocalCluster
 
     root = tmp_path / "here"
     for name, text in ONE_VICTIM.items():
@@ -228,11 +266,10 @@ def test_scheduler_with_checkout_mapping_and_a_worker_at_another_commit(
     # The workers' own checkout of the same commit, elsewhere.
     there = tmp_path / "there"
     subprocess.run(["git", "clone", "-q", str(root), str(there)], check=True)
-    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                           dashboard_address=":0")
+    cluster, address = start_cluster()
     try:
         proc = backfill(root, "ci.log", "-o", str(tmp_path / "out"), "--scheduler",
-                        cluster.scheduler_address, "--checkout", str(there), "--repeat", "1",
+                        address, "--checkout", str(there), "--repeat", "1",
                         "-q")
         assert proc.returncode == 1, proc.stdout + proc.stderr
         (finding,) = summary(tmp_path / "out")["findings"]
@@ -244,9 +281,9 @@ def test_scheduler_with_checkout_mapping_and_a_worker_at_another_commit(
         subprocess.run(["git", "-C", str(there), "-c", "user.name=t", "-c",
                         "user.email=t@t.invalid", "commit", "-qam", "moved"], check=True)
         proc = backfill(root, "ci.log", "-o", str(tmp_path / "out2"), "--scheduler",
-                        cluster.scheduler_address, "--checkout", str(there), "-q")
+                        address, "--checkout", str(there), "-q")
     finally:
-        cluster.close()
+        stop_cluster(cluster)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     refused = [ln for ln in proc.stderr.splitlines() if "is at" in ln]
     assert len(refused) == 1, proc.stderr
