@@ -110,7 +110,11 @@ def run_ci(root: Path, ci: Path, statesnap: bool = True) -> subprocess.Completed
     if statesnap:
         args += ["-p", "statesnap", f"--statesnap-record={ci / 'record.jsonl'}",
                  "--statesnap-verify-budget=0"]
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    # Nothing of an outer pytest: under xdist, PYTEST_XDIST_WORKER would make the inner
+    # run's pytest-replay name its files after the outer worker.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")
+           and not k.startswith("PYTEST_XDIST")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     proc = subprocess.run(args, cwd=root, text=True, capture_output=True, env=env,
                           timeout=300, check=False)
