@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 from html import unescape
 from html.parser import HTMLParser
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 from report_records import HOSTILE_IDS, RecordFactory, entry, env_added, polluted_tests
 
+from readonly import read_only_dir
 from statesnap.findings import Finding
 from statesnap.report import build_html, write_report
 from statesnap.report.render import script_json
@@ -125,18 +125,14 @@ def test_write_report_creates_parent_folders(make_record: RecordFactory, tmp_pat
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only folder")
 def test_an_unwritable_path_raises_and_leaves_no_partial_file(
         make_record: RecordFactory, tmp_path: Path) -> None:
     ro = tmp_path / "ro"
     ro.mkdir()
-    ro.chmod(0o555)
-    try:
+    with read_only_dir(ro):
         with pytest.raises(OSError):
             write_report(ro / "pollution.html", [make_record(polluted_tests())], [])
         assert list(ro.iterdir()) == []
-    finally:
-        ro.chmod(0o755)
 
 
 def test_a_failed_write_leaves_no_partial_file(make_record: RecordFactory,
