@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from suite_runs import run_shell
+from repro_check import run_reproduction, statesnap_words
 
 _FINDING = re.compile(r"^  \[(?P<status>[^\]]+)\] (?P<victim>\S+)$")
 
@@ -50,8 +50,8 @@ def assert_repros_fail(output: str, root: Path, env: Mapping[str, str] | None = 
     that lost its line does not pass unnoticed)."""
     commands = repro_lines(output)
     for victim, command in commands.items():
-        assert "statesnap" not in command, command
-        proc = run_shell(command, cwd=root, env=env)
+        assert not statesnap_words(command), command
+        proc = run_reproduction(command, root, env).proc
         assert f"FAILED {victim}" in proc.stdout or f"ERROR {victim}" in proc.stdout, (
             command, proc.stdout[-2000:], proc.stderr[-2000:])
     return len(commands)
