@@ -18,10 +18,12 @@ from pathlib import Path
 
 from statesnap.backfill.consolelog import parse_log
 from statesnap.backfill.junit import parse_junit
+from statesnap.backfill.optiontable import FALLBACK, CheckoutTables
 from statesnap.backfill.orderrecord import replay_invocation
 from statesnap.backfill.pytestreplay import is_replay_file, parse_replay
 from statesnap.backfill.shard import KIND_RANK, BadArtifact, Shard
 from statesnap.record import RecordError
+from statesnap.replayargs import OptionTable
 from statesnap.repro import without_statesnap
 
 _VERBOSITY = re.compile(r"^(?:-[vq]+|--verbose|--quiet|--verbosity=.*)$")
@@ -33,6 +35,8 @@ class Loaded:
     shards: list[Shard] = field(default_factory=list)
     #: One line per artifact (or shard) that could not be used.
     bad: list[str] = field(default_factory=list)
+    #: The checkout's option table per recorded invocation (None: not asked yet).
+    tables: CheckoutTables | None = None
 
 
 def expand(paths: Sequence[Path]) -> tuple[list[Path], list[str]]:
@@ -101,10 +105,11 @@ def _statesnap(path: Path) -> list[Shard]:
     return shards
 
 
-def collect_ids(root: Path, args: list[str] | None, python: str) -> set[str] | None:
+def collect_ids(root: Path, args: list[str] | None, python: str,
+                table: OptionTable = FALLBACK) -> set[str] | None:
     """The node ids the checkout has (``pytest --collect-only -q``), None when it fails."""
     # The recorded -v/-q would change what --collect-only prints: one id a line needs -q.
-    kept = [a for a in without_statesnap(replay_invocation(args))
+    kept = [a for a in without_statesnap(replay_invocation(args, table, root))
             if not _VERBOSITY.match(a)]
     cmd = [python, "-m", "pytest", *kept, "--collect-only", "-q", "-p", "no:cacheprovider"]
     try:
@@ -119,13 +124,15 @@ def collect_ids(root: Path, args: list[str] | None, python: str) -> set[str] | N
 
 def load(paths: Sequence[Path], root: Path, python: str) -> Loaded:
     files, bad = expand(paths)
-    loaded = Loaded(bad=bad)
+    tables = CheckoutTables(root, python)
+    loaded = Loaded(bad=bad, tables=tables)
     cache: list[set[str] | None] = []
     first_args: list[list[str] | None] = [None]
 
     def collected() -> set[str] | None:
         if not cache:
-            cache.append(collect_ids(root, first_args[0], python))
+            cache.append(collect_ids(root, first_args[0], python,
+                                     tables.table(first_args[0])))
         return cache[0]
 
     raw: list[Shard] = []

@@ -18,29 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from statesnap import __version__
+from statesnap.backfill.optiontable import FALLBACK
 from statesnap.backfill.shard import FAILING, Shard
 from statesnap.record import FORMAT, RecordWriter
 from statesnap.replayargs import OptionTable, replay_args
 
-#: pytest's own options that take a value, for reading an invocation from a log (a replay
-#: child records the full set from pytest's parser; here there is no parser to ask).
-PYTEST_VALUED = frozenset({
-    "-c", "-o", "--override-ini", "-W", "--pythonwarnings", "-p", "--rootdir", "--confcutdir",
-    "--import-mode", "--tb", "-r", "--capture", "--color", "--code-highlight", "--log-level",
-    "--log-format", "--log-date-format", "--log-cli-level", "--log-cli-format",
-    "--log-file", "--log-file-level", "--log-file-format", "--durations-min", "--inifile",
-    "--cache-dir", "--doctest-glob", "--doctest-report", "--assert", "--verbosity",
-    "--timeout", "--timeout-method", "--replay-record-dir", "--replay", "--replay-base-name",
-    "--dist", "--tx", "--rsyncdir", "--maxworkerrestart", "--max-worker-restart",
-})
 #: Dropped with their value as well: outputs of the recorded run a replay must not write.
 _OUTPUTS = frozenset({"--replay-record-dir", "--replay", "--replay-base-name"})
 
 
-def replay_invocation(args: list[str] | None) -> list[str]:
-    """The recorded arguments a replay keeps, statesnap first."""
-    table = OptionTable(nargs={name: None for name in PYTEST_VALUED})
-    kept = replay_args(args or [], table)
+def replay_invocation(args: list[str] | None, table: OptionTable = FALLBACK,
+                      cwd: Path | None = None) -> list[str]:
+    """The recorded arguments a replay keeps, statesnap first; ``table`` is the checkout's
+    (statesnap.backfill.optiontable), ``cwd`` where ``@FILE`` arguments are read from."""
+    kept = replay_args(args or [], table, cwd=cwd)
     out: list[str] = []
     skip = False
     for arg in kept:
@@ -57,7 +48,7 @@ def replay_invocation(args: list[str] | None) -> list[str]:
     return out
 
 
-def order_header(shard: Shard, root: Path) -> dict[str, Any]:
+def order_header(shard: Shard, root: Path, table: OptionTable = FALLBACK) -> dict[str, Any]:
     return {
         "type": "header",
         "format": FORMAT,
@@ -77,18 +68,19 @@ def order_header(shard: Shard, root: Path) -> dict[str, Any]:
         "probes": [],
         "env": {},
         "notes": {"backfill": "; ".join(shard.notes)} if shard.notes else {},
-        "replay": {"args": replay_invocation(shard.args), "cwd": str(root)},
+        "replay": {"args": replay_invocation(shard.args, table, root), "cwd": str(root)},
         "order_only": True,
         "source": {"path": str(shard.source), "kind": shard.kind, "worker": shard.worker},
     }
 
 
-def write_order_record(shard: Shard, root: Path, path: Path) -> Path:
+def write_order_record(shard: Shard, root: Path, path: Path,
+                       table: OptionTable = FALLBACK) -> Path:
     """Write ``shard`` as an order-only record at ``path`` (replaced whole)."""
     tmp = path.with_name(f".{path.name}.tmp")
     writer = RecordWriter(tmp)
     try:
-        writer.write(order_header(shard, root))
+        writer.write(order_header(shard, root, table))
         for index, nodeid in enumerate(shard.order):
             outcome = shard.outcomes.get(nodeid, "unknown")
             if outcome == "crashed":

@@ -19,6 +19,7 @@ from pathlib import Path
 from statesnap.backfill.artifacts import load
 from statesnap.backfill.engine import Engine
 from statesnap.backfill.journal import Journal
+from statesnap.backfill.optiontable import FALLBACK, CheckoutTables
 from statesnap.backfill.orderrecord import write_order_record
 from statesnap.backfill.progress import Progress
 from statesnap.backfill.remote import Context, RemoteRunner
@@ -77,10 +78,12 @@ class Backfill:
         self.progress = progress
         self.out = Outcome()
         self._state_runners: list[RemoteRunner] = []
+        self.tables = CheckoutTables(opts.root, sys.executable)
 
     def load(self) -> Outcome:
         """Read the artifacts and write the order-only records (no replay yet)."""
         loaded = load(self.opts.artifacts, self.opts.root, sys.executable)
+        self.tables = loaded.tables or CheckoutTables(self.opts.root, sys.executable)
         self.out.bad = loaded.bad
         self.out.shards = loaded.shards
         return self.out
@@ -90,7 +93,12 @@ class Backfill:
         orders.mkdir(parents=True, exist_ok=True)
         for shard in self.out.shards:
             path = orders / f"{slug(shard.source.name)}.{slug(shard.worker)}.jsonl"
-            self.out.order_records.append(write_order_record(shard, self.opts.root, path))
+            table = self.tables.table(shard.args)
+            if table is FALLBACK and shard.args:
+                shard.notes.append(self.tables.notes[-1] if self.tables.notes else
+                                   "the recorded arguments are read with pytest's own options")
+            self.out.order_records.append(
+                write_order_record(shard, self.opts.root, path, table))
 
     def run(self) -> Outcome:
         t0 = time.monotonic()

@@ -1,0 +1,33 @@
+"""A pytest plugin that writes pytest's option table to a file and ends the run before it starts.
+
+Loaded with ``-p statesnap.backfill.optiondump`` in the checkout, with the recorded run's own
+arguments, so the plugins and conftests that run loaded are loaded here too: their options'
+arities come from pytest's parser, as a replay child's do (statesnap.replayargs).  Nothing is
+configured, collected or written but the table: ``pytest_cmdline_main`` answers first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from statesnap.plugin import pytest_option_table
+
+#: The file the table is written to (set by statesnap.backfill.optiontable).
+ENV = "STATESNAP_OPTION_TABLE_OUT"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int:
+    table = pytest_option_table(config)
+    data = {
+        "nargs": dict(table.nargs),
+        "aliases": {k: sorted(v) for k, v in table.aliases.items()},
+        "own": sorted(table.own),
+        "fromfile_prefix": table.fromfile_prefix,
+    }
+    with open(os.environ[ENV], "w", encoding="utf-8") as out:
+        json.dump(data, out)
+    return 0
