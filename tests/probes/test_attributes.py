@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from statesnap.diff import Change, diff_maps
+from statesnap.probes._attrscan import MODULE_PART, Tracked, module_namespace, refresh
 from statesnap.probes.attributes import AttributesProbe
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.redact import Redactor
@@ -422,3 +423,96 @@ def test_a_change_is_not_lost_when_an_import_rebuilds_the_watch(project: Project
     assert {f"{m}:REGISTRY", f"{m}:Widget.count", f"{project.name}:other"} <= set(changes)
     # The new module's own attributes came with it: not changes of their own.
     assert f"{project.name}.other:Z" not in changes
+
+
+MANY_CLASSES = """
+import functools
+
+SETTINGS = {"level": 1}
+
+class Alpha:
+    registry = []
+    options = {"x": {"deep": []}}
+
+class Beta:
+    count = 0
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def square(x):
+        return x * x
+
+class Gamma:
+    seen = set()
+"""
+
+
+def test_a_change_in_one_class_redescribes_that_class_only(project: Project) -> None:
+    project.write("many", MANY_CLASSES)
+    mod = project.load("many")
+    m = f"{project.name}.many"
+    tracked = Tracked(m, mod, module_namespace(mod))
+    names = frozenset({m})
+    kinds: dict[str, str] = {}
+    refresh(tracked, names, None, kinds)
+    parts = dict(tracked.parts)
+    assert set(parts) == {MODULE_PART, "Alpha", "Beta", "Gamma"}
+    fps = dict(tracked.fps)
+
+    # As unittest's class teardown does: an attribute set on one class.
+    mod.Beta.count = 1
+    assert refresh(tracked, names, None, kinds, only={"Beta"})
+    assert tracked.parts["Beta"] is not parts["Beta"]
+    for kept in (MODULE_PART, "Alpha", "Gamma"):
+        assert tracked.parts[kept] is parts[kept], kept
+    assert {k for k in fps if fps[k] != tracked.fps.get(k)} == {f"{m}:Beta.count"}
+    # The whole module described again gives the same fingerprints.
+    whole = Tracked(m, mod, module_namespace(mod))
+    refresh(whole, names, None, {})
+    assert whole.fps == tracked.fps
+
+
+@pytest.mark.parametrize(("change", "key"), [
+    (lambda mod: mod.Alpha.registry.append(1), "Alpha.registry"),
+    (lambda mod: mod.Alpha.options["x"]["deep"].append(1), "Alpha.options"),
+    (lambda mod: mod.Gamma.seen.add("a"), "Gamma.seen"),
+    (lambda mod: mod.Beta.square(3), "Beta.square#cache"),
+    (lambda mod: mod.SETTINGS.update(level=2), "SETTINGS"),
+    (lambda mod: setattr(mod, "Gamma", type("Gamma", (), {"__module__": mod.__name__})),
+     "Gamma"),
+])
+def test_in_place_changes_in_any_part_are_seen_after_another_part_moved(
+        project: Project, change: Callable[[Any], object], key: str) -> None:
+    project.write("many", MANY_CLASSES)
+    mod = project.load("many")
+    probe = _probe(project.root)
+    m = f"{project.name}.many"
+    before = probe.read()
+    mod.Beta.count = 1  # one class re-described alone first
+    after_first = probe.read()
+    assert {c.key for c in diff_maps("attributes", before, after_first)} == {
+        f"{m}:Beta.count"}
+    change(mod)
+    got = _changes(probe, after_first)
+    assert f"{m}:{key}" in got, sorted(got)
+
+
+def test_restoring_after_a_partial_redescription_puts_every_part_back(
+        project: Project) -> None:
+    project.write("many", MANY_CLASSES)
+    mod = project.load("many")
+    probe = _probe(project.root)
+    m = f"{project.name}.many"
+    saved = probe.save()
+    before = probe.read()
+    mod.Beta.count = 5
+    probe.read()  # Beta alone re-described
+    mod.Alpha.registry.append("x")
+    mod.Alpha.options["x"]["deep"].append("y")
+    changed = [c.key for c in diff_maps("attributes", before, probe.read())]
+    assert set(changed) == {f"{m}:Beta.count", f"{m}:Alpha.registry", f"{m}:Alpha.options"}
+    assert sorted(probe.restore(saved, changed)) == sorted(changed)
+    assert mod.Beta.count == 0
+    assert mod.Alpha.registry == []
+    assert mod.Alpha.options == {"x": {"deep": []}}
+    assert not diff_maps("attributes", before, probe.read())

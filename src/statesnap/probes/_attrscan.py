@@ -12,7 +12,7 @@ import gc
 import os
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +122,30 @@ def _put_back(container: Any, saved: Any) -> None:
         container.update(saved)
 
 
+#: The part of a module that is its own attributes (the others are its classes, by name).
+MODULE_PART = ""
+
+
+@dataclass(eq=False)
+class Part:
+    """What one part of a module (its own attributes, or one class) was described as.
+
+    A change that moved only objects of some classes re-describes those classes alone: a
+    unittest class teardown sets an attribute on its class, and a test module of hundreds of
+    classes would otherwise be described whole after each.
+    """
+
+    fps: dict[str, str] = field(default_factory=dict)
+    #: ``(NAME, class, real class dict or its proxy)`` for a class part.
+    cls: tuple[str, type, Mapping[str, Any]] | None = None
+    dicts: list[dict[Any, Any]] = field(default_factory=list)
+    seqs: list[Any] = field(default_factory=list)
+    #: ``(key, wrapper, internal dict or None)``
+    caches: list[tuple[str, Any, dict[Any, Any] | None]] = field(default_factory=list)
+    #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
+    containers: dict[str, list[Any]] = field(default_factory=dict)
+
+
 @dataclass(eq=False)
 class Tracked:
     """One project module and what was found in it when it was last described."""
@@ -133,14 +157,28 @@ class Tracked:
     #: Its set of watched objects changed since the current :class:`Watch` was built.
     rewatch: bool = True
     fps: dict[str, str] = field(default_factory=dict)
-    #: ``(NAME, class, real class dict or its proxy)`` of classes defined in the module.
-    classes: list[tuple[str, type, Mapping[str, Any]]] = field(default_factory=list)
-    dicts: list[dict[Any, Any]] = field(default_factory=list)
-    seqs: list[Any] = field(default_factory=list)
-    #: ``(key, wrapper, internal dict or None)``
-    caches: list[tuple[str, Any, dict[Any, Any] | None]] = field(default_factory=list)
-    #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
-    containers: dict[str, list[Any]] = field(default_factory=dict)
+    #: :data:`MODULE_PART` and each class defined in the module, by the name it is bound to.
+    parts: dict[str, Part] = field(default_factory=dict)
+
+    @property
+    def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
+        return [p.cls for p in self.parts.values() if p.cls is not None]
+
+    @property
+    def dicts(self) -> list[dict[Any, Any]]:
+        return [d for p in self.parts.values() for d in p.dicts]
+
+    @property
+    def seqs(self) -> list[Any]:
+        return [s for p in self.parts.values() for s in p.seqs]
+
+    @property
+    def caches(self) -> list[tuple[str, Any, dict[Any, Any] | None]]:
+        return [c for p in self.parts.values() for c in p.caches]
+
+    @property
+    def containers(self) -> dict[str, list[Any]]:
+        return {k: v for p in self.parts.values() for k, v in p.containers.items()}
 
     def watched(self) -> list[object]:
         return [self.ns, *(c for _, _, c in self.classes), *self.dicts, *self.seqs,
@@ -208,49 +246,74 @@ class SavedModule:
         return True
 
 
-def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> bool:
-    """Describe module ``t`` again; return whether its fingerprints changed."""
-    fps: dict[str, str] = {}
-    before: tuple[list[Any], ...] = (t.classes, t.dicts, t.seqs, t.caches)
-    t.classes, t.dicts, t.seqs, t.caches, t.containers = [], [], [], [], {}
+def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
+            only: Collection[str] | None = None) -> bool:
+    """Describe module ``t`` again; return whether its fingerprints changed.
+
+    ``only``: the classes (by name) whose watched objects moved, when the module's own part did
+    not; every other part keeps its last description.  None: the whole module.
+    """
+    before = t.watched()
+    old = t.parts if t.fresh and only is not None else {}
+    own = old.get(MODULE_PART)
+    parts = {MODULE_PART: own if own is not None else
+             _describe_module(t, project, redactor, kinds)}
     seen: set[int] = set()
     for name, value in list(t.ns.items()):
-        if skip_name(name):
+        if not D.kind(value, type) or skip_name(name) or id(value) in seen:
             continue
-        _entry(t, fps, name, name, value, project, redactor, kinds)
-        if D.kind(value, type) and id(value) not in seen:
-            proxy = value.__dict__
-            if proxy.get("__module__") != t.name:
-                continue  # imported from elsewhere: described where it is defined
-            seen.add(id(value))
-            t.classes.append((name, value, class_dict(value) or proxy))
-            machinery = class_skip(value)
-            for attr, member in list(proxy.items()):
-                if skip_name(attr) or attr in machinery:
-                    continue
-                _entry(t, fps, f"{name}.{attr}", attr, member, project, redactor, kinds)
-                _cache_entry(t, fps, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
-        elif D.is_cache(value) and getattr(value, "__module__", None) == t.name:
-            _cache_entry(t, fps, name, value, kinds)
-    after: tuple[list[Any], ...] = (t.classes, t.dicts, t.seqs, t.caches)
-    t.rewatch = t.rewatch or not t.fresh or any(
-        list(map(id, _objs(a))) != list(map(id, _objs(b)))
-        for a, b in zip(before, after, strict=True))
+        proxy = value.__dict__
+        if proxy.get("__module__") != t.name:
+            continue  # imported from elsewhere: described where it is defined
+        seen.add(id(value))
+        kept = old.get(name)
+        if (kept is not None and name not in (only or ()) and kept.cls is not None
+                and kept.cls[1] is value):
+            parts[name] = kept
+        else:
+            parts[name] = _describe_class(t, name, value, proxy, project, redactor, kinds)
+    t.parts = parts
+    fps: dict[str, str] = {}
+    for part in parts.values():
+        fps.update(part.fps)
+    after = t.watched()
+    t.rewatch = t.rewatch or not t.fresh or list(map(id, before)) != list(map(id, after))
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
     return changed
 
 
-def _objs(items: list[Any]) -> list[Any]:
-    return [i[1] if isinstance(i, tuple) else i for i in items]
+def _describe_module(t: Tracked, project: frozenset[str], redactor: Any,
+                     kinds: dict[str, str]) -> Part:
+    part = Part()
+    for name, value in list(t.ns.items()):
+        if skip_name(name):
+            continue
+        _entry(t, part, name, name, value, project, redactor, kinds)
+        if (not D.kind(value, type) and D.is_cache(value)
+                and getattr(value, "__module__", None) == t.name):
+            _cache_entry(t, part, name, value, kinds)
+    return part
 
 
-def _entry(t: Tracked, fps: dict[str, str], path: str, attr: str, value: Any,
+def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
+                    project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
+    part = Part(cls=(name, cls, class_dict(cls) or proxy))
+    machinery = class_skip(cls)
+    for attr, member in list(proxy.items()):
+        if skip_name(attr) or attr in machinery:
+            continue
+        _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
+        _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
+    return part
+
+
+def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
            project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
     key = f"{t.name}:{path}"
     text, data = D.describe(value, project)
-    fps[key] = redactor(attr, text) if data and redactor is not None else text
+    part.fps[key] = redactor(attr, text) if data and redactor is not None else text
     watched: list[Any] = []
     if D.is_container(value):
         watched.append(value)
@@ -265,12 +328,12 @@ def _entry(t: Tracked, fps: dict[str, str], path: str, attr: str, value: Any,
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:
-        t.containers[path] = watched
+        part.containers[path] = watched
         for c in watched:
-            (t.dicts if isinstance(c, dict) else t.seqs).append(c)
+            (part.dicts if isinstance(c, dict) else part.seqs).append(c)
 
 
-def _cache_entry(t: Tracked, fps: dict[str, str], path: str, func: Any,
+def _cache_entry(t: Tracked, part: Part, path: str, func: Any,
                  kinds: dict[str, str]) -> None:
     if not D.is_cache(func):
         return
@@ -280,6 +343,6 @@ def _cache_entry(t: Tracked, fps: dict[str, str], path: str, func: Any,
         size = int(info.currsize)
     except Exception:  # not the cache_info we know: leave it out rather than guess
         return
-    fps[key] = f"currsize={size} maxsize={info.maxsize}"
+    part.fps[key] = f"currsize={size} maxsize={info.maxsize}"
     kinds[key] = "cache"
-    t.caches.append((key, func, _cache_dict(func, size)))
+    part.caches.append((key, func, _cache_dict(func, size)))

@@ -13,11 +13,15 @@ from operator import ne
 from typing import TYPE_CHECKING, Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrscan import MODULE_PART
 from statesnap.probes._dictwatch import portable_reader, versions
 from statesnap.probes._listwatch import contents_reader
 
 if TYPE_CHECKING:
     from statesnap.probes._attrscan import Tracked
+
+    #: A module and one of its parts (:data:`MODULE_PART` or a class name).
+    Owner = tuple[Tracked, str]
 
 _MISSING = object()
 
@@ -58,27 +62,31 @@ class Watch:
         self.huge: list[Any] = []
         self.cache_dicts: list[dict[Any, Any]] = []
         self.slow_caches: list[Any] = []
-        own: dict[str, list[Tracked]] = {k: [] for k in "tpshcf"}
+        own: dict[str, list[Owner]] = {k: [] for k in "tpshcf"}
         for t in mods:
             t.rewatch = False
-            for m in (t.ns, *(c for _, _, c in t.classes), *t.dicts):
-                if isinstance(m, dict):
-                    tagged.append(m)
-                    own["t"].append(t)
-                else:
-                    proxies.append(m)
-                    own["p"].append(t)
-            for seq in t.seqs:
-                big = len(seq) > D.HUGE
-                (self.huge if big else self.small).append(seq)
-                own["h" if big else "s"].append(t)
-            for _, func, d in t.caches:
-                if d is not None:
-                    self.cache_dicts.append(d)
-                    own["c"].append(t)
-                else:
-                    self.slow_caches.append(func)
-                    own["f"].append(t)
+            tagged.append(t.ns)
+            own["t"].append((t, MODULE_PART))
+            for key, part in t.parts.items():
+                owner = (t, key)
+                for m in ((part.cls[2],) if part.cls is not None else ()) + tuple(part.dicts):
+                    if isinstance(m, dict):
+                        tagged.append(m)
+                        own["t"].append(owner)
+                    else:
+                        proxies.append(m)
+                        own["p"].append(owner)
+                for seq in part.seqs:
+                    big = len(seq) > D.HUGE
+                    (self.huge if big else self.small).append(seq)
+                    own["h" if big else "s"].append(owner)
+                for _, func, d in part.caches:
+                    if d is not None:
+                        self.cache_dicts.append(d)
+                        own["c"].append(owner)
+                    else:
+                        self.slow_caches.append(func)
+                        own["f"].append(owner)
         # Item ids are summed over non-empty sequences only (an empty registry is the common
         # case and costs a step of the chain per list); one that fills up changes its length,
         # and read() then rebuilds the watch with it.
@@ -93,7 +101,7 @@ class Watch:
         #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
         self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
                                           self.huge, self.cache_dicts, self.slow_caches]
-        self.owners: list[list[Tracked]] = [
+        self.owners: list[list[Owner]] = [
             own["t"], own["p"], own["s"], list(compress(own["s"], self._filled)), own["h"],
             own["c"], own["f"]]
         #: Readings when the owners were last described (None: not known), and, for a watch
@@ -131,12 +139,12 @@ class Watch:
         self.last = now
         self._last_tag_items = None
 
-    def dirty(self, now: tuple[Any, ...]) -> list[Tracked]:
-        """Modules owning an object whose reading moved since :attr:`last`."""
+    def dirty(self, now: tuple[Any, ...]) -> list[Owner]:
+        """The parts of modules owning an object whose reading moved since :attr:`last`."""
         last = self.last
         if last is None:
             return []
-        out: list[Tracked] = []
+        out: list[Owner] = []
         for k, (a, b) in enumerate(zip(now, last, strict=True)):
             if a == b:
                 continue  # one C-level comparison for the usual case

@@ -35,7 +35,13 @@ from operator import ne
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
-from statesnap.probes._attrscan import Tracked, is_project_file, module_namespace, refresh
+from statesnap.probes._attrscan import (
+    MODULE_PART,
+    Tracked,
+    is_project_file,
+    module_namespace,
+    refresh,
+)
 from statesnap.probes._attrwatch import Watch
 from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
@@ -176,14 +182,21 @@ class AttributesProbe(Probe):
         if self._modules_moved():
             self._rescan()
         watch = self._watch
-        dirty = [t for t in self._mods if not t.fresh]
         now = watch.readings()
-        dirty += watch.dirty(now)
+        # Each module once, in order, with the parts that moved (None: all of it).
+        dirty: dict[Tracked, set[str] | None] = {t: None for t in self._mods if not t.fresh}
+        for t, part in watch.dirty(now):
+            parts = dirty.setdefault(t, set())
+            if parts is not None:
+                if part == MODULE_PART:
+                    dirty[t] = None
+                else:
+                    parts.add(part)
         changed, self._regather = self._regather, False
         names = frozenset(self._by_name)
         rewatch = False
-        for t in dict.fromkeys(dirty):  # each module once, in order
-            changed |= refresh(t, names, self._redactor, self._kinds)
+        for t, only in dirty.items():
+            changed |= refresh(t, names, self._redactor, self._kinds, only)
             rewatch |= t.rewatch
         if rewatch or watch.filled_moved():
             watch = self._watch = Watch(self._mods, previous=watch)
