@@ -44,6 +44,7 @@ from casesetup import (
     passed,
     plain,
     pytest_env,
+    check_hidden,
     validate,
 )
 
@@ -260,6 +261,8 @@ def run_case(case: Case, budget: float, dtp: bool) -> Row:
     if h.first == case.id:
         row.wall_plain, row.wall_snap = h.wall_plain, h.wall_snap
     row.default_fails = outcome(h.snap_stdout, case.victim) in ("failed", "error")
+    if row.default_fails == case.hidden:
+        row.notes.append(f"manifest says hidden={case.hidden}, the default order disagrees")
     if row.default_fails:
         score_verdict(row, h.out)
     score_hunt(row, h)
@@ -328,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             except Unavailable as exc:
                 print(f"{case.id}: skipped: {exc}")
                 continue
-            why = validate(case, python, src)
+            why = validate(case, python, src) or check_hidden(case, python, src)
             bad += why is not None
             print(f"{case.id}: {'valid' if why is None else 'NOT valid: ' + why}", flush=True)
         return 1 if bad else 0

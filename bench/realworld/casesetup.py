@@ -208,3 +208,14 @@ def validate(case: Case, python: Path, src: Path) -> str | None:
         if not failed(pair, case.victim):
             return f"the victim does not fail after {polluter}"
     return None
+
+
+def check_hidden(case: Case, python: Path, src: Path) -> str | None:
+    """None when the suite's default order agrees with ``hidden``; else what it did instead."""
+    suite = plain(python, src, [*case.args, case.suite], timeout=1800)
+    fails = failed(suite, case.victim)
+    if fails == case.hidden:
+        said = "hidden" if case.hidden else "not hidden"
+        return (f"said {said}, but the victim {'fails' if fails else 'passes'} "
+                f"in the default order ({case.suite})")
+    return None
