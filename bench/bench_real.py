@@ -38,13 +38,13 @@ from casesetup import (
     Case,
     Unavailable,
     case_env,
+    check_hidden,
     failed,
     load_cases,
     outcome,
     passed,
     plain,
     pytest_env,
-    check_hidden,
     validate,
 )
 
