@@ -80,7 +80,13 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -
         return []
     out: list[Change] = []
     sep = OWNED_KEYS.get(probe)
-    for key in sorted(set(before) | set(after)):
+    try:
+        # The keys whose entry differs, found in C (maps of thousands of keys, few changed);
+        # values that cannot be hashed fall back to every key.
+        keys: set[str] = {k for k, _ in before.items() ^ after.items()}
+    except TypeError:
+        keys = set(before) | set(after)
+    for key in sorted(keys):
         if key not in after:
             if sep is None or key.partition(sep)[0] + sep in after:
                 out.append(Change(probe, key, REMOVED, before[key], None))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from statesnap.diff import Change, diff_maps
-from statesnap.probes._attrscan import MODULE_PART, Tracked, module_namespace, refresh
+from statesnap.probes._attrscan import Tracked, module_namespace, refresh
 from statesnap.probes.attributes import AttributesProbe
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.redact import Redactor
@@ -447,29 +447,62 @@ class Gamma:
 """
 
 
-def test_a_change_in_one_class_redescribes_that_class_only(project: Project) -> None:
-    project.write("many", MANY_CLASSES)
+def _described(project: Project, source: str) -> tuple[Any, Tracked, frozenset[str]]:
+    project.write("many", source)
     mod = project.load("many")
-    m = f"{project.name}.many"
-    tracked = Tracked(m, mod, module_namespace(mod))
-    names = frozenset({m})
-    kinds: dict[str, str] = {}
-    refresh(tracked, names, None, kinds)
+    tracked = Tracked(f"{project.name}.many", mod, module_namespace(mod))
+    names = frozenset({tracked.name})
+    refresh(tracked, names, None, {})
+    return mod, tracked, names
+
+
+def _whole(tracked: Tracked, names: frozenset[str]) -> dict[str, str]:
+    """The fingerprints of the module described whole, from scratch."""
+    fresh = Tracked(tracked.name, tracked.module, tracked.ns)
+    refresh(fresh, names, None, {})
+    return fresh.fps
+
+
+def test_a_change_in_one_class_redescribes_that_class_only(project: Project) -> None:
+    mod, tracked, names = _described(project, MANY_CLASSES)
+    m = tracked.name
     parts = dict(tracked.parts)
-    assert set(parts) == {MODULE_PART, "Alpha", "Beta", "Gamma"}
+    assert {"SETTINGS", "Alpha", "Alpha.", "Beta", "Beta.", "Gamma", "Gamma."} <= set(parts)
     fps = dict(tracked.fps)
 
     # As unittest's class teardown does: an attribute set on one class.
     mod.Beta.count = 1
-    assert refresh(tracked, names, None, kinds, only={"Beta"})
-    assert tracked.parts["Beta"] is not parts["Beta"]
-    for kept in (MODULE_PART, "Alpha", "Gamma"):
+    assert refresh(tracked, names, None, {}, only={"Beta."})
+    assert tracked.parts["Beta."] is not parts["Beta."]
+    for kept in set(parts) - {"Beta."}:
         assert tracked.parts[kept] is parts[kept], kept
     assert {k for k in fps if fps[k] != tracked.fps.get(k)} == {f"{m}:Beta.count"}
-    # The whole module described again gives the same fingerprints.
-    whole = Tracked(m, mod, module_namespace(mod))
-    refresh(whole, names, None, {})
-    assert whole.fps == tracked.fps
+    assert tracked.fps == _whole(tracked, names)
+
+
+def test_names_rebound_added_or_deleted_are_redescribed_alone(project: Project) -> None:
+    mod, tracked, names = _described(project, MANY_CLASSES)
+    m = tracked.name
+    parts = dict(tracked.parts)
+    original = mod.SETTINGS
+    # As click's test runner does: a module attribute swapped for the test, then put back.
+    mod.SETTINGS = {"level": 2}
+    assert refresh(tracked, names, None, {}, only={""})
+    assert tracked.fps[f"{m}:SETTINGS"] != parts["SETTINGS"].fps[f"{m}:SETTINGS"]
+    assert [k for k in parts if tracked.parts[k] is not parts[k]] == ["SETTINGS"]
+    mod.SETTINGS = original
+    assert refresh(tracked, names, None, {}, only={""})
+    assert tracked.fps == _whole(tracked, names)
+    # Added and deleted names, and a class rebound to another class.
+    mod.NEW = [1]
+    del mod.Gamma
+    mod.Alpha = type("Alpha", (), {"__module__": m, "fresh": 1})
+    assert refresh(tracked, names, None, {}, only={""})
+    assert f"{m}:NEW" in tracked.fps
+    assert not [k for k in tracked.fps if k.startswith(f"{m}:Gamma")]
+    assert f"{m}:Alpha.fresh" in tracked.fps and f"{m}:Alpha.registry" not in tracked.fps
+    assert tracked.fps == _whole(tracked, names)
+    assert tracked.parts["Beta."] is parts["Beta."]
 
 
 @pytest.mark.parametrize(("change", "key"), [

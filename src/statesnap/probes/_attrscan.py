@@ -122,19 +122,24 @@ def _put_back(container: Any, saved: Any) -> None:
         container.update(saved)
 
 
-#: The part of a module that is its own attributes (the others are its classes, by name).
+#: The owner of a module's namespace dict itself (a name bound, rebound or deleted); every
+#: other part is one module attribute (by name) or one class defined there (name + ``.``).
 MODULE_PART = ""
+CLASS_SUFFIX = "."
 
 
 @dataclass(eq=False)
 class Part:
-    """What one part of a module (its own attributes, or one class) was described as.
+    """What one part of a module (one attribute, or one class) was described as.
 
-    A change that moved only objects of some classes re-describes those classes alone: a
-    unittest class teardown sets an attribute on its class, and a test module of hundreds of
-    classes would otherwise be described whole after each.
+    A change re-describes only the parts whose objects moved and the names bound anew: a
+    unittest class teardown sets an attribute on its class, click's test runner swaps and puts
+    back a few module functions, and a module of hundreds of attributes and classes would
+    otherwise be described whole after each.
     """
 
+    #: The object described: the attribute's value, or the class.
+    value: Any = None
     fps: dict[str, str] = field(default_factory=dict)
     #: ``(NAME, class, real class dict or its proxy)`` for a class part.
     cls: tuple[str, type, Mapping[str, Any]] | None = None
@@ -157,7 +162,8 @@ class Tracked:
     #: Its set of watched objects changed since the current :class:`Watch` was built.
     rewatch: bool = True
     fps: dict[str, str] = field(default_factory=dict)
-    #: :data:`MODULE_PART` and each class defined in the module, by the name it is bound to.
+    #: Each module attribute by name, and each class defined in the module by its name and
+    #: :data:`CLASS_SUFFIX`, in the namespace's order.
     parts: dict[str, Part] = field(default_factory=dict)
 
     @property
@@ -250,56 +256,83 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             only: Collection[str] | None = None) -> bool:
     """Describe module ``t`` again; return whether its fingerprints changed.
 
-    ``only``: the classes (by name) whose watched objects moved, when the module's own part did
-    not; every other part keeps its last description.  None: the whole module.
+    ``only``: the parts whose watched objects moved (:attr:`Tracked.parts` keys, or
+    :data:`MODULE_PART` for the namespace); the other parts whose name is still bound to the
+    same object keep their last description.  None: the whole module.
     """
-    before = t.watched()
     old = t.parts if t.fresh and only is not None else {}
-    own = old.get(MODULE_PART)
-    parts = {MODULE_PART: own if own is not None else
-             _describe_module(t, project, redactor, kinds)}
+    redo = frozenset(only or ())
+    parts: dict[str, Part] = {}
+    #: Parts described now, and the old parts they replace (None: a name bound anew).
+    made: list[tuple[Part, Part | None]] = []
     seen: set[int] = set()
     for name, value in list(t.ns.items()):
-        if not D.kind(value, type) or skip_name(name) or id(value) in seen:
+        kept = old.get(name)
+        if kept is not None and kept.value is value and name not in redo:
+            parts[name] = kept  # bound to the same object, nothing of it moved
+        elif skip_name(name):
+            continue
+        else:
+            parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
+            made.append((parts[name], kept))
+        if not D.kind(value, type) or id(value) in seen:
             continue
         proxy = value.__dict__
         if proxy.get("__module__") != t.name:
             continue  # imported from elsewhere: described where it is defined
         seen.add(id(value))
-        kept = old.get(name)
-        if (kept is not None and name not in (only or ()) and kept.cls is not None
-                and kept.cls[1] is value):
-            parts[name] = kept
+        key = name + CLASS_SUFFIX
+        kept = old.get(key)
+        if kept is not None and kept.value is value and key not in redo:
+            parts[key] = kept
         else:
-            parts[name] = _describe_class(t, name, value, proxy, project, redactor, kinds)
+            parts[key] = _describe_class(t, name, value, proxy, project, redactor, kinds)
+            made.append((parts[key], kept))
+    if old and len(parts) - sum(k is None for _, k in made) == len(old):
+        # Every old part is still there or replaced: only the replaced ones' keys change.
+        fps = dict(t.fps)
+        for _, kept in made:
+            for key in kept.fps if kept is not None else ():
+                fps.pop(key, None)
+        for part, _ in made:
+            fps.update(part.fps)
+        # The watch is rebuilt when a re-described part watches other objects.
+        t.rewatch = t.rewatch or any(
+            list(map(id, _part_objects(part))) != list(map(id, _part_objects(kept)))
+            for part, kept in made)
+    else:
+        fps = {}
+        for part in parts.values():
+            fps.update(part.fps)
+        t.rewatch = True
     t.parts = parts
-    fps: dict[str, str] = {}
-    for part in parts.values():
-        fps.update(part.fps)
-    after = t.watched()
-    t.rewatch = t.rewatch or not t.fresh or list(map(id, before)) != list(map(id, after))
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
     return changed
 
 
-def _describe_module(t: Tracked, project: frozenset[str], redactor: Any,
-                     kinds: dict[str, str]) -> Part:
-    part = Part()
-    for name, value in list(t.ns.items()):
-        if skip_name(name):
-            continue
-        _entry(t, part, name, name, value, project, redactor, kinds)
-        if (not D.kind(value, type) and D.is_cache(value)
-                and getattr(value, "__module__", None) == t.name):
-            _cache_entry(t, part, name, value, kinds)
+def _part_objects(part: Part | None) -> list[Any]:
+    """The objects a part has the watch read (none for a part that is not there)."""
+    if part is None:
+        return []
+    return [*(part.cls[2:] if part.cls is not None else ()), *part.dicts, *part.seqs,
+            *(d if d is not None else w for _, w, d in part.caches)]
+
+
+def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
+                        redactor: Any, kinds: dict[str, str]) -> Part:
+    part = Part(value=value)
+    _entry(t, part, name, name, value, project, redactor, kinds)
+    if (not D.kind(value, type) and D.is_cache(value)
+            and getattr(value, "__module__", None) == t.name):
+        _cache_entry(t, part, name, value, kinds)
     return part
 
 
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
                     project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
-    part = Part(cls=(name, cls, class_dict(cls) or proxy))
+    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy))
     machinery = class_skip(cls)
     for attr, member in list(proxy.items()):
         if skip_name(attr) or attr in machinery:

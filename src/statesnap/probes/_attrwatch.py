@@ -20,7 +20,7 @@ from statesnap.probes._listwatch import contents_reader
 if TYPE_CHECKING:
     from statesnap.probes._attrscan import Tracked
 
-    #: A module and one of its parts (:data:`MODULE_PART` or a class name).
+    #: A module and one of its parts (:data:`MODULE_PART`, or a key of ``Tracked.parts``).
     Owner = tuple[Tracked, str]
 
 _MISSING = object()

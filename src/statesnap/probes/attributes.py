@@ -36,7 +36,6 @@ from typing import Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import (
-    MODULE_PART,
     Tracked,
     is_project_file,
     module_namespace,
@@ -188,10 +187,7 @@ class AttributesProbe(Probe):
         for t, part in watch.dirty(now):
             parts = dirty.setdefault(t, set())
             if parts is not None:
-                if part == MODULE_PART:
-                    dirty[t] = None
-                else:
-                    parts.add(part)
+                parts.add(part)
         changed, self._regather = self._regather, False
         names = frozenset(self._by_name)
         rewatch = False
