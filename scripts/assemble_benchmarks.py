@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ORDER = ("overhead", "overhead-nocache", "overhead-before-after", "overhead-probes-against",
-         "fixed", "healthy", "locate", "report", "isolate", "hunt", "demo-verdicts", "mutation",
+ORDER = ("overhead", "instructions-now", "instructions-start", "overhead-nocache",
+         "overhead-before-after", "overhead-probes-against", "fixed", "healthy", "locate", "report", "isolate", "hunt", "demo-verdicts", "mutation",
          "realworld", "backfill")
 INTRO = """# Benchmarks
 
