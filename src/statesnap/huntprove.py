@@ -42,6 +42,7 @@ from statesnap.keyproof import smallest_healing_set
 from statesnap.minimize import ddmin
 from statesnap.repro import repro_command
 from statesnap.runner import test_files
+from statesnap.signature import Signature
 
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
@@ -140,11 +141,12 @@ class Prover:
     # -- the two proofs --------------------------------------------------------------------
     def latent(self, suspects: Sequence[Suspect]) -> None:
         def fails(obs: Observed, s: Suspect) -> bool:
+            # The same failure, not just a failure: another assertion (or another error) in
+            # the pair is another order dependency, and would print a wrong polluter.
             if not obs.failed(s.nodeid):
                 return False
-            want = (s.failure or {}).get("exc_type")
-            got = (obs.result.failures.get(s.nodeid) or {}).get("exc_type")
-            return want in (None, "crash") or got in (None, want)
+            got = Signature.of(obs.result.failures.get(s.nodeid))
+            return Signature.of(s.failure).same_as(got)
 
         self._prove(suspects, fails, PAIR, "polluter", LATENT)
 

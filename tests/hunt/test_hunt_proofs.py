@@ -1,0 +1,89 @@
+"""A hunt's findings, checked the way a user meets them: ``statesnap hunt`` prints them, and
+every printed ``reproduce:`` line is pasted into a shell under plain pytest.
+
+Each suite here is built so that a shortcut in the proof would print a wrong line: a pair
+that fails the victim in another way, a reproduction longer than a few tests, a shared
+proof run where another test stands in front of the victim.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hunt_helpers import Suite
+
+from repro_check import check_reproductions, run_reproduction
+
+pytestmark = pytest.mark.slow
+
+
+def statesnap_hunt(record: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "statesnap", "hunt", str(record), "-q",
+                           "--budget", "600", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=900)
+
+
+def finding_blocks(output: str) -> dict[str, str]:
+    """``{victim node id: its block of lines}`` from the hunt's terminal output (each
+    finding starts with ``  [STATUS] victim``)."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in output.splitlines():
+        if line.startswith("  [") and "] " in line:
+            current = blocks.setdefault(line.split("] ", 1)[1].split()[0], [])
+        elif not line.startswith("    "):
+            current = None
+        if current is not None:
+            current.append(line)
+    return {v: "\n".join(lines) for v, lines in blocks.items()}
+
+
+def test_a_pair_that_fails_the_victim_differently_is_not_its_polluter(suite: Suite) -> None:
+    # The victim fails on the mode check after both leakers (the hunt's order).  Its own code
+    # names ZOO_FEED, so the feed leaker is tried first; after it alone the victim fails too,
+    # with the same exception type but on the next assertion: another failure, not this one.
+    suite.write({
+        "checks.py": '''
+import os
+
+def mode_is_day():
+    return os.environ.get("ZOO_" + "MODE", "day") == "day"
+
+def feed_is_hay():
+    return os.environ.get("ZOO_" + "FEED", "hay") == "hay"
+''',
+        "test_a_visit.py": '''
+import os
+import checks
+
+def test_visit():
+    feed = os.environ.get("ZOO_FEED")
+    assert checks.mode_is_day(), f"the zoo is closed (feed: {feed})"
+    assert checks.feed_is_hay(), "the animals are hungry"
+''',
+        "test_b_mode.py": '''
+import os
+
+def test_night_mode():
+    os.environ["ZOO_MODE"] = "night"
+''',
+        "test_c_feed.py": '''
+import os
+
+def test_meat_feed():
+    os.environ["ZOO_FEED"] = "meat"
+''',
+    })
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    block = finding_blocks(proc.stdout)["test_a_visit.py::test_visit"]
+    assert "polluted by: test_b_mode.py::test_night_mode" in block, proc.stdout
+    (run,) = check_reproductions(block, suite.root, ["test_a_visit.py::test_visit"],
+                                 expect="the zoo is closed")
+    assert "test_meat_feed" not in run.command
+    alone = run_reproduction("python -m pytest -p no:randomly test_a_visit.py", suite.root)
+    assert alone.proc.returncode == 0, alone.output
