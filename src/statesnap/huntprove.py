@@ -20,7 +20,6 @@ restorable changes whose restoration before the victim lets it pass.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,11 +36,10 @@ from statesnap.findings import (
 )
 from statesnap.hints import hint_for, restorable
 from statesnap.huntplan import HuntSuite, observe
+from statesnap.huntrepro import args_file_of, order_command, up_to
 from statesnap.huntruns import ALONE, DDMIN, KEY, PAIR, SETTER, BudgetSpent, Observed, Replays
 from statesnap.keyproof import smallest_healing_set
 from statesnap.minimize import ddmin
-from statesnap.repro import repro_command
-from statesnap.runner import test_files
 from statesnap.signature import Signature
 
 #: Rounds of shared proof runs before falling back to delta debugging.
@@ -208,6 +206,8 @@ class Prover:
             if not solo.passed(s.nodeid):
                 s.kind, s.without = BRITTLE, solo
                 return False
+        elif self.failing_run(s) is None:
+            return False  # its printed reproduction (the failing one) did not fail it
         self._resolve(s, causes, proof)
         return True
 
@@ -273,7 +273,8 @@ class Prover:
         if s.kind == LATENT:
             self._prove_keys(f, s, causes, proof)
             f.polluters = causes
-            f.repro = repro_command(self.header, [*causes, s.nodeid])
+            f.repro = order_command(self.header, [*causes, s.nodeid],
+                                    args_file_of(proof.run.order_file))
             seen = ", ".join(o.run.label for o in s.failed_in) or "?"
             f.note = (f"latent: {self._why_hidden(s.nodeid, causes)}; failed in {seen}; "
                       f"passes without the leaking tests ({without}); fails after "
@@ -329,9 +330,13 @@ class Prover:
         if s.kind == LATENT:
             f = self._base(s, UNEXPLAINED)
             run = s.failing or (s.failed_in[0] if s.failed_in else None)
-            f.repro = self._order_repro(run) if run is not None else ""
+            f.repro = self._order_repro(run, s.nodeid) if run is not None else ""
             f.note = ("failed in a hunt order but no earlier tests of it made it fail again "
                       "in a fresh process: flaky, or it needs more than the order")
+        elif self.failing_run(s) is None:
+            f = self._base(s, UNEXPLAINED)
+            f.note = ("failed in a shared run, in front of the other tests, but not in a run of "
+                      "exactly the tests before it: flaky")
         else:
             f = self._base(s, NOT_ORDER_DEPENDENT)
             f.repro = self._failing_repro(s)
@@ -348,7 +353,7 @@ class Prover:
             if s.kind != "brittle":
                 f.polluters = [top.nodeid]
         run = s.failing or (s.failed_in[0] if s.failed_in else s.without)
-        f.repro = self._order_repro(run) if run is not None else ""
+        f.repro = self._order_repro(run, s.nodeid) if run is not None else ""
         f.note = why
         s.finding = f
 
@@ -364,19 +369,34 @@ class Prover:
                 return f"{cause} ran after it in the record"
         return "a later test undid the leak before it ran in the record"
 
-    def _failing_repro(self, s: Suspect) -> str:
-        """A command that shows a brittle test failing: alone when it was seen failing so."""
-        if s.without is not None and s.without.order == [s.nodeid]:
-            return repro_command(self.header, [s.nodeid])
-        return self._order_repro(s.without) if s.without is not None else ""
+    def failing_run(self, s: Suspect) -> Observed | None:
+        """A run of exactly the order a brittle finding prints, in which ``s`` failed.
 
-    def _order_repro(self, obs: Observed) -> str:
-        """A command running a whole hunt order from its order file (ids would not fit)."""
-        if len(obs.order) <= 8:
-            return repro_command(self.header, obs.order)
-        runner = self.replays.runner
-        words = ["python", "-m", "pytest", *runner.base_args(),
-                 f"--statesnap-order={obs.run.order_file}",
-                 *test_files(obs.order, runner.rootdir)]
-        return shlex.join(words)
+        The run that showed it failing (``without``), cut after ``s``; when the cut changed
+        it (``s`` ran first in a shared alone run), the cut order runs by itself once.  None
+        when that run did not fail it: nothing to print.
+        """
+        run = s.without
+        if run is None or s.nodeid not in run.order:
+            return None
+        order = up_to(run.order, s.nodeid)
+        if order != run.order:
+            if order == [s.nodeid]:
+                run = self.solo(s)
+            else:
+                run = self.replays.run(order, ALONE, ALONE,
+                                       f"{s.nodeid} after {len(order) - 1} test(s)")
+                s.note_log(run)
+            s.without = run
+        return run if run.failed(s.nodeid) else None
+
+    def _failing_repro(self, s: Suspect) -> str:
+        """The command that showed a brittle test failing (see :meth:`failing_run`)."""
+        return self._order_repro(s.without, s.nodeid) if s.without is not None else ""
+
+    def _order_repro(self, obs: Observed, nodeid: str) -> str:
+        """A plain pytest command running ``obs``'s order up to ``nodeid``; a long one reads
+        its node ids from a file beside the run's log."""
+        return order_command(self.header, up_to(obs.order, nodeid),
+                             args_file_of(obs.run.order_file))
 

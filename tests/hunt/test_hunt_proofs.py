@@ -87,3 +87,37 @@ def test_meat_feed():
     assert "test_meat_feed" not in run.command
     alone = run_reproduction("python -m pytest -p no:randomly test_a_visit.py", suite.root)
     assert alone.proc.returncode == 0, alone.output
+
+
+def test_a_brittle_test_first_in_a_long_shared_run_prints_a_plain_short_command(
+        suite: Suite) -> None:
+    # Nine tests pass only after test_a_opens set the gate up.  Without it they fail, and
+    # the hunt's alone check runs all nine in one process: the first one's failure there is
+    # its proof, from an order of nine tests.  Its printed command must run under plain
+    # pytest and show it failing, and it needs none of the eight that ran after it.
+    files = {
+        "test_a_opens.py": '''
+import os
+
+def test_opens_gate():
+    os.environ["ZOO_GATE"] = "open"
+''',
+    }
+    for i in range(1, 10):
+        files[f"test_b_visit_{i}.py"] = f'''
+import os
+
+def test_visit_{i}():
+    assert os.environ.get("ZOO_GATE") == "open", "the gate is shut"
+'''
+    suite.write(files)
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    blocks = finding_blocks(proc.stdout)
+    victims = [f"test_b_visit_{i}.py::test_visit_{i}" for i in range(1, 10)]
+    assert sorted(blocks) == sorted(victims), proc.stdout
+    for victim, block in blocks.items():
+        assert "[BRITTLE]" in block, block
+        (run,) = check_reproductions(block, suite.root, [victim], expect="the gate is shut")
+        assert run.command.endswith(f"-p no:randomly -q {victim}"), run.command
