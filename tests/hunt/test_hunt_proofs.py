@@ -8,6 +8,8 @@ proof run where another test stands in front of the victim.
 
 from __future__ import annotations
 
+import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 from hunt_helpers import Suite
 
-from repro_check import check_reproductions, run_reproduction
+from repro_check import check_reproductions, run_reproduction, statesnap_words
 
 pytestmark = pytest.mark.slow
 
@@ -121,3 +123,53 @@ def test_visit_{i}():
         assert "[BRITTLE]" in block, block
         (run,) = check_reproductions(block, suite.root, [victim], expect="the gate is shut")
         assert run.command.endswith(f"-p no:randomly -q {victim}"), run.command
+
+
+def test_a_long_order_is_a_plain_pytest_command_reading_its_node_ids_from_a_file(
+        suite: Suite) -> None:
+    # test_c_once fails the first time it runs without its mark file, and only then: the
+    # hunt's first order fails it, nothing after does, so it stays unexplained, with the
+    # whole first order (ten tests) as the command that showed it failing.
+    mark = suite.out / "once.mark"
+    log = suite.out / "order.log"
+    note = f"open({str(log)!r}, 'a').write(__name__ + '\\n')"
+    files = {
+        "test_a_leaks.py": f'''
+import os
+
+def test_leaks():
+    {note}
+    os.environ["ZOO_KEEPER"] = "on duty"
+''',
+        "test_c_once.py": f'''
+import os
+
+def test_once():
+    {note}
+    if not os.path.exists({str(mark)!r}):
+        open({str(mark)!r}, "w").close()
+        raise AssertionError("first visit")
+''',
+    }
+    for i in range(1, 9):
+        files[f"test_b_plain_{i}.py"] = f"def test_plain():\n    {note}\n"
+    suite.write(files)
+    mark.touch()
+    record = suite.record()
+    mark.unlink()
+    summary = suite.out / "hunt.json"
+    proc = statesnap_hunt(record, suite.root, "--json", str(summary))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (f,) = json.loads(summary.read_text())["findings"]
+    assert (f["victim"], f["status"]) == ("test_c_once.py::test_once", "unexplained"), f
+    expected = ["test_a_leaks", *(f"test_b_plain_{i}" for i in range(1, 9)), "test_c_once"]
+    words = shlex.split(f["repro"])
+    assert words[:3] == ["python", "-m", "pytest"] and words[-1].startswith("@"), f["repro"]
+    assert not statesnap_words(f["repro"]), f["repro"]
+    ids = Path(words[-1][1:]).read_text().splitlines()
+    assert [i.split("::")[0].removesuffix(".py") for i in ids] == expected
+    mark.unlink()
+    log.unlink()
+    run = run_reproduction(f["repro"], suite.root)
+    assert run.proc.returncode == 1 and "first visit" in run.output, run.output
+    assert log.read_text().split() == expected
