@@ -10,7 +10,9 @@ already says which tests leak what, so instead of shuffling blindly a hunt runs:
 2. every test that leaked nothing, without the leakers: a test that passed only because a
    leaking test had set state up for it now fails -- a *brittle* test;
 3. what those two miss (:mod:`statesnap.huntplan`): per group, the leakers first and the
-   rest backwards (a test that resets the state no longer stands in between); the tests whose
+   rest backwards (a test that resets the state no longer stands in between), then, where
+   those runs saw tests change a leaked key again, the leakers first and those tests last
+   (cleaners on both sides of a victim); the tests whose
    only leaks are LOW (an import) first; the whole order backwards (a victim that leaks too,
    and so ran in front of the others in every order so far);
 4. optionally, ``random_orders`` seeded shuffles, each seed recorded, for what 1-3 miss.
@@ -35,6 +37,8 @@ from statesnap.huntplan import (
     Observation,
     build_suite,
     candidates,
+    cleaners_last,
+    group_keys,
     leaker_groups,
     leakers_first,
     new_failures,
@@ -42,11 +46,13 @@ from statesnap.huntplan import (
     random_order,
     reversed_order,
     suspects,
+    touched,
     without_leakers,
 )
 from statesnap.huntprove import Prover, Suspect
 from statesnap.huntruns import (
     CLEANERS_AFTER,
+    CLEANERS_LAST,
     LEAKERS_FIRST,
     LOW_FIRST,
     ORDER_KINDS,
@@ -179,6 +185,14 @@ class Hunter:
                           f"leakers-first-rest-reversed-{i}", CLEANERS_AFTER,
                           f"{len(group)} leaking test(s) first, the rest backwards "
                           f"(group {i}/{len(groups)})", group=i)
+        for i, group in enumerate(groups, start=1):
+            cleaners = self._cleaners(group, i)
+            if cleaners:
+                self._explore(cleaners_last(suite, group, cleaners),
+                              f"leakers-first-cleaners-last-{i}", CLEANERS_LAST,
+                              f"{len(group)} leaking test(s) first, {len(cleaners)} test(s) "
+                              f"that reset their state last (group {i}/{len(groups)})",
+                              group=i)
         if suite.low_leakers:
             low = suite.low_leakers
             self._explore(leakers_first(suite, low), "low-leakers-first", LOW_FIRST,
@@ -196,6 +210,17 @@ class Hunter:
                              f"random order, seed {seed}", seed=seed):
                 self.seeds.append(seed)
 
+    def _cleaners(self, group: list[str], number: int) -> list[str]:
+        """Tests that changed a key of the group's leaks after the group's leakers ran first
+        (in its leakers-first runs): each may have reset the state before a victim."""
+        keys = group_keys(self.suite, group)
+        found: list[str] = []
+        for obs in self.explored:
+            child = obs.child() if obs.run.group == number else None
+            if child is not None and obs.run.kind in (LEAKERS_FIRST, CLEANERS_AFTER):
+                found += touched(child.tests, keys, skip=group)
+        return list(dict.fromkeys(found))
+
     def _explore(self, order: list[str], label: str, kind: str, message: str,
                  **meta: Any) -> bool:
         """Run one hunt order; False when the budget left no time for it.
@@ -204,7 +229,7 @@ class Hunter:
         one already run is not run again."""
         if not order:
             return False
-        if kind in (CLEANERS_AFTER, LOW_FIRST, REVERSED) and any(
+        if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED) and any(
                 o.order == order for o in self.explored):
             return False
         try:

@@ -17,10 +17,13 @@ leaks are common, so LOW-severity ones (a plain import, the random state) are le
 groups unless asked for; they still get one order of their own (*low leakers first*), since a
 later test may assert that a module was never imported.
 
-Two more orders reach what those miss:
+More orders reach what those miss:
 
 - *leakers first, the rest reversed*: a test that resets the state (a cleaner) and ran before
   the victim in the record no longer stands between the leakers and the victim;
+- *leakers first, cleaners last*: the tests those two runs saw changing a leaked key after the
+  leakers (cleaners, wherever they stand: before and after a victim) run at the very end, so
+  every other test runs right after the leakers' state;
 - *reversed*: the whole recorded order backwards, so every test runs after each test that ran
   after it in the record -- a victim that itself leaks (so always ran in front of the others)
   and a polluter whose leak the probes cannot see.
@@ -177,6 +180,29 @@ def leakers_first(suite: HuntSuite, group: Sequence[str], rest_reversed: bool = 
     if rest_reversed:
         rest.reverse()
     return first + [n for n in rest if n not in chosen]
+
+
+def touched(tests: Iterable[TestEntry], keys: set[tuple[str, str]],
+            skip: Iterable[str] = ()) -> list[str]:
+    """Tests (not in ``skip``) that changed one of ``keys`` in a run: after a leaker, a test
+    that changes its key again resets it (a cleaner) or builds on it."""
+    left_out = set(skip)
+    return [t.nodeid for t in sorted(tests, key=lambda t: t.index)
+            if t.nodeid not in left_out and any((c.probe, c.key) in keys for c in t.changes)]
+
+
+def cleaners_last(suite: HuntSuite, group: Sequence[str], cleaners: Iterable[str]
+                  ) -> list[str]:
+    """The group's leakers first, then every other test but ``cleaners`` in its usual
+    order, then the cleaners: no test seen resetting the leaked state stands in between."""
+    moved = [n for n in dict.fromkeys(cleaners) if n not in group]
+    out = set(moved)
+    return [n for n in leakers_first(suite, group) if n not in out] + moved
+
+
+def group_keys(suite: HuntSuite, group: Iterable[str]) -> set[tuple[str, str]]:
+    """``(probe, key)`` of every leak of the group's tests."""
+    return {(c.probe, c.key) for n in group for c in suite.leaks.get(n, [])}
 
 
 def reversed_order(suite: HuntSuite) -> list[str]:

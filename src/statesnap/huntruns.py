@@ -26,6 +26,8 @@ LEAKERS_FIRST = "leakers-first"
 WITHOUT_LEAKERS = "without-leakers"
 #: The leakers first and the rest backwards; the whole order backwards; LOW leakers first.
 CLEANERS_AFTER = "leakers-first-rest-reversed"
+#: The leakers first and the tests seen changing their keys after them (cleaners) last.
+CLEANERS_LAST = "leakers-first-cleaners-last"
 REVERSED = "reversed"
 LOW_FIRST = "low-leakers-first"
 RANDOM = "random"
@@ -34,7 +36,8 @@ PAIR = "pair"
 SETTER = "setter"
 KEY = "key"
 DDMIN = "ddmin"
-ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, REVERSED, LOW_FIRST, RANDOM)
+ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, CLEANERS_LAST, REVERSED, LOW_FIRST,
+               RANDOM)
 
 
 class BudgetSpent(Exception):

@@ -18,6 +18,7 @@ import pytest
 from hunt_helpers import Suite
 
 from repro_check import check_reproductions, run_reproduction, statesnap_words
+from statesnap.huntruns import CLEANERS_LAST
 
 pytestmark = pytest.mark.slow
 
@@ -173,3 +174,43 @@ def test_once():
     run = run_reproduction(f["repro"], suite.root)
     assert run.proc.returncode == 1 and "first visit" in run.output, run.output
     assert log.read_text().split() == expected
+
+
+def test_cleaners_on_both_sides_of_the_victim_are_moved_out_of_the_way(suite: Suite) -> None:
+    # A cleaner runs before the victim and another after it: with the leakers first, the
+    # first one stands between the polluter and the victim; with the rest backwards, the
+    # second one does.  The hunt saw both reset the variable, and runs them last.
+    cleaner = '''
+import os
+
+def test_resets_{0}():
+    os.environ.pop("ZOO_LIGHTS", None)
+'''
+    suite.write({
+        "test_a_cleaner.py": cleaner.format("a"),
+        "test_b_victim.py": '''
+import os
+
+def test_lights_are_off():
+    assert os.environ.get("ZOO_LIGHTS", "off") == "off", "the lights are on"
+''',
+        "test_c_cleaner.py": cleaner.format("c"),
+        "test_d_polluter.py": '''
+import os
+
+def test_turns_lights_on():
+    os.environ["ZOO_LIGHTS"] = "on"
+''',
+    })
+    record = suite.record()
+    summary = suite.out / "hunt.json"
+    proc = statesnap_hunt(record, suite.root, "--json", str(summary))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    victim = "test_b_victim.py::test_lights_are_off"
+    block = finding_blocks(proc.stdout)[victim]
+    assert "[LATENT]" in block and "polluted by: test_d_polluter.py" in block, proc.stdout
+    (run,) = check_reproductions(block, suite.root, [victim], expect="the lights are on")
+    assert "test_resets" not in run.command
+    runs = json.loads(summary.read_text())["hunt"]["runs"]
+    found_in = [r["kind"] for r in runs if victim in r["new_failures"]]
+    assert found_in == [CLEANERS_LAST], runs

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +11,7 @@ from pathlib import Path
 import pytest
 from hunt_helpers import Suite
 
+from repro_check import run_reproduction, statesnap_words
 from statesnap.findings import BRITTLE, LATENT, SUSPECTED, Finding
 from statesnap.hunt import Hunter, HuntOptions, HuntResult
 from statesnap.huntruns import CLEANERS_AFTER, LEAKERS_FIRST, RANDOM, REVERSED, WITHOUT_LEAKERS
@@ -82,10 +81,10 @@ def _hunt(suite: Suite, record: Path, **options: object) -> HuntResult:
 
 
 def _run_repro(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    words = shlex.split(command)
-    assert words[:3] == ["python", "-m", "pytest"]
-    return subprocess.run([sys.executable, *words[1:]], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTEST_ADDOPTS": ""})
+    """The printed command as a user runs it: a shell, plain pytest, statesnap not active."""
+    assert shlex.split(command)[:3] == ["python", "-m", "pytest"], command
+    assert not statesnap_words(command), command
+    return run_reproduction(command, cwd).proc
 
 
 @pytest.fixture(scope="module")
@@ -296,8 +295,10 @@ def test_what_the_budget_leaves_unproven_is_suspected(suite: Suite) -> None:
     assert f.victim == "test_a_victims.py::test_reads_mode"
     assert f.polluters == ["test_d_polluter.py::test_sets_mode"]
     assert "budget" in (f.note or "")
-    # The reproduction runs the whole order it failed in, from the order file the run kept.
-    assert "--statesnap-order=" in f.repro
+    # The reproduction runs the order it failed in, cut after the victim (the eight tests
+    # after it cannot have made it fail), under plain pytest.
+    assert shlex.split(f.repro)[-3:] == ["test_d_polluter.py::test_harmless_env_too",
+                                         "test_d_polluter.py::test_sets_mode", f.victim]
     proc = _run_repro(f.repro, suite.root)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "1 failed" in proc.stdout
