@@ -33,6 +33,10 @@ Line types (each line is one JSON object with a ``type``):
 ``lane``        (merged xdist records) the lines that follow are worker ``worker``'s, whose
                 own header is ``header``; ``lane_footer`` closes a lane that finished
 ``footer``      ``exitstatus``, ``tests``, per-probe ``costs``, ``disabled``, ``notes``
+``released``    (format 2, optional, after the footer) what the session let go of before its
+                replays (:mod:`statesnap.release`): ``actions``, each ``what`` (the line
+                printed), ``probe``, ``key``, ``test`` (the leak, where it was one); readers
+                older than it keep the line in :attr:`Record.other`
 ``finding``     (format 2, after the footer) one victim's verdict as the session left it:
                 ``victim``, ``worker``, ``status``, ``polluters``, ``probe``/``key``,
                 ``proven_keys``, ``cleaners``, ``repro``, ``note``, ``candidates`` and
@@ -213,6 +217,8 @@ class Record:
     other: list[dict[str, Any]] = field(default_factory=list)
     #: The ``finding`` lines (format 2): the verdicts the session stored, as written.
     verdicts: list[dict[str, Any]] = field(default_factory=list)
+    #: The actions of the ``released`` lines: what the session let go of before replaying.
+    released: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def worker(self) -> str:
@@ -330,6 +336,11 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
                 record.errors.append(obj)
             elif kind == "footer":
                 record.footer = obj
+            elif kind == "released":
+                actions = obj["actions"]
+                if not isinstance(actions, list):
+                    raise TypeError("actions")
+                record.released.extend(a for a in actions if isinstance(a, dict))
             elif kind == "finding":
                 if not isinstance(obj.get("victim"), str):
                     raise KeyError("victim")
@@ -344,6 +355,27 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
         # The last test started and never finished (the latest one when lanes crashed).
         record.running = started[max(started, key=lambda k: (k[1], k[0]))]
     return record
+
+
+def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
+    """Append ``objs`` to the record at ``path`` after it was closed; how many were written.
+
+    Each line is one ``write`` of its own on an ``O_APPEND`` descriptor, as the record's other
+    lines are: a process killed halfway leaves whole lines and at most one cut last line,
+    which :func:`read_record` ignores.
+    """
+    lines = [dumps(obj) + "\n" for obj in objs]
+    if not lines:
+        return 0
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        for line in lines:
+            data = line.encode("utf-8", "backslashreplace")
+            while data:
+                data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+    return len(lines)
 
 
 def write_atomic(path: Path, text: str) -> None:

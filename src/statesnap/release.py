@@ -22,6 +22,10 @@ tests added and never removed) is touched, and only when it is still the same th
 
 statesnap's own descriptors and the standard streams are never touched, and nothing is
 released in a process other than the one that ran the tests (the record's pid).
+
+What was let go of is printed, and kept in the record (a ``released`` line, see
+:mod:`statesnap.record`): the replays ran without it, and a reader of the verdicts later must
+be able to tell.
 """
 
 from __future__ import annotations
@@ -73,12 +77,30 @@ def held_leaks(record: Record) -> list[Held]:
     return [h for ref, h in last.items() if h is not None and first[ref] is None]
 
 
+@dataclass(frozen=True)
+class Released:
+    """One thing let go of: the line printed for it, and the leak it was (where one)."""
+
+    what: str
+    probe: str | None = None
+    key: str | None = None
+    test: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "probe": self.probe, "key": self.key, "test": self.test}
+
+
 def release(record: Record, own_fds: Iterable[int]) -> list[str]:
     """Let go of the leaks of ``record`` this process still holds; a line for each."""
+    return [r.what for r in release_all(record, own_fds)]
+
+
+def release_all(record: Record, own_fds: Iterable[int]) -> list[Released]:
+    """Let go of the leaks of ``record`` this process still holds; what each one was."""
     if record.header.get("pid") != os.getpid():
         return []
     own = set(own_fds)
-    done: list[str] = []
+    done: list[Released] = []
     children: list[Held] = []
     writers: set[int] = set()
     for h in held_leaks(record):
@@ -93,13 +115,14 @@ def release(record: Record, own_fds: Iterable[int]) -> list[str]:
             continue
         line = _release_fd(fd, h)
         if line:
-            done.append(line)
+            done.append(Released(line, h.probe, h.key, h.test))
         if isinstance(h.value, str) and h.value.startswith("/") and (
                 h.value.endswith(("(w)", "(rw)", "(wa)", "(rwa)"))):
             writers.add(fd)
     flushed = flush_files(writers)
     if flushed:
-        done.append(f"the buffered writes of {flushed} file(s) tests left open (flushed)")
+        done.append(Released(f"the buffered writes of {flushed} file(s) tests left open "
+                             "(flushed)", "fds"))
     done += _end_children(children)
     return done
 
@@ -191,7 +214,7 @@ def _replace_socket(fd: int) -> bool:
     return True
 
 
-def _end_children(children: list[Held]) -> list[str]:
+def _end_children(children: list[Held]) -> list[Released]:
     if not children:
         return []
     try:
@@ -200,7 +223,7 @@ def _end_children(children: list[Held]) -> list[str]:
         return []
     me = os.getpid()
     procs: list[Any] = []
-    lines: list[str] = []
+    lines: list[Released] = []
     for h in children:
         pid = h.value.get("pid") if isinstance(h.value, dict) else None
         if not isinstance(pid, int):
@@ -213,7 +236,8 @@ def _end_children(children: list[Held]) -> list[str]:
         except psutil.Error:
             continue
         procs += family
-        lines.append(f"child process {h.key} (pid {pid}, left by {h.test})")
+        lines.append(Released(f"child process {h.key} (pid {pid}, left by {h.test})",
+                              h.probe, h.key, h.test))
     for proc in procs:
         with contextlib.suppress(psutil.Error):
             proc.send_signal(signal.SIGTERM)

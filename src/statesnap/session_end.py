@@ -34,19 +34,20 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
         # A replay child (running --statesnap-order) never verifies: no recursion.
         return findings
     from statesnap import verify
-    from statesnap.release import release
+    from statesnap.release import release_all
     from statesnap.runner import Runner
 
     # What finished tests still hold in this process (a port, a lock, a child) would meet
     # every replay started from here, and not one started after the session.
     own = plugin.ctx.own_fds if plugin.ctx is not None else set()
     try:
-        released = release(record, own)
+        released = release_all(record, own)
     except Exception as exc:  # never fail the run over it; the replays then say what they see
         released = []
         plugin._terminal_line(f"statesnap: could not let go of what tests leaked: {exc!r}")
-    for line in released:
-        plugin._terminal_line(f"statesnap: before replaying, let go of {line}")
+    for done in released:
+        plugin._terminal_line(f"statesnap: before replaying, let go of {done.what}")
+    _record_released(plugin, [r.to_json() for r in released])
     return verify.verify_findings(
         record,
         findings,
@@ -56,6 +57,19 @@ def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
         progress=plugin._terminal_line,
         runner=Runner(record, env=plugin.initial_env, redactor=plugin.redactor),
     )
+
+
+def _record_released(plugin: StatesnapPlugin, actions: list[dict[str, object]]) -> None:
+    """Keep what was let go of in the record: the replays ran without it."""
+    if plugin.record_path is None or not actions:
+        return
+    from statesnap.record import append_lines
+
+    try:
+        append_lines(plugin.record_path, [{"type": "released", "actions": actions}])
+    except OSError as exc:
+        plugin._terminal_line(f"statesnap: cannot note in {plugin.record_path} what was let "
+                              f"go of: {exc.strerror}")
 
 
 def _recorded_verdicts(plugin: StatesnapPlugin, path: Path,

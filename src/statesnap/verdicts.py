@@ -9,13 +9,12 @@ another polluter than the replays proved.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from statesnap.findings import SUSPECTED, Finding
-from statesnap.record import Record, dumps
+from statesnap.record import Record, append_lines
 
 #: ``Finding.source`` of a verdict read back from the record.
 SESSION = "session"
@@ -36,18 +35,7 @@ def store(path: Path, findings: Iterable[Finding]) -> int:
     lines are: a process killed halfway leaves whole lines and at most one cut last line,
     which :func:`statesnap.record.read_record` ignores.
     """
-    lines = [dumps(finding_line(f)) + "\n" for f in findings]
-    if not lines:
-        return 0
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-    try:
-        for line in lines:
-            data = line.encode("utf-8", "backslashreplace")
-            while data:
-                data = data[os.write(fd, data):]
-    finally:
-        os.close(fd)
-    return len(lines)
+    return append_lines(path, [finding_line(f) for f in findings])
 
 
 def stored(record: Record) -> list[Finding]:
