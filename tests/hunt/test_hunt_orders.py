@@ -8,7 +8,6 @@ under plain pytest and must fail the victim, which must pass alone.
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 from hunt_helpers import Suite
 
+from repro_check import check_reproductions
 from statesnap.findings import LATENT, Finding
 from statesnap.hunt import Hunter, HuntOptions, HuntResult
 from statesnap.huntruns import CLEANERS_AFTER, LOW_FIRST, REVERSED
@@ -35,10 +35,8 @@ def _plain(words: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _proven(f: Finding, root: Path) -> None:
-    words = shlex.split(f.repro or "")
-    assert words[:3] == ["python", "-m", "pytest"], f.repro
-    proc = _plain(words[1:], root)
-    assert f"FAILED {f.victim}" in proc.stdout, (f.repro, proc.stdout)
+    """The printed command, pasted into a shell (statesnap not active), fails the victim."""
+    check_reproductions(f"reproduce: {f.repro}", root, [f.victim])
     alone = _plain(["-m", "pytest", f.victim], root)
     assert alone.returncode == 0, alone.stdout
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hunt_helpers import Suite
 
+from repro_check import run_reproduction
 from statesnap.findings import BRITTLE, LATENT, Finding
 from statesnap.hunt import Hunter, HuntOptions, HuntResult
 from statesnap.record import read_record
@@ -40,10 +41,11 @@ def _plain(words: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _run_repro(f: Finding, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The printed command as a user runs it: a shell, plain pytest, statesnap not active."""
     words = shlex.split(f.repro or "")
     assert words[:3] == ["python", "-m", "pytest"], f.repro
     assert "statesnap" not in " ".join(words)
-    return _plain(words[1:], cwd)
+    return run_reproduction(f.repro or "", cwd).proc
 
 
 def _victim_failed(proc: subprocess.CompletedProcess[str], victim: str) -> bool:
