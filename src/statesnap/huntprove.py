@@ -38,7 +38,7 @@ from statesnap.hints import hint_for, restorable
 from statesnap.huntplan import HuntSuite, observe
 from statesnap.huntrepro import args_file_of, order_command, up_to
 from statesnap.huntruns import ALONE, DDMIN, KEY, PAIR, SETTER, BudgetSpent, Observed, Replays
-from statesnap.keyproof import smallest_healing_set
+from statesnap.keyproof import fresh_module_attributes, smallest_healing_set
 from statesnap.minimize import ddmin
 from statesnap.signature import Signature
 
@@ -271,14 +271,14 @@ class Prover:
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:
-            self._prove_keys(f, s, causes, proof)
+            extra = self._prove_keys(f, s, causes, proof)
             f.polluters = causes
             f.repro = order_command(self.header, [*causes, s.nodeid],
                                     args_file_of(proof.run.order_file))
             seen = ", ".join(o.run.label for o in s.failed_in) or "?"
             f.note = (f"latent: {self._why_hidden(s.nodeid, causes)}; failed in {seen}; "
                       f"passes without the leaking tests ({without}); fails after "
-                      f"{' + '.join(causes)} ({proof_label})")
+                      f"{' + '.join(causes)} ({proof_label})" + (f"; {extra}" if extra else ""))
         else:
             f.setter = causes[0]
             f.repro = self._failing_repro(s)
@@ -290,13 +290,15 @@ class Prover:
                       f"{causes[0]}{others} ({proof_label})")
         s.finding = f
 
-    def _prove_keys(self, f: Finding, s: Suspect, causes: list[str], proof: Observed) -> None:
+    def _prove_keys(self, f: Finding, s: Suspect, causes: list[str], proof: Observed
+                    ) -> str | None:
         """Name the smallest set of the causes' restorable changes whose restoration before
-        the victim makes it pass (every probe that can restore: cwd and env included)."""
+        the victim makes it pass (every probe that can restore: cwd and env included); a
+        sentence for the note where the key named is not the one restored."""
         child = proof.child()
         seen = observe(child, s.nodeid) if child is not None else None
         if seen is None:
-            return
+            return None
         writes = {ref: w for ref, w in dirty_before(seen.tests, seen.entry).writes.items()
                   if w.test.nodeid in causes and restorable(ref[0])}
         rank = {(c.probe, c.key): i for i, c in enumerate(s.candidates)}
@@ -315,9 +317,9 @@ class Prover:
         try:
             healing = smallest_healing_set(keys, heals, MAX_SINGLE_KEYS)
         except BudgetSpent:
-            return
+            return None
         if not healing:
-            return
+            return None
         f.proven_keys = [f"{p}:{k}" for p, k in healing]
         f.probe, f.key = healing[0]
         change = writes[healing[0]].change
@@ -325,6 +327,27 @@ class Prover:
         kind = "removed" if f.after is None else ("added" if f.before is None else "changed")
         f.hint = hint_for(f.probe, f.key, kind)
         f.hint_proven = True
+        if len(healing) == 1 and f.probe == "modules" and change.change == "added":
+            return self._name_module_settings(f, s, causes)
+        return None
+
+    def _name_module_settings(self, f: Finding, s: Suspect, causes: list[str]) -> str | None:
+        """A module the causes imported first in the proof heals the victim when taken out;
+        where the recorded run saw them change its attributes, those are the leak's key."""
+        module = str(f.key)
+        text = " ".join(str((s.failure or {}).get(k) or "") for k in ("message", "text"))
+        changed = fresh_module_attributes(module, causes, self.suite.tests, text)
+        if not changed:
+            return None
+        top = changed[0]
+        f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
+        kind = "removed" if top.change == "removed" else ("added" if top.before is None
+                                                           else "changed")
+        f.hint = hint_for(top.probe, top.key, kind)
+        f.hint_proven = False  # proven: taking the module out; the attribute: the record
+        return (f"taking {module} out of sys.modules before the victim makes it pass (the "
+                f"polluter imported it first there); in the recorded run, where it was "
+                f"already imported, the polluter changed {top.key}")
 
     def _unresolved(self, s: Suspect) -> None:
         if s.kind == LATENT:

@@ -214,3 +214,57 @@ def test_turns_lights_on():
     runs = json.loads(summary.read_text())["hunt"]["runs"]
     found_in = [r["kind"] for r in runs if victim in r["new_failures"]]
     assert found_in == [CLEANERS_LAST], runs
+
+
+def test_settings_changed_on_a_module_the_polluter_imported_first_are_the_key(
+        suite: Suite) -> None:
+    # In the hunt's order the polluter is the first to import zoo_settings, so the only
+    # change a replay sees is the module appearing; taking it out heals the victim (a fresh
+    # import), but the leak is the setting the recorded run saw changed.  Beside it, a
+    # unittest class whose test leaves the working directory in a removed folder.
+    suite.write({
+        "zoo_settings.py": "OPEN_HOURS = 8\nGUIDE = 'day'\n",
+        "test_0_reads_file.py": '''
+def test_reads_data():
+    with open("pytest.ini") as f:
+        assert f.read().startswith("[pytest]"), "not the suite's own ini"
+''',
+        "test_a_victim.py": '''
+def test_reads_settings():
+    import zoo_settings
+    assert zoo_settings.OPEN_HOURS == 8, "the zoo opens late"
+''',
+        "test_b_polluter.py": '''
+def test_patches_settings():
+    import zoo_settings
+    zoo_settings.GUIDE = "night"
+    zoo_settings.OPEN_HOURS = 12
+''',
+        "test_c_scratch.py": '''
+import os, shutil, tempfile, unittest
+
+class TestScratch(unittest.TestCase):
+    def test_works_in_scratch(self):
+        scratch = tempfile.mkdtemp()
+        os.chdir(scratch)
+        shutil.rmtree(scratch)
+
+    def test_other(self):
+        pass
+''',
+    })
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    blocks = finding_blocks(proc.stdout)
+    settings = blocks["test_a_victim.py::test_reads_settings"]
+    assert "state: attributes:zoo_settings:OPEN_HOURS: 8 → 12" in settings, settings
+    assert "monkeypatch.setattr(zoo_settings, 'OPEN_HOURS'" in settings, settings
+    assert "stub" not in settings, settings
+    assert "restoring also heals it: modules:zoo_settings" in settings, settings
+    data = blocks["test_0_reads_file.py::test_reads_data"]
+    assert "polluted by: test_c_scratch.py::TestScratch::test_works_in_scratch" in data, data
+    assert "state: cwd:cwd:" in data and "tearDown" not in data, data
+    check_reproductions(settings, suite.root, ["test_reads_settings"],
+                        expect="the zoo opens late")
+    check_reproductions(data, suite.root, ["test_reads_data"], expect="pytest.ini")
