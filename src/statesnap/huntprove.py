@@ -11,11 +11,13 @@ minimised with delta debugging over the state-based suspects, then over every ea
 
 A shared run only nominates: a test that stood in front of a member may be what broke (or set
 up) it, without leaving a change the probes saw.  So nothing becomes a finding before the exact
-order its reproduction prints ran by itself in a fresh process and showed it, and (latent) the
-victim ran alone, with no other test, and passed.  A latent victim that fails alone depends on
-some other test having run first: it is proven as a brittle test instead.  A latent finding's
-key is then proven too (:mod:`statesnap.keyproof`): the smallest set of its polluters'
-restorable changes whose restoration before the victim lets it pass.
+order its reproduction prints ran by itself in a fresh process and showed it (a latent victim
+failing the same way: same exception type and failing line, :mod:`statesnap.signature`), and
+(latent) the victim ran alone, with no other test, and passed; (brittle) the order that
+showed it failing, cut after it, ran by itself and failed it.  A latent victim that fails
+alone depends on some other test having run first: it is proven as a brittle test instead.  A
+latent finding's key is then proven too (:mod:`statesnap.huntkeys`): the smallest set of its
+polluters' restorable changes whose restoration before the victim lets it pass.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statesnap.attribution import dirty_before
 from statesnap.findings import (
     BRITTLE,
     LATENT,
@@ -34,20 +35,16 @@ from statesnap.findings import (
     Candidate,
     Finding,
 )
-from statesnap.hints import hint_for, restorable
-from statesnap.huntplan import HuntSuite, observe
+from statesnap.hints import hint_for
+from statesnap.huntkeys import prove_keys
+from statesnap.huntplan import HuntSuite
 from statesnap.huntrepro import args_file_of, order_command, up_to
-from statesnap.huntruns import ALONE, DDMIN, KEY, PAIR, SETTER, BudgetSpent, Observed, Replays
-from statesnap.keyproof import fresh_module_attributes, smallest_healing_set
+from statesnap.huntruns import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
 from statesnap.minimize import ddmin
 from statesnap.signature import Signature
 
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
-#: Keys restored one at a time (best ranked first) before all of them together.
-MAX_SINGLE_KEYS = 4
-#: Restorable keys a key-level proof considers at most.
-MAX_PROOF_KEYS = 24
 MAX_CANDIDATES = 20
 
 Want = Callable[[Observed, "Suspect"], bool]
@@ -271,7 +268,7 @@ class Prover:
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:
-            extra = self._prove_keys(f, s, causes, proof)
+            extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
             f.polluters = causes
             f.repro = order_command(self.header, [*causes, s.nodeid],
                                     args_file_of(proof.run.order_file))
@@ -289,65 +286,6 @@ class Prover:
             f.note = (f"brittle: fails without the leaking tests ({without}); passes after "
                       f"{causes[0]}{others} ({proof_label})")
         s.finding = f
-
-    def _prove_keys(self, f: Finding, s: Suspect, causes: list[str], proof: Observed
-                    ) -> str | None:
-        """Name the smallest set of the causes' restorable changes whose restoration before
-        the victim makes it pass (every probe that can restore: cwd and env included); a
-        sentence for the note where the key named is not the one restored."""
-        child = proof.child()
-        seen = observe(child, s.nodeid) if child is not None else None
-        if seen is None:
-            return None
-        writes = {ref: w for ref, w in dirty_before(seen.tests, seen.entry).writes.items()
-                  if w.test.nodeid in causes and restorable(ref[0])}
-        rank = {(c.probe, c.key): i for i, c in enumerate(s.candidates)}
-        keys = sorted(writes, key=lambda ref: (rank.get(ref, len(rank)), ref))[:MAX_PROOF_KEYS]
-        order = [*causes, s.nodeid]
-
-        def heals(subset: Sequence[tuple[str, str]]) -> bool:
-            spec = {"before": s.nodeid, "keys": [list(ref) for ref in subset]}
-            what = ", ".join(f"{p}:{k}" for p, k in subset[:3]) + (
-                f" (+{len(subset) - 3})" if len(subset) > 3 else "")
-            obs = self.replays.run(order, KEY, KEY, f"restoring {what} before {s.nodeid}",
-                                   restore=spec)
-            s.note_log(obs)
-            return obs.passed(s.nodeid)
-
-        try:
-            healing = smallest_healing_set(keys, heals, MAX_SINGLE_KEYS)
-        except BudgetSpent:
-            return None
-        if not healing:
-            return None
-        f.proven_keys = [f"{p}:{k}" for p, k in healing]
-        f.probe, f.key = healing[0]
-        change = writes[healing[0]].change
-        f.before, f.after = change.before, (None if change.change == "removed" else change.after)
-        kind = "removed" if f.after is None else ("added" if f.before is None else "changed")
-        f.hint = hint_for(f.probe, f.key, kind)
-        f.hint_proven = True
-        if len(healing) == 1 and f.probe == "modules" and change.change == "added":
-            return self._name_module_settings(f, s, causes)
-        return None
-
-    def _name_module_settings(self, f: Finding, s: Suspect, causes: list[str]) -> str | None:
-        """A module the causes imported first in the proof heals the victim when taken out;
-        where the recorded run saw them change its attributes, those are the leak's key."""
-        module = str(f.key)
-        text = " ".join(str((s.failure or {}).get(k) or "") for k in ("message", "text"))
-        changed = fresh_module_attributes(module, causes, self.suite.tests, text)
-        if not changed:
-            return None
-        top = changed[0]
-        f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-        kind = "removed" if top.change == "removed" else ("added" if top.before is None
-                                                           else "changed")
-        f.hint = hint_for(top.probe, top.key, kind)
-        f.hint_proven = False  # proven: taking the module out; the attribute: the record
-        return (f"taking {module} out of sys.modules before the victim makes it pass (the "
-                f"polluter imported it first there); in the recorded run, where it was "
-                f"already imported, the polluter changed {top.key}")
 
     def _unresolved(self, s: Suspect) -> None:
         if s.kind == LATENT:
