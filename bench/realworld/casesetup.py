@@ -146,13 +146,16 @@ def case_env(case: Case) -> tuple[Path, Path]:
     python = venv / "bin" / "python"
     stamp = venv / ".stamp"
     want = "\n".join(case.install)
-    if stamp.exists() and stamp.read_text(encoding="utf-8") == want:
-        return src, python
     tools = tools_env()
+    # statesnap from this checkout's src/, written on every use: a venv made by another
+    # checkout (a worktree since removed) would run that one's statesnap, or none.
+    pth = f"{REPO / 'src'}\n{_site(tools)}\n"
+    if stamp.exists() and stamp.read_text(encoding="utf-8") == want:
+        (_site(venv) / "statesnap-bench.pth").write_text(pth, encoding="utf-8")
+        return src, python
     # No pip of its own (ensurepip is slow): the tools environment's pip installs into it.
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    (_site(venv) / "statesnap-bench.pth").write_text(
-        f"{REPO / 'src'}\n{_site(tools)}\n", encoding="utf-8")
+    (_site(venv) / "statesnap-bench.pth").write_text(pth, encoding="utf-8")
     for step in case.install:
         _run([str(tools / "bin" / "python"), "-m", "pip", "--python", str(python), "install",
               "-q", *shlex.split(step)], cwd=src)
