@@ -128,14 +128,16 @@ MODULE_PART = ""
 CLASS_SUFFIX = "."
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Part:
     """What one part of a module (one attribute, or one class) was described as.
 
     A change re-describes only the parts whose objects moved and the names bound anew: a
     unittest class teardown sets an attribute on its class, click's test runner swaps and puts
     back a few module functions, and a module of hundreds of attributes and classes would
-    otherwise be described whole after each.
+    otherwise be described whole after each.  Most parts watch nothing (functions, scalars):
+    their object lists stay the shared empty tuple, so a test module of a thousand functions
+    costs a thousand small objects, not five thousand.
     """
 
     #: The object described: the attribute's value, or the class.
@@ -143,12 +145,12 @@ class Part:
     fps: dict[str, str] = field(default_factory=dict)
     #: ``(NAME, class, real class dict or its proxy)`` for a class part.
     cls: tuple[str, type, Mapping[str, Any]] | None = None
-    dicts: list[dict[Any, Any]] = field(default_factory=list)
-    seqs: list[Any] = field(default_factory=list)
+    dicts: tuple[dict[Any, Any], ...] = ()
+    seqs: tuple[Any, ...] = ()
     #: ``(key, wrapper, internal dict or None)``
-    caches: list[tuple[str, Any, dict[Any, Any] | None]] = field(default_factory=list)
+    caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = ()
     #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
-    containers: dict[str, list[Any]] = field(default_factory=dict)
+    containers: dict[str, list[Any]] | None = None
 
 
 @dataclass(eq=False)
@@ -184,7 +186,7 @@ class Tracked:
 
     @property
     def containers(self) -> dict[str, list[Any]]:
-        return {k: v for p in self.parts.values() for k, v in p.containers.items()}
+        return {k: v for p in self.parts.values() for k, v in (p.containers or {}).items()}
 
     def watched(self) -> list[object]:
         return [self.ns, *(c for _, _, c in self.classes), *self.dicts, *self.seqs,
@@ -361,9 +363,9 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:
-        part.containers[path] = watched
-        for c in watched:
-            (part.dicts if isinstance(c, dict) else part.seqs).append(c)
+        part.containers = {**(part.containers or {}), path: watched}
+        part.dicts += tuple(c for c in watched if isinstance(c, dict))
+        part.seqs += tuple(c for c in watched if not isinstance(c, dict))
 
 
 def _cache_entry(t: Tracked, part: Part, path: str, func: Any,
@@ -378,4 +380,4 @@ def _cache_entry(t: Tracked, part: Part, path: str, func: Any,
         return
     part.fps[key] = f"currsize={size} maxsize={info.maxsize}"
     kinds[key] = "cache"
-    part.caches.append((key, func, _cache_dict(func, size)))
+    part.caches += ((key, func, _cache_dict(func, size)),)

@@ -69,7 +69,7 @@ class Watch:
             own["t"].append((t, MODULE_PART))
             for key, part in t.parts.items():
                 owner = (t, key)
-                for m in ((part.cls[2],) if part.cls is not None else ()) + tuple(part.dicts):
+                for m in ((part.cls[2],) if part.cls is not None else ()) + part.dicts:
                     if isinstance(m, dict):
                         tagged.append(m)
                         own["t"].append(owner)
