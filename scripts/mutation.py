@@ -47,6 +47,15 @@ class Target:
     select: str = ""
 
 
+#: The report's direct tests (view models, values, rendering, hostile keys, goldens): each
+#: builds pages from records in process, in milliseconds.
+_REPORT_TESTS = (
+    "tests/report/test_report_views.py", "tests/report/test_report_values.py",
+    "tests/report/test_report_render.py", "tests/report/test_report_hostile.py",
+    "tests/report/test_report_golden.py")
+#: Chromium takes seconds a page: run by the suite, not for every mutant.
+_NO_BROWSER = "not chromium"
+
 TARGETS: dict[str, Target] = {
     "replayargs": Target("src/statesnap/replayargs.py", (
         "tests/replay/test_replayargs.py",)),
@@ -57,18 +66,13 @@ TARGETS: dict[str, Target] = {
     "verify": Target("src/statesnap/verify.py", (
         "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_cases.py")),
     "minimize": Target("src/statesnap/minimize.py", ("tests/attribution/test_minimize.py",)),
-    "strict": Target("src/statesnap/strict.py", (
-        "tests/contain/modes/test_strict.py", "tests/contain/modes/test_strict_unit.py")),
+    "strict": Target("src/statesnap/strict.py", ("tests/contain/modes/test_strict_unit.py",)),
     "restore_mode": Target("src/statesnap/restore_mode.py", (
         "tests/contain/modes/test_restore_unit.py",)),
-    "report_views": Target("src/statesnap/report/views.py", (
-        "tests/report/test_report_views.py", "tests/report/test_report_hostile.py")),
-    "report_changes": Target("src/statesnap/report/changes.py", (
-        "tests/report/test_report_views.py", "tests/report/test_report_hostile.py")),
-    "report_values": Target("src/statesnap/report/values.py", (
-        "tests/report/test_report_values.py", "tests/report/test_report_hostile.py")),
-    "report_render": Target("src/statesnap/report/render.py", (
-        "tests/report/test_report_render.py", "tests/report/test_report_hostile.py")),
+    "report_views": Target("src/statesnap/report/views.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_changes": Target("src/statesnap/report/changes.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_values": Target("src/statesnap/report/values.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_render": Target("src/statesnap/report/render.py", _REPORT_TESTS, _NO_BROWSER),
     "probe_env": Target("src/statesnap/probes/env.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_cwd": Target("src/statesnap/probes/cwd.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_syspath": Target("src/statesnap/probes/syspath.py", (
