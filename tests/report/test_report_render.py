@@ -16,7 +16,8 @@ from report_records import HOSTILE_IDS, RecordFactory, entry, env_added, pollute
 from readonly import read_only_dir
 from statesnap.findings import Finding
 from statesnap.report import build_html, write_report
-from statesnap.report.render import script_json
+from statesnap.report.render import environment, inline_safe, script_json
+from statesnap.report.values import ValueView
 
 
 class _Scan(HTMLParser):
@@ -84,6 +85,30 @@ def test_embedded_json_cannot_end_its_script_element(make_record: RecordFactory)
 def test_script_json_round_trips() -> None:
     value = {"a": "</script><!-- & \u2028\u2029 é", "n": [1, None, True]}
     assert json.loads(str(script_json(value))) == value
+
+
+@pytest.mark.parametrize("text", [
+    "x = 1; // </script><script>alert(1)", "a { color: red } </STYLE><b>", "x <!-- y",
+    "</Script>", "</style", "<!--",
+])
+def test_own_code_that_could_end_its_element_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match=r"static/report\.js must not contain a closing tag"):
+        inline_safe("report.js", text)
+
+
+def test_own_code_without_those_is_inlined_as_is() -> None:
+    text = "if (a < b && c > d) { s = '<script>' + '<style>' + '-->' }"
+    assert inline_safe("report.js", text) is text
+
+
+def test_every_template_autoescapes_files_and_strings_alike() -> None:
+    env = environment()
+    payload = '<img src=x onerror="alert(1)">&'
+    escaped = "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;&amp;"
+    assert env.from_string("{{ v }}").render(v=payload) == escaped
+    macros = env.get_template("_macros.html.j2").module
+    shown = str(macros.value(ValueView(payload, len(payload))))
+    assert shown == f'<code class="value">{escaped}</code>'
 
 
 def test_the_csp_allows_exactly_the_inline_script_and_style(

@@ -40,13 +40,19 @@ def script_json(data: Any) -> Markup:
     return Markup(text.translate(_JSON_TABLE))
 
 
-@cache
-def _static(name: str) -> str:
-    text = resources.files("statesnap.report").joinpath("static", name).read_text("utf-8")
+def inline_safe(name: str, text: str) -> str:
+    """``text`` as is, if it can go inside a ``<script>`` or ``<style>`` element unescaped;
+    ValueError when it could end the element or open an HTML comment there."""
     lowered = text.lower()
     if "</script" in lowered or "</style" in lowered or "<!--" in lowered:
         raise ValueError(f"static/{name} must not contain a closing tag or '<!--'")
     return text
+
+
+@cache
+def _static(name: str) -> str:
+    text = resources.files("statesnap.report").joinpath("static", name).read_text("utf-8")
+    return inline_safe(name, text)
 
 
 def _sha256(text: str) -> str:
