@@ -52,7 +52,7 @@ class Target:
 _REPORT_TESTS = (
     "tests/report/test_report_views.py", "tests/report/test_report_values.py",
     "tests/report/test_report_render.py", "tests/report/test_report_hostile.py",
-    "tests/report/test_report_golden.py")
+    "tests/report/test_report_golden.py", "tests/report/test_report_hostile_run.py")
 #: Chromium takes seconds a page: run by the suite, not for every mutant.
 _NO_BROWSER = "not chromium"
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from statesnap.diff import Change
 from statesnap.redact import PREFIX
+from statesnap.report.changes import ChangeViews
 from statesnap.report.values import (
     DIFF_LINES,
+    DiffLine,
     Scrubber,
     as_text,
     show,
@@ -87,3 +90,64 @@ def test_scrubber_keeps_values_already_redacted_and_harmless_ones() -> None:
     assert s.change("modules", "keyring", "<module>") == "<module>"
     assert s.mapping({"DB_PASSWORD": "pw", "HOME": "/root"})["HOME"] == "/root"
     assert s.mapping({"DB_PASSWORD": "pw"})["DB_PASSWORD"].startswith(PREFIX)
+
+
+def test_table_values_are_cut_at_200_characters_and_panel_values_at_2000() -> None:
+    assert not show("x" * 200).truncated
+    assert show("x" * 200).to_json() == {"text": "x" * 200}
+    cut_short = show("x" * 201)
+    assert (cut_short.text, cut_short.length, cut_short.truncated) == ("x" * 200, 201, True)
+    long = ChangeViews(Scrubber()).detail(
+        Change("env", "BIG", "changed", "a", "y" * 2001), leak=True)
+    assert (len(long.after.text), long.after.length, long.after.truncated) == (2000, 2001, True)
+    whole = ChangeViews(Scrubber()).detail(
+        Change("env", "BIG", "changed", "a", "y" * 2000), leak=True)
+    assert whole.after.to_json() == {"text": "y" * 2000}
+    # A long value shown whole is not marked cut (lengths past the small-int cache).
+    assert not show("z" * 300, limit=2000).truncated
+
+
+def test_values_are_one_line_json_unless_pretty_and_keep_non_ascii() -> None:
+    assert show({"a": [1], "b": "é"}).text == '{"a": [1], "b": "é"}'
+    assert as_text({"b": "é", "a": 1}, pretty=True) == '{\n  "a": 1,\n  "b": "é"\n}'
+
+
+def test_a_structural_diff_keeps_40_lines_and_counts_the_rest() -> None:
+    before = {f"k{i:03d}": i for i in range(41)}
+    d = structural_diff(before, {k: v + 1 for k, v in before.items()})
+    assert d is not None
+    assert (len(d.lines), d.more) == (40, 1)
+    assert d.lines[0] == DiffLine("~", "['k000']", "0 → 1")
+    exact = {f"k{i:03d}": i for i in range(40)}
+    d = structural_diff(exact, {k: v + 1 for k, v in exact.items()})
+    assert d is not None
+    assert (len(d.lines), d.more) == (40, 0)
+
+
+def _sized(text_length: int) -> dict[str, str]:
+    """A dict whose JSON text is ``text_length`` characters long."""
+    value = {"a": "x" * (text_length - 9)}
+    assert len(as_text(value)) == text_length
+    return value
+
+
+def test_no_structural_diff_for_values_of_more_than_50000_characters_together() -> None:
+    assert structural_diff(_sized(25_000), _sized(25_000) | {"a": "y" * 24_991}) is not None
+    assert structural_diff(_sized(25_001), _sized(25_000)) is None
+    assert structural_diff(_sized(25_000), _sized(25_001)) is None
+    assert structural_diff(_sized(30_000), _sized(30_000) | {"a": "y" * 29_991}) is None
+
+
+def test_added_and_removed_items_show_their_side() -> None:
+    d = structural_diff({"keep": 1, "old": "gone"}, {"keep": 1, "new": "here"})
+    assert d is not None
+    assert [(ln.sign, ln.path, ln.text) for ln in d.lines] == [
+        ("+", "['new']", "here"), ("-", "['old']", "gone")]
+
+
+def test_only_env_values_are_scrubbed_whatever_the_probe_name_sorts_like() -> None:
+    s = Scrubber()
+    for probe in ("attributes", "children", "cwd", "builtin", "files", "modules"):
+        assert s.change(probe, "API_TOKEN", "ghp_abcdef123456") == "ghp_abcdef123456", probe
+    assert s.change("env", "API_TOKEN", "ghp_abcdef123456").startswith(PREFIX)
+    assert s.change("env", "API_TOKEN", None) is None
