@@ -50,7 +50,8 @@ class Target:
 #: The report's direct tests (view models, values, rendering, hostile keys, goldens): each
 #: builds pages from records in process, in milliseconds.
 _REPORT_TESTS = (
-    "tests/report/test_report_views.py", "tests/report/test_report_values.py",
+    "tests/report/test_report_views.py", "tests/report/test_report_changes.py",
+    "tests/report/test_report_values.py",
     "tests/report/test_report_render.py", "tests/report/test_report_hostile.py",
     "tests/report/test_report_golden.py", "tests/report/test_report_hostile_run.py")
 #: Chromium takes seconds a page: run by the suite, not for every mutant.
