@@ -161,6 +161,52 @@ class Outcome:
         return 100.0 * self.killed / counted if counted else 100.0
 
 
+#: Survivors of strict mode and the report judged equivalent (same form as EQUIVALENT).
+_CACHE = ("drops a @cache: the static files are read, checked and hashed again, and the Jinja "
+          "environment built again, for each page: the same text and environment each time")
+_SAME_CUT = "a text exactly `limit` long, cut to `limit` characters, is the same text"
+_DEFAULT_MORE = ("the only StructuralDiff made (structural_diff) passes `more`: the default is "
+                 "never used")
+_KEYWORDS = ("`*` made `/`: every caller passes the options by keyword, which both allow")
+_SIGNS = ("sign is '+', '-' or '~' ('+' < '-' < '~'), and '-' only reaches the elif: <= picks "
+          "the same branch as ==")
+EQUIVALENT.update({
+    ("report_render", ""): _CACHE,
+    ("report_values", "return len(self.text) != self.length"):
+        "the text is the value's text or a cut of it, never longer than length: != is <",
+    ("report_values", 'return ValueView("", -1, absent=True)'):
+        "an absent side's length is never shown: '' is not cut against 0 or -1, and to_json "
+        "leaves the length out when not cut",
+    ("report_values", "return text if len(text) < limit else text[:limit]"): _SAME_CUT,
+    ("report_values", "return text if len(text) is limit else text[:limit]"): _SAME_CUT,
+    ("report_values", "return text if len(text) == limit else text[:limit]"):
+        "a text within the limit, cut to the limit, is the same text: only longer ones change",
+    ("report_values", "more: int = 1"): _DEFAULT_MORE,
+    ("report_values", "more: int = -1"): _DEFAULT_MORE,
+    ("report_values", "def as_text(value: Any, /, pretty: bool = False) -> str:"): _KEYWORDS,
+    ("report_values", "def show(value: Any, /, limit: int = SHORT_LIMIT, absent: bool = "
+                      "False,"): _KEYWORDS,
+    ("report_values", 'if sign <= "+":'): _SIGNS,
+    ("report_values", 'elif sign <= "-":'): _SIGNS,
+    ("report_values", "if not (_nested(before) and _nested(after)) or type(before) != "
+                      "type(after):"): "type objects compare by identity: != is `is not`",
+    ("report_values", 'tree = DeepDiff(before, after, view="tree", threshold_to_diff_deeper= '
+                      '-1)'):
+        "deepdiff reports a whole value instead of diffing deeper only when the share of "
+        "common keys is below the threshold; a share is never below 0, so -1 acts as 0",
+    ("report_values", 'if sign is "+":'):
+        "sign is one of this module's one-character literals, which CPython interns: `is` "
+        "is ==",
+    ("report_values", 'elif sign is "-":'):
+        "sign is one of this module's one-character literals, which CPython interns: `is` "
+        "is ==",
+    ("report_values", "except CosmicRayTestingException:  # deepdiff cannot name some paths "
+                      "(sets); the report still shows it"):
+        "record values are JSON (dicts, lists, scalars), every path of which deepdiff names: "
+        "the handler guards other data only",
+})
+
+
 def _copy_checkout(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)

@@ -151,3 +151,24 @@ def test_only_env_values_are_scrubbed_whatever_the_probe_name_sorts_like() -> No
         assert s.change(probe, "API_TOKEN", "ghp_abcdef123456") == "ghp_abcdef123456", probe
     assert s.change("env", "API_TOKEN", "ghp_abcdef123456").startswith(PREFIX)
     assert s.change("env", "API_TOKEN", None) is None
+
+
+def test_values_json_cannot_write_are_shown_by_their_repr() -> None:
+    assert as_text({(1, 2): "tuple key"}) == "{(1, 2): 'tuple key'}"  # TypeError in json
+    loop: list[object] = []
+    loop.append(loop)
+    assert as_text(loop) == "[[...]]"  # ValueError in json: a circular value
+
+
+def _nest(depth: int, leaf: int) -> list[object]:
+    value: list[object] = [leaf]
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_value_too_deep_for_deepdiff_gets_no_diff_and_costs_no_report() -> None:
+    shallow = structural_diff(_nest(3, 1), _nest(3, 2))
+    assert shallow is not None and shallow.lines[0].text == "1 → 2"
+    # deepdiff recurses once per level and gives up (RecursionError) on this one.
+    assert structural_diff(_nest(400, 1), _nest(400, 2)) is None
