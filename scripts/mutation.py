@@ -70,7 +70,8 @@ TARGETS: dict[str, Target] = {
     "strict": Target("src/statesnap/strict.py", ("tests/contain/modes/test_strict_unit.py",)),
     "restore_mode": Target("src/statesnap/restore_mode.py", (
         "tests/contain/modes/test_restore_unit.py",)),
-    "report_views": Target("src/statesnap/report/views.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_views": Target("src/statesnap/report/views.py", (
+        *_REPORT_TESTS, "tests/report/test_report_limits.py"), _NO_BROWSER),
     "report_changes": Target("src/statesnap/report/changes.py", _REPORT_TESTS, _NO_BROWSER),
     "report_values": Target("src/statesnap/report/values.py", _REPORT_TESTS, _NO_BROWSER),
     "report_render": Target("src/statesnap/report/render.py", _REPORT_TESTS, _NO_BROWSER),

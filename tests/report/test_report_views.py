@@ -315,3 +315,157 @@ def test_summary_facts_are_shown_and_nested_values_left_out(make_record: RecordF
                       summary={"verification": "3 replays in 12.1 s", "replays": 3,
                                "tests": [{"nested": True}]})
     assert view.facts == [("verification", "3 replays in 12.1 s"), ("replays", "3")]
+
+
+def test_leak_summary_counts_sorts_and_keeps_the_five_most_leaked_keys(
+        make_record: RecordFactory) -> None:
+    long_key = "L" * 81
+    tests = [entry(0, "t.py::a", changes=[env_added(k, "x") for k in
+                                          ("A", "B", "C", "D", "E", long_key)]),
+             entry(1, "t.py::b", changes=[env_added(k, "y") for k in ("A", "B", "C", "D")]),
+             entry(2, "t.py::c", changes=[
+                 {"probe": "cwd", "key": "cwd", "change": "changed", "before": "/a",
+                  "after": "/b", "phase": "call", "severity": 3}]),
+             entry(3, "t.py::d", changes=[
+                 {"probe": "attributes", "key": "m:x", "change": "changed", "before": 1,
+                  "after": 2, "phase": "call", "severity": 2}])]
+    view = build_view([make_record(tests)], [])
+    # Most tests first, then by name.
+    assert [(p.probe, p.tests, p.leaks, p.keys) for p in view.leak_probes] == [
+        ("env", 2, 10, 6), ("attributes", 1, 1, 1), ("cwd", 1, 1, 1)]
+    env = view.leak_probes[0]
+    assert env.top_keys == [("A", 2), ("B", 2), ("C", 2), ("D", 2), ("E", 1)]
+    assert view.leak_rows_total == view.leak_rows_kept == 12
+    # Rows by probe, key, then run order; one lane, so no lane named.
+    assert [(r.change.probe, r.change.key, r.order) for r in view.leak_rows][:5] == [
+        ("attributes", "m:x", 3), ("cwd", "cwd", 2), ("env", "A", 0), ("env", "A", 1),
+        ("env", "B", 0)]
+    assert {r.test.lane for r in view.leak_rows} == {None}
+    view = build_view([make_record([entry(0, "t.py::a", changes=[env_added(long_key, "x")])],
+                                   name="one.jsonl")], [])
+    assert view.leak_probes[0].top_keys == [("L" * 80, 1)]
+
+
+def test_leak_rows_of_several_lanes_name_their_lane_and_sort_by_it(
+        make_record: RecordFactory) -> None:
+    a = make_record([entry(0, "t.py::a", worker="gw1", changes=[env_added("K", "1")])],
+                    name="a.jsonl", head=header("gw1"))
+    b = make_record([entry(0, "t.py::b", worker="gw0", changes=[env_added("K", "2")])],
+                    name="b.jsonl", head=header("gw0"))
+    view = build_view([a, b], [])
+    assert [(r.test.lane, r.test.nodeid) for r in view.leak_rows] == [
+        ("gw0", "t.py::b"), ("gw1", "t.py::a")]
+    assert view.leak_probes[0].tests == 2
+    assert ("workers / shards", "2", "") in view.stats
+
+
+def test_a_page_of_leaks_is_100_rows(make_record: RecordFactory) -> None:
+    tests = [entry(i, f"t.py::test_{i}", changes=[env_added(f"V{i:04d}", "x")])
+             for i in range(101)]
+    view = build_view([make_record(tests)], [])
+    assert len(view.leak_rows) == 100 and view.data["leak_page"] == 100
+    assert len(view.data["leaks"]) == 101
+
+
+def test_stats_count_tests_failures_leaks_findings_and_crashes(
+        make_record: RecordFactory) -> None:
+    tests = [entry(0, "t.py::a", changes=[env_added("K", "1")]),
+             entry(1, "t.py::b", "failed"), entry(2, "t.py::c", "error"),
+             entry(3, "t.py::d", "skipped")]
+    record = make_record(tests, running="t.py::e", footer=False)
+    findings = [_finding(status="suspected"), _finding(status="verified"),
+                _finding(status="verified"), _finding(status="brand-new")]
+    view = build_view([record], findings)
+    assert view.stats == [
+        ("tests", "4", ""), ("failed", "2", "bad"), ("leaked state", "1", "warn"),
+        ("verified", "2", "status-verified"), ("suspected", "1", "status-suspected"),
+        ("other findings", "1", "status-other"), ("crashed runs", "1", "bad")]
+    quiet = build_view([make_record([entry(0, "t.py::a")], name="q.jsonl")], [])
+    assert quiet.stats == [("tests", "1", ""), ("failed", "0", ""), ("leaked state", "0", "")]
+
+
+def test_each_status_has_its_label_and_findings_follow_their_order(
+        make_record: RecordFactory) -> None:
+    record = make_record(polluted_tests())
+    order = ["verified", "suspected", "latent", "brittle", "not-deterministic",
+             "unexplained", "not-order-dependent"]
+    findings = [_finding(status=s, logs=["x.log"]) for s in reversed(order)]
+    view = build_view([record], findings)
+    assert [f.status for f in view.findings] == order
+    assert [f.status_label for f in view.findings] == [
+        "verified", "suspected", "latent", "brittle", "not deterministic", "unexplained",
+        "not order-dependent"]
+    assert [f.id for f in view.findings] == [f"finding-{i}" for i in range(1, 8)]
+    assert view.findings[0].status_help == (
+        "the victim passes alone and fails after the polluter, in fresh processes")
+    assert all(f.status_class == f.status for f in view.findings)
+
+
+def test_where_a_verdict_comes_from(make_record: RecordFactory) -> None:
+    record = make_record(polluted_tests())
+    stored = _finding(status="verified")
+    stored.source = "session"
+    replayed = _finding(status="verified")
+    view = build_view([record], [stored, replayed])
+    assert [f.source for f in view.findings] == ["stored by the run", "replayed"]
+
+
+def test_a_finding_card_shows_its_failure_key_values_and_reproduction(
+        make_record: RecordFactory) -> None:
+    record = make_record(polluted_tests())
+    long_key = "K" * 400
+    f = _finding(status="verified", exc_type="AssertionError", message="m" * 3000,
+                 key=long_key, before="old", after={"a": 1}, proven_keys=[long_key],
+                 hint="use monkeypatch", hint_proven=True, note="a note",
+                 setter="tests/test_a.py::test_plain", cleaners=["tests/test_a.py::test_plain"],
+                 candidates=[Candidate("tests/test_a.py::test_sets_mode", 0, "env", "ZOO_MODE",
+                                       None, "fast", 2.3456, ["why"])])
+    f.repro = "python -m pytest a b"  # proven: the status is verified
+    (card,) = build_view([record], [f]).findings
+    assert card.failure == ("AssertionError: " + "m" * 3000)[:2000]
+    assert card.ref == ("env:" + long_key)[:300]
+    assert card.proven_keys == [long_key[:300]]
+    assert card.before is not None and card.before.text == "old" and not card.before.absent
+    assert card.after is not None and card.after.text == '{"a": 1}'
+    assert (card.repro, card.repro_proven) == ("python -m pytest a b", True)
+    assert (card.hint, card.hint_proven, card.note) == ("use monkeypatch", True, "a note")
+    assert card.setter is not None and card.setter.key == "0.1"
+    assert [c.key for c in card.cleaners] == ["0.1"]
+    assert card.candidates[0].score == 2.35
+    assert card.candidates[0].before.absent and card.candidates[0].after.text == "fast"
+    assert card.mtime is None
+    only_message = _finding(message="boom")
+    only_type = _finding(exc_type="KeyError")
+    neither = _finding(probe=None, key=None)
+    cards = build_view([record], [only_message, only_type, neither]).findings
+    assert [c.failure for c in cards] == ["boom", "KeyError", None]
+    assert (cards[2].ref, cards[2].before, cards[2].after) == (None, None, None)
+    key_only = build_view([record], [_finding(probe=None, key="K")]).findings[0]
+    assert key_only.ref == ":K" and key_only.before is not None
+    unproven = _finding(status="suspected")
+    unproven.repro = "python -m pytest a b"
+    assert build_view([record], [unproven]).findings[0].repro == ""
+
+
+def test_a_file_changed_in_place_gets_the_mtime_sentence_and_hint(
+        make_record: RecordFactory) -> None:
+    record = make_record(polluted_tests())
+    files = _finding(probe="files", key="data/cache.json", hint="original hint",
+                     before={"size": 10, "mtime_ns": 5},
+                     after={"size": 12, "mtime_ns": 5, "flag": "size-changed-mtime-kept"})
+    (card,) = build_view([record], [files]).findings
+    assert card.mtime is not None and "data/cache.json" in card.mtime
+    assert card.hint is not None and card.hint != "original hint"
+    assert card.before is not None and card.before.text == "10 bytes"
+    env = build_view([record], [_finding(hint="original hint")]).findings[0]
+    assert (env.mtime, env.hint) == (None, "original hint")
+
+
+def test_the_page_title_time_and_facts(make_record: RecordFactory) -> None:
+    record = make_record([entry(0, "t.py::a")])
+    view = build_view([record], [], generated=1_700_000_000.0,
+                      summary={"k" * 101: "v" * 300, "flag": True, "ratio": 0.5})
+    assert view.title == "statesnap pollution report"
+    assert view.generated == "2023-11-14 22:13:20 UTC"
+    assert view.facts == [("k" * 100, "v" * 200), ("flag", "true"), ("ratio", "0.5")]
+    assert build_view([record], [], title="mine").title == "mine"
