@@ -522,3 +522,62 @@ def test_sets():
     run = strict()
     assert run.errors() == {}
     assert run.result.ret == pytest.ExitCode.OK
+
+
+def test_a_module_fixture_finaliser_that_sets_state_is_a_teardown_leak(
+        pytester: pytest.Pytester, strict: Any) -> None:
+    # A change a wide fixture makes in its finaliser is no setup to hold: it leaks there.
+    pytester.makepyfile(test_fin='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def sets_on_the_way_out():
+    yield
+    os.environ["AFTER_MODULE"] = "x"
+
+def test_one(sets_on_the_way_out):
+    pass
+
+def test_two():
+    pass
+''', test_zz_other=OTHER)
+    assert strict("--statesnap-strict").errors() == {"test_two": "\n".join([
+        "statesnap --statesnap-strict: test_fin.py::test_two leaked state that later tests "
+        "would see (1 change(s)):",
+        "  env:AFTER_MODULE: added ∅ → x [teardown, fixture sets_on_the_way_out (module)]",
+        "  fix: set AFTER_MODULE with monkeypatch.setenv('AFTER_MODULE', ...) so it is removed "
+        "after the test",
+        ALLOW_LINE.format(refs="'env:AFTER_MODULE'"),
+    ])}
+
+
+def test_a_held_key_back_to_an_equal_value_when_its_scope_ends_is_no_leak(
+        pytester: pytest.Pytester, strict: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The variable exists before the run; one module fixture changes it, another sets the
+    # old value back (an equal string, not the same object): nothing leaked.
+    monkeypatch.setenv("PRESET_MODE", "base")
+    pytester.makepyfile(test_equal='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def changes_it():
+    os.environ["PRESET_MODE"] = "fixture"
+    yield
+
+@pytest.fixture(scope="module")
+def puts_it_back():
+    os.environ["PRESET_MODE"] = "".join(["ba", "se"])
+    yield
+
+def test_one(changes_it):
+    pass
+
+def test_two(changes_it, puts_it_back):
+    pass
+
+def test_three():
+    assert os.environ["PRESET_MODE"] == "base"
+''', test_zz_other=OTHER)
+    run = strict("--statesnap-strict")
+    assert run.errors() == {}
+    assert run.result.ret == pytest.ExitCode.OK
