@@ -169,8 +169,8 @@ _SAME_CUT = "a text exactly `limit` long, cut to `limit` characters, is the same
 _DEFAULT_MORE = ("the only StructuralDiff made (structural_diff) passes `more`: the default is "
                  "never used")
 _KEYWORDS = ("`*` made `/`: every caller passes the options by keyword, which both allow")
-_SIGNS = ("sign is '+', '-' or '~' ('+' < '-' < '~'), and '-' only reaches the elif: <= picks "
-          "the same branch as ==")
+_SIGNS = ("sign is '+', '-' or '~', and '+' < '-' < '~': of the three only '+' is <= '+', and "
+          "of the two left for the elif only '-' is <= '-', so <= picks what == picks")
 EQUIVALENT.update({
     ("report_render", ""): _CACHE,
     ("report_values", "return len(self.text) != self.length"):
