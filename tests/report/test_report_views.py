@@ -469,3 +469,20 @@ def test_the_page_title_time_and_facts(make_record: RecordFactory) -> None:
     assert view.generated == "2023-11-14 22:13:20 UTC"
     assert view.facts == [("k" * 100, "v" * 200), ("flag", "true"), ("ratio", "0.5")]
     assert build_view([record], [], title="mine").title == "mine"
+
+
+def test_a_finding_names_the_failed_run_of_its_victim_and_its_lane_when_several(
+        make_record: RecordFactory) -> None:
+    # A rerun victim appears twice: the card opens the run that failed; the polluter's first.
+    tests = [entry(0, "t.py::p", changes=[env_added("K", "1")]), entry(1, "t.py::v"),
+             entry(2, "t.py::v", "failed"), entry(3, "t.py::p")]
+    record = make_record(tests)
+    (card,) = build_view([record], [_finding(victim="t.py::v", polluters=["t.py::p"])]).findings
+    assert (card.victim.key, card.polluters[0].key) == ("0.2", "0.0")
+    assert (card.victim.lane, card.polluters[0].lane) == (None, None)
+    other = make_record([entry(0, "t.py::x", worker="gw1")], name="b.jsonl",
+                        head=header("gw1"))
+    (card,) = build_view([record, other],
+                         [_finding(victim="t.py::v", polluters=["t.py::p"])]).findings
+    assert (card.victim.key, card.victim.lane) == ("0.2", "main")
+    assert build_view([record], [_finding(victim="gone.py::t")]).findings[0].victim.key is None
