@@ -553,8 +553,9 @@ def test_two():
 
 def test_a_held_key_back_to_an_equal_value_when_its_scope_ends_is_no_leak(
         pytester: pytest.Pytester, strict: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The variable exists before the run; one module fixture changes it, another sets the
-    # old value back (an equal string, not the same object): nothing leaked.
+    # The variable exists before the run; one module fixture changes it, another, set up by
+    # the module's last test, sets the old value back (an equal string, not the same
+    # object): when the scope ends the value is the old one again, nothing leaked.
     monkeypatch.setenv("PRESET_MODE", "base")
     pytester.makepyfile(test_equal='''
 import os, pytest
@@ -572,12 +573,81 @@ def puts_it_back():
 def test_one(changes_it):
     pass
 
-def test_two(changes_it, puts_it_back):
-    pass
+def test_two(changes_it):
+    assert os.environ["PRESET_MODE"] == "fixture"
 
-def test_three():
+def test_three(changes_it, puts_it_back):
     assert os.environ["PRESET_MODE"] == "base"
 ''', test_zz_other=OTHER)
     run = strict("--statesnap-strict")
     assert run.errors() == {}
     assert run.result.ret == pytest.ExitCode.OK
+
+
+def test_each_held_key_is_checked_when_its_own_scope_ends(pytester: pytest.Pytester,
+                                                         strict: Any) -> None:
+    # A session fixture's key is still held (its scope goes on) when the module's ends: the
+    # module fixture's key is checked all the same.
+    pytester.makepyfile(test_scopes='''
+import os, pytest
+
+@pytest.fixture(scope="session")
+def whole_run():
+    os.environ["A_SESSION_WIDE"] = "on"
+    yield
+    del os.environ["A_SESSION_WIDE"]
+
+@pytest.fixture(scope="module")
+def sloppy():
+    os.environ["B_MODULE_SLOPPY"] = "on"
+    yield
+
+def test_one(whole_run, sloppy):
+    pass
+
+def test_two():
+    pass
+''', test_zz_other=OTHER)
+    errors = strict("--statesnap-strict").errors()
+    assert list(errors) == ["test_two"]
+    assert ("  env:B_MODULE_SLOPPY: added ∅ → on [setup, fixture sloppy (module)] (set up by "
+            "module fixture sloppy, not undone when its scope ended)\n") in errors["test_two"]
+    assert "A_SESSION_WIDE" not in errors["test_two"]
+
+
+def test_a_held_key_is_judged_by_its_value_when_the_scope_ends(pytester: pytest.Pytester,
+                                                              strict: Any) -> None:
+    # The key is back to its old value when the last test starts, and that test sets it
+    # again as the fixture's scope ends: the change is the test's, listed once, not put down
+    # to the fixture.
+    pytester.makepyfile(test_value='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def sets_it():
+    os.environ["TWICE"] = "on"
+    yield
+
+@pytest.fixture(scope="module")
+def drops_it():
+    os.environ.pop("TWICE", None)
+    yield
+
+def test_one(sets_it):
+    pass
+
+def test_two(sets_it, drops_it):
+    pass
+
+def test_three(sets_it):
+    os.environ["TWICE"] = "x"
+''', test_zz_other=OTHER)
+    errors = strict("--statesnap-strict").errors()
+    assert list(errors) == ["test_three"]
+    assert errors["test_three"] == "\n".join([
+        "statesnap --statesnap-strict: test_value.py::test_three leaked state that later "
+        "tests would see (1 change(s)):",
+        "  env:TWICE: added ∅ → x [call]",
+        "  fix: set TWICE with monkeypatch.setenv('TWICE', ...) so it is removed after the test",
+        ALLOW_LINE.format(refs="'env:TWICE'"),
+    ])
