@@ -651,3 +651,27 @@ def test_three(sets_it):
         "  fix: set TWICE with monkeypatch.setenv('TWICE', ...) so it is removed after the test",
         ALLOW_LINE.format(refs="'env:TWICE'"),
     ])
+
+
+def test_the_first_user_of_a_wide_fixture_still_errors_for_its_own_leak(
+        pytester: pytest.Pytester, strict: Any) -> None:
+    # The fixture's change is held; the test's own change, listed after it, is still checked.
+    pytester.makepyfile(test_first='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def tidy():
+    os.environ["A_FIXTURE"] = "on"
+    yield
+    del os.environ["A_FIXTURE"]
+
+def test_one(tidy):
+    os.environ["B_OWN"] = "1"
+
+def test_two(tidy):
+    pass
+''', test_zz_other=OTHER)
+    errors = strict("--statesnap-strict").errors()
+    assert list(errors) == ["test_one"]
+    assert "(1 change(s))" in errors["test_one"]
+    assert "  env:B_OWN: added ∅ → 1 [call]\n" in errors["test_one"]
