@@ -173,6 +173,10 @@ _SIGNS = ("sign is '+', '-' or '~', and '+' < '-' < '~': of the three only '+' i
           "of the two left for the elif only '-' is <= '-', so <= picks what == picks")
 EQUIVALENT.update({
     ("report_render", ""): _CACHE,
+    ("strict", ""):
+        "drops trylast from the post-finaliser hook: it only notes the fixture in a set read "
+        "after the whole teardown, so its place among the other post-finaliser hooks changes "
+        "nothing",
     ("report_values", "return len(self.text) != self.length"):
         "the text is the value's text or a cut of it, never longer than length: != is <",
     ("report_values", 'return ValueView("", -1, absent=True)'):
