@@ -386,9 +386,9 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         "Figures are those of the last full run of each module, with its survivors run "
         "again against the tests written since (`--recheck`).  A module marked pending was "
         "not run in this round: `replayargs.py` and `verify.py` get their direct tests from "
-        "other work in progress; `strict.py` and the report modules are covered by "
-        "end-to-end runs that take seconds each (one full run is hours on this 2-core "
-        "machine).",
+        "other work in progress.  `strict.py` runs its direct tests (real inner pytest runs "
+        "in process); the report modules run the report's direct tests, goldens and hostile "
+        "pages without the Chromium one (`-k 'not chromium'`; the suite runs it).",
         "",
         "| module | tests run per mutant | generated | in annotations | killed | survived "
         "| % killed | time |",
