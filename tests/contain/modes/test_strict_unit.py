@@ -675,3 +675,28 @@ def test_two(tidy):
     assert list(errors) == ["test_one"]
     assert "(1 change(s))" in errors["test_one"]
     assert "  env:B_OWN: added ∅ → 1 [call]\n" in errors["test_one"]
+
+
+def test_the_last_user_of_a_wide_fixture_still_errors_for_its_own_leak(
+        pytester: pytest.Pytester, strict: Any) -> None:
+    # The fixture puts its key back as the scope ends; the test's own change, listed after
+    # it, is still checked.
+    pytester.makepyfile(test_last='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def tidy():
+    os.environ["A_FIXTURE"] = "on"
+    yield
+    del os.environ["A_FIXTURE"]
+
+def test_one(tidy):
+    pass
+
+def test_two(tidy):
+    os.environ["B_OWN"] = "1"
+''', test_zz_other=OTHER)
+    errors = strict("--statesnap-strict").errors()
+    assert list(errors) == ["test_two"]
+    assert "(1 change(s))" in errors["test_two"]
+    assert "  env:B_OWN: added ∅ → 1 [call]\n" in errors["test_two"]
