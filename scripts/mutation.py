@@ -173,6 +173,9 @@ _SIGNS = ("sign is '+', '-' or '~', and '+' < '-' < '~': of the three only '+' i
           "of the two left for the elif only '-' is <= '-', so <= picks what == picks")
 EQUIVALENT.update({
     ("report_render", ""): _CACHE,
+    ("strict", "if not TYPE_CHECKING:"):
+        "imports statesnap.plugin at run time as well; it is imported long before, and the "
+        "name is used only in annotations",
     ("strict", ""):
         "drops trylast from the post-finaliser hook: it only notes the fixture in a set read "
         "after the whole teardown, so its place among the other post-finaliser hooks changes "
