@@ -176,6 +176,14 @@ EQUIVALENT.update({
     ("strict", "if not TYPE_CHECKING:"):
         "imports statesnap.plugin at run time as well; it is imported long before, and the "
         "name is used only in annotations",
+    ("strict", "@pytest.hookimpl(trylast=False)"):
+        "the post-finaliser hook only notes the fixture in a set read after the whole "
+        "teardown: its place among the other post-finaliser hooks changes nothing",
+    ("strict", 'if ch.phase is "setup" and ch.scope in WIDE_SCOPES and ch.fixture:'):
+        "phases are plugin.py's literal constants, which CPython interns: `is` is ==",
+    ("strict", 'if ch.phase <= "setup" and ch.scope in WIDE_SCOPES and ch.fixture:'):
+        "the phases below 'setup' are 'call' and 'collection', never labelled with a "
+        "fixture: only a setup or a finaliser names one",
     ("strict", ""):
         "drops trylast from the post-finaliser hook: it only notes the fixture in a set read "
         "after the whole teardown, so its place among the other post-finaliser hooks changes "
@@ -315,11 +323,13 @@ def _recheck_survivors(name: str, target: Target) -> None:
     with sqlite3.connect(session) as db:
         rows = db.execute(
             "SELECT m.job_id, m.module_path, m.operator_name, m.occurrence, m.start_pos_row, "
-            "m.start_pos_col FROM mutation_specs m JOIN work_results r ON m.job_id = r.job_id "
-            "WHERE r.test_outcome = 'SURVIVED'").fetchall()
-        for job, module, operator, occurrence, row, col in rows:
+            "m.start_pos_col, r.diff FROM mutation_specs m JOIN work_results r "
+            "ON m.job_id = r.job_id WHERE r.test_outcome = 'SURVIVED'").fetchall()
+        for job, module, operator, occurrence, row, col, diff in rows:
             if any(start <= (row, col) < end for start, end in spans):
                 continue  # never evaluated: not counted, not worth a run
+            if (name, _mutated_line(diff)) in EQUIVALENT:
+                continue  # judged equivalent: no test can kill it
             # A mutant killed by the timeout never puts the file back: start from the original.
             shutil.copy2(ROOT / module, work / module)
             proc = subprocess.run(
@@ -336,6 +346,13 @@ def _recheck_survivors(name: str, target: Target) -> None:
             print(f"mutation: {name}: recheck {operator} #{occurrence}: {outcome.lower()}",
                   flush=True)
         shutil.copy2(ROOT / target.path, work / target.path)
+
+
+def _mutated_line(diff: str | None) -> str:
+    """The first line a mutant's diff adds, stripped ("" when it only removes one)."""
+    added = [ln[1:].strip() for ln in (diff or "").splitlines()
+             if ln.startswith("+") and not ln.startswith("+++")]
+    return added[0] if added else ""
 
 
 def _read_session(session: Path, target: Target, outcome: Outcome) -> None:
@@ -355,9 +372,7 @@ def _read_session(session: Path, target: Target, outcome: Outcome) -> None:
         elif worker_outcome in ("exception", "no-test") or test_outcome == "incompetent":
             outcome.incompetent += 1
         elif test_outcome == "survived":
-            added = [ln[1:].strip() for ln in (diff or "").splitlines()
-                     if ln.startswith("+") and not ln.startswith("+++")]
-            mutated = added[0] if added else ""
+            mutated = _mutated_line(diff)
             outcome.survived.append({
                 "operator": operator.removeprefix("core/"), "line": str(row),
                 "mutated": mutated,

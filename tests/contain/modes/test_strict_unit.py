@@ -700,3 +700,28 @@ def test_two(tidy):
     assert list(errors) == ["test_two"]
     assert "(1 change(s))" in errors["test_two"]
     assert "  env:B_OWN: added ∅ → 1 [call]\n" in errors["test_two"]
+
+
+def test_a_module_fixture_that_puts_an_existing_variable_back_is_no_leak(
+        pytester: pytest.Pytester, strict: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The common pattern: a module-wide monkeypatch of a variable that exists already; its
+    # undo sets the old value back (an equal string, read afresh).
+    monkeypatch.setenv("EXISTING_MODE", "base")
+    pytester.makepyfile(test_restore='''
+import pytest
+
+@pytest.fixture(scope="module")
+def mode():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EXISTING_MODE", "fixture")
+        yield
+
+def test_one(mode):
+    pass
+
+def test_two(mode):
+    pass
+''', test_zz_other=OTHER)
+    run = strict("--statesnap-strict")
+    assert run.errors() == {}
+    assert run.result.ret == pytest.ExitCode.OK
