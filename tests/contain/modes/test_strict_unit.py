@@ -725,3 +725,29 @@ def test_two(mode):
     run = strict("--statesnap-strict")
     assert run.errors() == {}
     assert run.result.ret == pytest.ExitCode.OK
+
+
+def test_held_keys_after_one_the_last_test_changed_itself_are_still_checked(
+        pytester: pytest.Pytester, strict: Any) -> None:
+    pytester.makepyfile(test_both='''
+import os, pytest
+
+@pytest.fixture(scope="module")
+def sloppy():
+    os.environ["A_MODE"] = "on"
+    os.environ["B_MODE"] = "on"
+    yield
+
+def test_one(sloppy):
+    pass
+
+def test_two(sloppy):
+    os.environ["A_MODE"] = "x"
+''', test_zz_other=OTHER)
+    errors = strict("--statesnap-strict").errors()
+    assert list(errors) == ["test_two"]
+    text = errors["test_two"]
+    assert "(2 change(s))" in text
+    assert "  env:A_MODE: changed on → x [" in text
+    assert ("  env:B_MODE: added ∅ → on [setup, fixture sloppy (module)] (set up by module "
+            "fixture sloppy, not undone when its scope ended)\n") in text
