@@ -191,6 +191,12 @@ EQUIVALENT.update({
     ("report_views", "__test__ = True  # not a pytest test class, despite the name"):
         "only tells pytest whether to collect the class where a test module imports it by "
         "name; the page is the same",
+    ("report_views", "return TestRef(shown, lane.key(entry.pos), lane.label if len(lanes) "
+                     "!= 1 else None)"):
+        "reached only when the test was found in a lane, so there is at least one: != 1 is > 1",
+    ("report_views", "rows.append(LeakRow(views.build(ch, leak=False), ref, e.pos))"):
+        "the leak table never shows the flag: LeakRow.to_json and the leaks template leave "
+        "it out (every row of that table is a leak)",
     ("report_values", "return len(self.text) != self.length"):
         "the text is the value's text or a cut of it, never longer than length: != is <",
     ("report_values", 'return ValueView("", -1, absent=True)'):

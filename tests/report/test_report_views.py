@@ -450,11 +450,14 @@ def test_a_finding_card_shows_its_failure_key_values_and_reproduction(
 def test_a_file_changed_in_place_gets_the_mtime_sentence_and_hint(
         make_record: RecordFactory) -> None:
     record = make_record(polluted_tests())
-    files = _finding(probe="files", key="data/cache.json", hint="original hint",
+    # The probe's name as a record gives it (read from JSON: not the interned literal).
+    files = _finding(probe="".join(["fi", "les"]), key="data/cache.json", hint="original hint",
                      before={"size": 10, "mtime_ns": 5},
                      after={"size": 12, "mtime_ns": 5, "flag": "size-changed-mtime-kept"})
     (card,) = build_view([record], [files]).findings
-    assert card.mtime is not None and "data/cache.json" in card.mtime
+    assert card.mtime is not None and card.mtime.startswith("data/cache.json: tests/test_a.py")
+    # The victim's record says how fine the filesystem's mtime is.
+    assert "mtime resolution: mtime to 1 ns); caches keyed on mtime" in card.mtime
     assert card.hint is not None and card.hint != "original hint"
     assert card.before is not None and card.before.text == "10 bytes"
     env = build_view([record], [_finding(hint="original hint")]).findings[0]
