@@ -197,6 +197,11 @@ EQUIVALENT.update({
     ("report_views", "rows.append(LeakRow(views.build(ch, leak=False), ref, e.pos))"):
         "the leak table never shows the flag: LeakRow.to_json and the leaks template leave "
         "it out (every row of that table is a leak)",
+    ("report_views", "many = len(lanes) != 1"):
+        "with no lane there is no row to label: != 1 is > 1 wherever it is read",
+    ("report_views", 'tests = sum(n for o, n in tl.outcomes if o is not "crashed")'):
+        "the timeline's outcomes are lanes.OUTCOMES' literals (or 'other'), which CPython "
+        "interns like this one: `is not` is !=",
     ("report_values", "return len(self.text) != self.length"):
         "the text is the value's text or a cut of it, never longer than length: != is <",
     ("report_values", 'return ValueView("", -1, absent=True)'):
