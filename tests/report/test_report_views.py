@@ -399,6 +399,9 @@ def test_each_status_has_its_label_and_findings_follow_their_order(
     assert view.findings[0].status_help == (
         "the victim passes alone and fails after the polluter, in fresh processes")
     assert all(f.status_class == f.status for f in view.findings)
+    # Only a suspect that nothing replayed is "not replayed"; other verdicts keep their label.
+    bare = build_view([record], [_finding(status=s) for s in ("unexplained", "suspected")])
+    assert [f.status_label for f in bare.findings] == ["suspected, not replayed", "unexplained"]
 
 
 def test_where_a_verdict_comes_from(make_record: RecordFactory) -> None:
@@ -452,10 +455,12 @@ def test_a_file_changed_in_place_gets_the_mtime_sentence_and_hint(
     record = make_record(polluted_tests())
     # The probe's name as a record gives it (read from JSON: not the interned literal).
     files = _finding(probe="".join(["fi", "les"]), key="data/cache.json", hint="original hint",
+                     polluters=["tests/test_a.py::test_sets_mode", "tests/test_a.py::test_plain"],
                      before={"size": 10, "mtime_ns": 5},
                      after={"size": 12, "mtime_ns": 5, "flag": "size-changed-mtime-kept"})
     (card,) = build_view([record], [files]).findings
-    assert card.mtime is not None and card.mtime.startswith("data/cache.json: tests/test_a.py")
+    assert card.mtime is not None and card.mtime.startswith(
+        "data/cache.json: tests/test_a.py::test_sets_mode changed its size")
     # The victim's record says how fine the filesystem's mtime is.
     assert "mtime resolution: mtime to 1 ns); caches keyed on mtime" in card.mtime
     assert card.hint is not None and card.hint != "original hint"
@@ -478,7 +483,7 @@ def test_a_finding_names_the_failed_run_of_its_victim_and_its_lane_when_several(
         make_record: RecordFactory) -> None:
     # A rerun victim appears twice: the card opens the run that failed; the polluter's first.
     tests = [entry(0, "t.py::p", changes=[env_added("K", "1")]), entry(1, "t.py::v"),
-             entry(2, "t.py::v", "failed"), entry(3, "t.py::p")]
+             entry(2, "t.py::v", "failed"), entry(3, "t.py::p", "failed")]
     record = make_record(tests)
     (card,) = build_view([record], [_finding(victim="t.py::v", polluters=["t.py::p"])]).findings
     assert (card.victim.key, card.polluters[0].key) == ("0.2", "0.0")
