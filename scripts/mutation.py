@@ -202,6 +202,11 @@ EQUIVALENT.update({
     ("report_views", 'tests = sum(n for o, n in tl.outcomes if o is not "crashed")'):
         "the timeline's outcomes are lanes.OUTCOMES' literals (or 'other'), which CPython "
         "interns like this one: `is not` is !=",
+    ("report_views", 'tests = sum(n for o, n in tl.outcomes if o > "crashed")'):
+        "every other outcome (error, failed, other, passed, skipped, xfailed, xpassed) sorts "
+        "after 'crashed': > is !=",
+    ("report_views", ""):
+        "drops @dataclass from Link, which nothing builds or reads (dead code)",
     ("report_values", "return len(self.text) != self.length"):
         "the text is the value's text or a cut of it, never longer than length: != is <",
     ("report_values", 'return ValueView("", -1, absent=True)'):
