@@ -207,6 +207,13 @@ EQUIVALENT.update({
         "after 'crashed': > is !=",
     ("report_views", ""):
         "drops @dataclass from Link, which nothing builds or reads (dead code)",
+    ("report_views", "victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=False)"):
+        "only the lane's record is read from it, and prefer_failed chooses among the entries "
+        "of one lane: the same record either way",
+    ("report_views", "for probe in sorted(tests, key=lambda p: (~len(tests[p]), p)):"):
+        "~n is -n - 1: the same order",
+    ("report_views", "def build_view(records: Sequence[Record], findings: Iterable[Finding], "
+                     "/,"): _KEYWORDS,
     ("report_values", "return len(self.text) != self.length"):
         "the text is the value's text or a cut of it, never longer than length: != is <",
     ("report_values", 'return ValueView("", -1, absent=True)'):

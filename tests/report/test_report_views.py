@@ -371,17 +371,19 @@ def test_stats_count_tests_failures_leaks_findings_and_crashes(
         make_record: RecordFactory) -> None:
     tests = [entry(0, "t.py::a", changes=[env_added("K", "1")]),
              entry(1, "t.py::b", "failed"), entry(2, "t.py::c", "error"),
-             entry(3, "t.py::d", "skipped")]
+             entry(3, "t.py::d", "skipped"), entry(4, "t.py::f", "failed")]
     record = make_record(tests, running="t.py::e", footer=False)
     findings = [_finding(status="suspected"), _finding(status="verified"),
                 _finding(status="verified"), _finding(status="brand-new")]
     view = build_view([record], findings)
     assert view.stats == [
-        ("tests", "4", ""), ("failed", "2", "bad"), ("leaked state", "1", "warn"),
+        ("tests", "5", ""), ("failed", "3", "bad"), ("leaked state", "1", "warn"),
         ("verified", "2", "status-verified"), ("suspected", "1", "status-suspected"),
         ("other findings", "1", "status-other"), ("crashed runs", "1", "bad")]
     quiet = build_view([make_record([entry(0, "t.py::a")], name="q.jsonl")], [])
     assert quiet.stats == [("tests", "1", ""), ("failed", "0", ""), ("leaked state", "0", "")]
+    assert build_view([], []).stats == [
+        ("tests", "0", ""), ("failed", "0", ""), ("leaked state", "0", "")]
 
 
 def test_each_status_has_its_label_and_findings_follow_their_order(
@@ -400,14 +402,19 @@ def test_each_status_has_its_label_and_findings_follow_their_order(
         "the victim passes alone and fails after the polluter, in fresh processes")
     assert all(f.status_class == f.status for f in view.findings)
     # Only a suspect that nothing replayed is "not replayed"; other verdicts keep their label.
-    bare = build_view([record], [_finding(status=s) for s in ("unexplained", "suspected")])
-    assert [f.status_label for f in bare.findings] == ["suspected, not replayed", "unexplained"]
+    # Statuses as a record gives them: read from JSON, not the interned literals.
+    statuses = ["".join(s) for s in (("unex", "plained"), ("sus", "pected"),
+                                     ("not-deter", "ministic"), ("aaa", "-new"))]
+    bare = build_view([record], [_finding(status=s) for s in statuses])
+    assert [(f.status_label, f.source) for f in bare.findings] == [
+        ("suspected, not replayed", "not replayed"), ("not deterministic", "replayed"),
+        ("unexplained", "replayed"), ("aaa-new", "replayed")]
 
 
 def test_where_a_verdict_comes_from(make_record: RecordFactory) -> None:
     record = make_record(polluted_tests())
     stored = _finding(status="verified")
-    stored.source = "session"
+    stored.source = "".join(["ses", "sion"])  # as read from a record, not the literal
     replayed = _finding(status="verified")
     view = build_view([record], [stored, replayed])
     assert [f.source for f in view.findings] == ["stored by the run", "replayed"]
@@ -467,6 +474,10 @@ def test_a_file_changed_in_place_gets_the_mtime_sentence_and_hint(
     assert card.before is not None and card.before.text == "10 bytes"
     env = build_view([record], [_finding(hint="original hint")]).findings[0]
     assert (env.mtime, env.hint) == (None, "original hint")
+    # Another probe's values shaped like a file's are no file.
+    other = _finding(probe="knob", key="k", before={"size": 10, "mtime_ns": 5},
+                     after={"size": 12, "mtime_ns": 5, "flag": "size-changed-mtime-kept"})
+    assert build_view([record], [other]).findings[0].mtime is None
 
 
 def test_the_page_title_time_and_facts(make_record: RecordFactory) -> None:
