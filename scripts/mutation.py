@@ -166,6 +166,8 @@ class Outcome:
 _CACHE = ("drops a @cache: the static files are read, checked and hashed again, and the Jinja "
           "environment built again, for each page: the same text and environment each time")
 _SAME_CUT = "a text exactly `limit` long, cut to `limit` characters, is the same text"
+_ADD_REMOVE = ("a change is added, changed or removed (diff.py), and 'added' < 'changed' < "
+               "'removed': <= 'added' and >= 'removed' pick the same change as ==")
 _DEFAULT_MORE = ("the only StructuralDiff made (structural_diff) passes `more`: the default is "
                  "never used")
 _KEYWORDS = ("`*` made `/`: every caller passes the options by keyword, which both allow")
@@ -214,6 +216,15 @@ EQUIVALENT.update({
         "~n is -n - 1: the same order",
     ("report_views", "def build_view(records: Sequence[Record], findings: Iterable[Finding], "
                      "/,"): _KEYWORDS,
+    ("report_changes", "pretty = limit is not SHORT_LIMIT"):
+        "limit is SHORT_LIMIT or LONG_LIMIT, passed as those very objects: `is not` is !=",
+    ("report_changes", "before=show(before, limit=limit, absent=ch.change <= ADDED, "
+                       "pretty=pretty),"): _ADD_REMOVE,
+    ("report_changes", "after=show(after, limit=limit, absent=ch.change >= REMOVED, "
+                       "pretty=pretty),"): _ADD_REMOVE,
+    ("report_changes", "if not isinstance(before, (dict, list)) and not isinstance(after, "
+                       "(dict, list)):"):
+        "structural_diff itself gives None unless both sides are non-empty dicts or lists",
     ("report_values", "return len(self.text) != self.length"):
         "the text is the value's text or a cut of it, never longer than length: != is <",
     ("report_values", 'return ValueView("", -1, absent=True)'):

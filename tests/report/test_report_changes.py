@@ -77,6 +77,8 @@ def test_files_fingerprints_read_as_words_other_probes_as_they_are() -> None:
     fingerprint = {"size": 19, "mtime_ns": 5}
     assert file_words("files", fingerprint) == "19 bytes"
     assert file_words("env", fingerprint) is fingerprint
+    for probe in ("fds", "logging", "modules", "threads", "zzz-third-party"):
+        assert file_words(probe, fingerprint) is fingerprint, probe
     assert file_words("files", "not a fingerprint") == "not a fingerprint"
     view = ChangeViews(Scrubber()).build(
         Change("files", "data.txt", "changed", {"size": 1, "mtime_ns": 5}, fingerprint),
