@@ -216,6 +216,12 @@ EQUIVALENT.update({
         "~n is -n - 1: the same order",
     ("report_views", "def build_view(records: Sequence[Record], findings: Iterable[Finding], "
                      "/,"): _KEYWORDS,
+    ("report_changes", "pretty = limit != SHORT_LIMIT"):
+        "limit is SHORT_LIMIT or the larger LONG_LIMIT: != is >",
+    ("report_changes", "def build(self, ch: Change, /, leak: bool, limit: int = SHORT_LIMIT,"):
+        _KEYWORDS,
+    ("report_changes", "def detail(self, ch: Change, /, leak: bool) -> ChangeView:"):
+        _KEYWORDS,
     ("report_changes", "pretty = limit is not SHORT_LIMIT"):
         "limit is SHORT_LIMIT or LONG_LIMIT, passed as those very objects: `is not` is !=",
     ("report_changes", "before=show(before, limit=limit, absent=ch.change <= ADDED, "
