@@ -9,6 +9,7 @@ from statesnap.report.values import (
     DIFF_LINES,
     DiffLine,
     Scrubber,
+    ValueView,
     as_text,
     show,
     structural_diff,
@@ -35,7 +36,8 @@ def test_long_values_are_cut_and_keep_their_full_length() -> None:
 
 
 def test_the_missing_side_of_an_added_key_is_absent_not_null() -> None:
-    assert show(None, absent=True).absent
+    assert show(None, absent=True) == ValueView("", 0, absent=True)
+    assert show("anything", absent=True).to_json() == {"text": "", "absent": True}
     assert show(None).text == "null"
 
 
