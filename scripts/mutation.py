@@ -199,6 +199,8 @@ EQUIVALENT.update({
     ("report_views", "rows.append(LeakRow(views.build(ch, leak=False), ref, e.pos))"):
         "the leak table never shows the flag: LeakRow.to_json and the leaks template leave "
         "it out (every row of that table is a leak)",
+    ("report_views", "if len(rows) != LEAK_ROWS_LIMIT:"):
+        "rows grows one at a time from none, so it stops at the limit either way",
     ("report_views", "many = len(lanes) != 1"):
         "with no lane there is no row to label: != 1 is > 1 wherever it is read",
     ("report_views", 'tests = sum(n for o, n in tl.outcomes if o is not "crashed")'):
@@ -212,7 +214,7 @@ EQUIVALENT.update({
     ("report_views", "victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=False)"):
         "only the lane's record is read from it, and prefer_failed chooses among the entries "
         "of one lane: the same record either way",
-    ("report_views", "for probe in sorted(tests, key=lambda p: (~len(tests[p]), p)):"):
+    ("report_views", "for probe in sorted(tests, key=lambda p: (~len(tests[p]), p))"):
         "~n is -n - 1: the same order",
     ("report_views", "def build_view(records: Sequence[Record], findings: Iterable[Finding], "
                      "/,"): _KEYWORDS,
