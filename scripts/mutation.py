@@ -65,7 +65,7 @@ TARGETS: dict[str, Target] = {
     "record": Target("src/statesnap/record.py", (
         "tests/test_record_reader.py",)),
     "verify": Target("src/statesnap/verify.py", (
-        "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_cases.py")),
+        "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")),
     "minimize": Target("src/statesnap/minimize.py", ("tests/attribution/test_minimize.py",)),
     "strict": Target("src/statesnap/strict.py", ("tests/contain/modes/test_strict_unit.py",)),
     "restore_mode": Target("src/statesnap/restore_mode.py", (

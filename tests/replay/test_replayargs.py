@@ -24,11 +24,18 @@ def pytest_addoption(parser):
 """
 
 
+#: The table, read once: parsing a configuration takes a tenth of a second, and the mutation
+#: run (scripts/mutation.py) runs this file once per mutant.
+_TABLES: list[OptionTable] = []
+
+
 @pytest.fixture
-def table(pytester: pytest.Pytester) -> OptionTable:
-    pytester.makeconftest(CONFTEST)
-    config = pytester.parseconfig("-p", "statesnap")
-    return pytest_option_table(config)
+def table(request: pytest.FixtureRequest) -> OptionTable:
+    if not _TABLES:
+        pytester: pytest.Pytester = request.getfixturevalue("pytester")
+        pytester.makeconftest(CONFTEST)
+        _TABLES.append(pytest_option_table(pytester.parseconfig("-p", "statesnap")))
+    return _TABLES[0]
 
 
 def test_the_table_holds_arities_from_argparse(table: OptionTable) -> None:
