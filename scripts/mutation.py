@@ -66,6 +66,8 @@ TARGETS: dict[str, Target] = {
         "tests/test_record_reader.py",)),
     "verify": Target("src/statesnap/verify.py", (
         "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")),
+    "verify_leftovers": Target("src/statesnap/verify_leftovers.py", (
+        "tests/verify/test_verify_verdicts.py",), select="left"),
     "minimize": Target("src/statesnap/minimize.py", ("tests/attribution/test_minimize.py",)),
     "strict": Target("src/statesnap/strict.py", ("tests/contain/modes/test_strict_unit.py",)),
     "restore_mode": Target("src/statesnap/restore_mode.py", (

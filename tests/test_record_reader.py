@@ -62,12 +62,15 @@ def test_a_cut_last_line_is_forgiven_and_marked(tmp_path: Path) -> None:
     assert record.running["nodeid"] == json.loads(lines[last_test])["nodeid"]
 
 
+@pytest.mark.parametrize("end", ["\n", ""], ids=["newline-at-end", "no-newline-at-end"])
 @pytest.mark.parametrize("where", ["second", "middle", "before_last"])
-def test_a_corrupt_line_that_is_not_the_last_raises(tmp_path: Path, where: str) -> None:
+def test_a_corrupt_line_that_is_not_the_last_raises(tmp_path: Path, where: str,
+                                                    end: str) -> None:
     lines = _lines()
     at = {"second": 1, "middle": len(lines) // 2, "before_last": len(lines) - 2}[where]
     lines[at] = lines[at][: len(lines[at]) // 2]  # the same damage as a cut, not at the end
-    path = _write(tmp_path, lines)
+    # Whether the last line ends with its newline or not, only the last line can be a cut.
+    path = _write(tmp_path, lines, end=end)
     with pytest.raises(RecordError, match="not a statesnap record line") as excinfo:
         read_record(path)
     assert excinfo.value.line == at + 1
@@ -269,3 +272,26 @@ def test_crashed_lanes_at_the_same_index_name_the_last_worker(tmp_path: Path) ->
              '{"type":"lane","worker":"gw1"}', '{"type":"start","index":1,"nodeid":"b"}']
     record = read_record(_write(tmp_path, lines))
     assert record.running is not None and record.running["nodeid"] == "b"
+
+
+def test_values_json_cannot_hold_are_written_as_lists_paths_or_their_repr(
+        tmp_path: Path) -> None:
+    class Odd:
+        def __repr__(self) -> str:
+            return "<odd>"
+
+    line = dumps({"s": {3}, "f": frozenset({"x"}), "t": (1, 2), "p": Path("/r/a b"),
+                  "o": Odd()})
+    assert line == '{"s":[3],"f":["x"],"t":[1,2],"p":"/r/a b","o":"<odd>"}'
+    writer = RecordWriter(tmp_path / "r.jsonl")
+    writer.write({"type": "header", "format": 2, "roots": {Path("/r")}})
+    writer.close()
+    assert read_record(tmp_path / "r.jsonl").header["roots"] == ["/r"]
+
+
+def test_durations_are_written_to_the_microsecond_and_read_back() -> None:
+    entry = TestEntry(index=0, nodeid="a", outcome="passed", duration=1.23456789)
+    assert entry.to_json()["duration"] == 1.234568
+    back = TestEntry.from_json(json.loads(dumps(entry.to_json())))
+    assert back.duration == 1.234568
+    assert TestEntry.from_json({"index": 0, "nodeid": "a", "duration": None}).duration == 0.0

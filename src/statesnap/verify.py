@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from statesnap.attribution import Write, dirty_before, polluters_of
@@ -83,11 +83,10 @@ class Verdict:
     """The answer of one (possibly repeated) replay for the victim."""
 
     failed: bool
-    exc_type: str | None
     #: Whether the victim ran at all (an earlier test may have crashed the replay).
-    ran: bool = True
+    ran: bool
     #: How it failed (unknown: the repeats disagreed, or it passed).
-    signature: Signature = field(default_factory=lambda: Signature(None))
+    signature: Signature
 
 
 class Verifier:
@@ -132,10 +131,8 @@ class Verifier:
             raise NotDeterministic(
                 f"{_order_words(order)}: the victim failed in {sum(fails)} of "
                 f"{len(fails)} repeats")
-        types = {a.exc_type(victim) for a in answers if a.failed(victim)}
         signatures = {a.signature(victim) for a in answers if a.failed(victim)}
-        return Verdict(failed=fails[0], exc_type=next(iter(types)) if len(types) == 1 else None,
-                       ran=all(victim in a.outcomes for a in answers),
+        return Verdict(failed=fails[0], ran=all(victim in a.outcomes for a in answers),
                        signature=(next(iter(signatures)) if len(signatures) == 1
                                   else Signature(None)))
 

@@ -170,3 +170,53 @@ def test_plugin_args_as_pytest_finds_them_before_parsing() -> None:
     assert plugin_args(["-q", "-p", "no:cacheprovider", "-pxdist", "t.py", "-p", " a "]) == [
         "no:cacheprovider", "xdist", "a"]
     assert plugin_args(["-p"]) == []
+
+
+# -- argparse's rules, against a table built by hand ---------------------------------------
+# pytest registers no option with a fixed count, REMAINDER or a negative-number name, and
+# pytest 8 reads no @FILE: these cases give the splitter what argparse would, whichever
+# pytest is installed.
+
+HAND = OptionTable(
+    nargs={"-q": 0, "-v": 0, "-s": 0, "-k": None, "-p": None, "--flavour": None,
+           "--levels": "*", "--rest": "...", "--one": 1, "--two": 2, "--opt": "?"},
+    fromfile_prefix="@")
+
+
+@pytest.mark.parametrize(("args", "child"), [
+    pytest.param(["-", "-q"], ["-q"], id="a lone dash is a path"),
+    pytest.param(["-k", "-1", "-q"], ["-q"], id="a negative number is a value"),
+    pytest.param(["-k", "-x y", "-q"], ["-q"], id="a dashed word with a space is a value"),
+    pytest.param(["--flavour=very sour", "t.py"], ["--flavour=very sour"],
+                 id="--opt=value with a space in the value"),
+    pytest.param(["--flavour", "(sour)", "-q"], ["--flavour", "(sour)", "-q"],
+                 id="a value sorting before --"),
+    pytest.param(["--levels", "+a", "*b", "-q"], ["--levels", "+a", "*b", "-q"],
+                 id="nargs=* values sorting before --"),
+    pytest.param(["-q", "--rest", "a", "-q", "b"], ["-q", "--rest", "a", "-q", "b"],
+                 id="REMAINDER takes the rest of the line"),
+    pytest.param(["-v", "--rest"], ["-v", "--rest"], id="REMAINDER at the end"),
+    pytest.param(["--one", "x", "t.py"], ["--one", "x"], id="nargs=1 takes one word"),
+    pytest.param(["--two", "a", "b", "c"], ["--two", "a", "b"], id="nargs=2 takes two words"),
+    pytest.param(["--opt", "-q", "--opt", "x", "t.py"], ["--opt", "-q", "--opt", "x"],
+                 id="nargs=? takes a value only when one follows"),
+    pytest.param(["-qvp", "no:cacheprovider", "t.py"], ["-qvp", "no:cacheprovider"],
+                 id="a chain of three ending in an option that takes the next word"),
+    pytest.param(["-qvs", "t.py"], ["-qvs"], id="a chain of three flags"),
+    pytest.param(["-q", "--", "-v", "-p", "x"], ["-q"], id="nothing after -- is an option"),
+])
+def test_replay_args_by_argparse_rules(args: list[str], child: list[str]) -> None:
+    assert replay_args(args, HAND) == child
+
+
+def test_at_file_arguments_by_hand(tmp_path: Path) -> None:
+    (tmp_path / "args.txt").write_text("-q\n@more.txt\n-k\nslow\n")
+    (tmp_path / "more.txt").write_text("-v\ntests\n")
+    (tmp_path / "q").write_text("not an argument file")  # "-q" is no "@q"
+    got = replay_args(["", "@args.txt", "-q", "@missing.txt", "-s"], HAND, cwd=tmp_path)
+    assert got == ["-q", "-v", "-q", "-s"]
+
+
+def test_plugin_args_of_a_long_line() -> None:
+    assert plugin_args(["-pfoo"]) == ["foo"]
+    assert plugin_args(["-q"] * 300 + ["-p", "x"]) == ["x"]
