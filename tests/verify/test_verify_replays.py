@@ -10,7 +10,7 @@ replays asked, so that a flipped comparison or a changed limit fails one of them
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +35,15 @@ from statesnap.findings import (
     UNEXPLAINED,
     VERIFIED,
 )
+from statesnap.hints import hint_for
 from statesnap.record import Record, RecordWriter, read_record
 from statesnap.repro import repro_command
 from statesnap.runner import ReplayResult
 from statesnap.verify import (
     MAX_CLEANER_REPLAYS,
     MAX_KEY_REPLAYS,
+    MAX_SET_KEYS,
+    MAX_SINGLE_SUSPECTS,
     ReplayError,
     Verifier,
     verify_findings,
@@ -92,6 +95,9 @@ def test_repeats_that_agree_prove_it_with_each_replay_repeated(tmp_path: Path) -
     assert f.proven_keys == ["env:ZOO_A"]
     assert labels(runner) == ["alone"] * 3 + ["pair"] * 3 + ["key"] * 3
     assert len(f.replays) == 9
+    # No repeat at all is one run of each replay.
+    f, runner = verify(record, lambda order, restore: needs_a(restore, order), repeat=0)
+    assert f.status == VERIFIED and labels(runner) == ["alone", "pair", "key"]
 
 
 @pytest.mark.parametrize(("second", "status"), [(31, VERIFIED), (30, VERIFIED)])
@@ -131,6 +137,7 @@ def test_a_victim_missing_from_one_repeat_alone_did_not_run(tmp_path: Path) -> N
     assert f.note == (f"a replay could not run: {nid('test_victim')} did not run when "
                       "replayed alone")
     assert labels(runner) == ["alone", "alone"]
+    assert [r.outcome for r in f.replays] == ["not run", "passed"]
 
 
 @pytest.mark.parametrize(("tests", "words"), [
@@ -157,6 +164,24 @@ def test_a_long_order_is_shortened_in_the_note(tmp_path: Path,
     order = words.format(a=nid("test_a"), c=nid("test_c"), v=nid("test_victim"))
     assert f.note == (f"the failure is not deterministic: {order}: the victim failed in 1 of "
                       "2 repeats")
+
+
+def test_each_replay_gets_what_is_left_of_the_budget_as_its_timeout(tmp_path: Path) -> None:
+    record = one_polluter(tmp_path, "ZOO_A")
+    timeouts: list[float | None] = []
+
+    class TimedRunner(RuleRunner):
+        def run(self, order: Sequence[str], restore: Restore = None, label: str = "replay",
+                timeout: float | None = None) -> ReplayResult:
+            timeouts.append(timeout)
+            return super().run(order, restore, label, timeout)
+
+    (f,) = attribute(record)
+    Verifier(record, TimedRunner(record, lambda order, restore: needs_a(restore, order)),
+             budget=50).verify(f)
+    assert f.status == VERIFIED and len(timeouts) == 3
+    assert all(t is not None and 40 < t <= 50 for t in timeouts)
+    assert timeouts == sorted(timeouts, reverse=True)
 
 
 # -- replays that time out or cannot run ----------------------------------------------------
@@ -307,6 +332,52 @@ def test_the_test_that_crashed_the_run_is_minimised_over_what_ran_before_it(
                                          nid("test_victim")])
 
 
+def test_at_most_five_single_suspects_are_replayed_in_pairs(tmp_path: Path) -> None:
+    names = [f"test_{i}" for i in range(MAX_SINGLE_SUSPECTS + 2)]
+    record = record_of(tmp_path / "r.jsonl",
+                       [(n, [env_change(f"ZOO_{n}", None, "1")]) for n in names],
+                       "test_victim", failure())
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        return failure() if nid("test_0") in order and nid("test_1") in order else None
+
+    f, runner = verify(record, rule)
+    assert f.status == VERIFIED and f.polluters == [nid("test_0"), nid("test_1")]
+    assert labels(runner).count("pair") == MAX_SINGLE_SUSPECTS
+    assert runner.asked[1 + MAX_SINGLE_SUSPECTS] == (
+        "ddmin", [*map(nid, names), nid("test_victim")])
+
+
+def test_a_victim_that_ran_first_has_no_prefix_to_minimise(tmp_path: Path) -> None:
+    record = record_of(tmp_path / "r.jsonl", [], "test_victim", failure())
+    f, runner = verify(record, lambda order, restore: None)
+    assert f.status == UNEXPLAINED and labels(runner) == ["alone"]
+
+
+def test_only_tests_of_the_victims_worker_are_minimised(tmp_path: Path) -> None:
+    record = record_of(tmp_path / "r.jsonl", [("test_a", []), ("test_other", []),
+                                              ("test_b", [])], "test_victim", failure(),
+                       extras={"test_other": {"worker": "gw1"}})
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        return failure() if nid("test_b") in order else None
+
+    f, runner = verify(record, rule)
+    assert f.status == VERIFIED and f.polluters == [nid("test_b")]
+    assert runner.asked[1] == ("ddmin", [nid("test_a"), nid("test_b"), nid("test_victim")])
+
+
+@pytest.mark.parametrize(("before", "after", "change"), [
+    (None, "1", "added"), ("1", None, "removed"), ("1", "2", "changed")])
+def test_the_hint_follows_the_proven_change(tmp_path: Path, before: str | None,
+                                            after: str | None, change: str) -> None:
+    record = record_of(tmp_path / "r.jsonl", [("test_a", [env_change("ZOO_A", before, after)])],
+                       "test_victim", failure())
+    f, _ = verify(record, lambda order, restore: needs_a(restore, order))
+    assert (f.before, f.after, f.proven_keys) == (before, after, ["env:ZOO_A"])
+    assert f.hint == hint_for("env", "ZOO_A", change)
+
+
 # -- files the replays could not start from ------------------------------------------------
 
 @pytest.mark.parametrize(("count", "shown"), [
@@ -347,7 +418,12 @@ def test_an_empty_stage_adds_nothing(tmp_path: Path) -> None:
 # -- which keys are proven ------------------------------------------------------------------
 
 def test_the_key_whose_restoring_heals_the_victim_is_named(tmp_path: Path) -> None:
-    record = one_polluter(tmp_path, "ZOO_A", "ZOO_B", "ZOO_C")
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_a", [env_change("ZOO_A", None, "1"), env_change("ZOO_B", "0", "2"),
+                    env_change("ZOO_C", None, "1"),
+                    {"probe": "files", "key": "out.txt", "change": "added", "before": None,
+                     "after": {"size": 1}}]), ("test_b", [])],
+        "test_victim", failure())
 
     def rule(order: list[str], restore: Restore) -> Outcome:
         return needs_a(restore, order, key="ZOO_B")
@@ -355,12 +431,15 @@ def test_the_key_whose_restoring_heals_the_victim_is_named(tmp_path: Path) -> No
     f, runner = verify(record, rule)
     assert f.status == VERIFIED
     assert f.proven_keys == ["env:ZOO_B"] and f.hint_proven
-    assert (f.probe, f.key, f.before, f.after) == ("env", "ZOO_B", None, "1")
-    assert f.hint is not None and "ZOO_B" in f.hint
+    assert (f.probe, f.key, f.before, f.after) == ("env", "ZOO_B", "0", "2")
+    assert f.hint == hint_for("env", "ZOO_B", "changed")
     tried = [restored_keys(r) for r, label in zip(runner.restores, labels(runner), strict=True)
              if label == "key"]
-    assert tried[-1] == {"ZOO_B"} and len(tried) == len({frozenset(t) for t in tried})
-    assert {"ZOO_C"} not in tried or tried.index({"ZOO_C"}) < tried.index({"ZOO_B"})
+    # Best-ranked first (attribution's order), stopping at the one that heals; a file is no
+    # key a replay can put back.
+    ranked = [c.key for c in f.candidates if c.probe == "env"]
+    assert tried == [{k} for k in ranked[:ranked.index("ZOO_B") + 1]]
+    assert "out.txt" in {c.key for c in f.candidates}
 
 
 def test_each_polluter_gets_its_key_and_a_healed_polluter_is_not_tried_again(
@@ -402,6 +481,26 @@ def test_key_replays_stop_at_the_limit_then_a_set_is_looked_for(tmp_path: Path) 
     assert "keys" in labels(runner)
     assert sorted(f.proven_keys) == ["env:ZOO_2", "env:ZOO_5"]
     assert f.key in ("ZOO_2", "ZOO_5") and f.hint_proven
+
+
+def test_a_set_is_looked_for_among_the_best_ranked_keys_only(tmp_path: Path) -> None:
+    keys = [f"ZOO_{i:02}" for i in range(MAX_SET_KEYS + 2)]
+    record = one_polluter(tmp_path, *keys)
+    (f,) = attribute(record)
+    # Attribution's candidates first, in its order, then the keys it did not rank, by name.
+    ranked = [c.key for c in f.candidates]
+    ranked += sorted(set(keys) - set(ranked))
+    last = ranked[MAX_SET_KEYS]  # the first key left out of the set
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        healed = {ranked[0], last} <= restored_keys(restore)
+        return failure() if nid("test_a") in order and not healed else None
+
+    f, runner = verify(record, rule)
+    assert f.status == VERIFIED and f.proven_keys == []
+    sets = [restored_keys(r) for r, label in zip(runner.restores, labels(runner), strict=True)
+            if label == "keys"]
+    assert sets == [set(ranked[:MAX_SET_KEYS])]
 
 
 def test_no_key_and_no_set_heals_it(tmp_path: Path) -> None:
@@ -522,6 +621,19 @@ def test_a_cleaner_replay_that_times_out_ends_the_search(tmp_path: Path) -> None
     assert f.status == VERIFIED and f.cleaners == []
     assert labels(runner).count("cleaner") == 1
     assert f.note is None
+
+
+def test_a_cleaner_replay_that_could_not_run_ends_the_search(tmp_path: Path) -> None:
+    record = _cleaner_world(tmp_path, 2)
+
+    def rule(order: list[str], restore: Restore) -> ReplayResult | Outcome:
+        if len(order) == 3:
+            return ReplayResult(order=order, error="no interpreter")
+        return _pollutes_again(order, restore)
+
+    f, runner = verify(record, rule, cleaners=True, raise_errors=True)
+    assert f.status == VERIFIED and f.cleaners == [] and f.note is None
+    assert labels(runner).count("cleaner") == 1
 
 
 def test_a_cleaner_whose_victim_did_not_run_is_no_cleaner(tmp_path: Path) -> None:
