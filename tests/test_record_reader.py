@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from statesnap.record import (
+    FORMAT,
+    READABLE_FORMATS,
     RecordError,
     RecordWriter,
     TestEntry,
@@ -100,6 +102,10 @@ def test_a_whole_last_line_that_is_corrupt_raises(tmp_path: Path) -> None:
      "malformed start line", 2),
     ('{"type":"header","format":1}\n{"type":"collection","changes":[{"x":1}]}\n',
      "malformed collection line", 2),
+    ('{"type":"header","format":2}\n{"type":"footer"}\n{"type":"finding","victim":3}\n',
+     "malformed finding line", 3),
+    ('{"type":"header","format":3}\n', "unknown record format 3", 1),
+    ('{"type":"header","format":0}\n', "unknown record format 0", 1),
     ("", "empty record (no header line)", None),
     ("\n\n", "empty record (no header line)", None),
 ])
@@ -295,3 +301,15 @@ def test_durations_are_written_to_the_microsecond_and_read_back() -> None:
     back = TestEntry.from_json(json.loads(dumps(entry.to_json())))
     assert back.duration == 1.234568
     assert TestEntry.from_json({"index": 0, "nodeid": "a", "duration": None}).duration == 0.0
+
+
+def test_the_writer_writes_the_newest_format_this_reader_reads(tmp_path: Path) -> None:
+    assert FORMAT == max(READABLE_FORMATS)
+    writer = RecordWriter(tmp_path / "r.jsonl")
+    writer.write({"type": "header", "format": FORMAT})
+    writer.write({"type": "footer", "exitstatus": 0})
+    writer.write({"type": "finding", "victim": "t.py::v", "status": "verified"})
+    writer.close()
+    record = read_record(tmp_path / "r.jsonl")
+    assert record.verdicts == [{"type": "finding", "victim": "t.py::v", "status": "verified"}]
+    assert record.other == [] and record.footer == {"type": "footer", "exitstatus": 0}
