@@ -36,6 +36,7 @@ from statesnap.findings import (
     VERIFIED,
     Finding,
 )
+from statesnap.hints import hint_for
 from statesnap.record import Record, RecordWriter
 from statesnap.signature import Signature, failing_frame
 from statesnap.verify import ReplayError, Verifier
@@ -342,6 +343,10 @@ def test_a_file_an_earlier_run_left_is_found_and_proven_against_its_writer(
     assert f.polluters == [nid("test_writes_cache")]
     assert [lo["path"] for lo in f.leftovers] == ["cache.db"]
     assert (f.probe, f.key, f.proven_keys) == ("files", "cache.db", ["files:cache.db"])
+    assert (f.before, f.after, f.hint_proven) == (None, {"size": 3, "mtime_ns": 1}, True)
+    assert f.hint == hint_for("files", "cache.db", "added")
+    assert (f.note or "").startswith("an earlier run left cache.db on disk (cache.db by "
+                                     f"{nid('test_writes_cache')} (record earlier.jsonl))")
     assert f.repro.endswith(f"{nid('test_writes_cache')} {nid('test_victim')}")
     assert runner.asked[-1] == ("leftover-pair", [nid("test_writes_cache"), nid("test_victim")])
     assert seen[0] == set() and seen[1] == {"cache.db", "notes.txt"}
