@@ -178,9 +178,10 @@ def test_plugin_args_as_pytest_finds_them_before_parsing() -> None:
 # pytest is installed.
 
 HAND = OptionTable(
-    nargs={"-q": 0, "-v": 0, "-s": 0, "-k": None, "-p": None, "--flavour": None,
-           "--levels": "*", "--rest": "...", "--one": 1, "--two": 2, "--opt": "?"},
-    fromfile_prefix="@")
+    nargs={"-q": 0, "-v": 0, "-s": 0, "-k": None, "-p": None, "-W": None, "--flavour": None,
+           "--levels": "*", "--rest": "...", "--one": 1, "--two": 2, "--opt": "?",
+           "--report": None, "--statesnap-probes": None},
+    own=frozenset({"--report", "--statesnap-probes"}), fromfile_prefix="@")
 
 
 @pytest.mark.parametrize(("args", "child"), [
@@ -204,9 +205,33 @@ HAND = OptionTable(
                  id="a chain of three ending in an option that takes the next word"),
     pytest.param(["-qvs", "t.py"], ["-qvs"], id="a chain of three flags"),
     pytest.param(["-q", "--", "-v", "-p", "x"], ["-q"], id="nothing after -- is an option"),
+    pytest.param(["-Wignore:a b", "t.py"], ["-Wignore:a b"],
+                 id="an attached short value with a space"),
+    pytest.param(["--later-flag", "-q", "t.py"], ["--later-flag", "-q"],
+                 id="an option unknown to the table is kept as a flag"),
+    pytest.param(["-q", "-v", "--levels", "a", "b", "c"], ["-q", "-v", "--levels", "a", "b", "c"],
+                 id="nargs=* further along the line"),
 ])
 def test_replay_args_by_argparse_rules(args: list[str], child: list[str]) -> None:
     assert replay_args(args, HAND) == child
+
+
+@pytest.mark.parametrize(("args", "child", "plain"), [
+    pytest.param(["--report", "x.html", "-q"], ["-q"], ["-q"],
+                 id="statesnap's own option without the prefix"),
+    pytest.param(["--statesnap-gone=1", "-q"], ["-q"], ["-q"],
+                 id="a statesnap option this statesnap no longer has"),
+    pytest.param(["--statesnap-probes", "env", "-q"], ["--statesnap-probes", "env", "-q"],
+                 ["-q"], id="what the child watches: kept for a child only"),
+])
+def test_statesnaps_own_options(args: list[str], child: list[str], plain: list[str]) -> None:
+    assert replay_args(args, HAND) == child
+    assert replay_args(args, HAND, keep_own=False) == plain
+
+
+def test_a_long_line() -> None:
+    args = ["-q"] * 300 + ["-v", "t.py"]
+    assert replay_args(args, HAND) == args[:-1]
 
 
 def test_at_file_arguments_by_hand(tmp_path: Path) -> None:
@@ -220,3 +245,5 @@ def test_at_file_arguments_by_hand(tmp_path: Path) -> None:
 def test_plugin_args_of_a_long_line() -> None:
     assert plugin_args(["-pfoo"]) == ["foo"]
     assert plugin_args(["-q"] * 300 + ["-p", "x"]) == ["x"]
+    # pytest takes the word after -p as its value, whatever it looks like.
+    assert plugin_args(["-p", "-p", "x"]) == ["-p"]
