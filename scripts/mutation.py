@@ -92,7 +92,43 @@ _CHANGES = ("a change is always one of added, removed, changed (diff.py): for th
 _SMALL_INT = "CPython caches small ints, so `is` compares these as `==` does"
 _CACHED = ("with n == 2 the complements are the two chunks, already answered by ddmin's "
            "cache: no extra replay, same answer")
+_FROZEN = ("nothing assigns to or hashes an OptionTable or a Word once built (mypy strict "
+           "checks the frozen contract where they are used)")
+_SOURCE = "the default is never used: every Word is built with its source"
+_NEVER_PAST = "the index never passes the length: each step takes words that exist, so != is <"
+_SAME_INT = ("the words of one argument share one int object (the same src), and words of "
+             "different arguments differ in value, so `is` is `==`")
+_FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
 EQUIVALENT: dict[tuple[str, str], str] = {
+    ("replayargs", "@dataclass(frozen=False)"): _FROZEN,
+    ("replayargs", "source: int = not 1"): _SOURCE,
+    ("replayargs", "source: int = +1"): _SOURCE,
+    ("replayargs", "source: int = 1"): _SOURCE,
+    ("replayargs", "source: int = - 0"): _SOURCE,
+    ("replayargs", 'if not word or word[0] != "-" or word <= "-":'):
+        "the word starts with '-' here, so only '-' itself sorts <= '-'",
+    ("replayargs", 'if "=" in word and word.split("=", 2)[0] in table.nargs:'): _FIRST_PIECE,
+    ("replayargs", 'elif "=" in arg and arg.split("=", 2)[0] in table.nargs:'): _FIRST_PIECE,
+    ("replayargs", 'while (start + free < len(args) and args[start + free] is not "--"'):
+        "'--' is option-like (_is_option_like), so the loop stops there either way",
+    ("replayargs", "while i != len(args):"): _NEVER_PAST,
+    ("replayargs", "while n != len(words):"): _NEVER_PAST,
+    ("replayargs", "while n + len(group) != len(words) and words[n + len(group)].source == "
+                   "group[0].source:"): _NEVER_PAST,
+    ("replayargs", "while n + len(group) < len(words) and words[n + len(group)].source is "
+                   "group[0].source:"): _SAME_INT,
+    ("replayargs", "if nargs == -1:"):
+        "no option has nargs -1, and a flag (nargs 0) that goes on to _following gets "
+        "min(free, 0) = 0 words: the same Word",
+    ("replayargs", "plugin = word.values[ -1].strip()"):
+        "-p takes exactly one value (nargs None): the first value is the last",
+    ("replayargs", "def replay_args(args: Sequence[str], table: OptionTable, /, "
+                   "keep_own: bool = True,"):
+        "keep_own and cwd become positional-or-keyword; every call names them, so each "
+        "call binds them the same",
+    ("replayargs", "if len(group) != 1 and kept == group:"): "a group holds at least one word",
+    ("replayargs", "out += [expanded[group[ 1].source], *group[-1].words[1:]]"):
+        "every word of a group has the same source (that is what makes it a group)",
     ("redact", "self._salt = salt if salt is not None else os.urandom( 17)"):
         "a 17-byte random salt instead of 16: digests stay unguessable and distinct",
     ("redact", "self._salt = salt if salt is not None else os.urandom( 15)"):

@@ -304,7 +304,7 @@ def test_durations_are_written_to_the_microsecond_and_read_back() -> None:
 
 
 def test_the_writer_writes_the_newest_format_this_reader_reads(tmp_path: Path) -> None:
-    assert FORMAT == max(READABLE_FORMATS)
+    assert max(READABLE_FORMATS) == FORMAT
     writer = RecordWriter(tmp_path / "r.jsonl")
     writer.write({"type": "header", "format": FORMAT})
     writer.write({"type": "footer", "exitstatus": 0})

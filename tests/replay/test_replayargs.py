@@ -232,6 +232,8 @@ def test_statesnaps_own_options(args: list[str], child: list[str], plain: list[s
 def test_a_long_line() -> None:
     args = ["-q"] * 300 + ["-v", "t.py"]
     assert replay_args(args, HAND) == args[:-1]
+    args = ["-q"] * 300 + ["--levels", "a", "b"]
+    assert replay_args(args, HAND) == args
 
 
 def test_at_file_arguments_by_hand(tmp_path: Path) -> None:
