@@ -98,6 +98,8 @@ _SOURCE = "the default is never used: every Word is built with its source"
 _NEVER_PAST = "the index never passes the length: each step takes words that exist, so != is <"
 _SAME_INT = ("the words of one argument share one int object (the same src), and words of "
              "different arguments differ in value, so `is` is `==`")
+_UNKNOWN_LETTER = ("the default is read only for an unknown letter that ended a chain, which "
+                   "always has an attached value, handled before nargs is looked at")
 _FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("replayargs", "@dataclass(frozen=False)"): _FROZEN,
@@ -127,6 +129,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "keep_own and cwd become positional-or-keyword; every call names them, so each "
         "call binds them the same",
     ("replayargs", "if len(group) != 1 and kept == group:"): "a group holds at least one word",
+    ("replayargs", "if len(group) > 0 and kept == group:"):
+        "a single kept word is its argument as written followed by its values: the same words",
+    ("replayargs", "nargs = table.nargs.get(option, -1)"): _UNKNOWN_LETTER,
+    ("replayargs", "nargs = table.nargs.get(option, 1)"): _UNKNOWN_LETTER,
     ("replayargs", "out += [expanded[group[ 1].source], *group[-1].words[1:]]"):
         "every word of a group has the same source (that is what makes it a group)",
     ("redact", "self._salt = salt if salt is not None else os.urandom( 17)"):

@@ -211,6 +211,9 @@ HAND = OptionTable(
                  id="an option unknown to the table is kept as a flag"),
     pytest.param(["-q", "-v", "--levels", "a", "b", "c"], ["-q", "-v", "--levels", "a", "b", "c"],
                  id="nargs=* further along the line"),
+    # A plugin of the recorded run that this environment lacks: its letter is unknown here.
+    pytest.param(["-qZ", "-v"], ["-qZ", "-v"],
+                 id="a chain with a letter unknown to the table is kept as written"),
 ])
 def test_replay_args_by_argparse_rules(args: list[str], child: list[str]) -> None:
     assert replay_args(args, HAND) == child
@@ -223,6 +226,9 @@ def test_replay_args_by_argparse_rules(args: list[str], child: list[str]) -> Non
                  id="a statesnap option this statesnap no longer has"),
     pytest.param(["--statesnap-probes", "env", "-q"], ["--statesnap-probes", "env", "-q"],
                  ["-q"], id="what the child watches: kept for a child only"),
+    pytest.param(["-p", "timeout", "-p", "statesnap", "-p", "anyio"],
+                 ["-p", "timeout", "-p", "statesnap", "-p", "anyio"],
+                 ["-p", "timeout", "-p", "anyio"], id="only statesnap's own -p is left out"),
 ])
 def test_statesnaps_own_options(args: list[str], child: list[str], plain: list[str]) -> None:
     assert replay_args(args, HAND) == child
@@ -247,5 +253,6 @@ def test_at_file_arguments_by_hand(tmp_path: Path) -> None:
 def test_plugin_args_of_a_long_line() -> None:
     assert plugin_args(["-pfoo"]) == ["foo"]
     assert plugin_args(["-q"] * 300 + ["-p", "x"]) == ["x"]
+    assert plugin_args(["-q"] * 300 + ["-p"]) == []
     # pytest takes the word after -p as its value, whatever it looks like.
     assert plugin_args(["-p", "-p", "x"]) == ["-p"]
