@@ -9,6 +9,7 @@ line: silently dropping the rest would hide tests, and with them polluters.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -263,11 +264,13 @@ def test_a_long_record_cut_at_the_end(tmp_path: Path) -> None:
 
 def test_new_line_types_are_kept_aside_whatever_their_name(tmp_path: Path) -> None:
     # Kinds sorting before, between and after the known ones are all "other".
-    lines = ['{"type":"header","format":1}', '{"type":"extra_note","a":1}',
-             '{"type":"summary_x","b":2}', '{"type":"zz_new","c":3}',
+    names = ["aa_first", "extra_note", "fix", "gamma", "note", "report", "summary_x", "zz_new"]
+    lines = ['{"type":"header","format":1}',
+             *(f'{{"type":"{name}","a":1}}' for name in names),
              '{"type":"footer","exitstatus":0}']
     record = read_record(_write(tmp_path, lines))
-    assert [o["type"] for o in record.other] == ["extra_note", "summary_x", "zz_new"]
+    assert [o["type"] for o in record.other] == names
+    assert record.collection == [] and record.errors == [] and record.verdicts == []
     assert record.footer == {"type": "footer", "exitstatus": 0}
     assert record.tests == [] and record.running is None
 
@@ -313,3 +316,12 @@ def test_the_writer_writes_the_newest_format_this_reader_reads(tmp_path: Path) -
     record = read_record(tmp_path / "r.jsonl")
     assert record.verdicts == [{"type": "finding", "victim": "t.py::v", "status": "verified"}]
     assert record.other == [] and record.footer == {"type": "footer", "exitstatus": 0}
+
+
+def test_a_record_is_made_with_the_usual_file_mode(tmp_path: Path) -> None:
+    umask = os.umask(0o022)
+    try:
+        RecordWriter(tmp_path / "r.jsonl").close()
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "r.jsonl").stat().st_mode & 0o777 == 0o644
