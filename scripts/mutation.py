@@ -100,6 +100,7 @@ _SAME_INT = ("the words of one argument share one int object (the same src), and
              "different arguments differ in value, so `is` is `==`")
 _UNKNOWN_LETTER = ("the default is read only for an unknown letter that ended a chain, which "
                    "always has an attached value, handled before nargs is looked at")
+_ONE_CHAR = "CPython caches one-character strings, so `is` compares them as `==` does"
 _FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("replayargs", "@dataclass(frozen=False)"): _FROZEN,
@@ -129,6 +130,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "keep_own and cwd become positional-or-keyword; every call names them, so each "
         "call binds them the same",
     ("replayargs", "if len(group) != 1 and kept == group:"): "a group holds at least one word",
+    ("replayargs", 'if not word or word[0] != "-" or word is "-":'): _ONE_CHAR,
+    ("replayargs", 'if not word or word[0] is not "-" or word == "-":'): _ONE_CHAR,
+    ("replayargs", 'if nargs is None or nargs is "?":'): _ONE_CHAR,
+    ("replayargs", 'elif arg.startswith("-p") and arg > "-p":'):
+        "a word starting with -p that is not -p is longer, so it sorts after -p",
     ("replayargs", "if len(group) > 0 and kept == group:"):
         "a single kept word is its argument as written followed by its values: the same words",
     ("replayargs", "nargs = table.nargs.get(option, -1)"): _UNKNOWN_LETTER,

@@ -178,8 +178,9 @@ def test_plugin_args_as_pytest_finds_them_before_parsing() -> None:
 # pytest is installed.
 
 HAND = OptionTable(
-    nargs={"-q": 0, "-v": 0, "-s": 0, "-k": None, "-p": None, "-W": None, "--flavour": None,
-           "--levels": "*", "--rest": "...", "--one": 1, "--two": 2, "--opt": "?",
+    nargs={"-q": 0, "-v": 0, "-s": 0, "-x": 0, "-k": None, "-m": None, "-p": None, "-W": None,
+           "--flavour": None, "--levels": "*", "--rest": "...", "--sub": "A...", "--one": 1,
+           "--two": 2, "--opt": "?",
            "--report": None, "--statesnap-probes": None},
     own=frozenset({"--report", "--statesnap-probes"}), fromfile_prefix="@")
 
@@ -187,7 +188,7 @@ HAND = OptionTable(
 @pytest.mark.parametrize(("args", "child"), [
     pytest.param(["-", "-q"], ["-q"], id="a lone dash is a path"),
     pytest.param(["-k", "-1", "-q"], ["-q"], id="a negative number is a value"),
-    pytest.param(["-k", "-x y", "-q"], ["-q"], id="a dashed word with a space is a value"),
+    pytest.param(["-k", "-z y", "-q"], ["-q"], id="a dashed word with a space is a value"),
     pytest.param(["--flavour=very sour", "t.py"], ["--flavour=very sour"],
                  id="--opt=value with a space in the value"),
     pytest.param(["--flavour", "(sour)", "-q"], ["--flavour", "(sour)", "-q"],
@@ -211,6 +212,13 @@ HAND = OptionTable(
                  id="an option unknown to the table is kept as a flag"),
     pytest.param(["-q", "-v", "--levels", "a", "b", "c"], ["-q", "-v", "--levels", "a", "b", "c"],
                  id="nargs=* further along the line"),
+    pytest.param(["-k", "+x", "-m", "(y)", "-q"], ["-q"],
+                 id="values starting with a character sorting before the dash"),
+    pytest.param(["-k", "-z=a b", "-q"], ["-q"], id="a value with a dash, = and a space"),
+    pytest.param(["--levels", "a", "-x", "t.py"], ["--levels", "a"],
+                 id="nargs=* stops at an option that is dropped"),
+    pytest.param(["-v", "--sub", "x", "-q", "y"], ["-v", "--sub", "x", "-q", "y"],
+                 id="PARSER (A...) takes the rest of the line"),
     # A plugin of the recorded run that this environment lacks: its letter is unknown here.
     pytest.param(["-qZ", "-v"], ["-qZ", "-v"],
                  id="a chain with a letter unknown to the table is kept as written"),
