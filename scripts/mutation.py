@@ -163,6 +163,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC "
                "% os.O_CLOEXEC,"):
         "drops O_CLOEXEC, but os.open makes every descriptor non-inheritable anyway (PEP 446)",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT ^ os.O_TRUNC "
+               "| os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
+    ("record", 'if lines and lines[-1] <= "":'): "only the empty string sorts <= ''",
+    ("record", "continue"):
+        "the break after a cut last line: it is the last line, so nothing is left to read",
     ("record", 'if not lines and lines[-1] == "":'):
         "split() never returns an empty list; a trailing empty string left in the list is a "
         "blank last line, skipped, and the line before it is whole either way",

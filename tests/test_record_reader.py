@@ -49,6 +49,7 @@ def test_the_golden_record_reads_whole() -> None:
     assert record.order() == [t.nodeid for t in record.tests]
     first = record.tests[0]
     assert record.test_by_id(first.nodeid) is first
+    assert record.test_by_id("".join(list(first.nodeid))) is first  # equal, not the same
     assert record.test_by_id("nope::nothing") is None
 
 
@@ -325,3 +326,19 @@ def test_a_record_is_made_with_the_usual_file_mode(tmp_path: Path) -> None:
     finally:
         os.umask(umask)
     assert (tmp_path / "r.jsonl").stat().st_mode & 0o777 == 0o644
+
+
+def test_crashed_lanes_name_the_latest_test_whatever_the_worker(tmp_path: Path) -> None:
+    lines = ['{"type":"header","format":1,"worker":"main"}',
+             '{"type":"lane","worker":"gw0"}', '{"type":"start","index":5,"nodeid":"late"}',
+             '{"type":"lane","worker":"gw1"}', '{"type":"start","index":2,"nodeid":"early"}']
+    record = read_record(_write(tmp_path, lines))
+    assert record.running is not None and record.running["nodeid"] == "late"
+
+
+def test_a_test_module_importing_test_entry_collects_no_class(
+        pytester: pytest.Pytester) -> None:
+    # The record's data class is named like a test class; pytest must not try to collect it.
+    pytester.makepyfile("from statesnap.record import TestEntry\n\ndef test_x():\n    pass\n")
+    result = pytester.runpytest_inprocess("-W", "error::pytest.PytestCollectionWarning")
+    result.assert_outcomes(passed=1)
