@@ -100,6 +100,9 @@ _SAME_INT = ("the words of one argument share one int object (the same src), and
              "different arguments differ in value, so `is` is `==`")
 _UNKNOWN_LETTER = ("the default is read only for an unknown letter that ended a chain, which "
                    "always has an attached value, handled before nargs is looked at")
+_BLANK_LAST = ("never true (split() never returns an empty list): a trailing empty string "
+               "left in the list is a blank last line, skipped, and the line before it is "
+               "whole either way")
 _ONE_CHAR = "CPython caches one-character strings, so `is` compares them as `==` does"
 _FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
 EQUIVALENT: dict[tuple[str, str], str] = {
@@ -166,11 +169,20 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT ^ os.O_TRUNC "
                "| os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
     ("record", 'if lines and lines[-1] <= "":'): "only the empty string sorts <= ''",
+    ("record", 'if lines and lines[-1] is "":'):
+        "CPython's empty string is a singleton: split() returns that very object",
+    ("record", 'if lines and lines[-1] < "":'): _BLANK_LAST,
+    ("record", "yield i, text, i >= len(lines) and not complete_last"):
+        "i never exceeds len(lines), so >= is ==",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC "
+               "^ os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT + os.O_TRUNC "
+               "| os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY + os.O_CREAT | os.O_TRUNC "
+               "| os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
     ("record", "continue"):
         "the break after a cut last line: it is the last line, so nothing is left to read",
-    ("record", 'if not lines and lines[-1] == "":'):
-        "split() never returns an empty list; a trailing empty string left in the list is a "
-        "blank last line, skipped, and the line before it is whole either way",
+    ("record", 'if not lines and lines[-1] == "":'): _BLANK_LAST,
     ("minimize", "if len(current) == 1:"): "an empty input skips the loop and returns [] too",
     ("minimize", "if len(current) < 1:"): "a single item skips the loop and returns as is",
     ("minimize", "if len(current) <= 0:"): "a single item skips the loop and returns as is",

@@ -50,6 +50,7 @@ def test_the_golden_record_reads_whole() -> None:
     first = record.tests[0]
     assert record.test_by_id(first.nodeid) is first
     assert record.test_by_id("".join(list(first.nodeid))) is first  # equal, not the same
+    assert all(record.test_by_id(t.nodeid) is t for t in record.tests)
     assert record.test_by_id("nope::nothing") is None
 
 
@@ -94,6 +95,7 @@ def test_a_whole_last_line_that_is_corrupt_raises(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "message", "line"), [
     ('{"type":"header","format":1,"wor', "truncated inside its header line", 1),
     ('{"type":"test","index":0}\n', "first line is no header", 1),
+    ('{"type":"footer","exitstatus":0}\n', "first line is no header", 1),
     ('{"type":"header","format":99}\n', "unknown record format 99", 1),
     ('{"type":"header"}\n', "unknown record format None", 1),
     ('["type"]\n', "no 'type'", 1),
@@ -342,3 +344,31 @@ def test_a_test_module_importing_test_entry_collects_no_class(
     pytester.makepyfile("from statesnap.record import TestEntry\n\ndef test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("-W", "error::pytest.PytestCollectionWarning")
     result.assert_outcomes(passed=1)
+
+
+def test_a_lane_that_crashed_where_another_lane_finished_the_same_index(
+        tmp_path: Path) -> None:
+    lines = ['{"type":"header","format":1,"worker":"main"}',
+             '{"type":"lane","worker":"gw0"}', '{"type":"start","index":0,"nodeid":"a"}',
+             '{"type":"lane","worker":"gw1"}', '{"type":"start","index":0,"nodeid":"b"}',
+             '{"type":"test","index":0,"nodeid":"b","worker":"gw1","outcome":"passed"}']
+    record = read_record(_write(tmp_path, lines))
+    assert record.running is not None and record.running["nodeid"] == "a"
+
+
+def test_a_setup_failure_read_back_is_a_failure(tmp_path: Path) -> None:
+    entry = TestEntry.from_json(json.loads(
+        '{"index":0,"nodeid":"a","outcome":"error","phases":{"setup":"failed"}}'))
+    assert entry.failed
+    entry = TestEntry.from_json(json.loads(
+        '{"index":0,"nodeid":"a","outcome":"failed","phases":{"call":"failed"}}'))
+    assert entry.failed
+
+
+def test_a_cut_last_line_after_a_blank_first_line(tmp_path: Path) -> None:
+    lines = _lines()
+    cut = ["", *lines[:-1], lines[-1][: len(lines[-1]) // 2]]
+    record = read_record(_write(tmp_path, cut, end=""))
+    assert record.truncated
+    assert len(record.tests) == len(read_record(SAMPLE).tests) - (
+        json.loads(lines[-1])["type"] == "test")
