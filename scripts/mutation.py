@@ -180,6 +180,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
                "| os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY + os.O_CREAT | os.O_TRUNC "
                "| os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
+    ("record", "self._fd: int | None = os.open(path, os.O_WRONLY ^ os.O_CREAT | os.O_TRUNC "
+               "| os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
     ("record", "continue"):
         "the break after a cut last line: it is the last line, so nothing is left to read",
     ("record", 'if not lines and lines[-1] == "":'): _BLANK_LAST,
