@@ -180,6 +180,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
                "| os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY + os.O_CREAT | os.O_TRUNC "
                "| os.O_CLOEXEC,"): "the flags are distinct bits: + is |",
+    ("verify", "if not proven and len(keys) >= 1:"):
+        "with one key, smallest_healing_set returns [] at once, without a replay",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY ^ os.O_CREAT | os.O_TRUNC "
                "| os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
     ("record", "continue"):

@@ -140,6 +140,20 @@ def test_a_victim_missing_from_one_repeat_alone_did_not_run(tmp_path: Path) -> N
     assert [r.outcome for r in f.replays] == ["not run", "passed"]
 
 
+def test_a_victim_missing_from_its_replay_alone_names_the_log(tmp_path: Path) -> None:
+    record = one_polluter(tmp_path, "ZOO_A")
+    log = tmp_path / "r.logs" / "alone-1.log"
+
+    def rule(order: list[str], restore: Restore) -> ReplayResult:
+        return ReplayResult(order=order, log=log)  # it ran, but the victim is not in it
+
+    with pytest.raises(ReplayError, match="did not run when replayed alone") as info:
+        verify(record, rule, raise_errors=True)
+    assert info.value.log == log
+    f, _ = verify(record, rule)
+    assert f.status == SUSPECTED and f.logs == ["r.logs/alone-1.log"]
+
+
 @pytest.mark.parametrize(("tests", "words"), [
     # Two suspects together: three words in the order, all shown.
     ([("test_a", [env_change("ZOO_A", None, "1")]), ("test_c", [env_change("ZOO_C", None, "1")])],
@@ -654,6 +668,7 @@ def test_no_cleaner_is_looked_for_without_a_proven_key(tmp_path: Path) -> None:
     f, runner = verify(record, lambda order, restore: (
         failure() if nid("test_a") in order else None), cleaners=True)
     assert f.status == VERIFIED and f.probe is None
+    assert f.hint is None and f.hint_proven is False and f.proven_keys == []
     assert "cleaner" not in labels(runner)
     # Not verified: nothing to clean either.
     f, runner = verify(record, lambda order, restore: None, cleaners=True)
@@ -674,6 +689,23 @@ def test_the_polluter_and_the_victim_are_never_their_own_cleaners(tmp_path: Path
     cleaner_orders = [o for label, o in runner.asked if label == "cleaner"]
     assert cleaner_orders == [[nid("test_a2"), nid("test_b"), nid("test_victim")]]
     assert f.cleaners == [nid("test_b")]
+
+
+def test_the_victim_is_never_its_own_cleaner_and_names_sort_any_way(tmp_path: Path) -> None:
+    # The victim itself put the key back (say in its teardown); a cleaner sorts after it.
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_a", [env_change("ZOO", None, "1")]),
+        ("test_zz_unsets", [env_change("ZOO", "1", None)]),
+        ("test_a2", [env_change("ZOO", None, "1")])], "test_victim", failure(),
+        extras={"test_victim": {"changes": [env_change("ZOO", "1", None)]}})
+    f, runner = verify(record, lambda order, restore: (
+        None if restore or nid("test_zz_unsets") in order else
+        failure() if nid("test_a2") in order or nid("test_a") in order else None),
+        cleaners=True)
+    assert f.polluters == [nid("test_a2")]
+    assert [o for label, o in runner.asked if label == "cleaner"] == [
+        [nid("test_a2"), nid("test_zz_unsets"), nid("test_victim")]]
+    assert f.cleaners == [nid("test_zz_unsets")]
 
 
 # -- verify_findings ------------------------------------------------------------------------
