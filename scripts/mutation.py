@@ -103,6 +103,12 @@ _UNKNOWN_LETTER = ("the default is read only for an unknown letter that ended a 
 _BLANK_LAST = ("never true (split() never returns an empty list): a trailing empty string "
                "left in the list is a blank last line, skipped, and the line before it is "
                "whole either way")
+_GROUP_SOURCE = "every word of a group has the same source (that is what makes it a group)"
+_BELOW = ("the index stays below start + free, where no word is '--' (split_words stops at "
+          "the first '--', and the words from start on were taken as values); '--' is "
+          "option-like anyway, so the loop stops there either way")
+_REST = ("any count of at least the words left slices the same rest of the line, and the loop "
+         "ends past it")
 _ONE_CHAR = "CPython caches one-character strings, so `is` compares them as `==` does"
 _FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
 EQUIVALENT: dict[tuple[str, str], str] = {
@@ -111,6 +117,38 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("replayargs", "source: int = +1"): _SOURCE,
     ("replayargs", "source: int = 1"): _SOURCE,
     ("replayargs", "source: int = - 0"): _SOURCE,
+    ("replayargs", "source: int = - 2"): _SOURCE,
+    ("replayargs", "source: int = ~1"): _SOURCE,
+    ("replayargs", 'while (start + free < len(args) and args[start | free] != "--"'): _BELOW,
+    ("replayargs", 'while (start + free < len(args) and args[start & free] != "--"'): _BELOW,
+    ("replayargs", 'while (start + free < len(args) and args[start ^ free] != "--"'): _BELOW,
+    ("replayargs", 'while (start + free < len(args) and args[start >> free] != "--"'): _BELOW,
+    ("replayargs", 'while (start + free != len(args) and args[start + free] != "--"'):
+        _NEVER_PAST,
+    ("replayargs", "return len(args) + start  # REMAINDER / PARSER: the rest of the line"):
+        _REST,
+    ("replayargs", "return len(args) * start  # REMAINDER / PARSER: the rest of the line"):
+        _REST,
+    ("replayargs", "return len(args) ** start  # REMAINDER / PARSER: the rest of the line"):
+        _REST,
+    ("replayargs", "return len(args) << start  # REMAINDER / PARSER: the rest of the line"):
+        _REST,
+    ("replayargs", "return len(args) | start  # REMAINDER / PARSER: the rest of the line"):
+        _REST,
+    ("replayargs", "return len(args) ^ start  # REMAINDER / PARSER: the rest of the line"):
+        _REST,
+    ("replayargs", 'if "-o" in names and word.values and word.values[ -1].startswith('
+                   '"cache_dir="):'):
+        "-o takes exactly one value (nargs None): the first value is the last",
+    ("replayargs", "while n + len(group) < len(words) and words[n + len(group)].source <= "
+                   "group[0].source:"):
+        "sources never decrease along the words, so <= holds only for the same source",
+    ("replayargs", "while n + len(group) < len(words) and words[n + len(group)].source == "
+                   "group[ -1].source:"): _GROUP_SOURCE,
+    ("replayargs", "if len(group) >= 1 and kept == group:"):
+        "a single kept word is its argument as written followed by its values: the same words",
+    ("replayargs", "out += [expanded[group[ -1].source], *group[-1].words[1:]]"): _GROUP_SOURCE,
+    ("replayargs", 'if arg == "-p" and i != len(args):'): _NEVER_PAST,
     ("replayargs", 'if not word or word[0] != "-" or word <= "-":'):
         "the word starts with '-' here, so only '-' itself sorts <= '-'",
     ("replayargs", 'if "=" in word and word.split("=", 2)[0] in table.nargs:'): _FIRST_PIECE,
@@ -142,8 +180,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a single kept word is its argument as written followed by its values: the same words",
     ("replayargs", "nargs = table.nargs.get(option, -1)"): _UNKNOWN_LETTER,
     ("replayargs", "nargs = table.nargs.get(option, 1)"): _UNKNOWN_LETTER,
-    ("replayargs", "out += [expanded[group[ 1].source], *group[-1].words[1:]]"):
-        "every word of a group has the same source (that is what makes it a group)",
+    ("replayargs", "out += [expanded[group[ 1].source], *group[-1].words[1:]]"): _GROUP_SOURCE,
     ("redact", "self._salt = salt if salt is not None else os.urandom( 17)"):
         "a 17-byte random salt instead of 16: digests stay unguessable and distinct",
     ("redact", "self._salt = salt if salt is not None else os.urandom( 15)"):

@@ -219,6 +219,8 @@ HAND = OptionTable(
                  id="nargs=* stops at an option that is dropped"),
     pytest.param(["-v", "--sub", "x", "-q", "y"], ["-v", "--sub", "x", "-q", "y"],
                  id="PARSER (A...) takes the rest of the line"),
+    pytest.param(["--levels", "a", "b", "c", "d", "--", "y"], ["--levels", "a", "b", "c", "d"],
+                 id="nargs=* takes every value up to a -- near the end"),
     # A plugin of the recorded run that this environment lacks: its letter is unknown here.
     pytest.param(["-qZ", "-v"], ["-qZ", "-v"],
                  id="a chain with a letter unknown to the table is kept as written"),
@@ -262,5 +264,6 @@ def test_plugin_args_of_a_long_line() -> None:
     assert plugin_args(["-pfoo"]) == ["foo"]
     assert plugin_args(["-q"] * 300 + ["-p", "x"]) == ["x"]
     assert plugin_args(["-q"] * 300 + ["-p"]) == []
+    assert plugin_args(["-o", "a=b", "-k", "x", "--co"]) == []  # other options' values
     # pytest takes the word after -p as its value, whatever it looks like.
     assert plugin_args(["-p", "-p", "x"]) == ["-p"]
