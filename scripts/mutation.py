@@ -103,6 +103,7 @@ _BELOW = ("the index stays below start + free, where no word is '--' (split_word
           "option-like anyway, so the loop stops there either way")
 _REST = ("any count of at least the words left slices the same rest of the line, and the loop "
          "ends past it")
+_ALL_PASS_BUDGET = "every caller of verify_findings passes budget (the default is never used)"
 _ONE_CHAR = "CPython caches one-character strings, so `is` compares them as `==` does"
 _FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
 EQUIVALENT: dict[tuple[str, str], str] = {
@@ -217,6 +218,21 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("verify", "except CosmicRayTestingException:"):
         "_link's `except ValueError`: os.path.relpath raises it only for paths on two "
         "Windows drives, and the path is checked to lie under the record's folder first",
+    ("verify", 'index = int((self.record.running and {}).get("index", len(self.tests)))'):
+        "the crashed test is the last its process started, so every test of its worker has "
+        "an index below both its own and the number of tests: the same prefix",
+    ("verify", "if tried is MAX_KEY_REPLAYS:"):
+        "tried grows by one and stops at the limit, so >= is ==, and small ints are cached "
+        "(`is` is `==`)",
+    ("verify", "if healed == set(polluters):"):
+        "healed holds only polluters (each key's writer is one), so >= is ==",
+    ("verify", "def find_cleaners(self, finding: Finding, everywhere: bool = True) -> None:"):
+        "every call passes everywhere",
+    ("verify", "/,"): "verify_findings' callers pass record and findings by position and the "
+                      "rest by name: the same binding",
+    ("verify", "budget: float = 119.0,"): _ALL_PASS_BUDGET,
+    ("verify", "budget: float = 121.0,"): _ALL_PASS_BUDGET,
+    ("verify", "repeat: int = 0,"): "max(1, repeat) makes a repeat of 0 one run, as 1 is",
     ("verify", "if not proven and len(keys) >= 1:"):
         "with one key, smallest_healing_set returns [] at once, without a replay",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY ^ os.O_CREAT | os.O_TRUNC "

@@ -395,7 +395,7 @@ def test_the_hint_follows_the_proven_change(tmp_path: Path, before: str | None,
 # -- files the replays could not start from ------------------------------------------------
 
 @pytest.mark.parametrize(("count", "shown"), [
-    (3, "/z/f0, /z/f1, /z/f2"), (5, "/z/f0, /z/f1, /z/f2 and 2 more")])
+    (1, "/z/f0"), (3, "/z/f0, /z/f1, /z/f2"), (7, "/z/f0, /z/f1, /z/f2 and 4 more")])
 def test_files_a_replay_could_not_restore_are_named_on_an_unproven_finding(
         tmp_path: Path, count: int, shown: str) -> None:
     record = one_polluter(tmp_path, "ZOO_A")
@@ -708,6 +708,21 @@ def test_the_victim_is_never_its_own_cleaner_and_names_sort_any_way(tmp_path: Pa
     assert f.cleaners == [nid("test_zz_unsets")]
 
 
+def test_a_finding_that_is_not_deterministic_looks_for_no_cleaner(tmp_path: Path) -> None:
+    record = _cleaner_world(tmp_path, 1)
+    flips: list[int] = []
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        if len(order) == 1:
+            return None
+        flips.append(1)
+        return failure() if len(flips) % 2 else None
+
+    f, runner = verify(record, rule, cleaners=True, repeat=2)
+    assert f.status == NOT_DETERMINISTIC and (f.probe, f.key) == ("env", "ZOO")
+    assert "cleaner" not in labels(runner) and f.cleaners == []
+
+
 # -- verify_findings ------------------------------------------------------------------------
 
 class ClosingRuleRunner(RuleRunner):
@@ -751,3 +766,21 @@ def test_verify_findings_within_its_budget_and_raising_errors(tmp_path: Path) ->
     (f,) = verify_findings(record, attribute(record), runner=ClosingRuleRunner(
         record, lambda order, restore: ReplayResult(order=order, error="no interpreter")))
     assert f.note == "a replay could not run: no interpreter"
+
+
+def test_verify_findings_tries_only_the_cleaners_the_run_saw_unless_asked(
+        tmp_path: Path) -> None:
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_pollutes", [env_change("ZOO", None, "1")]),
+        ("test_unsets", [env_change("ZOO", "1", None)]),
+        ("test_fake_unsets", [env_change("ZOO", "1", None)]),
+        ("test_pollutes_again", [env_change("ZOO", None, "2")])],
+        "test_victim", failure())
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        return None if restore or nid("test_unsets") in order else _pollutes_again(order, restore)
+
+    runner = ClosingRuleRunner(record, rule)
+    (f,) = verify_findings(record, attribute(record), runner=runner)
+    assert f.cleaners == [nid("test_unsets")]
+    assert [o[1] for label, o in runner.asked if label == "cleaner"] == [nid("test_unsets")]
