@@ -233,6 +233,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("verify", "budget: float = 119.0,"): _ALL_PASS_BUDGET,
     ("verify", "budget: float = 121.0,"): _ALL_PASS_BUDGET,
     ("verify", "repeat: int = 0,"): "max(1, repeat) makes a repeat of 0 one run, as 1 is",
+    ("verify", "if not proven and len(keys) > 0:"):
+        "with one key, smallest_healing_set returns [] at once, without a replay",
+    ("verify", "if finding.status is not VERIFIED or not finding.probe or not finding.key:"):
+        "the status was set from the findings module's constants just before (verify), so "
+        "`is not` is `!=`",
     ("verify", "if not proven and len(keys) >= 1:"):
         "with one key, smallest_healing_set returns [] at once, without a replay",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY ^ os.O_CREAT | os.O_TRUNC "

@@ -140,18 +140,21 @@ def test_a_victim_missing_from_one_repeat_alone_did_not_run(tmp_path: Path) -> N
     assert [r.outcome for r in f.replays] == ["not run", "passed"]
 
 
-def test_a_victim_missing_from_its_replay_alone_names_the_log(tmp_path: Path) -> None:
+def test_a_victim_missing_from_its_replay_alone_names_the_last_log(tmp_path: Path) -> None:
     record = one_polluter(tmp_path, "ZOO_A")
-    log = tmp_path / "r.logs" / "alone-1.log"
+    made: list[Path] = []
 
     def rule(order: list[str], restore: Restore) -> ReplayResult:
-        return ReplayResult(order=order, log=log)  # it ran, but the victim is not in it
+        made.append(tmp_path / "r.logs" / f"alone-{len(made) + 1}.log")
+        return ReplayResult(order=order, log=made[-1])  # it ran, but the victim is not in it
 
     with pytest.raises(ReplayError, match="did not run when replayed alone") as info:
-        verify(record, rule, raise_errors=True)
-    assert info.value.log == log
-    f, _ = verify(record, rule)
-    assert f.status == SUSPECTED and f.logs == ["r.logs/alone-1.log"]
+        verify(record, rule, raise_errors=True, repeat=3)
+    assert info.value.log == tmp_path / "r.logs" / "alone-3.log"
+    made.clear()
+    f, _ = verify(record, rule, repeat=3)
+    assert f.status == SUSPECTED
+    assert f.logs == ["r.logs/alone-1.log", "r.logs/alone-2.log", "r.logs/alone-3.log"]
 
 
 @pytest.mark.parametrize(("tests", "words"), [
@@ -160,6 +163,8 @@ def test_a_victim_missing_from_its_replay_alone_names_the_log(tmp_path: Path) ->
      "[{a}, {c}, {v}]"),
     # The whole prefix of three: four words, the middle ones counted.
     ([("test_a", []), ("test_b", []), ("test_c", [])], "[{a}, … 2 more …, {v}]"),
+    ([("test_a", []), ("test_b", []), ("test_c", []), ("test_d", [])],
+     "[{a}, … 3 more …, {v}]"),
 ])
 def test_a_long_order_is_shortened_in_the_note(tmp_path: Path,
                                                tests: list[tuple[str, list[Any]]],
@@ -454,6 +459,12 @@ def test_the_key_whose_restoring_heals_the_victim_is_named(tmp_path: Path) -> No
     ranked = [c.key for c in f.candidates if c.probe == "env"]
     assert tried == [{k} for k in ranked[:ranked.index("ZOO_B") + 1]]
     assert "out.txt" in {c.key for c in f.candidates}
+
+
+def test_a_key_holding_a_colon_is_named_whole(tmp_path: Path) -> None:
+    record = one_polluter(tmp_path, "ZOO:A")
+    f, _ = verify(record, lambda order, restore: needs_a(restore, order, key="ZOO:A"))
+    assert f.proven_keys == ["env:ZOO:A"] and (f.probe, f.key) == ("env", "ZOO:A")
 
 
 def test_each_polluter_gets_its_key_and_a_healed_polluter_is_not_tried_again(
@@ -784,3 +795,18 @@ def test_verify_findings_tries_only_the_cleaners_the_run_saw_unless_asked(
     (f,) = verify_findings(record, attribute(record), runner=runner)
     assert f.cleaners == [nid("test_unsets")]
     assert [o[1] for label, o in runner.asked if label == "cleaner"] == [nid("test_unsets")]
+    assert labels(runner).count("alone") == 1  # one run of each replay unless asked
+
+
+def test_a_cleaner_anywhere_sets_the_key_back_to_its_value_before(tmp_path: Path) -> None:
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_pollutes", [env_change("ZOO", "off", "on")]),
+        ("test_unsets", [env_change("ZOO", "on", "off")]),
+        ("test_fake_unsets", [env_change("ZOO", "on", "off")]),
+        ("test_other", [env_change("ZOO", "on", "half")]),
+        ("test_pollutes_again", [env_change("ZOO", "off", "max")])],
+        "test_victim", failure())
+    f, runner = verify(record, _pollutes_again, cleaners=True)
+    assert f.before == "off"
+    assert [o[1] for label, o in runner.asked if label == "cleaner"] == [
+        nid("test_unsets"), nid("test_fake_unsets")]
