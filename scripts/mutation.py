@@ -224,6 +224,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("verify", "if tried is MAX_KEY_REPLAYS:"):
         "tried grows by one and stops at the limit, so >= is ==, and small ints are cached "
         "(`is` is `==`)",
+    ("verify", "continue"):
+        "a break of the key-proof loop (the limit, or every polluter healed; the other "
+        "breaks' mutants are killed): at the limit tried never grows again, and once every "
+        "polluter is healed every remaining key's writer is, so every remaining key is "
+        "skipped without a replay either way",
+    ("verify", "if healed > set(polluters):"):
+        "healed holds only polluters, so > is never true; but once every polluter is healed, "
+        "every remaining key's writer is, and it is skipped: no further replay",
     ("verify", "if healed == set(polluters):"):
         "healed holds only polluters (each key's writer is one), so >= is ==",
     ("verify", "def find_cleaners(self, finding: Finding, everywhere: bool = True) -> None:"):

@@ -487,6 +487,7 @@ def test_each_polluter_gets_its_key_and_a_healed_polluter_is_not_tried_again(
     # Every key heals on its own: the first of each polluter is proven, and once both are,
     # no further key is tried.
     assert len(tried) == 2 and len(f.proven_keys) == 2
+    assert f"{f.probe}:{f.key}" == f.proven_keys[0]  # the first proven names the finding
     assert {k.split("_")[1][0] for k in f.proven_keys} == {"A", "C"}
     assert [f"env:{k}" for (k,) in tried] == f.proven_keys
 
