@@ -104,6 +104,7 @@ _BELOW = ("the index stays below start + free, where no word is '--' (split_word
 _REST = ("any count of at least the words left slices the same rest of the line, and the loop "
          "ends past it")
 _ALL_PASS_BUDGET = "every caller of verify_findings passes budget (the default is never used)"
+_PAIRS = "every restored key is built here as a [probe, key] pair"
 _ONE_CHAR = "CPython caches one-character strings, so `is` compares them as `==` does"
 _FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
 EQUIVALENT: dict[tuple[str, str], str] = {
@@ -232,6 +233,22 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("verify", "if healed > set(polluters):"):
         "healed holds only polluters, so > is never true; but once every polluter is healed, "
         "every remaining key's writer is, and it is skipped: no further replay",
+    ("verify", "if left < 0:"):
+        "the deadline has always passed by the time left is computed as 0 (the clock moves): "
+        "<= and < answer alike",
+    ("verify", "if len(set(fails)) != 1:"):
+        "fails holds at least one answer (repeat >= 1): the set has one or two items, so "
+        "!= 1 is > 1",
+    ("verify", "return Verdict(failed=fails[ -1], ran=all(victim in a.outcomes for a in "
+               "answers),"): "the repeats agreed (else NotDeterministic): the first is the last",
+    ("verify", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
+               "and len(k) >= 2"): _PAIRS,
+    ("verify", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
+               "and len(k) <= 2"): _PAIRS,
+    ("verify", "if stage is None or not stage.unrestorable or finding.status >= VERIFIED:"):
+        "no status sorts after 'verified'",
+    ("verify", "if stage is None or not stage.unrestorable or finding.status is VERIFIED:"):
+        "the status is set from the findings module's constants, so `is` is `==`",
     ("verify", "if healed == set(polluters):"):
         "healed holds only polluters (each key's writer is one), so >= is ==",
     ("verify", "def find_cleaners(self, finding: Finding, everywhere: bool = True) -> None:"):

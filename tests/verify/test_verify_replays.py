@@ -40,16 +40,14 @@ from statesnap.record import Record, RecordWriter, read_record
 from statesnap.repro import repro_command
 from statesnap.runner import ReplayResult
 from statesnap.verify import (
-    MAX_CLEANER_REPLAYS,
-    MAX_KEY_REPLAYS,
-    MAX_SET_KEYS,
-    MAX_SINGLE_SUSPECTS,
     ReplayError,
     Verifier,
     verify_findings,
 )
 
 Restore = Mapping[str, Any] | None
+#: verify's limits, as documented (literals: a changed limit must fail these tests).
+MAX_SINGLE_SUSPECTS, MAX_KEY_REPLAYS, MAX_SET_KEYS, MAX_CLEANER_REPLAYS = 5, 6, 24, 3
 
 
 def restored_keys(restore: Restore) -> set[str]:
@@ -374,9 +372,11 @@ def test_a_victim_that_ran_first_has_no_prefix_to_minimise(tmp_path: Path) -> No
 
 
 def test_only_tests_of_the_victims_worker_are_minimised(tmp_path: Path) -> None:
+    gw0 = {"worker": "gw0"}
     record = record_of(tmp_path / "r.jsonl", [("test_a", []), ("test_other", []),
                                               ("test_b", [])], "test_victim", failure(),
-                       extras={"test_other": {"worker": "gw1"}})
+                       extras={"test_other": {"worker": "gw1"}, "test_a": gw0, "test_b": gw0,
+                               "test_victim": gw0})
 
     def rule(order: list[str], restore: Restore) -> Outcome:
         return failure() if nid("test_b") in order else None
@@ -384,6 +384,33 @@ def test_only_tests_of_the_victims_worker_are_minimised(tmp_path: Path) -> None:
     f, runner = verify(record, rule)
     assert f.status == VERIFIED and f.polluters == [nid("test_b")]
     assert runner.asked[1] == ("ddmin", [nid("test_a"), nid("test_b"), nid("test_victim")])
+
+
+def test_tests_after_the_victim_are_never_blamed(tmp_path: Path) -> None:
+    w = RecordWriter(tmp_path / "r.jsonl")
+    w.write({"type": "header", "format": 2, "worker": "main", "rootdir": "/src/zoo",
+             "args": ["tests"], "replay": {"cwd": "/src/zoo", "args": []},
+             "probes": [{"name": "env", "status": "ok"}]})
+    for index, name in enumerate(["test_a", "test_victim", "test_after"]):
+        failed = name == "test_victim"
+        line: dict[str, Any] = {
+            "type": "test", "index": index, "nodeid": nid(name), "worker": "main",
+            "outcome": "failed" if failed else "passed",
+            "phases": {"setup": "passed", "call": "failed" if failed else "passed"},
+            "duration": 0.0, "changes": []}
+        if failed:
+            line["failure"] = failure()
+        w.write(line)
+    w.write({"type": "footer", "exitstatus": 1, "tests": 3})
+    w.close()
+    record = read_record(tmp_path / "r.jsonl")
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        return failure() if nid("test_after") in order else None
+
+    f, runner = verify(record, rule)
+    assert f.status == UNEXPLAINED
+    assert runner.asked[1] == ("ddmin", [nid("test_a"), nid("test_victim")])
 
 
 @pytest.mark.parametrize(("before", "after", "change"), [
