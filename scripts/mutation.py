@@ -249,6 +249,26 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "no status sorts after 'verified'",
     ("verify", "if stage is None or not stage.unrestorable or finding.status is VERIFIED:"):
         "the status is set from the findings module's constants, so `is` is `==`",
+    ("verify", "if time.monotonic() > self.deadline:"):
+        "the clock reading the deadline exactly is the only difference (not observable)",
+    ("verify", "if finding.probe or finding.key:"):
+        "probe and key are set together (both from one candidate or a proven ref)",
+    ("verify", "if tried == MAX_KEY_REPLAYS:"):
+        "tried grows by one and stops at the limit, so >= is ==",
+    ("verify", "if healed is set(polluters):"):
+        "never true (a new set), but once every polluter is healed every remaining key's "
+        "writer is, and it is skipped: no further replay",
+    ("verify", "if not proven and len(keys) != 1:"):
+        "with no key, smallest_healing_set returns [] at once, without a replay",
+    ("verify", "if finding.status < VERIFIED or not finding.probe or not finding.key:"):
+        "every other status sorts before 'verified', so < is !=",
+    ("verify", "if finding.status != VERIFIED or not finding.probe and not finding.key:"):
+        "probe and key are set together (both from one candidate or a proven ref)",
+    ("verify", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
+               "or len(k) == 2"): _PAIRS,
+    ("verify", "if n not in finding.polluters and n is not finding.victim]"):
+        "the victim's candidate id is the record entry's own string, the object "
+        "finding.victim holds",
     ("verify", "if healed == set(polluters):"):
         "healed holds only polluters (each key's writer is one), so >= is ==",
     ("verify", "def find_cleaners(self, finding: Finding, everywhere: bool = True) -> None:"):
