@@ -47,6 +47,16 @@ class Target:
     select: str = ""
 
 
+#: The report's direct tests (view models, values, rendering, hostile keys, goldens): each
+#: builds pages from records in process, in milliseconds.
+_REPORT_TESTS = (
+    "tests/report/test_report_views.py", "tests/report/test_report_changes.py",
+    "tests/report/test_report_values.py",
+    "tests/report/test_report_render.py", "tests/report/test_report_hostile.py",
+    "tests/report/test_report_golden.py", "tests/report/test_report_hostile_run.py")
+#: Chromium takes seconds a page: run by the suite, not for every mutant.
+_NO_BROWSER = "not chromium"
+
 TARGETS: dict[str, Target] = {
     "replayargs": Target("src/statesnap/replayargs.py", (
         "tests/replay/test_replayargs.py",)),
@@ -59,18 +69,14 @@ TARGETS: dict[str, Target] = {
     "verify_leftovers": Target("src/statesnap/verify_leftovers.py", (
         "tests/verify/test_verify_verdicts.py",), select="left"),
     "minimize": Target("src/statesnap/minimize.py", ("tests/attribution/test_minimize.py",)),
-    "strict": Target("src/statesnap/strict.py", (
-        "tests/contain/modes/test_strict.py", "tests/contain/modes/test_strict_unit.py")),
+    "strict": Target("src/statesnap/strict.py", ("tests/contain/modes/test_strict_unit.py",)),
     "restore_mode": Target("src/statesnap/restore_mode.py", (
         "tests/contain/modes/test_restore_unit.py",)),
     "report_views": Target("src/statesnap/report/views.py", (
-        "tests/report/test_report_views.py", "tests/report/test_report_hostile.py")),
-    "report_changes": Target("src/statesnap/report/changes.py", (
-        "tests/report/test_report_views.py", "tests/report/test_report_hostile.py")),
-    "report_values": Target("src/statesnap/report/values.py", (
-        "tests/report/test_report_values.py", "tests/report/test_report_hostile.py")),
-    "report_render": Target("src/statesnap/report/render.py", (
-        "tests/report/test_report_render.py", "tests/report/test_report_hostile.py")),
+        *_REPORT_TESTS, "tests/report/test_report_limits.py"), _NO_BROWSER),
+    "report_changes": Target("src/statesnap/report/changes.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_values": Target("src/statesnap/report/values.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_render": Target("src/statesnap/report/render.py", _REPORT_TESTS, _NO_BROWSER),
     "probe_env": Target("src/statesnap/probes/env.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_cwd": Target("src/statesnap/probes/cwd.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_syspath": Target("src/statesnap/probes/syspath.py", (
@@ -336,6 +342,109 @@ class Outcome:
         return 100.0 * self.killed / counted if counted else 100.0
 
 
+#: Survivors of strict mode and the report judged equivalent (same form as EQUIVALENT).
+_CACHE = ("drops a @cache: the static files are read, checked and hashed again, and the Jinja "
+          "environment built again, for each page: the same text and environment each time")
+_SAME_CUT = "a text exactly `limit` long, cut to `limit` characters, is the same text"
+_ADD_REMOVE = ("a change is added, changed or removed (diff.py), and 'added' < 'changed' < "
+               "'removed': <= 'added' and >= 'removed' pick the same change as ==")
+_DEFAULT_MORE = ("the only StructuralDiff made (structural_diff) passes `more`: the default is "
+                 "never used")
+_KEYWORDS = ("`*` made `/`: every caller passes the options by keyword, which both allow")
+_SIGNS = ("sign is '+', '-' or '~', and '+' < '-' < '~': of the three only '+' is <= '+', and "
+          "of the two left for the elif only '-' is <= '-', so <= picks what == picks")
+EQUIVALENT.update({
+    ("report_render", ""): _CACHE,
+    ("strict", "if not TYPE_CHECKING:"):
+        "imports statesnap.plugin at run time as well; it is imported long before, and the "
+        "name is used only in annotations",
+    ("strict", "@pytest.hookimpl(trylast=False)"):
+        "the post-finaliser hook only notes the fixture in a set read after the whole "
+        "teardown: its place among the other post-finaliser hooks changes nothing",
+    ("strict", 'if ch.phase is "setup" and ch.scope in WIDE_SCOPES and ch.fixture:'):
+        "phases are plugin.py's literal constants, which CPython interns: `is` is ==",
+    ("strict", 'if ch.phase <= "setup" and ch.scope in WIDE_SCOPES and ch.fixture:'):
+        "the phases below 'setup' are 'call' and 'collection', never labelled with a "
+        "fixture: only a setup or a finaliser names one",
+    ("strict", ""):
+        "drops trylast from the post-finaliser hook: it only notes the fixture in a set read "
+        "after the whole teardown, so its place among the other post-finaliser hooks changes "
+        "nothing",
+    ("report_views", "__test__ = True  # not a pytest test class, despite the name"):
+        "only tells pytest whether to collect the class where a test module imports it by "
+        "name; the page is the same",
+    ("report_views", "return TestRef(shown, lane.key(entry.pos), lane.label if len(lanes) "
+                     "!= 1 else None)"):
+        "reached only when the test was found in a lane, so there is at least one: != 1 is > 1",
+    ("report_views", "rows.append(LeakRow(views.build(ch, leak=False), ref, e.pos))"):
+        "the leak table never shows the flag: LeakRow.to_json and the leaks template leave "
+        "it out (every row of that table is a leak)",
+    ("report_views", "if len(rows) != LEAK_ROWS_LIMIT:"):
+        "rows grows one at a time from none, so it stops at the limit either way",
+    ("report_views", "many = len(lanes) != 1"):
+        "with no lane there is no row to label: != 1 is > 1 wherever it is read",
+    ("report_views", 'tests = sum(n for o, n in tl.outcomes if o is not "crashed")'):
+        "the timeline's outcomes are lanes.OUTCOMES' literals (or 'other'), which CPython "
+        "interns like this one: `is not` is !=",
+    ("report_views", 'tests = sum(n for o, n in tl.outcomes if o > "crashed")'):
+        "every other outcome (error, failed, other, passed, skipped, xfailed, xpassed) sorts "
+        "after 'crashed': > is !=",
+    ("report_views", ""):
+        "drops @dataclass from Link, which nothing builds or reads (dead code)",
+    ("report_views", "victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=False)"):
+        "only the lane's record is read from it, and prefer_failed chooses among the entries "
+        "of one lane: the same record either way",
+    ("report_views", "for probe in sorted(tests, key=lambda p: (~len(tests[p]), p))"):
+        "~n is -n - 1: the same order",
+    ("report_views", "def build_view(records: Sequence[Record], findings: Iterable[Finding], "
+                     "/,"): _KEYWORDS,
+    ("report_changes", "pretty = limit != SHORT_LIMIT"):
+        "limit is SHORT_LIMIT or the larger LONG_LIMIT: != is >",
+    ("report_changes", "def build(self, ch: Change, /, leak: bool, limit: int = SHORT_LIMIT,"):
+        _KEYWORDS,
+    ("report_changes", "def detail(self, ch: Change, /, leak: bool) -> ChangeView:"):
+        _KEYWORDS,
+    ("report_changes", "pretty = limit is not SHORT_LIMIT"):
+        "limit is SHORT_LIMIT or LONG_LIMIT, passed as those very objects: `is not` is !=",
+    ("report_changes", "before=show(before, limit=limit, absent=ch.change <= ADDED, "
+                       "pretty=pretty),"): _ADD_REMOVE,
+    ("report_changes", "after=show(after, limit=limit, absent=ch.change >= REMOVED, "
+                       "pretty=pretty),"): _ADD_REMOVE,
+    ("report_changes", "if not isinstance(before, (dict, list)) and not isinstance(after, "
+                       "(dict, list)):"):
+        "structural_diff itself gives None unless both sides are non-empty dicts or lists",
+    ("report_values", "return len(self.text) != self.length"):
+        "the text is the value's text or a cut of it, never longer than length: != is <",
+    ("report_values", "return text if len(text) < limit else text[:limit]"): _SAME_CUT,
+    ("report_values", "return text if len(text) is limit else text[:limit]"): _SAME_CUT,
+    ("report_values", "return text if len(text) == limit else text[:limit]"):
+        "a text within the limit, cut to the limit, is the same text: only longer ones change",
+    ("report_values", "more: int = 1"): _DEFAULT_MORE,
+    ("report_values", "more: int = -1"): _DEFAULT_MORE,
+    ("report_values", "def as_text(value: Any, /, pretty: bool = False) -> str:"): _KEYWORDS,
+    ("report_values", "def show(value: Any, /, limit: int = SHORT_LIMIT, absent: bool = "
+                      "False,"): _KEYWORDS,
+    ("report_values", 'if sign <= "+":'): _SIGNS,
+    ("report_values", 'elif sign <= "-":'): _SIGNS,
+    ("report_values", "if not (_nested(before) and _nested(after)) or type(before) != "
+                      "type(after):"): "type objects compare by identity: != is `is not`",
+    ("report_values", 'tree = DeepDiff(before, after, view="tree", threshold_to_diff_deeper= '
+                      '-1)'):
+        "deepdiff reports a whole value instead of diffing deeper only when the share of "
+        "common keys is below the threshold; a share is never below 0, so -1 acts as 0",
+    ("report_values", 'if sign is "+":'):
+        "sign is one of this module's one-character literals, which CPython interns: `is` "
+        "is ==",
+    ("report_values", 'elif sign is "-":'):
+        "sign is one of this module's one-character literals, which CPython interns: `is` "
+        "is ==",
+    ("report_values", "except CosmicRayTestingException:  # deepdiff cannot name some paths "
+                      "(sets); the report still shows it"):
+        "record values are JSON (dicts, lists, scalars), every path of which deepdiff names: "
+        "the handler guards other data only",
+})
+
+
 def _copy_checkout(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
@@ -459,7 +568,7 @@ def _recheck_survivors(name: str, target: Target) -> None:
 
 
 def _mutated_line(diff: str | None) -> str:
-    """The mutated line of a mutant's diff, stripped (how EQUIVALENT keys it)."""
+    """The first line a mutant's diff adds, stripped ("" when it only removes one)."""
     added = [ln[1:].strip() for ln in (diff or "").splitlines()
              if ln.startswith("+") and not ln.startswith("+++")]
     return added[0] if added else ""
@@ -516,10 +625,9 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         "",
         "Figures are those of the last full run of each module, with its survivors run "
         "again against the tests written since (`--recheck`, which skips survivors already "
-        "judged equivalent).  A module marked pending was "
-        "not run in this round: `strict.py` and the report modules are covered by "
-        "end-to-end runs that take seconds each (one full run is hours on this 2-core "
-        "machine).",
+        "judged equivalent).  `strict.py` runs its direct tests (real inner pytest runs "
+        "in process); the report modules run the report's direct tests, goldens and hostile "
+        "pages without the Chromium one (`-k 'not chromium'`; the suite runs it).",
         "",
         "| module | tests run per mutant | generated | in annotations | killed | survived "
         "| % killed | time |",
