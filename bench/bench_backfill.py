@@ -262,8 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         "record). Same session, same machine "
         f"({platform.machine()}, {os.cpu_count()} cores visible, Python "
         f"{platform.python_version()}; load average "
-        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} at the end: other work shared "
-        "the cores).", "",
+        f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())} at the end).", "",
         "Command: `" + shlex.join(["make", "bench-backfill"]) + "` (`.venv/bin/python "
         f"bench/bench_backfill.py --tests {args.tests} --victims {args.victims}`)", "",
         *lines, "", *[f"- {r}" for r in ratios], "",
