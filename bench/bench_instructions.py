@@ -13,7 +13,6 @@ Usage: ``python bench/bench_instructions.py --against CHECKOUT [--small 40] [--l
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import subprocess
 import sys
@@ -22,36 +21,20 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-BASE_ARGS = ["-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider"]
-
-
-def command(src: Path | None, record: Path) -> tuple[list[str], dict[str, str]]:
-    """A pytest run's argv and environment, with statesnap from ``src`` (None: without)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONDONTWRITEBYTECODE")}
-    argv = [sys.executable, *BASE_ARGS]
-    if src is not None:
-        env["PYTHONPATH"] = str(src)
-        argv += ["-p", "statesnap", "--statesnap-verify-budget=0",
-                 f"--statesnap-record={record}"]
-    return argv, env
+sys.path.insert(0, str(HERE))  # bench_overhead: the same suite, command and counting
 
 
 def count(suite: Path, src: Path | None, record: Path, log: Path) -> int:
     """User-space instructions of one pytest run under callgrind (statesnap from ``src``)."""
-    argv, env = command(src, record)
+    from bench_overhead import child_env, command, instructions
+
+    env = child_env("cached")
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     # A run outside callgrind first writes the bytecode caches, as on a developer's machine.
-    subprocess.run(argv, cwd=suite, env=env, capture_output=True, check=False)
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv]
-    with open(log, "wb") as out:
-        proc = subprocess.run(cmd, cwd=suite, stdout=out, stderr=subprocess.PIPE, env=env,
-                              check=False)
-    err = proc.stderr.decode("utf-8", "replace")
-    found = [ln for ln in err.splitlines() if "Collected :" in ln]
-    if proc.returncode != 0 or not found:
-        raise SystemExit(f"callgrind run failed ({proc.returncode}): {shlex.join(cmd)}\n"
-                         f"{err[-2000:]}")
-    return int(found[-1].rsplit(":", 1)[1].strip())
+    subprocess.run(command(src is not None, record, None), cwd=suite, env=env,
+                   capture_output=True, check=False)
+    return instructions(suite, src is not None, record, None, log, env)
 
 
 def describe(checkout: Path) -> str:
@@ -74,7 +57,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modules", type=int, default=40, help="project modules")
     parser.add_argument("--out", type=Path, help="markdown output file")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(HERE))
     from bench_overhead import generate  # the same project as the overhead benchmark
 
     invocation = shlex.join(["python", "bench/bench_instructions.py",
