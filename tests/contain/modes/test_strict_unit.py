@@ -707,7 +707,7 @@ def test_a_module_fixture_that_puts_an_existing_variable_back_is_no_leak(
     # The common pattern: a module-wide monkeypatch of a variable that exists already; its
     # undo sets the old value back (an equal string, read afresh).
     monkeypatch.setenv("EXISTING_MODE", "base")
-    pytester.makepyfile(test_restore='''
+    pytester.makepyfile(test_put_back='''
 import pytest
 
 @pytest.fixture(scope="module")
