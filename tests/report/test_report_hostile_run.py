@@ -138,7 +138,7 @@ class Page(HTMLParser):
 def hostile_record(pytester: pytest.Pytester, tmp_path: Path,
                    monkeypatch: pytest.MonkeyPatch) -> Record:
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_hostile=SUITE)
+    pytester.makepyfile(test_hostile_names=SUITE)
     record = tmp_path / "record.jsonl"
     monkeypatch.setenv(HEADER_ENV, VALUE)  # in the header's environment
     saved, cwd = dict(os.environ), os.getcwd()
@@ -156,7 +156,7 @@ def hostile_record(pytester: pytest.Pytester, tmp_path: Path,
 
 def test_hostile_names_from_a_real_run_are_text_in_every_table(hostile_record: Record) -> None:
     findings = findings_of(hostile_record)
-    assert [f.victim for f in findings] == [f"test_hostile.py::test_victim[{VICTIM_ID}]"]
+    assert [f.victim for f in findings] == [f"test_hostile_names.py::test_victim[{VICTIM_ID}]"]
     page = Page()
     page.feed(build_html([hostile_record], findings))
     tags = [tag for tag, _ in page.tags]
@@ -164,8 +164,8 @@ def test_hostile_names_from_a_real_run_are_text_in_every_table(hostile_record: R
         assert injected not in tags, injected
     assert page.scripts == 2  # the page data and the page's own code
     assert not [(t, a) for t, attrs in page.tags for a in attrs if a.startswith("on")]
-    polluter = f"test_hostile.py::test_polluter[{POLLUTER_ID}]"
-    victim = f"test_hostile.py::test_victim[{VICTIM_ID}]"
+    polluter = f"test_hostile_names.py::test_polluter[{POLLUTER_ID}]"
+    victim = f"test_hostile_names.py::test_victim[{VICTIM_ID}]"
     # Each table, with what it must show as text.
     expected = {
         "#leak-table": [FILE, ENV, MODULE, SYSPATH, PROBE, VALUE, polluter],
