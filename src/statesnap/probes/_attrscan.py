@@ -173,24 +173,8 @@ class Tracked:
         return [p.cls for p in self.parts.values() if p.cls is not None]
 
     @property
-    def dicts(self) -> list[dict[Any, Any]]:
-        return [d for p in self.parts.values() for d in p.dicts]
-
-    @property
-    def seqs(self) -> list[Any]:
-        return [s for p in self.parts.values() for s in p.seqs]
-
-    @property
-    def caches(self) -> list[tuple[str, Any, dict[Any, Any] | None]]:
-        return [c for p in self.parts.values() for c in p.caches]
-
-    @property
     def containers(self) -> dict[str, list[Any]]:
         return {k: v for p in self.parts.values() for k, v in (p.containers or {}).items()}
-
-    def watched(self) -> list[object]:
-        return [self.ns, *(c for _, _, c in self.classes), *self.dicts, *self.seqs,
-                *(d if d is not None else w for _, w, d in self.caches)]
 
     def save(self) -> SavedModule:
         classes = {name: (cls, dict(cls.__dict__)) for name, cls, _ in self.classes}
