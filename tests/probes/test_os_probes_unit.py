@@ -261,6 +261,23 @@ def test_env_light_token_does_not_count_pytest_s_variable(
     assert env_probe.light_token() == with_it
 
 
+@pytest.mark.parametrize("current", [True, False], ids=["in-a-test", "outside-pytest"])
+def test_env_light_token_counts_every_variable_added(
+        env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch, current: bool) -> None:
+    # Two at once, too: the count, not its parity; with or without pytest's own variable.
+    if not current:
+        monkeypatch.delenv("PYTEST_CURRENT_TEST", raising=False)
+    start = env_probe.light_token()
+    monkeypatch.setenv("SNAP_UNIT_ONE", "1")
+    one = env_probe.light_token()
+    monkeypatch.setenv("SNAP_UNIT_TWO", "2")
+    two = env_probe.light_token()
+    assert len({start, one, two}) == 3
+    monkeypatch.delenv("SNAP_UNIT_ONE")
+    monkeypatch.delenv("SNAP_UNIT_TWO")
+    assert env_probe.light_token() == start
+
+
 def test_env_hints_and_restore_compare_keys_by_value(
         env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch) -> None:
     # Keys and changes come from records (fresh strings), and an env name may sort before

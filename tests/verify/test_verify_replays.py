@@ -222,6 +222,19 @@ def test_a_replay_that_could_not_run_is_the_findings_note_or_an_error(tmp_path: 
     assert info.value.log == log
 
 
+def test_a_verifier_built_without_raise_errors_notes_a_replay_that_could_not_run(
+        tmp_path: Path) -> None:
+    # backfill builds its Verifier without raise_errors: the finding says why, nothing raises.
+    record = one_polluter(tmp_path, "ZOO_A")
+    (f,) = attribute(record)
+    runner = RuleRunner(record, lambda order, restore: ReplayResult(
+        order=order, error="no interpreter"))
+    Verifier(record, runner, budget=60).verify(f)
+    assert f.status == SUSPECTED
+    assert f.note == "a replay could not run: no interpreter"
+    assert labels(runner) == ["alone"]
+
+
 def test_an_error_with_outcomes_is_a_replay_that_ran(tmp_path: Path) -> None:
     record = one_polluter(tmp_path, "ZOO_A")
 
@@ -427,7 +440,8 @@ def test_the_hint_follows_the_proven_change(tmp_path: Path, before: str | None,
 # -- files the replays could not start from ------------------------------------------------
 
 @pytest.mark.parametrize(("count", "shown"), [
-    (1, "/z/f0"), (3, "/z/f0, /z/f1, /z/f2"), (7, "/z/f0, /z/f1, /z/f2 and 4 more")])
+    (1, "/z/f0"), (3, "/z/f0, /z/f1, /z/f2"), (4, "/z/f0, /z/f1, /z/f2 and 1 more"),
+    (7, "/z/f0, /z/f1, /z/f2 and 4 more")])
 def test_files_a_replay_could_not_restore_are_named_on_an_unproven_finding(
         tmp_path: Path, count: int, shown: str) -> None:
     record = one_polluter(tmp_path, "ZOO_A")
@@ -567,6 +581,41 @@ def test_no_key_and_no_set_heals_it(tmp_path: Path) -> None:
     assert labels(runner) == ["alone", "pair", "key", "key", "keys"]
     assert (f.probe, f.key) in {("env", "ZOO_A"), ("env", "ZOO_B")}
     assert f.hint is not None  # attribution's key, with its hint, unproven
+
+
+def _b_outranks_a(tmp_path: Path) -> Record:
+    """test_a sets ZOO_A (added) and changes ZOO_B; ZOO_B's higher severity ranks it first,
+    although its name sorts after ZOO_A's."""
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_a", [env_change("ZOO_A", None, "1"),
+                    {**env_change("ZOO_B", "0", "2"), "severity": 4}]), ("test_b", [])],
+        "test_victim", failure())
+    (f,) = attribute(record)
+    assert [c.key for c in f.candidates] == ["ZOO_B", "ZOO_A"]
+    return record
+
+
+def test_no_key_healing_it_names_the_best_ranked_change_of_the_polluter(
+        tmp_path: Path) -> None:
+    record = _b_outranks_a(tmp_path)
+    f, runner = verify(record, lambda order, restore: (
+        failure() if nid("test_a") in order else None))
+    assert f.status == VERIFIED and f.proven_keys == [] and not f.hint_proven
+    assert (f.probe, f.key, f.before, f.after) == ("env", "ZOO_B", "0", "2")
+    assert f.hint == hint_for("env", "ZOO_B", "changed")
+    assert labels(runner) == ["alone", "pair", "key", "key", "keys"]
+
+
+def test_the_proven_key_takes_its_own_values_not_a_better_ranked_keys(
+        tmp_path: Path) -> None:
+    record = _b_outranks_a(tmp_path)
+    f, runner = verify(record, lambda order, restore: needs_a(restore, order))
+    assert f.status == VERIFIED and f.proven_keys == ["env:ZOO_A"] and f.hint_proven
+    assert (f.probe, f.key, f.before, f.after) == ("env", "ZOO_A", None, "1")
+    assert f.hint == hint_for("env", "ZOO_A", "added")
+    tried = [restored_keys(r) for r, label in zip(runner.restores, labels(runner), strict=True)
+             if label == "key"]
+    assert tried == [{"ZOO_B"}, {"ZOO_A"}]
 
 
 def test_a_single_key_that_does_not_heal_is_not_looked_for_in_sets(tmp_path: Path) -> None:
@@ -745,6 +794,48 @@ def test_the_victim_is_never_its_own_cleaner_and_names_sort_any_way(tmp_path: Pa
     assert [o for label, o in runner.asked if label == "cleaner"] == [
         [nid("test_a2"), nid("test_zz_unsets"), nid("test_victim")]]
     assert f.cleaners == [nid("test_zz_unsets")]
+
+
+def test_a_cleaner_anywhere_is_a_change_of_the_same_key_only(tmp_path: Path) -> None:
+    # test_zzz sets another key (one whose name sorts after) back to the victim's value.
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_pollutes", [env_change("ZOO", None, "1")]),
+        ("test_unsets", [env_change("ZOO", "1", None)]),
+        ("test_zzz", [env_change("ZZZ", "1", None)]),
+        ("test_pollutes_again", [env_change("ZOO", None, "2")])],
+        "test_victim", failure())
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        cleaned = nid("test_unsets") in order or nid("test_zzz") in order
+        return None if cleaned else _pollutes_again(order, restore)
+
+    f, runner = verify(record, rule, cleaners=True)
+    assert f.status == VERIFIED and (f.key, f.before) == ("ZOO", None)
+    assert [o for label, o in runner.asked if label == "cleaner"] == [
+        [nid("test_pollutes_again"), nid("test_unsets"), nid("test_victim")]]
+    assert f.cleaners == [nid("test_unsets")]
+
+
+def test_a_cleaner_replay_is_announced_after_the_first_polluter(tmp_path: Path) -> None:
+    # Two polluters together; test_x put the proven key back once, before they ran.
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_q", [env_change("ZOO_Q", None, "1")]),
+        ("test_x", [env_change("ZOO_Q", "1", None)]),
+        ("test_p1", [env_change("ZOO_P", None, "1")]),
+        ("test_p2", [env_change("ZOO_Q", None, "1")])], "test_victim", failure())
+    p1, p2, x, v = nid("test_p1"), nid("test_p2"), nid("test_x"), nid("test_victim")
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        both = p1 in order and p2 in order and x not in order
+        return failure() if both and not restored_keys(restore) else None
+
+    progress: list[str] = []
+    (f,) = verify_findings(record, attribute(record), runner=RuleRunner(record, rule),
+                           find_cleaners=True, progress=progress.append)
+    assert f.status == VERIFIED and f.polluters == [p1, p2]
+    assert f.key == "ZOO_Q" and f.cleaners == [x]
+    assert f.cleaner_proofs[x].endswith(f"{p1} {p2} {x} {v}")
+    assert progress[-1] == f"statesnap: does {x} clean up after {p1}?"
 
 
 def test_a_finding_that_is_not_deterministic_looks_for_no_cleaner(tmp_path: Path) -> None:

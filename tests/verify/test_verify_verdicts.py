@@ -117,6 +117,27 @@ def test_minimising_the_whole_prefix_when_no_recorded_change_explains_it(
     assert runner.asked[0] == ("alone", [nid("test_victim")])
     assert runner.asked[1] == ("ddmin", [*map(nid, names), nid("test_victim")])
     assert set(labels(runner)[1:]) == {"ddmin"}
+    # The whole prefix is known to fail once asked: ddmin never replays it (nor any subset)
+    # a second time.
+    orders = [tuple(o) for _label, o in runner.asked]
+    assert len(set(orders)) == len(orders)
+
+
+def test_two_suspects_that_fail_it_only_together_are_minimised_without_a_second_replay(
+        tmp_path: Path) -> None:
+    record = record_of(tmp_path / "r.jsonl", [
+        ("test_a", [env_change("ZOO_A", None, "1")]), ("test_b", []),
+        ("test_c", [env_change("ZOO_C", None, "1")])], "test_victim", failure())
+
+    def rule(order: list[str], restore: Mapping[str, Any] | None) -> Outcome:
+        return failure() if {nid("test_a"), nid("test_c")} <= set(order) else None
+
+    f, runner = verify(record, rule)
+    assert f.status == VERIFIED and f.polluters == [nid("test_a"), nid("test_c")]
+    a, c, v = nid("test_a"), nid("test_c"), nid("test_victim")
+    # Both suspects together fail it: ddmin starts from that answer and tries each half.
+    assert [o for label, o in runner.asked if label == "ddmin"] == [[a, c, v], [a, v], [c, v]]
+    assert nid("test_b") not in {n for _label, o in runner.asked for n in o}
 
 
 def test_the_prefix_is_tried_when_the_suspects_together_do_not_do_it(tmp_path: Path) -> None:
@@ -190,9 +211,27 @@ def test_failing_alone_differently_keeps_attributing(tmp_path: Path,
     assert f.polluters == [nid("test_a")]
     assert f.alone_failure == Signature.of(alone).text()
     assert (f.probe, f.key) == ("env", "ZOO_A")
-    assert f"alone it fails too, but differently ({f.alone_failure}" in (f.note or "")
-    assert "(brittle)" in (f.note or "")
+    assert f.note == (f"alone it fails too, but differently ({f.alone_failure}; in the run: "
+                      "AssertionError at tests/test_zoo.py:30): it also relies on state an "
+                      "earlier test sets up (brittle)")
     assert labels(runner)[:2] == ["alone", "pair"]
+
+
+def test_the_brittle_note_follows_the_note_already_there(tmp_path: Path) -> None:
+    record = record_of(tmp_path / "r.jsonl", [("test_a", []), ("test_b", [])], "test_victim",
+                       failure())
+    alone = failure("KeyError", 30)
+
+    def rule(order: list[str], restore: Mapping[str, Any] | None) -> Outcome:
+        return failure() if nid("test_a") in order else alone
+
+    f, _ = verify(record, rule)
+    assert f.status == VERIFIED and f.polluters == [nid("test_a")] and f.probe is None
+    assert f.note == (
+        "no recorded state change of the polluter(s) explains it: the state it relies on is "
+        "outside what statesnap's probes see; alone it fails too, but differently (KeyError "
+        "at tests/test_zoo.py:30; in the run: AssertionError at tests/test_zoo.py:30): it "
+        "also relies on state an earlier test sets up (brittle)")
 
 
 def test_failing_alone_differently_and_never_as_in_the_run_is_unexplained(
