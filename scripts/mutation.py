@@ -293,6 +293,17 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "with one key, smallest_healing_set returns [] at once, without a replay",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY ^ os.O_CREAT | os.O_TRUNC "
                "| os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
+    ("record", "fd = os.open(path, os.O_WRONLY + os.O_APPEND | os.O_CLOEXEC)"):
+        "the flags are distinct bits: + is |",
+    ("record", "fd = os.open(path, os.O_WRONLY | os.O_APPEND + os.O_CLOEXEC)"):
+        "the flags are distinct bits: + is |",
+    ("record", "fd = os.open(path, os.O_WRONLY ^ os.O_APPEND | os.O_CLOEXEC)"):
+        "the flags are distinct bits: ^ is |",
+    ("record", "fd = os.open(path, os.O_WRONLY | os.O_APPEND ^ os.O_CLOEXEC)"):
+        "the flags are distinct bits: ^ is |",
+    ("record", "fd = os.open(path, os.O_WRONLY | os.O_APPEND % os.O_CLOEXEC)"):
+        "O_APPEND % O_CLOEXEC is O_APPEND: drops O_CLOEXEC, but os.open makes every "
+        "descriptor non-inheritable anyway (PEP 446)",
     ("record", "continue"):
         "the break after a cut last line: it is the last line, so nothing is left to read",
     ("record", 'if not lines and lines[-1] == "":'): _BLANK_LAST,

@@ -21,6 +21,7 @@ from statesnap.record import (
     RecordError,
     RecordWriter,
     TestEntry,
+    append_lines,
     dumps,
     plain_test_line,
     read_record,
@@ -110,6 +111,10 @@ def test_a_whole_last_line_that_is_corrupt_raises(tmp_path: Path) -> None:
      "malformed finding line", 3),
     ('{"type":"header","format":3}\n', "unknown record format 3", 1),
     ('{"type":"header","format":0}\n', "unknown record format 0", 1),
+    ('{"type":"header","format":2}\n{"type":"footer"}\n{"type":"released"}\n',
+     "malformed released line", 3),
+    ('{"type":"header","format":2}\n{"type":"footer"}\n{"type":"released","actions":{}}\n',
+     "malformed released line", 3),
     ("", "empty record (no header line)", None),
     ("\n\n", "empty record (no header line)", None),
 ])
@@ -372,3 +377,42 @@ def test_a_cut_last_line_after_a_blank_first_line(tmp_path: Path) -> None:
     assert record.truncated
     assert len(record.tests) == len(read_record(SAMPLE).tests) - (
         json.loads(lines[-1])["type"] == "test")
+
+
+def test_released_lines_are_read_into_their_actions(tmp_path: Path) -> None:
+    kill = {"what": "child process sleep (pid 7)", "probe": "children", "key": "sleep",
+            "test": "t.py::a"}
+    port = {"what": "port 8080", "probe": "sockets", "key": "8080"}
+    lines = ['{"type":"header","format":2}', '{"type":"footer","exitstatus":0}',
+             json.dumps({"type": "released", "actions": [kill, "not an action", 3]}),
+             json.dumps({"type": "released", "actions": [port]}),
+             json.dumps({"type": "released", "actions": []}),
+             # Lines of kinds this reader does not know (sorting either side) are kept aside.
+             '{"type":"aardvark","n":1}', '{"type":"zebra","n":2}']
+    record = read_record(_write(tmp_path, lines))
+    assert record.released == [kill, port]
+    assert record.other == [{"type": "aardvark", "n": 1}, {"type": "zebra", "n": 2}]
+    assert record.verdicts == []
+
+
+def test_append_lines_adds_whole_lines_to_a_closed_record(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    writer = RecordWriter(path)
+    writer.write({"type": "header", "format": FORMAT, "worker": "main"})
+    writer.write({"type": "footer", "exitstatus": 0, "tests": 0})
+    writer.close()
+    before = path.read_bytes()
+    released = {"type": "released", "actions": [{"what": "port \u00e9 \ud800", "key": "k"}]}
+    finding = {"type": "finding", "victim": "t.py::v", "status": "verified"}
+    assert append_lines(path, [released, finding]) == 2
+    after = path.read_bytes()
+    assert after.startswith(before)  # appended, nothing overwritten
+    added = after[len(before):].decode("utf-8").splitlines()
+    assert [json.loads(line) for line in added] == [released, finding]  # a lone surrogate too
+    record = read_record(path)
+    assert record.released == released["actions"]
+    assert [v["victim"] for v in record.verdicts] == ["t.py::v"]
+    assert append_lines(path, []) == 0 and path.read_bytes() == after
+    # Nothing to write opens nothing: no file is needed.
+    assert append_lines(tmp_path / "absent.jsonl", []) == 0
+    assert not (tmp_path / "absent.jsonl").exists()

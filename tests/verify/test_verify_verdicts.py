@@ -388,8 +388,10 @@ def test_a_file_an_earlier_run_left_is_found_and_proven_against_its_writer(
                                      f"{nid('test_writes_cache')} (record earlier.jsonl))")
     assert f.repro.endswith(f"{nid('test_writes_cache')} {nid('test_victim')}")
     assert runner.asked[-1] == ("leftover-pair", [nid("test_writes_cache"), nid("test_victim")])
-    assert seen[0] == set() and seen[1] == {"cache.db", "notes.txt"}
-    assert seen[-1] == {"cache.db", "notes.txt"}  # the proof: every leftover aside
+    # Alone as recorded; alone with every leftover aside (it passes); ddmin's first half
+    # (cache.db kept: it fails, so no more is tried); the proof, every leftover aside.
+    assert seen == [set(), {"cache.db", "notes.txt"}, {"notes.txt"}, {"cache.db", "notes.txt"}]
+    assert labels(runner) == ["alone", "leftover", "leftover", "leftover-pair"]
     assert runner.aside is None  # nothing stays set aside after the finding
     assert (root / "cache.db").read_text() == "old"
 
@@ -419,3 +421,31 @@ def test_a_victim_failing_without_the_leftovers_too_is_not_order_dependent(
     Verifier(record, runner, budget=60).verify(f)
     assert f.status == NOT_ORDER_DEPENDENT and f.leftovers == []
     assert labels(runner) == ["alone", "leftover"]
+
+
+def test_two_files_left_by_two_earlier_tests_are_both_proven_the_first_named(
+        tmp_path: Path) -> None:
+    record, _ = _leftover_world(tmp_path)
+    writers = {"cache.db": nid("test_writes_cache"), "notes.txt": nid("test_writes_notes")}
+
+    def rule(order: list[str], restore: Mapping[str, Any] | None) -> Outcome:
+        aside = {p.name for p in runner.aside.created} if runner.aside else set()
+        present = [name for name, w in writers.items() if name not in aside or w in order]
+        return failure() if len(present) == 2 else None  # it needs both files
+
+    (f,) = attribute(record)
+    runner = RuleRunner(record, rule)
+    progress: list[str] = []
+    Verifier(record, runner, budget=60, progress=progress.append).verify(f)
+    assert f.status == VERIFIED
+    assert f.polluters == [nid("test_writes_cache"), nid("test_writes_notes")]
+    assert [lo["path"] for lo in f.leftovers] == ["cache.db", "notes.txt"]
+    assert (f.probe, f.key, f.after) == ("files", "cache.db", {"size": 3, "mtime_ns": 1})
+    assert f.proven_keys == ["files:cache.db", "files:notes.txt"] and f.hint_proven
+    assert f.repro.endswith(f"{nid('test_writes_cache')} {nid('test_writes_notes')} "
+                            f"{nid('test_victim')}")
+    assert (f.note or "").startswith("an earlier run left cache.db, notes.txt on disk")
+    # alone, all aside, each file alone (neither fails it), then the proof.
+    assert labels(runner) == ["alone", "leftover", "leftover", "leftover", "leftover-pair"]
+    assert progress[-1] == (f"statesnap: replaying {nid('test_writes_cache')} + "
+                            f"{nid('test_writes_notes')} → {nid('test_victim')}")
