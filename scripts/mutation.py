@@ -16,6 +16,9 @@ command as its test.
 Usage: ``python scripts/mutation.py [MODULE ...]`` (default: all); writes the per-module
 figures and every survivor to ``bench/results/mutation.md`` (merged with earlier runs of
 other modules), then ``scripts/assemble_benchmarks.py`` puts them into BENCHMARKS.md.
+``--recheck MODULE`` runs the last run's survivors again against today's tests (from its
+session under ``build/mutation/``, or, where this checkout has none, from the survivors
+``bench/results/mutation.json`` lists); ``--reread`` only reads the sessions again.
 """
 
 from __future__ import annotations
@@ -486,14 +489,7 @@ def _run_module(name: str, target: Target) -> Outcome:
         sys.stderr.write(base.stdout[-3000:] + base.stderr[-2000:])
         raise SystemExit(f"mutation: {name}: the unmutated tests fail (exit {base.returncode})")
     config = work / "cosmic-ray.toml"
-    timeout = max(30.0, 3 * baseline + 15)
-    config.write_text(
-        "[cosmic-ray]\n"
-        f'module-path = "{target.path}"\n'
-        f"timeout = {timeout:.0f}\n"
-        "excluded-modules = []\n"
-        f"test-command = {json.dumps(command)}\n"
-        "[cosmic-ray.distributor]\nname = \"local\"\n", encoding="utf-8")
+    _write_config(config, target, command, timeout=max(30.0, 3 * baseline + 15))
     session = work / "session.sqlite"
     cr = [str(Path(sys.executable).parent / "cosmic-ray")]
     subprocess.run([*cr, "init", str(config), str(session)], cwd=work, check=True)
@@ -505,6 +501,16 @@ def _run_module(name: str, target: Target) -> Outcome:
     outcome.generated = outcome.annotations = outcome.dropped = skipped
     _read_session(session, target, outcome)
     return outcome
+
+
+def _write_config(config: Path, target: Target, command: str, timeout: float) -> None:
+    config.write_text(
+        "[cosmic-ray]\n"
+        f'module-path = "{target.path}"\n'
+        f"timeout = {timeout:.0f}\n"
+        "excluded-modules = []\n"
+        f"test-command = {json.dumps(command)}\n"
+        "[cosmic-ray.distributor]\nname = \"local\"\n", encoding="utf-8")
 
 
 def _annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
@@ -578,6 +584,72 @@ def _recheck_survivors(name: str, target: Target) -> None:
         shutil.copy2(ROOT / target.path, work / target.path)
 
 
+def _recheck_saved(name: str, target: Target, saved: dict[str, object]) -> bool:
+    """``--recheck`` where this checkout has no session of the module (the run was made in
+    another checkout): run each survivor the saved figures list, not judged equivalent,
+    against the tests as they are now, and count the ones now killed as killed.
+
+    The survivors are found again in a fresh ``cosmic-ray init`` of the module by operator
+    and line, and a candidate counts only when its diff makes the very line the saved run
+    saw mutated (so a module edited since is never credited).  True when any was found.
+    """
+    survived = saved.get("survived")
+    if not isinstance(survived, list):
+        return False
+    todo = [s for s in survived if not s.get("reason")
+            and (name, s["mutated"]) not in EQUIVALENT]
+    if not todo:
+        return False
+    work = WORK / name
+    _copy_checkout(work)
+    command = _test_command(work, target)
+    config = work / "cosmic-ray.toml"
+    _write_config(config, target, command, timeout=60.0)
+    session = work / "recheck.sqlite"
+    session.unlink(missing_ok=True)
+    cr = str(Path(sys.executable).parent / "cosmic-ray")
+    subprocess.run([cr, "init", str(config), str(session)], cwd=work, check=True,
+                   capture_output=True)
+    with sqlite3.connect(session) as db:
+        specs = db.execute("SELECT module_path, operator_name, occurrence, start_pos_row "
+                           "FROM mutation_specs").fetchall()
+    found, killed = 0, []
+    for s in todo:
+        match = None
+        for module, operator, occurrence, row in specs:
+            if operator.removeprefix("core/") != s["operator"] or str(row) != s["line"]:
+                continue
+            shutil.copy2(ROOT / module, work / module)
+            proc = subprocess.run(
+                ["timeout", "90", cr, "mutate-and-test", module, operator, str(occurrence),
+                 command], cwd=work, capture_output=True, text=True)
+            try:
+                result = json.loads(proc.stdout.strip().splitlines()[-1])
+            except (IndexError, json.JSONDecodeError):
+                result = {"test_outcome": "killed" if proc.returncode == 124 else "survived",
+                          "diff": None}
+            if result.get("diff") is not None and _mutated_line(result["diff"]) != s["mutated"]:
+                continue  # another mutant of the same operator on that line
+            match = str(result.get("test_outcome", "survived")).lower()
+            break
+        shutil.copy2(ROOT / target.path, work / target.path)
+        if match is None:
+            print(f"mutation: {name}: recheck {s['operator']} line {s['line']}: not found "
+                  "(the module changed since its run)", flush=True)
+            continue
+        found += 1
+        print(f"mutation: {name}: recheck {s['operator']} line {s['line']}: {match}",
+              flush=True)
+        if match != "survived":
+            killed.append(s)
+    left = [s for s in survived if s not in killed]
+    now_killed = int(str(saved.get("killed", 0))) + len(killed)
+    counted = now_killed + len(left)
+    saved["survived"], saved["killed"] = left, now_killed
+    saved["percent"] = round(100.0 * now_killed / counted, 1) if counted else 100.0
+    return found > 0
+
+
 def _mutated_line(diff: str | None) -> str:
     """The first line a mutant's diff adds, stripped ("" when it only removes one)."""
     added = [ln[1:].strip() for ln in (diff or "").splitlines()
@@ -636,9 +708,12 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         "",
         "Figures are those of the last full run of each module, with its survivors run "
         "again against the tests written since (`--recheck`, which skips survivors already "
-        "judged equivalent).  `strict.py` runs its direct tests (real inner pytest runs "
-        "in process); the report modules run the report's direct tests, goldens and hostile "
-        "pages without the Chromium one (`-k 'not chromium'`; the suite runs it).",
+        "judged equivalent; where the run was made in another checkout, the survivors its "
+        "figures list are found again by operator, line and mutated text in a fresh "
+        "`cosmic-ray init`, and only those are run).  `strict.py` runs its direct tests "
+        "(real inner pytest runs in process); the report modules run the report's direct "
+        "tests, goldens and hostile pages without the Chromium one (`-k 'not chromium'`; "
+        "the suite runs it).",
         "",
         "| module | tests run per mutant | generated | in annotations | killed | survived "
         "| % killed | time |",
@@ -668,7 +743,8 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         assert isinstance(survived, list)
         for s in survived:
             any_left = True
-            reason = s["reason"] or "NOT JUDGED: a test should kill it"
+            reason = (s["reason"] or EQUIVALENT.get((name, s["mutated"]))
+                      or "NOT JUDGED: a test should kill it")
             lines.append(f"- `{TARGETS[name].path}:{s['line']}` {s['operator']}: "
                          f"`{s['mutated']}`: {reason}")
     if not any_left:
@@ -695,6 +771,11 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         if args.recheck and (WORK / name / "session.sqlite").exists():
             _recheck_survivors(name, TARGETS[name])
+        elif args.recheck and name in saved:
+            # The run was made in another checkout: recheck the survivors it saved.
+            _recheck_saved(name, TARGETS[name], saved[name])
+            _report(name, saved[name])
+            continue
         if args.reread or args.recheck:
             if not (WORK / name / "session.sqlite").exists():
                 continue
@@ -712,16 +793,25 @@ def main(argv: list[str] | None = None) -> int:
                        "annotations_dropped": o.dropped, "not_run": o.not_run,
                        "percent": round(o.percent, 1),
                        "baseline_s": round(o.baseline_s, 1), "wall_s": round(o.wall_s)}
-        print(f"mutation: {name}: {o.generated} mutants ({o.annotations} in annotations), "
-              f"{o.killed} killed, "
-              f"{len(o.survived)} survived ({o.percent:.1f}%), {o.incompetent} incompetent, "
-              f"{o.wall_s:.0f}s", flush=True)
-        for s in o.survived:
-            print(f"  survived {TARGETS[name].path}:{s['line']} {s['operator']}: "
-                  f"{s['mutated']}", flush=True)
-        STATE.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        _write_results(saved, {})
+        _report(name, saved[name])
     return 0
+
+
+def _report(name: str, o: dict[str, object]) -> None:
+    """Print one module's figures, and write them with every module's saved ones."""
+    survived = o["survived"]
+    assert isinstance(survived, list)
+    print(f"mutation: {name}: {o['generated']} mutants ({o['annotations']} in annotations), "
+          f"{o['killed']} killed, {len(survived)} survived ({o['percent']:.1f}%), "
+          f"{o['incompetent']} incompetent, {o['wall_s']}s", flush=True)
+    for s in survived:
+        print(f"  survived {TARGETS[name].path}:{s['line']} {s['operator']}: "
+              f"{s['mutated']}", flush=True)
+    saved = json.loads(STATE.read_text(encoding="utf-8")) if STATE.exists() else {}
+    saved = {k: v for k, v in saved.items() if k in TARGETS}
+    saved[name] = o
+    STATE.write_text(json.dumps(saved, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    _write_results(saved, {})
 
 
 if __name__ == "__main__":
