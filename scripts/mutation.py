@@ -116,10 +116,6 @@ _ALL_PASS_BUDGET = "every caller of verify_findings passes budget (the default i
 _PAIRS = "every restored key is built here as a [probe, key] pair"
 _ONE_CHAR = "CPython caches one-character strings, so `is` compares them as `==` does"
 _FIRST_PIECE = "the first piece of split('=') is the same for any maxsplit >= 1"
-_ONE_LEFTOVER = ("ddmin of a single leftover known to fail returns it at once, without a "
-                 "replay: the same culprits")
-_SOME_LEFTOVER = ("the verifier proves leftovers only when it found at least one, so != 1 is "
-                  "> 1 (and small ints are cached: `is not` is !=)")
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("replayargs", "@dataclass(frozen=False)"): _FROZEN,
     ("replayargs", "source: int = not 1"): _SOURCE,
@@ -314,17 +310,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("record", "continue"):
         "the break after a cut last line: it is the last line, so nothing is left to read",
     ("record", 'if not lines and lines[-1] == "":'): _BLANK_LAST,
-    ("verify_leftovers", "if not TYPE_CHECKING:"):
-        "imports statesnap.verify at run time as well; it is imported long before (its "
-        "Verifier is what calls this module), and the name is used only in annotations",
-    ("verify_leftovers", "culprits = ddmin(found, fails_with, known_failing=True) if "
-                         "len(found) >= 1 else found"): _ONE_LEFTOVER,
-    ("verify_leftovers", "culprits = ddmin(found, fails_with, known_failing=True) if "
-                         "len(found) > 0 else found"): _ONE_LEFTOVER,
-    ("verify_leftovers", "culprits = ddmin(found, fails_with, known_failing=True) if "
-                         "len(found) != 1 else found"): _SOME_LEFTOVER,
-    ("verify_leftovers", "culprits = ddmin(found, fails_with, known_failing=True) if "
-                         "len(found) is not 1 else found"): _SOME_LEFTOVER,
     ("minimize", "if len(current) == 1:"): "an empty input skips the loop and returns [] too",
     ("minimize", "if len(current) < 1:"): "a single item skips the loop and returns as is",
     ("minimize", "if len(current) <= 0:"): "a single item skips the loop and returns as is",

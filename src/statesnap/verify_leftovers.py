@@ -9,7 +9,6 @@ proves them the polluters, across runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from statesnap.findings import NOT_REPRODUCED, UNEXPLAINED, VERIFIED, Finding
 from statesnap.hints import hint_for
@@ -18,8 +17,8 @@ from statesnap.minimize import ddmin
 from statesnap.record import TestEntry
 from statesnap.repro import repro_command
 
-if TYPE_CHECKING:
-    from statesnap.verify import Verifier
+# No cycle at import time: statesnap.verify imports this module only inside a method.
+from statesnap.verify import Verifier
 
 
 def prove_leftovers(v: Verifier, finding: Finding, victim: TestEntry,
@@ -39,7 +38,8 @@ def prove_leftovers(v: Verifier, finding: Finding, victim: TestEntry,
     try:
         if fails_with([]):
             return False  # it fails without them too: they are not why
-        culprits = ddmin(found, fails_with, known_failing=True) if len(found) > 1 else found
+        # A single leftover comes back from ddmin at once, without a replay.
+        culprits = ddmin(found, fails_with, known_failing=True)
         writers = list(dict.fromkeys(lo.writer for lo in culprits))
         # Verified against the writer(s): with every leftover aside, the writer(s) then
         # the victim must fail it again.
