@@ -727,6 +727,8 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         survived = o["survived"]
         assert isinstance(survived, list)
         tests = ", ".join(f"`{t}`" for t in TARGETS[name].tests)
+        if TARGETS[name].select:
+            tests += f" (`-k '{TARGETS[name].select}'`)"
         partial = f" (+{o['not_run']} not run: stopped)" if o.get("not_run") else ""
         lines.append(f"| `{TARGETS[name].path}` | {tests} | {o['generated']}{partial} "
                      f"| {o.get('annotations', 0)} | {o['killed']} | {len(survived)} "
