@@ -2,7 +2,7 @@
 
 Two ways to keep the tests' pollution out of statesnap's session end (issue 12, section 2):
 note the process globals before the tests and put them back around the end
-(:mod:`statesnap.cleanroom`, what statesnap does), or import everything the end may need
+(:mod:`statesnap.plugin.cleanroom`, what statesnap does), or import everything the end may need
 before the first test.  This measures both in the same run: the clean room's capture and one
 shielded enter/exit in this process (with pytest and statesnap's plugin imported, so
 ``sys.modules`` is as large as in a session), and the extra CPU time of a fresh interpreter
@@ -21,9 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-PLUGIN = "import pytest, statesnap.plugin"
-END = ("import pytest, statesnap.plugin, statesnap.attribution, statesnap.verify, "
-       "statesnap.summary, statesnap.explain, statesnap.report.render")
+PLUGIN = "import pytest, statesnap.plugin.core"
+END = ("import pytest, statesnap.plugin.core, statesnap.analysis.attribution, "
+       "statesnap.proof.verify, "
+       "statesnap.output.summary, statesnap.output.explain, statesnap.output.report.render")
 
 
 def _child_cpu(code: str) -> float:
@@ -36,8 +37,8 @@ def _child_cpu(code: str) -> float:
 def _in_process(repeat: int) -> tuple[float, float, int]:
     import pytest  # noqa: F401 - a session's sys.modules
 
-    import statesnap.plugin  # noqa: F401
-    from statesnap import cleanroom
+    import statesnap.plugin.core  # noqa: F401
+    from statesnap.plugin import cleanroom
 
     t0 = time.process_time()
     for _ in range(repeat):

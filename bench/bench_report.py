@@ -1,6 +1,7 @@
 """Benchmark pollution.html: a 10,000-test record with leaks on 10% of the tests.
 
-Writes a real JSONL record with :class:`statesnap.record.RecordWriter` (env, sys.path, module,
+Writes a real JSONL record with :class:`~statesnap.record.journal.RecordWriter` (env, sys.path,
+module,
 attribute and nested logging leaks, some failures, fd/thread gauges with a few polluter
 steps), then times reading it back and rendering the report, and prints the figures.
 
@@ -19,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from statesnap.findings import Candidate, Finding
-from statesnap.record import RecordWriter, read_record
-from statesnap.report import write_report
+from statesnap.analysis.findings import Candidate, Finding
+from statesnap.output.report import write_report
+from statesnap.record.journal import RecordWriter, read_record
 
 TARGET_SECONDS = 5.0
 TARGET_BYTES = 10 * 1024 * 1024

@@ -61,25 +61,27 @@ _REPORT_TESTS = (
 _NO_BROWSER = "not chromium"
 
 TARGETS: dict[str, Target] = {
-    "replayargs": Target("src/statesnap/replayargs.py", (
+    "replayargs": Target("src/statesnap/replay/args.py", (
         "tests/replay/test_replayargs.py",)),
-    "redact": Target("src/statesnap/redact.py", (
+    "redact": Target("src/statesnap/base/redact.py", (
         "tests/plugin/test_redact_unit.py",)),
-    "record": Target("src/statesnap/record.py", (
+    "record": Target("src/statesnap/record/journal.py", (
         "tests/test_record_reader.py",)),
-    "verify": Target("src/statesnap/verify.py", (
+    "verify": Target("src/statesnap/proof/verify.py", (
         "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")),
-    "verify_leftovers": Target("src/statesnap/verify_leftovers.py", (
+    "verify_leftovers": Target("src/statesnap/proof/leftovers.py", (
         "tests/verify/test_verify_verdicts.py",), select="left"),
-    "minimize": Target("src/statesnap/minimize.py", ("tests/attribution/test_minimize.py",)),
-    "strict": Target("src/statesnap/strict.py", ("tests/contain/modes/test_strict_unit.py",)),
-    "restore_mode": Target("src/statesnap/restore_mode.py", (
+    "minimize": Target("src/statesnap/analysis/minimize.py",
+                       ("tests/attribution/test_minimize.py",)),
+    "strict": Target("src/statesnap/contain/strict.py",
+                     ("tests/contain/modes/test_strict_unit.py",)),
+    "restore_mode": Target("src/statesnap/contain/restore.py", (
         "tests/contain/modes/test_restore_unit.py",)),
-    "report_views": Target("src/statesnap/report/views.py", (
+    "report_views": Target("src/statesnap/output/report/views.py", (
         *_REPORT_TESTS, "tests/report/test_report_limits.py"), _NO_BROWSER),
-    "report_changes": Target("src/statesnap/report/changes.py", _REPORT_TESTS, _NO_BROWSER),
-    "report_values": Target("src/statesnap/report/values.py", _REPORT_TESTS, _NO_BROWSER),
-    "report_render": Target("src/statesnap/report/render.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_changes": Target("src/statesnap/output/report/changes.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_values": Target("src/statesnap/output/report/values.py", _REPORT_TESTS, _NO_BROWSER),
+    "report_render": Target("src/statesnap/output/report/render.py", _REPORT_TESTS, _NO_BROWSER),
     "probe_env": Target("src/statesnap/probes/env.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_cwd": Target("src/statesnap/probes/cwd.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_syspath": Target("src/statesnap/probes/syspath.py", (
@@ -191,7 +193,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("redact", "self._salt = salt if salt is not None else os.urandom( 15)"):
         "a 15-byte random salt instead of 16: digests stay unguessable and distinct",
     ("restore_mode", "if not TYPE_CHECKING:"):
-        "imports statesnap.plugin at run time as well; it is imported long before, and the "
+        "imports statesnap.plugin.core at run time as well; it is imported long before, and the "
         "name is used only in annotations",
     ("probe_env", '_CURRENT_RAW = b"PYTEST_CURRENT_TEST" if os.name > "nt" else '
                   '"PYTEST_CURRENT_TEST"'): _NOT_NT,
@@ -370,7 +372,7 @@ _SIGNS = ("sign is '+', '-' or '~', and '+' < '-' < '~': of the three only '+' i
 EQUIVALENT.update({
     ("report_render", ""): _CACHE,
     ("strict", "if not TYPE_CHECKING:"):
-        "imports statesnap.plugin at run time as well; it is imported long before, and the "
+        "imports statesnap.plugin.core at run time as well; it is imported long before, and the "
         "name is used only in annotations",
     ("strict", "@pytest.hookimpl(trylast=False)"):
         "the post-finaliser hook only notes the fixture in a set read after the whole "

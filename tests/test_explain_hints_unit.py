@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.explain import format_finding, format_findings, logs_folder, markdown
-from statesnap.findings import Finding
-from statesnap.hints import hint_for, probe_class, restorable
+from statesnap.analysis.findings import Finding
+from statesnap.analysis.hints import hint_for, probe_class, restorable
+from statesnap.analysis.verdicts import findings_of
+from statesnap.output.explain import format_finding, format_findings, logs_folder, markdown
 from statesnap.probes.env import EnvProbe
-from statesnap.record import read_record
-from statesnap.verdicts import findings_of
+from statesnap.record.journal import read_record
 
 RECORDS = Path(__file__).resolve().parent.parent / "snapshots" / "records"
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.diff import Change, diff_maps
-from statesnap.fsinfo import (
+from statesnap.base.fsinfo import (
     PROBE_FILE_PREFIX,
     SIZE_CHANGED_MTIME_KEPT,
     FileState,
@@ -23,6 +22,7 @@ from statesnap.fsinfo import (
 )
 from statesnap.probes.base import ProbeContext
 from statesnap.probes.files import FilesProbe
+from statesnap.state.diff import Change, diff_maps
 
 
 def test_resolution_of_a_real_filesystem(tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_restore_plan_from_a_real_probe_run(tmp_path: Path) -> None:
 
 
 def test_next_fingerprint_rules() -> None:
-    from statesnap.fsinfo import REWRITTEN_STAT_KEPT, next_fingerprint
+    from statesnap.base.fsinfo import REWRITTEN_STAT_KEPT, next_fingerprint
 
     old = file_fingerprint(3, 100)
     assert next_fingerprint(None, old, written=True) == old  # new file: as it is
@@ -167,7 +167,7 @@ def test_next_fingerprint_rules() -> None:
 
 
 def test_stat_fingerprint_of_real_entries(tmp_path: Path) -> None:
-    from statesnap.fsinfo import stat_fingerprint
+    from statesnap.base.fsinfo import stat_fingerprint
 
     f = tmp_path / "f"
     f.write_bytes(b"12345")

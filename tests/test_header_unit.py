@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.header import build_header, installed_packages
-from statesnap.record import FORMAT
-from statesnap.redact import Redactor
+from statesnap.base.redact import Redactor
+from statesnap.record.header import build_header, installed_packages
+from statesnap.record.journal import FORMAT
 
 
 def test_installed_packages_from_folder_names_and_egg_metadata(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.record import (
+from statesnap.record.journal import (
     FORMAT,
     READABLE_FORMATS,
     RecordError,
@@ -346,7 +346,8 @@ def test_crashed_lanes_name_the_latest_test_whatever_the_worker(tmp_path: Path) 
 def test_a_test_module_importing_test_entry_collects_no_class(
         pytester: pytest.Pytester) -> None:
     # The record's data class is named like a test class; pytest must not try to collect it.
-    pytester.makepyfile("from statesnap.record import TestEntry\n\ndef test_x():\n    pass\n")
+    pytester.makepyfile(
+        "from statesnap.record.journal import TestEntry\n\ndef test_x():\n    pass\n")
     result = pytester.runpytest_inprocess("-W", "error::pytest.PytestCollectionWarning")
     result.assert_outcomes(passed=1)
 

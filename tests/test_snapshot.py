@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from statesnap.probes.base import Probe
-from statesnap.snapshot import SAMPLE_EVERY, Snapshotter, cost_table
+from statesnap.state.snapshot import SAMPLE_EVERY, Snapshotter, cost_table
 
 
 class Counter(Probe):

@@ -10,7 +10,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__version__ = "0.1.0"
+from statesnap.base.version import __version__
+
+__all__ = ["__version__"]
 
 
 def _skip_assertion_rewriting() -> None:
@@ -39,18 +41,18 @@ _skip_assertion_rewriting()
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
-    from statesnap import hookspecs
+    from statesnap.plugin import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
-    from statesnap import options
+    from statesnap.plugin import options
 
     options.addoption(parser)
 
 
 def pytest_configure(config: Any) -> None:
-    from statesnap import plugin
+    from statesnap.plugin import core as plugin
 
     plugin.configure(config)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from attribution_records import change, env, failing, nodeid, t, write
 
-from statesnap.attribution import attribute, dirty_before, rank, victims
-from statesnap.record import Record
-from statesnap.record import TestEntry as Entry
+from statesnap.analysis.attribution import attribute, dirty_before, rank, victims
+from statesnap.record.journal import Record
+from statesnap.record.journal import TestEntry as Entry
 
 
 def _victim(record: Record, name: str) -> Entry:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from statesnap.attribution import attribute, victims
-from statesnap.huntplan import build_suite, leaker_groups, leakers_first, without_leakers
-from statesnap.record import Record, read_record
+from statesnap.analysis.attribution import attribute, victims
+from statesnap.hunt.plan import build_suite, leaker_groups, leakers_first, without_leakers
+from statesnap.record.journal import Record, read_record
 
 RECORDS = Path(__file__).resolve().parents[2] / "snapshots" / "records"
 HOSTILE_1 = "test_config.py::test_hostile_ids[<script>window.__pwned=1</script>]"

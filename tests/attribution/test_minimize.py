@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from statesnap.minimize import ddmin
+from statesnap.analysis.minimize import ddmin
 
 
 class Oracle:

@@ -29,7 +29,7 @@ DEMO = ROOT / "tests" / "demo"
 Verdict = tuple[str, tuple[str, ...], str]
 Verdicts = dict[str, Verdict]
 
-#: How the terminal and ``explain`` word each status (statesnap.explain).
+#: How the terminal and ``explain`` word each status (statesnap.output.explain).
 _WORDS = {"VERIFIED": "verified", "suspected, not replayed": "suspected",
           "suspected": "suspected", "not order-dependent": "not-order-dependent",
           "verified": "verified", "latent": "latent", "brittle": "brittle",
@@ -190,8 +190,8 @@ def read_back(run: DemoRun) -> dict[str, Verdicts]:
 
 def rerank(run: DemoRun) -> Verdicts:
     """What re-ranking from the record alone names (the readers' old answer)."""
-    from statesnap.attribution import attribute
-    from statesnap.record import read_record
+    from statesnap.analysis.attribution import attribute
+    from statesnap.record.journal import read_record
 
     found = attribute(read_record(run.record))
     return {f.victim: (f.status, tuple(f.polluters), f"{f.probe}:{f.key}" if f.polluters

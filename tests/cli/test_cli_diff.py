@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from statesnap.cli import main
-from statesnap.record import RecordWriter
+from statesnap.record.journal import RecordWriter
 
 
 def _header(**over: Any) -> dict[str, Any]:

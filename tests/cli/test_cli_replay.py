@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_runs import Recorded
 
-from statesnap.record import read_record
+from statesnap.record.journal import read_record
 from suite_runs import run_suite, statesnap_cli, write_suite
 
 RAN = re.compile(r"^(test_\w+\.py::\S+) (?:PASSED|FAILED)", re.MULTILINE)
@@ -70,7 +70,7 @@ def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
 
 
 def test_replay_of_one_xdist_worker(two_workers: Recorded) -> None:
-    from statesnap.xdist_support import read_lanes
+    from statesnap.contain.xdist import read_lanes
 
     lanes = {lane.worker: [t.nodeid for t in lane.tests] for lane in read_lanes(two_workers.record)}
     assert set(lanes) == {"gw0", "gw1"}

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from demo_verdicts import DemoRun, read_back, rerank, run_demo
 
-from statesnap.findings import PROVEN_STATUSES
+from statesnap.analysis.findings import PROVEN_STATUSES
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +55,8 @@ def test_every_reader_agrees_with_the_session(demo: DemoRun) -> None:
 
 
 def test_every_printed_reproduction_fails_its_victim_under_plain_pytest(demo: DemoRun) -> None:
-    from statesnap.record import read_record
-    from statesnap.verdicts import stored
+    from statesnap.analysis.verdicts import stored
+    from statesnap.record.journal import read_record
 
     shown = demo.proc.stdout
     commands = re.findall(r"^\s+reproduce: (.+)$", shown, re.M)

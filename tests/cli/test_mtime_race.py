@@ -87,8 +87,8 @@ def test_terminal_report_and_markdown_say_the_mtime_did_not_change(tmp_path: Pat
 
 
 def test_a_finding_whose_state_is_the_raced_file_says_so_with_both_tests() -> None:
-    from statesnap.explain import format_finding, markdown
-    from statesnap.findings import Finding
+    from statesnap.analysis.findings import Finding
+    from statesnap.output.explain import format_finding, markdown
 
     header = {"rootdir": "/src/app", "mtime_resolution": {"/src/app": {
         "resolution_ns": 1_000_000_000, "write_tick_ns": None, "fs_type": "vfat",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from statesnap.explain import format_finding
-from statesnap.findings import Finding, ReplayRun
-from statesnap.record import read_record
-from statesnap.verdicts import findings_of, store, stored
-from statesnap.xdist_support import read_lanes
+from statesnap.analysis.findings import Finding, ReplayRun
+from statesnap.analysis.verdicts import findings_of, store, stored
+from statesnap.contain.xdist import read_lanes
+from statesnap.output.explain import format_finding
+from statesnap.record.journal import read_record
 
 
 def _line(**obj: object) -> str:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from hunt_helpers import Suite, change, entry, write_record
 
-from statesnap.huntruns import ORDER_KINDS
-from statesnap.record import read_record
+from statesnap.hunt.runs import ORDER_KINDS
+from statesnap.record.journal import read_record
 
 pytestmark = pytest.mark.slow
 

@@ -16,10 +16,10 @@ import pytest
 from hunt_helpers import Suite
 
 from repro_check import check_reproductions
-from statesnap.findings import LATENT, Finding
-from statesnap.hunt import Hunter, HuntOptions, HuntResult
-from statesnap.huntruns import CLEANERS_AFTER, LOW_FIRST, REVERSED
-from statesnap.record import read_record
+from statesnap.analysis.findings import LATENT, Finding
+from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
+from statesnap.hunt.runs import CLEANERS_AFTER, LOW_FIRST, REVERSED
+from statesnap.record.journal import read_record
 
 pytestmark = pytest.mark.slow
 

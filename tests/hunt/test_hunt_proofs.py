@@ -18,7 +18,7 @@ import pytest
 from hunt_helpers import Suite
 
 from repro_check import check_reproductions, run_reproduction, statesnap_words
-from statesnap.huntruns import CLEANERS_LAST
+from statesnap.hunt.runs import CLEANERS_LAST
 
 pytestmark = pytest.mark.slow
 

@@ -12,10 +12,10 @@ import pytest
 from hunt_helpers import Suite
 
 from repro_check import run_reproduction, statesnap_words
-from statesnap.findings import BRITTLE, LATENT, SUSPECTED, Finding
-from statesnap.hunt import Hunter, HuntOptions, HuntResult
-from statesnap.huntruns import CLEANERS_AFTER, LEAKERS_FIRST, RANDOM, REVERSED, WITHOUT_LEAKERS
-from statesnap.record import read_record
+from statesnap.analysis.findings import BRITTLE, LATENT, SUSPECTED, Finding
+from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
+from statesnap.hunt.runs import CLEANERS_AFTER, LEAKERS_FIRST, RANDOM, REVERSED, WITHOUT_LEAKERS
+from statesnap.record.journal import read_record
 
 pytestmark = pytest.mark.slow
 
@@ -261,7 +261,7 @@ def test_all_leaks_puts_low_severity_leakers_into_the_groups(suite: Suite) -> No
 def test_a_seeded_random_order_reaches_what_leak_guided_orders_skip(suite: Suite) -> None:
     suite.write(IMPORT_SUITE)
     record = suite.record()
-    from statesnap.huntplan import build_suite, random_order
+    from statesnap.hunt.plan import build_suite, random_order
 
     planned = build_suite([read_record(record)])
     victim, importer = "test_imports.py::test_expects_no_colorsys", \

@@ -17,9 +17,9 @@ import pytest
 from hunt_helpers import Suite
 
 from repro_check import run_reproduction
-from statesnap.findings import BRITTLE, LATENT, Finding
-from statesnap.hunt import Hunter, HuntOptions, HuntResult
-from statesnap.record import read_record
+from statesnap.analysis.findings import BRITTLE, LATENT, Finding
+from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
+from statesnap.record.journal import read_record
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hunt_helpers import change, entry, write_record
 
-from statesnap.huntplan import (
+from statesnap.hunt.plan import (
     Observation,
     build_suite,
     candidates,
@@ -18,7 +18,7 @@ from statesnap.huntplan import (
     suspects,
     without_leakers,
 )
-from statesnap.record import Record
+from statesnap.record.journal import Record
 
 
 def _suite_record(tmp_path: Path) -> Record:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.leaks import resolve_leaks
+from statesnap.analysis.leaks import resolve_leaks
 
 ONLY_ENV = ["--statesnap-probes", "env", "--statesnap-verify-budget", "0"]
 

@@ -12,7 +12,7 @@ import signal
 
 import pytest
 
-from statesnap.record import FORMAT, RecordError, read_record
+from statesnap.record.journal import FORMAT, RecordError, read_record
 
 CRASH_SUITE = '''
 import ctypes
@@ -157,7 +157,7 @@ def test_a_crashed_lane_of_a_merged_record_keeps_its_running_test(tmp_path) -> N
 def test_skip_plain_keeps_what_the_session_end_needs(tmp_path) -> None:
     # Written the way the plugin writes (RecordWriter): plain lines are skipped unparsed;
     # lines with changes, a failure or an extra field are kept, and so is a crash.
-    from statesnap.record import RecordWriter
+    from statesnap.record.journal import RecordWriter
 
     path = tmp_path / "run.jsonl"
     w = RecordWriter(path)
@@ -190,7 +190,7 @@ def test_skip_plain_keeps_what_the_session_end_needs(tmp_path) -> None:
 def test_hand_formatted_test_line_is_what_dumps_writes(nodeid, gauges) -> None:
     # Most test lines are formatted by hand (record.plain_test_line); they must be the very
     # text json would make of the same entry, or readers and the plain-line check drift.
-    from statesnap.record import dumps, encode_string, plain_test_line
+    from statesnap.record.journal import dumps, encode_string, plain_test_line
 
     phases = {"setup": "passed", "call": "failed", "teardown": "passed"}
     entry = {"type": "test", "index": 7, "nodeid": nodeid, "worker": "gw1",

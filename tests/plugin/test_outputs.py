@@ -13,8 +13,8 @@ import pytest
 
 import statesnap
 from readonly import read_only_dir
-from statesnap.record import FORMAT
-from statesnap.recordpath import find_latest
+from statesnap.record.journal import FORMAT
+from statesnap.record.paths import find_latest
 
 SUITE = '''
 import os

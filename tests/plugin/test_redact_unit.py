@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.redact import (
+from statesnap.base.redact import (
     DEFAULT_PATTERNS,
     MIN_SCRUB,
     PREFIX,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.redact import PREFIX
+from statesnap.base.redact import PREFIX
 
 NEW_SECRET = "tok-9f8e7d6c5b4a-NEW"
 OLD_SECRET = "pw-0a1b2c3d4e5f-OLD"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.options import rootdir_pitfalls
+from statesnap.plugin.options import rootdir_pitfalls
 
 
 def _run(project: Path, *args: str) -> str:

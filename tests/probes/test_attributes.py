@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from statesnap.diff import Change, diff_maps
+from statesnap.base.redact import Redactor
 from statesnap.probes._attrscan import Tracked, module_namespace, refresh
 from statesnap.probes.attributes import AttributesProbe
 from statesnap.probes.base import ProbeContext, Severity
-from statesnap.redact import Redactor
+from statesnap.state.diff import Change, diff_maps
 
 _counter = itertools.count()
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.children import RUNNING, ZOMBIE, ChildrenProbe
+from statesnap.state.diff import diff_maps
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes")
 

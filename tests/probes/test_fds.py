@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.fds import FdsProbe
+from statesnap.state.diff import diff_maps
 
 HAS_PROC = os.path.isdir("/proc/self/fd")
 MODES = ["count", "listing", "psutil"] if HAS_PROC else ["psutil"]

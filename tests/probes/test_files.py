@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from statesnap.diff import diff_maps
-from statesnap.fsinfo import REWRITTEN_STAT_KEPT, SIZE_CHANGED_MTIME_KEPT, mtime_resolution
+from statesnap.base.fsinfo import REWRITTEN_STAT_KEPT, SIZE_CHANGED_MTIME_KEPT, mtime_resolution
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.files import INOTIFY, SCAN, FilesProbe
+from statesnap.state.diff import diff_maps
 
 LINUX = sys.platform.startswith("linux")
 MODES = [True, False] if LINUX else [False]

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.logging_ import DISABLE_KEY, LoggingProbe
+from statesnap.state.diff import diff_maps
 
 _names = itertools.count()
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity, import_own
 from statesnap.probes.modules import ModulesProbe
+from statesnap.state.diff import diff_maps
 
 
 @pytest.fixture
@@ -47,10 +47,11 @@ def test_statesnaps_own_imports_are_left_out(
         probe: ModulesProbe, ctx: ProbeContext, monkeypatch: pytest.MonkeyPatch) -> None:
     # statesnap imports what it needs when it needs it (its own modules, psutil for process
     # details): none of it may read as the suite's import.
-    for name in [n for n in sys.modules if n == "colorsys" or n.startswith("statesnap.repro")]:
+    for name in [n for n in sys.modules
+                 if n == "colorsys" or n.startswith("statesnap.replay.repro")]:
         monkeypatch.delitem(sys.modules, name)
     before = probe.read()
-    from statesnap import repro  # noqa: F401 - statesnap's own, imported lazily elsewhere
+    from statesnap.replay import repro  # noqa: F401 - statesnap's own, imported lazily elsewhere
 
     assert import_own("colorsys", ctx.own_modules) is sys.modules["colorsys"]
     assert "colorsys" in ctx.own_modules

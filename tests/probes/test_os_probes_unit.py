@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from statesnap.base.redact import Redactor
 from statesnap.probes.base import ProbeContext
 from statesnap.probes.cwd import CwdProbe
 from statesnap.probes.env import IDENTITY_KEY, EnvProbe
 from statesnap.probes.syspath import SysPathProbe
-from statesnap.redact import Redactor
 
 
 @pytest.fixture
@@ -247,7 +247,7 @@ def test_syspath_restores_only_the_lists_asked_for(syspath_probe: SysPathProbe) 
 
 def test_the_three_probes_can_put_state_back() -> None:
     # Restore mode and key-level replays use only restorable probes: these three must be.
-    from statesnap.hints import restorable
+    from statesnap.analysis.hints import restorable
 
     assert EnvProbe.restorable and CwdProbe.restorable and SysPathProbe.restorable
     assert restorable("env") and restorable("cwd") and restorable("syspath")

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.process import ProcessProbe
+from statesnap.state.diff import diff_maps
 
 LINUX = sys.platform.startswith("linux")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.random_ import NUMPY_KEY, PY_KEY, RandomProbe
+from statesnap.state.diff import diff_maps
 
 
 @pytest.fixture

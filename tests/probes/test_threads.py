@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.threads import NATIVE_KEY, ThreadsProbe
+from statesnap.state.diff import diff_maps
 
 LINUX_PROC = os.path.isdir("/proc/self/task")
 

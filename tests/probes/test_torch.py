@@ -19,10 +19,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from statesnap.diff import diff_maps  # noqa: E402
 from statesnap.probes.base import ProbeContext, Severity  # noqa: E402
 from statesnap.probes.torch_ import TorchProbe  # noqa: E402
 from statesnap.probes.torch_flags import FLAGS  # noqa: E402
+from statesnap.state.diff import diff_maps  # noqa: E402
 
 
 def _probe() -> TorchProbe:

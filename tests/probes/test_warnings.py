@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.diff import diff_maps
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.warnings_ import LIST_KEY, WarningsProbe, filter_key
+from statesnap.state.diff import diff_maps
 
 
 @pytest.fixture

@@ -12,9 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.plugin import pytest_option_table
-from statesnap.replayargs import OptionTable, plugin_args, replay_args, split_words
-from statesnap.repro import plain_base_args, replay_base_args, repro_command, without_statesnap
+from statesnap.plugin.core import pytest_option_table
+from statesnap.replay.args import OptionTable, plugin_args, replay_args, split_words
+from statesnap.replay.repro import (
+    plain_base_args,
+    replay_base_args,
+    repro_command,
+    without_statesnap,
+)
 
 CONFTEST = """
 def pytest_addoption(parser):

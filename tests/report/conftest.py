@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from report_records import RecordFactory, write_record
 
-from statesnap.record import Record
+from statesnap.record.journal import Record
 
 
 @pytest.fixture

@@ -35,10 +35,10 @@ from typing import Any
 
 from report_records import HOSTILE_IDS, entry, env_added, header, write_record
 
-from statesnap.findings import Finding
-from statesnap.record import Record, read_record
-from statesnap.report import build_html
-from statesnap.verdicts import findings_of
+from statesnap.analysis.findings import Finding
+from statesnap.analysis.verdicts import findings_of
+from statesnap.output.report import build_html
+from statesnap.record.journal import Record, read_record
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "snapshots" / "records"

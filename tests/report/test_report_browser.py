@@ -16,8 +16,8 @@ import pytest
 from report_golden import GOLDENS, ROOT, Golden
 from report_records import HOSTILE_IDS, RecordFactory, entry, env_added
 
-from statesnap.findings import Finding
-from statesnap.report import write_report
+from statesnap.analysis.findings import Finding
+from statesnap.output.report import write_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts" / "report"
@@ -330,7 +330,7 @@ def test_a_10000_test_report_stays_light_in_the_browser(new_page: Any, tmp_path:
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    from statesnap.record import read_record
+    from statesnap.record.journal import read_record
 
     record_path = tmp_path / "big.jsonl"
     bench.write_bench_record(record_path, 10_000, 0.10)

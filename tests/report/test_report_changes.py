@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from statesnap.diff import Change
-from statesnap.redact import PREFIX
-from statesnap.report.changes import ChangeView, ChangeViews, file_words
-from statesnap.report.values import Scrubber, ValueView
+from statesnap.base.redact import PREFIX
+from statesnap.output.report.changes import ChangeView, ChangeViews, file_words
+from statesnap.output.report.values import Scrubber, ValueView
+from statesnap.state.diff import Change
 
 
 def _view(**kw: Any) -> ChangeView:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from report_records import RecordFactory, entry, header, polluted_tests
 
+from statesnap.analysis.findings import Finding
 from statesnap.cli import main
-from statesnap.findings import Finding
 
 
 def _statesnap(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -12,9 +12,9 @@ import json
 import pytest
 from report_golden import GOLDENS, RECORDS, Golden
 
-from statesnap.findings import NOT_ORDER_DEPENDENT, SUSPECTED, VERIFIED
-from statesnap.record import FORMAT, READABLE_FORMATS, read_record
-from statesnap.verdicts import findings_of, stored
+from statesnap.analysis.findings import NOT_ORDER_DEPENDENT, SUSPECTED, VERIFIED
+from statesnap.analysis.verdicts import findings_of, stored
+from statesnap.record.journal import FORMAT, READABLE_FORMATS, read_record
 
 
 @pytest.mark.parametrize("golden", GOLDENS, ids=lambda g: g.name)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from report_records import RecordFactory, entry, header
 
-from statesnap.findings import Candidate, Finding
-from statesnap.report import build_html, write_report
+from statesnap.analysis.findings import Candidate, Finding
+from statesnap.output.report import build_html, write_report
 
 #: One payload per place, each naming where it came from, so a failure says which table.
 FILE = "/src/app/<img src=x onerror=window.__pwned=1>.txt"

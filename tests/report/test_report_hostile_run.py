@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 # Imported once, here: pytester takes out of sys.modules what an in-process run imported.
-import statesnap.plugin  # noqa: F401
-from statesnap.record import Record, read_record
-from statesnap.report import build_html
-from statesnap.verdicts import findings_of
+import statesnap.plugin.core  # noqa: F401
+from statesnap.analysis.verdicts import findings_of
+from statesnap.output.report import build_html
+from statesnap.record.journal import Record, read_record
 
 FILE = "<img src=x onerror=window.__pwned=1>.txt"
 #: Environment names cannot hold "=": a live tag is enough to fail.

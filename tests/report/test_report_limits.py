@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from report_records import RecordFactory, entry, env_added
 
-from statesnap.report.changes import ChangeViews
-from statesnap.report.lanes import build_lanes
-from statesnap.report.values import Scrubber
-from statesnap.report.views import leak_tables
+from statesnap.output.report.changes import ChangeViews
+from statesnap.output.report.lanes import build_lanes
+from statesnap.output.report.values import Scrubber
+from statesnap.output.report.views import leak_tables
 
 
 def test_the_leak_table_carries_50000_rows_and_counts_the_rest(

@@ -14,10 +14,10 @@ import pytest
 from report_records import HOSTILE_IDS, RecordFactory, entry, env_added, polluted_tests
 
 from readonly import read_only_dir
-from statesnap.findings import Finding
-from statesnap.report import build_html, write_report
-from statesnap.report.render import environment, inline_safe, script_json
-from statesnap.report.values import ValueView
+from statesnap.analysis.findings import Finding
+from statesnap.output.report import build_html, write_report
+from statesnap.output.report.render import environment, inline_safe, script_json
+from statesnap.output.report.values import ValueView
 
 
 class _Scan(HTMLParser):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from statesnap.diff import Change
-from statesnap.redact import PREFIX
-from statesnap.report.changes import ChangeViews
-from statesnap.report.values import (
+from statesnap.base.redact import PREFIX
+from statesnap.output.report.changes import ChangeViews
+from statesnap.output.report.values import (
     DIFF_LINES,
     DiffLine,
     Scrubber,
@@ -14,6 +13,7 @@ from statesnap.report.values import (
     show,
     structural_diff,
 )
+from statesnap.state.diff import Change
 
 
 def test_strings_stay_as_they_are_and_the_rest_is_json() -> None:

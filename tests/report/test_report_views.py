@@ -6,12 +6,12 @@ from pathlib import Path
 
 from report_records import RecordFactory, entry, env_added, header, polluted_tests
 
-from statesnap.findings import Candidate, Finding
-from statesnap.report.lanes import build_lanes, lane_labels, timeline
-from statesnap.report.logs import LOG_LIMIT, LogBudget, embed_log
-from statesnap.report.plots import plots
-from statesnap.report.render import render
-from statesnap.report.views import build_view
+from statesnap.analysis.findings import Candidate, Finding
+from statesnap.output.report.lanes import build_lanes, lane_labels, timeline
+from statesnap.output.report.logs import LOG_LIMIT, LogBudget, embed_log
+from statesnap.output.report.plots import plots
+from statesnap.output.report.render import render
+from statesnap.output.report.views import build_view
 
 
 def _finding(**kw: object) -> Finding:
@@ -203,7 +203,7 @@ def test_secret_env_values_are_redacted_in_header_changes_and_findings(
                           entry(1, "t.py::b", "failed")], head=head)
     finding = _finding(victim="t.py::b", polluters=["t.py::a"], key="API_TOKEN", after=secret)
     view = build_view([record], [finding])
-    from statesnap.report.render import render
+    from statesnap.output.report.render import render
 
     html = render(view)
     assert secret not in html
@@ -285,7 +285,7 @@ def test_mtime_resolution_reads_as_a_sentence(make_record: RecordFactory) -> Non
 
 def test_only_the_first_page_of_leaks_is_markup_the_rest_is_data(
         make_record: RecordFactory) -> None:
-    from statesnap.report.views import LEAK_PAGE
+    from statesnap.output.report.views import LEAK_PAGE
 
     tests = [entry(i, f"t.py::test_{i}", changes=[env_added(f"V{i:04d}", "x")])
              for i in range(LEAK_PAGE + 30)]
@@ -300,7 +300,7 @@ def test_only_the_first_page_of_leaks_is_markup_the_rest_is_data(
 
 
 def test_gauge_units_come_from_their_names() -> None:
-    from statesnap.report.plots import describe, format_value
+    from statesnap.output.report.plots import describe, format_value
 
     assert describe("threads") == ("Live threads", "")
     assert describe("torch.cuda:0_allocated_mib") == (

@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from statesnap.attribution import attribute
-from statesnap.findings import Finding
-from statesnap.record import Record, RecordWriter, read_record
-from statesnap.runner import ReplayResult, Runner
-from statesnap.verify import Verifier
+from statesnap.analysis.attribution import attribute
+from statesnap.analysis.findings import Finding
+from statesnap.proof.verify import Verifier
+from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.replay.runner import ReplayResult, Runner
 
 ROOT = "/src/zoo"
 #: How the victim fares after an order: None passes, a failure dict fails, ABSENT never ran.

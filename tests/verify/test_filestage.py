@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from statesnap.filestage import FileStage, recover
-from statesnap.record import Record, RecordWriter, read_record
-from statesnap.runner import Runner
+from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.replay.filestage import FileStage, recover
+from statesnap.replay.runner import Runner
 from suite_runs import run_suite, write_suite
 
 HOUR_NS = 3600 * 10**9

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from statesnap.leftovers import earlier_records, find_leftovers
-from statesnap.record import Record, RecordWriter, read_record
+from statesnap.analysis.leftovers import earlier_records, find_leftovers
+from statesnap.record.journal import Record, RecordWriter, read_record
 
 
 def files(key: str, before: Any, after: Any) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Letting go of what finished tests leaked, in this very process: real sockets, locks, children.
 
 Each test leaks for real (a listening socket, a ``flock``, a child process), describes the leak
-in a record as the probes would, and checks that :func:`statesnap.release.release` lets go of
+in a record as the probes would, and checks that :func:`statesnap.proof.release.release` lets go of
 exactly that and of nothing else.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 import psutil
 
 from statesnap.probes.fds import socket_text
-from statesnap.record import Record, RecordWriter, read_record
-from statesnap.release import held_leaks, release
+from statesnap.proof.release import held_leaks, release
+from statesnap.record.journal import Record, RecordWriter, read_record
 
 
 def leak_record(path: Path, changes: list[dict[str, Any]], pid: int | None = None) -> Record:

@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from statesnap.redact import PREFIX, SECRET_FD_ENV, Redactor
-from statesnap.replaylog import DRAIN_AFTER_EXIT, LogPump, SecretPipe
+from statesnap.base.redact import PREFIX, SECRET_FD_ENV, Redactor
+from statesnap.replay.log import DRAIN_AFTER_EXIT, LogPump, SecretPipe
 from suite_runs import run_suite, statesnap_cli, write_suite
 
 TOKEN = "tok-4c3b2a190817-CLI"
@@ -191,7 +191,7 @@ def test_a_replayed_suite_never_sees_the_secret_pipe(tmp_path: Path) -> None:
         '''})
     run = run_suite(root, tmp_path / "out", budget=0)
     assert run.proc.returncode == 0, run.output
-    from statesnap.runner import Runner
+    from statesnap.replay.runner import Runner
 
     runner = Runner(run.record())
     result = runner.run(["test_env.py::test_no_pipe_in_sight"], label="pipe")

@@ -12,9 +12,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from statesnap.inherited import Inherited
-from statesnap.record import RecordWriter, read_record
-from statesnap.runner import Runner, error_line, replay_env
+from statesnap.record.journal import RecordWriter, read_record
+from statesnap.replay.inherited import Inherited
+from statesnap.replay.runner import Runner, error_line, replay_env
 from suite_runs import child_env, run_suite, statesnap_cli, write_suite
 
 HANGS_IN_REPLAY = {"test_hang.py": '''

@@ -27,23 +27,23 @@ from rule_world import (
     verify,
 )
 
-from statesnap.attribution import attribute
-from statesnap.filestage import FileStage
-from statesnap.findings import (
+from statesnap.analysis.attribution import attribute
+from statesnap.analysis.findings import (
     NOT_DETERMINISTIC,
     SUSPECTED,
     UNEXPLAINED,
     VERIFIED,
 )
-from statesnap.hints import hint_for
-from statesnap.record import Record, RecordWriter, read_record
-from statesnap.repro import repro_command
-from statesnap.runner import ReplayResult
-from statesnap.verify import (
+from statesnap.analysis.hints import hint_for
+from statesnap.proof.verify import (
     ReplayError,
     Verifier,
     verify_findings,
 )
+from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.replay.filestage import FileStage
+from statesnap.replay.repro import repro_command
+from statesnap.replay.runner import ReplayResult
 
 Restore = Mapping[str, Any] | None
 #: verify's limits, as documented (literals: a changed limit must fail these tests).

@@ -1,4 +1,5 @@
-"""The verdict logic of :mod:`statesnap.verify`, case by case, against a world given as a rule.
+"""The verdict logic of :mod:`~statesnap.proof.verify`, case by case, against a world given as a
+rule.
 
 A replay here is answered by a rule (how the victim fares after a given order) instead of a
 fresh interpreter: every branch of the verdicts runs in milliseconds, and each test pins the
@@ -25,9 +26,8 @@ from rule_world import (
     verify,
 )
 
-from statesnap.attribution import attribute
-from statesnap.explain import format_finding
-from statesnap.findings import (
+from statesnap.analysis.attribution import attribute
+from statesnap.analysis.findings import (
     NOT_ORDER_DEPENDENT,
     NOT_REPRODUCED,
     NOT_THE_CAUSE,
@@ -36,10 +36,11 @@ from statesnap.findings import (
     VERIFIED,
     Finding,
 )
-from statesnap.hints import hint_for
-from statesnap.record import Record, RecordWriter
-from statesnap.signature import Signature, failing_frame
-from statesnap.verify import ReplayError, Verifier
+from statesnap.analysis.hints import hint_for
+from statesnap.output.explain import format_finding
+from statesnap.proof.verify import ReplayError, Verifier
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.signature import Signature, failing_frame
 
 # -- the failure signature ----------------------------------------------------------------
 

@@ -22,9 +22,9 @@ from statesnap.backfill.optiontable import FALLBACK, CheckoutTables
 from statesnap.backfill.orderrecord import replay_invocation
 from statesnap.backfill.pytestreplay import is_replay_file, parse_replay
 from statesnap.backfill.shard import KIND_RANK, BadArtifact, Shard
-from statesnap.record import RecordError
-from statesnap.replayargs import OptionTable
-from statesnap.repro import without_statesnap
+from statesnap.record.journal import RecordError
+from statesnap.replay.args import OptionTable
+from statesnap.replay.repro import without_statesnap
 
 _VERBOSITY = re.compile(r"^(?:-[vq]+|--verbose|--quiet|--verbosity=.*)$")
 _IN_FOLDERS = (".jsonl", ".xml", ".log", ".txt", ".out")
@@ -75,7 +75,7 @@ def read_artifact(path: Path, collected: Callable[[], set[str] | None]) -> list[
 
 
 def _statesnap(path: Path) -> list[Shard]:
-    from statesnap.xdist_support import read_lanes
+    from statesnap.contain.xdist import read_lanes
 
     try:
         lanes = read_lanes(path)

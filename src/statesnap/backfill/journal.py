@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from statesnap.record import write_atomic
+from statesnap.record.journal import write_atomic
 
 JOURNAL_FORMAT = 1
 

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from statesnap.analysis.findings import NOT_DETERMINISTIC, NOT_ORDER_DEPENDENT, VERIFIED, Finding
 from statesnap.backfill.victim import Confirmation, VictimResult
-from statesnap.findings import NOT_DETERMINISTIC, NOT_ORDER_DEPENDENT, VERIFIED, Finding
-from statesnap.record import Record, write_atomic
+from statesnap.record.journal import Record, write_atomic
 
 _PACKAGES = ("pytest", "pytest-xdist", "pytest-randomly", "statesnap", "torch", "numpy")
 

@@ -2,7 +2,7 @@
 
 Loaded with ``-p statesnap.backfill.optiondump`` in the checkout, with the recorded run's own
 arguments, so the plugins and conftests that run loaded are loaded here too: their options'
-arities come from pytest's parser, as a replay child's do (statesnap.replayargs).  Nothing is
+arities come from pytest's parser, as a replay child's do (statesnap.replay.args).  Nothing is
 configured, collected or written but the table: ``pytest_cmdline_main`` answers first.
 """
 
@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from statesnap.plugin import pytest_option_table
+from statesnap.plugin.core import pytest_option_table
 
 #: The file the table is written to (set by statesnap.backfill.optiontable).
 ENV = "STATESNAP_OPTION_TABLE_OUT"

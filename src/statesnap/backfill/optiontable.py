@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from statesnap.backfill.optiondump import ENV
-from statesnap.replayargs import OptionTable
+from statesnap.replay.args import OptionTable
 
 #: pytest's own options that take a value: the fallback when the checkout cannot be asked.
 PYTEST_VALUED = frozenset({

@@ -3,7 +3,7 @@
 Written for every shard whose artifact was not a statesnap record with state, so ``statesnap
 replay``, ``bisect`` and ``hunt`` run on it as on any record.  The header says where it came
 from (``source``) and that it holds no state (``order_only``); every test line has no change.
-The invocation, where the artifact names it, keeps what a replay keeps (statesnap.replayargs);
+The invocation, where the artifact names it, keeps what a replay keeps (statesnap.replay.args);
 a test line's outcome is the artifact's, and ``failure`` carries its exception type and
 message where the artifact said.
 """
@@ -17,11 +17,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from statesnap import __version__
 from statesnap.backfill.optiontable import FALLBACK
 from statesnap.backfill.shard import FAILING, Shard
-from statesnap.record import FORMAT, RecordWriter
-from statesnap.replayargs import OptionTable, replay_args
+from statesnap.base.version import __version__
+from statesnap.record.journal import FORMAT, RecordWriter
+from statesnap.replay.args import OptionTable, replay_args
 
 #: Dropped with their value as well: outputs of the recorded run a replay must not write.
 _OUTPUTS = frozenset({"--replay-record-dir", "--replay", "--replay-base-name"})

@@ -1,6 +1,6 @@
-"""A :class:`~statesnap.runner.Runner` whose replays run as Dask tasks, journaled in OUTDIR.
+"""A :class:`~statesnap.replay.runner.Runner` whose replays run as Dask tasks, journaled in OUTDIR.
 
-The verifier (statesnap.verify) drives it exactly as it drives the local runner, so the
+The verifier (statesnap.proof.verify) drives it exactly as it drives the local runner, so the
 classification, delta debugging and key-level proof are the plugin's own.  Each replay is
 looked up in the journal first; a new one runs on this victim's worker, and its log is kept
 under OUTDIR/logs.  Answers that are no verdict (a port that stayed taken, a worker that
@@ -17,8 +17,8 @@ from typing import Any
 
 from statesnap.backfill.engine import Engine
 from statesnap.backfill.journal import Journal, replay_key
-from statesnap.record import Record
-from statesnap.runner import ReplayResult, Runner
+from statesnap.record.journal import Record
+from statesnap.replay.runner import ReplayResult, Runner
 
 
 @dataclass

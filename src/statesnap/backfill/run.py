@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statesnap.analysis.findings import UNEXPLAINED, Finding
 from statesnap.backfill.artifacts import load
 from statesnap.backfill.engine import Engine
 from statesnap.backfill.journal import Journal
@@ -26,8 +27,7 @@ from statesnap.backfill.remote import Context, RemoteRunner
 from statesnap.backfill.shard import Shard
 from statesnap.backfill.tasks import mapped_header
 from statesnap.backfill.victim import VictimResult, investigate
-from statesnap.findings import UNEXPLAINED, Finding
-from statesnap.record import Record, RecordError, read_record, write_atomic
+from statesnap.record.journal import Record, RecordError, read_record, write_atomic
 
 
 @dataclass
@@ -177,7 +177,7 @@ class Backfill:
         target.parent.mkdir(parents=True, exist_ok=True)
         text = result.record.read_text("utf-8")
         _first, _, rest = text.partition("\n")
-        from statesnap.record import dumps
+        from statesnap.record.journal import dumps
 
         write_atomic(target, dumps(header) + "\n" + rest)
         return read_record(target)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statesnap.record import Record
+from statesnap.record.journal import Record
 
 #: How sure an artifact is of the order, richest first: a duplicate shard keeps the richest.
 KIND_RANK = {"statesnap": 0, "log": 1, "pytest-replay": 2, "junit": 3}

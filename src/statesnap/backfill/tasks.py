@@ -1,7 +1,7 @@
 """The replay task a Dask worker runs: an order, the victim, the invocation in; outcomes out.
 
 Runs on the worker, in the worker's own scratch copy of its checkout (:mod:`.scratch`), with
-the one replay runner there is (:class:`statesnap.runner.Runner`).  Paths in the task are the
+the one replay runner there is (:class:`statesnap.replay.runner.Runner`).  Paths in the task are the
 backfill machine's; ``checkout`` maps its project root to this worker's (``--checkout``).
 
 - A worker whose checkout is at another commit refuses with one line (``refused``).
@@ -24,8 +24,8 @@ from typing import Any
 
 from statesnap.backfill.consolelog import OUTCOMES, SUMMARY, VERBOSE, clean_line, signature
 from statesnap.backfill.scratch import ScratchTree
-from statesnap.record import Record
-from statesnap.runner import Runner
+from statesnap.record.journal import Record
+from statesnap.replay.runner import Runner
 
 #: What a test says when a fixed port it binds is taken (Linux, macOS, Windows).
 PORT_TAKEN = re.compile(r"Address already in use|EADDRINUSE|\[Errno (?:98|48)\]|WinError 10048")

@@ -3,7 +3,7 @@
 1. The worker's order up to the victim, ``repeat`` times: it must fail every time to go on
    (failing some of the times: ``not-deterministic``; never: the CI failure did not come from
    the order).
-2. :class:`statesnap.verify.Verifier`, as in the plugin: the victim alone (failing alone:
+2. :class:`statesnap.proof.verify.Verifier`, as in the plugin: the victim alone (failing alone:
    ``not-order-dependent``), the suspects whose recorded changes could matter, delta debugging
    over them and then over the whole prefix, the key-level proof.
 3. The reproduction line it prints is run as a user would run it, and the victim alone too:
@@ -17,19 +17,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from statesnap.attribution import attribute
-from statesnap.backfill.remote import RemoteRunner
-from statesnap.backfill.shard import Shard
-from statesnap.findings import (
+from statesnap.analysis.attribution import attribute
+from statesnap.analysis.findings import (
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
     UNEXPLAINED,
     VERIFIED,
     Finding,
 )
-from statesnap.record import Record
-from statesnap.repro import repro_command
-from statesnap.verify import Verifier
+from statesnap.backfill.remote import RemoteRunner
+from statesnap.backfill.shard import Shard
+from statesnap.proof.verify import Verifier
+from statesnap.record.journal import Record
+from statesnap.replay.repro import repro_command
 
 
 @dataclass

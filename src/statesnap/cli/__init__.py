@@ -12,8 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from statesnap import __version__
-from statesnap.record import RecordError
+from statesnap.base.version import __version__
+from statesnap.record.journal import RecordError
 
 #: Subcommand modules under ``statesnap.cli``, in ``--help`` order.  A module that is missing
 #: (a feature not built yet) is skipped rather than breaking the others.

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from statesnap.argtypes import positive_int, positive_seconds
+from statesnap.analysis.findings import NOT_DETERMINISTIC, VERIFIED
+from statesnap.base.argtypes import positive_int, positive_seconds
 from statesnap.cli import CliError
-from statesnap.findings import NOT_DETERMINISTIC, VERIFIED
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -87,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _outputs(outdir: Path, out: Any) -> list[Path]:
     from statesnap.backfill.markdown import write_findings
-    from statesnap.record import write_atomic
-    from statesnap.report import write_report
-    from statesnap.summary import build_summary
+    from statesnap.output.report import write_report
+    from statesnap.output.summary import build_summary
+    from statesnap.record.journal import write_atomic
 
     states: dict[int, Any] = {}
     orders: dict[int, Path] = {}

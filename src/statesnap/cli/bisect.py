@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from statesnap.argtypes import positive_seconds
+from statesnap.analysis.minimize import ddmin
+from statesnap.base.argtypes import positive_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import add_record_arg, lane_of, load_lanes, progress_printer, stop
-from statesnap.minimize import ddmin
-from statesnap.repro import repro_command
+from statesnap.replay.repro import repro_command
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from statesnap.runner import Runner
+    from statesnap.replay.runner import Runner
 
     lanes = load_lanes(args.record)
     record, victim = lane_of(lanes, args.test)

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from statesnap.cli import CliError
-from statesnap.record import Record, TestEntry, read_record
-from statesnap.recordpath import find_latest
+from statesnap.record.journal import Record, TestEntry, read_record
+from statesnap.record.paths import find_latest
 
 Progress = Callable[[str], None]
 
@@ -44,7 +44,7 @@ def load_lanes(path: Path | None) -> list[Record]:
     record = read_record(target)  # errors (missing, truncated, unknown format) come from here
     if "lanes" not in record.header:
         return [record]
-    from statesnap.xdist_support import read_lanes
+    from statesnap.contain.xdist import read_lanes
 
     lanes = read_lanes(target)  # each with the verdicts stored for its worker's victims
     return lanes or [record]

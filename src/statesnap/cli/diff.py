@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from statesnap.analysis.findings import PROVEN_STATUSES, Finding
 from statesnap.cli.common import load_lanes
-from statesnap.explain import resolution_text
-from statesnap.findings import PROVEN_STATUSES, Finding
-from statesnap.record import Record, TestEntry
+from statesnap.output.explain import resolution_text
+from statesnap.record.journal import Record, TestEntry
 
 MAX_LISTED = 10
 #: Write ticks measured within this factor of each other are the same filesystem behaviour
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
 
 def verdict_line(f: Finding) -> str:
     """``[VERIFIED] victim ← polluter (env:KEY)``: one finding as its run left it."""
-    from statesnap.explain import status_label
+    from statesnap.output.explain import status_label
 
     who = ""
     if f.polluters:
@@ -186,7 +186,7 @@ def verdict_line(f: Finding) -> str:
 def verdict_lines(a: Sequence[Record], b: Sequence[Record]) -> list[str]:
     """The verdicts of the failures that differ, as each run's session stored them (a
     failure with none is shown as suspected, not replayed)."""
-    from statesnap.verdicts import findings_of
+    from statesnap.analysis.verdicts import findings_of
 
     failed_a = {t.nodeid for lane in a for t in lane.tests if t.failed}
     failed_b = {t.nodeid for lane in b for t in lane.tests if t.failed}

@@ -7,13 +7,13 @@ import argparse
 import json
 import sys
 
-from statesnap.argtypes import nonnegative_seconds, positive_int, positive_seconds
+from statesnap.analysis.findings import Finding
+from statesnap.analysis.verdicts import findings_of, needs_replay
+from statesnap.base.argtypes import nonnegative_seconds, positive_int, positive_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import add_record_arg, lane_of, load_lanes, progress_printer, stop
-from statesnap.explain import format_findings, markdown, race_lines
-from statesnap.findings import Finding
-from statesnap.record import Record
-from statesnap.verdicts import findings_of, needs_replay
+from statesnap.output.explain import format_findings, markdown, race_lines
+from statesnap.record.journal import Record
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     # Each victim's verdict as the session stored it; only victims without one are
     # attributed from the record (suspected, not replayed).
     if args.verify:  # proven again from scratch, whatever the session stored
-        from statesnap.attribution import attribute
+        from statesnap.analysis.attribution import attribute
 
         per_lane = [(lane, attribute(lane)) for lane in lanes]
     else:
@@ -109,8 +109,8 @@ def _crash_notes(lanes: list[Record]) -> None:
 
 
 def _verify(per_lane: list[tuple[Record, list[Finding]]], args: argparse.Namespace) -> None:
-    from statesnap.runner import Runner
-    from statesnap.verify import ReplayError, verify_findings
+    from statesnap.proof.verify import ReplayError, verify_findings
+    from statesnap.replay.runner import Runner
 
     progress = progress_printer(quiet=args.json)
     try:

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from statesnap.argtypes import count, positive_seconds
+from statesnap.analysis.findings import Finding
+from statesnap.base.argtypes import count, positive_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import SplitAtDashes, add_record_arg, load, progress_printer, stop
-from statesnap.findings import Finding
-from statesnap.record import Record, read_record
+from statesnap.record.journal import Record, read_record
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,7 +61,7 @@ def load_lanes(path: Path | None) -> tuple[Path, list[Record]]:
     """The record's path and lanes (one per xdist worker of a merged record, or itself)."""
     record = load(path)
     try:
-        from statesnap.xdist_support import read_lanes
+        from statesnap.contain.xdist import read_lanes
     except ImportError:
         return record.path, [record]
     lanes = read_lanes(record.path)  # each with the verdicts stored for its worker's victims
@@ -81,8 +81,8 @@ def _refuse_overwriting_a_record(path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from statesnap.explain import format_findings
-    from statesnap.hunt import Hunter, HuntError, HuntOptions, default_logs_dir, describe
+    from statesnap.hunt.hunt import Hunter, HuntError, HuntOptions, default_logs_dir, describe
+    from statesnap.output.explain import format_findings
 
     pytest_args = list(args.pytest_args)
     json_path = None if args.json_path in (None, "-") else Path(args.json_path)
@@ -134,14 +134,14 @@ def run(args: argparse.Namespace) -> int:
 def _recorded_verdicts(records: list[Record]) -> list[Finding]:
     """The failures of the recorded run with the verdicts its session stored (the hunt
     looks for the victims it hid; these it already had)."""
-    from statesnap.verdicts import findings_of
+    from statesnap.analysis.verdicts import findings_of
 
     return [f for record in records for f in findings_of(record)]
 
 
 def _summary(records: list[Record], findings: list[Finding],
              hunt: dict[str, Any]) -> dict[str, Any]:
-    from statesnap.summary import build_summary
+    from statesnap.output.summary import build_summary
 
     data = build_summary(records, findings)
     data["hunt"] = hunt
@@ -149,7 +149,7 @@ def _summary(records: list[Record], findings: list[Finding],
 
 
 def _write_json(path: Path, summary: dict[str, Any]) -> None:
-    from statesnap.record import write_atomic
+    from statesnap.record.journal import write_atomic
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,7 +163,7 @@ def _write_json(path: Path, summary: dict[str, Any]) -> None:
 def _write_report(path: Path, records: list[Record], findings: list[Finding],
                   result: Any) -> None:
     try:
-        from statesnap.report import write_report
+        from statesnap.output.report import write_report
     except ImportError:
         raise CliError("the HTML report is not available in this build") from None
     facts = {"hunt": f"{len(result.orders)} order(s), {len(result.runs)} pytest run(s) in "

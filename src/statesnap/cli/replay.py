@@ -23,11 +23,11 @@ from statesnap.cli.common import (
     pick_test,
     record_path,
 )
-from statesnap.record import Record, RecordError, read_record
-from statesnap.replaylog import SecretPipe
+from statesnap.record.journal import Record, RecordError, read_record
+from statesnap.replay.log import SecretPipe
 
 if TYPE_CHECKING:
-    from statesnap.runner import Runner
+    from statesnap.replay.runner import Runner
 
 
 
@@ -83,8 +83,8 @@ def recorded_order(record: Record, worker: str | None, until: str | None) -> lis
 
 
 def run(args: argparse.Namespace) -> int:
-    from statesnap.order_plugin import write_order
-    from statesnap.runner import Runner, error_line
+    from statesnap.plugin.order import write_order
+    from statesnap.replay.runner import Runner, error_line
 
     record = pick_lane(load_lanes(args.record), args.worker, args.until)
     order = recorded_order(record, args.worker, args.until)

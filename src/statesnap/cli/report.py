@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from statesnap.argtypes import nonnegative_seconds
+from statesnap.analysis.findings import Finding
+from statesnap.base.argtypes import nonnegative_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import load, progress_printer, stop
-from statesnap.findings import Finding
-from statesnap.record import Record, read_record
+from statesnap.record.journal import Record, read_record
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,14 +85,14 @@ def findings_from_file(path: Path) -> list[Finding]:
 def attributed(records: Sequence[Record], verify: bool, budget: float) -> list[Finding]:
     """The verdicts each record's session stored (the others ``suspected, not replayed``);
     with ``verify``, every finding attributed and replayed afresh."""
-    from statesnap.attribution import attribute
-    from statesnap.verdicts import findings_of
+    from statesnap.analysis.attribution import attribute
+    from statesnap.analysis.verdicts import findings_of
 
     findings: list[Finding] = []
     for record in records:
         mine = attribute(record) if verify else findings_of(record)
         if verify and mine:
-            from statesnap.verify import verify_findings
+            from statesnap.proof.verify import verify_findings
 
             progress = progress_printer()
             try:
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         findings = findings_from_file(args.findings)
     else:
         findings = attributed(records, args.verify, args.budget)
-    from statesnap.report import write_report
+    from statesnap.output.report import write_report
 
     out: Path = args.output
     if out.is_dir():

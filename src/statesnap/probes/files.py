@@ -1,7 +1,7 @@
 """``files``: files created, deleted, or changed in size or mtime under the watched roots.
 
 Keys are paths relative to the rootdir (absolute outside it); fingerprints are
-``{"size": bytes, "mtime_ns": ns}`` or ``{"symlink": target}`` (see :mod:`statesnap.fsinfo`).
+``{"size": bytes, "mtime_ns": ns}`` or ``{"symlink": target}`` (see :mod:`statesnap.base.fsinfo`).
 A change the mtime does not show gets a ``"flag"`` in the fingerprint, so the diff carries it:
 
 - ``"size-changed-mtime-kept"``: the size changed but the mtime did not (it was put back with
@@ -30,7 +30,7 @@ import errno
 import os
 from typing import Any
 
-from statesnap.fsinfo import (
+from statesnap.base.fsinfo import (
     REWRITTEN_STAT_KEPT,
     SIZE_CHANGED_MTIME_KEPT,
     next_fingerprint,

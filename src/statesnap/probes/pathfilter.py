@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from statesnap.fsinfo import PROBE_FILE_PREFIX
+from statesnap.base.fsinfo import PROBE_FILE_PREFIX
 
 #: Directory names never watched: version control, tool caches, dependency trees.
 EXCLUDED_DIRS = frozenset({

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from statesnap.plugin import pytest_option_table
-from statesnap.replayargs import replay_args
+from statesnap.plugin.core import pytest_option_table
+from statesnap.replay.args import replay_args
 
 
 @pytest.mark.parametrize(("args", "message"), [

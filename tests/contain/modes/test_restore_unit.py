@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from statesnap.diff import Change
+from statesnap.contain.restore import RestoreMode
 from statesnap.probes.base import Probe, ProbeContext
 from statesnap.probes.cwd import CwdProbe
 from statesnap.probes.env import EnvProbe
-from statesnap.restore_mode import RestoreMode
+from statesnap.state.diff import Change
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.xdist_support import lane_path, read_lanes
+from statesnap.contain.xdist import lane_path, read_lanes
 
 Run = Callable[..., Any]
 

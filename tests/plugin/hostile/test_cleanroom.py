@@ -1,4 +1,4 @@
-"""statesnap.cleanroom in one process: the end sees the globals of before the tests, and the
+"""statesnap.plugin.cleanroom in one process: the end sees the globals of before the tests, and the
 tests' pollution is back afterwards (pytest and the other plugins finish as without statesnap).
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap import cleanroom
+from statesnap.plugin import cleanroom
 
 
 def _no_open(*args: object, **kwargs: object) -> object:

@@ -1,0 +1,1 @@
+"""From a record to findings: leaks, attribution, hints, ddmin, stored verdicts.  Pure."""

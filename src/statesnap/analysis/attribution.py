@@ -1,0 +1,271 @@
+"""Attribution from the record alone: for each failing test, who last wrote the dirty state.
+
+For a victim, fold every earlier test's net changes (in its own process) onto the post-
+collection baseline; a key whose value then differs from the baseline is dirty, and its last
+writer is a suspect.  A later test that put the key back clears it (that test is a cleaner).
+Suspects are ranked: a key, or its changed value, quoted in the failure's text first; then
+more severe probes; then recency.  Pure functions; no reruns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from statesnap.analysis.findings import SUSPECTED, UNEXPLAINED, Candidate, Finding
+from statesnap.analysis.hints import hint_for
+from statesnap.analysis.leaks import WIDE_SCOPES
+from statesnap.record.journal import Record, TestEntry
+from statesnap.replay.repro import repro_command
+from statesnap.state.diff import REMOVED, Change
+
+MAX_CANDIDATES = 20
+_ABSENT = object()
+
+
+@dataclass
+class Write:
+    """The last persistent write of one key before some test."""
+
+    test: TestEntry
+    change: Change
+    baseline: Any
+
+
+@dataclass
+class Dirty:
+    """State that differed from the baseline when a test started."""
+
+    writes: dict[tuple[str, str], Write] = field(default_factory=dict)
+    #: ``(probe, key) -> [tests that put it back]`` (cleaners seen before the victim).
+    cleaners: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+
+def _module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def _shares_scope(ch: Change, writer: TestEntry, victim: TestEntry) -> bool:
+    """A wide fixture's change that is still in scope for the victim is its own setup."""
+    if ch.scope not in WIDE_SCOPES or ch.phase != "setup":
+        return False
+    if ch.scope in ("session", "package"):
+        return True
+    if ch.scope == "module":
+        return _module_of(writer.nodeid) == _module_of(victim.nodeid)
+    # class scope: same module and class prefix
+    return writer.nodeid.rsplit("::", 1)[0] == victim.nodeid.rsplit("::", 1)[0]
+
+
+class _Fold:
+    """The running fold of one process's changes onto its baseline."""
+
+    def __init__(self) -> None:
+        self.baseline: dict[tuple[str, str], Any] = {}
+        self.writes: dict[tuple[str, str], Write] = {}
+        self.cleaners: dict[tuple[str, str], list[str]] = {}
+
+    def add(self, t: TestEntry) -> None:
+        restored = t.extra.get("restored") if t.extra else None
+        back = set(restored) if isinstance(restored, list) else set()
+        for ch in t.changes:
+            ref = (ch.probe, ch.key)
+            if ref not in self.baseline:
+                self.baseline[ref] = ch.before
+            if back and f"{ch.probe}:{ch.key}" in back:
+                # Restore mode put the key back after this test: later tests saw it as it
+                # was before, so this is not its leak for them (nor a cleaner's work).
+                continue
+            now = None if ch.change == REMOVED else ch.after
+            if now == self.baseline[ref]:
+                if ref in self.writes:
+                    self.cleaners.setdefault(ref, []).append(t.nodeid)
+                self.writes.pop(ref, None)
+            else:
+                self.writes[ref] = Write(t, ch, self.baseline[ref])
+
+    def dirty_for(self, victim: TestEntry) -> Dirty:
+        writes = {ref: w for ref, w in self.writes.items()
+                  if not _shares_scope(w.change, w.test, victim)}
+        return Dirty(writes, {ref: list(c) for ref, c in self.cleaners.items()})
+
+
+def dirty_before(tests: Sequence[TestEntry], victim: TestEntry) -> Dirty:
+    """The keys that were dirty when ``victim`` started, and their last writers."""
+    return dirty_at(tests, [victim])[(victim.worker, victim.index)]
+
+
+def dirty_at(tests: Sequence[TestEntry],
+             victims: Sequence[TestEntry]) -> dict[tuple[str, int], Dirty]:
+    """:func:`dirty_before` for many victims in one pass: ``{(worker, index): Dirty}``.
+
+    A 10,000-test record with dozens of failures is folded once, not once per failure.
+    """
+    wanted: dict[str, list[TestEntry]] = {}
+    for v in victims:
+        wanted.setdefault(v.worker, []).append(v)
+    out: dict[tuple[str, int], Dirty] = {}
+    for worker, mine in wanted.items():
+        mine.sort(key=lambda v: v.index)
+        fold = _Fold()
+        pending = iter(mine)
+        nxt = next(pending, None)
+        for t in sorted((t for t in tests if t.worker == worker), key=lambda t: t.index):
+            while nxt is not None and t.index >= nxt.index:
+                out[(worker, nxt.index)] = fold.dirty_for(nxt)
+                nxt = next(pending, None)
+            if nxt is None:
+                break
+            fold.add(t)
+        while nxt is not None:
+            out[(worker, nxt.index)] = fold.dirty_for(nxt)
+            nxt = next(pending, None)
+    return out
+
+
+#: Words a failure quotes when it trips over a probe's state though it never names the key.
+_PROBE_TERMS = {"cwd": ["getcwd", "chdir", "cwd"]}
+#: A deleted working directory fails exactly this way.
+DELETED_CWD = "<deleted directory>"
+
+
+def key_terms(probe: str, key: str) -> list[str]:
+    """Words of a key that a failure message is likely to quote."""
+    terms = [key, *_PROBE_TERMS.get(probe, ())]
+    tail = key.rsplit(":", 1)[-1]
+    terms.append(tail)
+    terms.append(tail.rsplit(".", 1)[-1])
+    terms.append(tail.rstrip("/").rsplit("/", 1)[-1])
+    return [t for t in dict.fromkeys(terms) if len(t) >= 3]
+
+
+def _value_terms(value: Any) -> list[str]:
+    if isinstance(value, str) and 3 <= len(value) <= 200 and not value.startswith("<redacted"):
+        return [value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= 10:
+        return [str(value)]
+    return []
+
+
+@dataclass
+class FailureText:
+    """A failure split the way its words count: the test's code, and what pytest said."""
+
+    #: Source lines of the traceback (what the test did: ``assert "ZOO_MODE" not in ...``).
+    code: str
+    #: The message and pytest's ``E`` lines (values, assertion introspection).
+    said: str
+
+    @classmethod
+    def of(cls, failure: dict[str, Any] | None) -> FailureText:
+        if not failure:
+            return cls("", "")
+        text = str(failure.get("text") or "")
+        code: list[str] = []
+        said = [str(failure.get("message") or "")]
+        for line in text.splitlines():
+            (said if line.startswith("E ") else code).append(line)
+        return cls("\n".join(code), "\n".join(said))
+
+
+def _mentions(text: str, terms: Iterable[str]) -> bool:
+    # Whole words only: ``PATH`` is not named by ``PYTHONPATH``.
+    # The plain substring test first: most terms are nowhere in the text, and compiling a
+    # pattern per term would cost more than all the rest of attribution.
+    return any(t in text and re.search(rf"(?<![\w]){re.escape(t)}(?![\w])", text)
+               for t in terms)
+
+
+def rank(victim: TestEntry, dirty: Dirty) -> list[Candidate]:
+    """Suspects for ``victim``, best first.
+
+    A key the test's own code names weighs most (the assertion line says what it relies
+    on), then a key or changed value in what pytest printed (introspection can dump a whole
+    mapping, naming harmless keys too, so it weighs less); then severity; then recency.
+    """
+    text = FailureText.of(victim.failure)
+    out: list[Candidate] = []
+    for (probe, key), w in dirty.writes.items():
+        score = 0.0
+        reasons: list[str] = []
+        terms = key_terms(probe, key)
+        if _mentions(text.code, terms):
+            score += 100
+            reasons.append("key named in the failing code")
+        if _mentions(text.said, terms):
+            score += 60
+            reasons.append("key named in the failure")
+        if _mentions(text.said, _value_terms(w.change.after)):
+            score += 50
+            reasons.append("changed value appears in the failure")
+        if (probe == "cwd" and w.change.after == DELETED_CWD
+                and (victim.failure or {}).get("exc_type") == "FileNotFoundError"):
+            score += 60
+            reasons.append("the working directory was deleted and the failure is a missing file")
+        score += 10 * w.change.severity
+        score += 5 * (w.test.index + 1) / (victim.index + 1)
+        out.append(Candidate(
+            nodeid=w.test.nodeid, index=w.test.index, probe=probe, key=key,
+            before=w.baseline, after=w.change.after if w.change.change != REMOVED else None,
+            score=round(score, 3), reasons=reasons,
+        ))
+    out.sort(key=lambda c: (-c.score, -c.index, c.probe, c.key))
+    return out
+
+
+def victims(record: Record) -> list[TestEntry]:
+    """Tests that failed in setup or call (teardown errors are the test's own problem)."""
+    out = [t for t in record.tests if t.failed]
+    if record.running is not None:
+        # The test that was running when the interpreter died is a victim too.
+        out.append(TestEntry(index=int(record.running["index"]),
+                             nodeid=str(record.running["nodeid"]), outcome="crashed",
+                             worker=record.worker, phases={"call": "failed"},
+                             failure={"exc_type": "crash", "message": "the interpreter died"}))
+    return out
+
+
+def polluters_of(candidates: Iterable[Candidate]) -> list[str]:
+    """Distinct suspect tests in rank order."""
+    return list(dict.fromkeys(c.nodeid for c in candidates))
+
+
+def attribute(record: Record) -> list[Finding]:
+    """One ``suspected`` (or ``unexplained``) finding per victim, from the record only."""
+    findings: list[Finding] = []
+    found = victims(record)
+    dirty_of = dirty_at(record.tests, found)
+    for victim in found:
+        dirty = dirty_of[(victim.worker, victim.index)]
+        cands = rank(victim, dirty)
+        failure = victim.failure or {}
+        f = Finding(
+            victim=victim.nodeid,
+            polluters=[],
+            probe=None,
+            key=None,
+            status=UNEXPLAINED,
+            worker=victim.worker,
+            exc_type=failure.get("exc_type"),
+            message=failure.get("message"),
+            where=failure.get("where"),
+            candidates=cands[:MAX_CANDIDATES],
+        )
+        if cands:
+            top = cands[0]
+            f.polluters = [top.nodeid]
+            f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
+            f.status = SUSPECTED
+            change = "removed" if top.after is None else ("added" if top.before is None
+                                                           else "changed")
+            f.hint = hint_for(top.probe, top.key, change)
+            # No cleaner is named here: only a replay of [polluter, cleaner, victim] that
+            # passes names one (statesnap.proof.verify).
+            f.repro = repro_command(record.header, [top.nodeid, victim.nodeid])
+        else:
+            f.note = "no state differed from the baseline when it ran"
+            f.repro = repro_command(record.header, [victim.nodeid])
+        findings.append(f)
+    return findings

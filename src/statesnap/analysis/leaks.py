@@ -1,0 +1,53 @@
+"""From a record's per-test changes to leaks: what persisted and whose fault it is.
+
+A change made while setting up a module-, class-, package- or session-scoped fixture, and
+undone when that scope ends (in the teardown of a later test), is not a leak of anybody.  One
+that is never undone is a leak of the first test whose setup ran the fixture.  Pure functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from statesnap.analysis.own_fixtures import is_pytest_own
+from statesnap.record.journal import TestEntry
+from statesnap.state.diff import Change
+
+WIDE_SCOPES = frozenset({"module", "class", "package", "session"})
+
+
+@dataclass
+class _Held:
+    index: int
+    change: Change
+
+
+def resolve_leaks(tests: Iterable[TestEntry]) -> dict[int, list[Change]]:
+    """``{test index: [leaks]}`` for every test with at least one leak."""
+    leaks: dict[int, list[Change]] = {}
+    held: dict[tuple[str, str], _Held] = {}
+    for test in tests:
+        mine: list[Change] = []
+        for ch in test.changes:
+            if is_pytest_own(ch.fixture):
+                continue  # pytest's own tmp_path setup (see own_fixtures): nobody's leak
+            ref = (ch.probe, ch.key)
+            if ch.phase == "setup" and ch.scope in WIDE_SCOPES and ref not in held:
+                held[ref] = _Held(test.index, ch)
+                continue
+            h = held.get(ref)
+            if h is not None and ch.phase == "teardown" and ch.after == h.change.before:
+                del held[ref]  # the scope ended and put the value back: nobody leaked it
+                continue
+            if h is not None:
+                # Someone else changed a key a wide fixture holds: the fixture's change still
+                # counts as its first test's leak (and this one is this test's own).
+                leaks.setdefault(h.index, []).append(h.change)
+                del held[ref]
+            mine.append(ch)
+        if mine:
+            leaks.setdefault(test.index, []).extend(mine)
+    for h in held.values():
+        leaks.setdefault(h.index, []).append(h.change)
+    return leaks

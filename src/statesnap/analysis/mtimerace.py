@@ -1,0 +1,112 @@
+"""The mtime race, said in words: a file whose content changed while its mtime did not.
+
+The ``files`` probe flags such a change in the fingerprint (``size-changed-mtime-kept``,
+``rewritten-stat-kept``).  A cache keyed on mtime (mypy's incremental mode, make, pytest's own
+cache) cannot see it, which is how mypy's CI failed.  The terminal, the report and the
+Markdown show one sentence per race, naming the file, the test that changed it, the test that
+wrote the version the mtime still stamps, and the filesystem's mtime resolution.  Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from statesnap.base.fsinfo import REWRITTEN_STAT_KEPT, parse_file_fingerprint, resolution_parts
+from statesnap.record.journal import TestEntry
+
+HINT = ("caches keyed on mtime (mypy's incremental cache, make, build tools) cannot see this "
+        "change: write the file under tmp_path, or let its mtime move forward "
+        "(os.utime with a later time) after rewriting it")
+
+
+@dataclass
+class Race:
+    key: str
+    #: The test that changed the file without moving its mtime.
+    test: str
+    #: The test that wrote the version the mtime still stamps (None: before the run).
+    earlier: str | None
+    before: Any
+    after: Any
+    flag: str
+    resolution: str
+
+
+def flagged(value: Any) -> str | None:
+    """The fingerprint's flag when ``value`` is a ``files`` fingerprint with one."""
+    state = parse_file_fingerprint(value)
+    return state.flag if state is not None else None
+
+
+def file_text(value: Any) -> str | None:
+    """``19 bytes`` / ``19 bytes, same mtime`` / ``→ target``: a files fingerprint in words."""
+    state = parse_file_fingerprint(value)
+    if state is None:
+        return None
+    if state.symlink is not None:
+        return f"symlink → {state.symlink}"
+    return f"{state.size} bytes" + (", same mtime" if state.flag else "")
+
+
+def resolution_of(header: Mapping[str, Any], key: str) -> str:
+    """The measured mtime resolution of the filesystem that holds ``key`` (a files key)."""
+    found = header.get("mtime_resolution") or {}
+    if not isinstance(found, Mapping) or not found:
+        return "not measured"
+    root = str(header.get("rootdir") or "")
+    path = key if key.startswith("/") else str(Path(root) / key)
+    best = max(found, key=lambda r: len(str(r)) if path.startswith(str(r)) else -1)
+    info = found[best]
+    if not isinstance(info, Mapping) or info.get("resolution_ns") is None:
+        return "not measured"
+    text, where = resolution_parts(info)
+    return f"{text} ({where})" if where else text
+
+
+def races(tests: Iterable[TestEntry], header: Mapping[str, Any]) -> list[Race]:
+    """Every flagged ``files`` change of a record's tests, in run order (per worker)."""
+    last: dict[tuple[str, str], str] = {}
+    out: list[Race] = []
+    for t in sorted(tests, key=lambda t: (t.worker, t.index)):
+        for ch in t.changes:
+            if ch.probe != "files":
+                continue
+            ref = (t.worker, ch.key)
+            flag = flagged(ch.after)
+            if flag is not None:
+                out.append(Race(ch.key, t.nodeid, last.get(ref), ch.before, ch.after, flag,
+                                resolution_of(header, ch.key)))
+            last[ref] = t.nodeid
+    return out
+
+
+def sentence(race: Race) -> str:
+    """One sentence with the words "mtime did not change", the file, both tests, the
+    filesystem's resolution and what it breaks."""
+    a, b = parse_file_fingerprint(race.before), parse_file_fingerprint(race.after)
+    if race.flag == REWRITTEN_STAT_KEPT or a is None or b is None or a.size == b.size:
+        what = "rewrote it with the same size"
+    else:
+        what = f"changed its size ({a.size} → {b.size} bytes)"
+    since = (f"since {race.earlier} wrote it" if race.earlier and race.earlier != race.test
+             else "since the run started" if race.earlier is None
+             else "between two writes of the same test")
+    return (f"{race.key}: {race.test} {what} but the mtime did not change {since} (put "
+            "back with os.utime, or both writes fell within one tick of the filesystem's "
+            f"mtime resolution: {race.resolution}); caches keyed on mtime will not see the "
+            "change")
+
+
+def finding_sentence(key: str, before: Any, after: Any, polluter: str | None, victim: str,
+                     header: Mapping[str, Any]) -> str | None:
+    """The sentence for a finding whose state is a flagged file, or None."""
+    flag = flagged(after)
+    if flag is None:
+        return None
+    race = Race(key, polluter or "an earlier test", None, before, after, flag,
+                resolution_of(header, key))
+    text = sentence(race).replace(" since the run started", f" before {victim} read it")
+    return text

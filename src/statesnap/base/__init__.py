@@ -1,0 +1,1 @@
+"""The bottom layer: helpers any layer may use (version, argument checks, file facts, redaction)."""

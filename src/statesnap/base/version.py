@@ -1,0 +1,3 @@
+"""The installed statesnap's version, importable from every layer."""
+
+__version__ = "0.1.0"

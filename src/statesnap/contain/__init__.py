@@ -1,0 +1,1 @@
+"""Containment features, each a pytest plugin of its own (isolation, strict, restore, guards...)."""

@@ -1,0 +1,127 @@
+"""Guards: ``@pytest.mark.statesnap_requires_clean("cuda", "env:CUDA_VISIBLE_DEVICES", ...)``.
+
+A test that needs some state as the session started can say so; at its setup, if that state is
+already dirty (differs from the snapshot the test loop started from), it errors with "dirtied
+by TEST (index N)" instead of failing mysteriously later.  Each argument is a probe (all its
+keys), ``probe:key-glob``, or an alias (``cuda``: the torch probe's CUDA keys and NVML).
+
+The comparison is made in this process before the test starts (an isolated test's child
+inherits the answer); the last writer of each key is kept from the tests' own diffs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+from _pytest.outcomes import Failed
+
+from statesnap.plugin import markers
+from statesnap.plugin.terminal import short
+from statesnap.state.diff import Change
+
+if TYPE_CHECKING:
+    from statesnap.plugin.core import StatesnapPlugin
+
+MARKER = markers.REQUIRES_CLEAN
+#: Names that stand for several probe:key globs.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "cuda": ("torch:*cuda*", "nvml:*"),
+}
+_VERDICT = pytest.StashKey[str | None]()
+_SETUP_NAME = "statesnap-guard-setup"
+
+
+class StateDirty(Failed):
+    """Raised at setup: state the test requires clean was dirtied by an earlier test."""
+
+
+def expand(spec: str) -> list[tuple[str, str]]:
+    """``(probe, key glob)`` pairs of one marker argument."""
+    if spec in ALIASES:
+        return [tuple(s.split(":", 1)) for s in ALIASES[spec]]  # type: ignore[misc]
+    probe, _, key = spec.partition(":")
+    return [(probe, key or "*")]
+
+
+def guard_verdict(item: pytest.Item) -> str | None:
+    """The error a guarded item will raise at setup (reached before it started), or None."""
+    return item.stash.get(_VERDICT, None)
+
+
+class GuardPlugin:
+    """Decides before each marked test whether its required state is clean."""
+
+    def __init__(self, plugin: StatesnapPlugin) -> None:
+        self.plugin = plugin
+        #: ``(probe, key) -> (nodeid, index)`` of the last test whose diff changed it.
+        self.writers: dict[tuple[str, str], tuple[str, int]] = {}
+        #: Whether any collected item is guarded (None: not known, look at every test).
+        self.any_marked: bool | None = None
+
+    def _known(self) -> set[str]:
+        p = self.plugin
+        names = {pr.name for pr in p.snapshotter.probes} if p.snapshotter else set()
+        return names | set(p.unavailable) | set(p.snapshotter.disabled if p.snapshotter else {})
+
+    def verdict(self, item: pytest.Item) -> str | None:
+        """The error text when required state is dirty (or a spec is unknown), else None."""
+        specs = [str(a) for m in item.iter_markers(MARKER) for a in m.args]
+        p = self.plugin
+        base = p.session_baseline
+        now = p.tracker.current if p.tracker is not None else None
+        if not specs or base is None or now is None:
+            return None
+        known = self._known()
+        lines: list[str] = []
+        for spec in specs:
+            for probe, glob in expand(spec):
+                if spec not in ALIASES and probe not in known:
+                    return (f"statesnap: @pytest.mark.{MARKER}({spec!r}): no probe {probe!r} "
+                            f"(probes: {', '.join(sorted(known))}; aliases: "
+                            f"{', '.join(sorted(ALIASES))})")
+                a, b = base.get(probe), now.get(probe)
+                for key in sorted(set(a) | set(b)):
+                    if a.get(key) == b.get(key) or not fnmatch.fnmatchcase(key, glob):
+                        continue
+                    writer = self.writers.get((probe, key))
+                    who = (f"dirtied by {writer[0]} (index {writer[1]})" if writer
+                           else "dirtied before this test by an unknown writer")
+                    lines.append(f"  {probe}:{key}: {short(a.get(key))} → "
+                                 f"{short(b.get(key))}: {who}")
+        if not lines:
+            return None
+        return (f"statesnap: {item.nodeid} requires this state as the session started, "
+                "but it is dirty:\n" + "\n".join(lines))
+
+    # -- test hooks (statesnap.contain.registry.TestHook) ------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        # With no guarded test in the session (the usual case), no test looks again.
+        self.any_marked = any(item.get_closest_marker(MARKER) is not None for item in items)
+
+    def before_test(self, item: pytest.Item) -> None:
+        if self.any_marked is not False and item.get_closest_marker(MARKER) is not None:
+            verdict = item.stash[_VERDICT] = self.verdict(item)
+            pm = self.plugin.config.pluginmanager
+            if verdict is not None and not pm.has_plugin(_SETUP_NAME):
+                # Registered on the first dirty verdict: until then no test pays for a setup
+                # hook that has nothing to raise.
+                pm.register(_GuardSetup(), _SETUP_NAME)
+
+    def after_test(self, item: pytest.Item, index: int, changes: Sequence[Change]) -> list[str]:
+        for ch in changes:
+            self.writers[(ch.probe, ch.key)] = (item.nodeid, index)
+        return []
+
+
+class _GuardSetup:
+    """Raises a guarded test's verdict at its setup (registered when some test is guarded)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        message = item.stash.get(_VERDICT, None)
+        if message is not None:
+            raise StateDirty(message, pytrace=False)

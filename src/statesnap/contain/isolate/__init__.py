@@ -1,0 +1,1 @@
+"""Per-test process isolation (fork or spawn) and what the child sends back."""

@@ -1,0 +1,104 @@
+"""What an isolated test's child process sends back, and how the parent reads it.
+
+The channel is a file of JSON lines, written and flushed by the child as each report is made,
+so a child that dies mid-test still leaves the reports of the phases it finished.  Reports are
+in the form of ``pytest_report_to_serializable`` (the form pytest-xdist and pytest-reportlog
+send), which keeps the assertion introspection, traceback, captured output and xfail reason.
+
+Message kinds, one JSON object a line:
+
+``{"report": {...}, "phases": {...}, "failure": {...}}``  one finished phase, with the child's
+    statesnap bookkeeping (outcome per phase, the first failure) as it stood after it
+``{"done": true, "changes": [...], "errors": [...]}``       the test's protocol finished
+``{"exit": "message", "returncode": N}``                    the test called ``pytest.exit``
+``{"internal": "traceback"}``                               statesnap itself failed in the child
+``{"warning": "text", "category": "mod:Name", ...}``        a warning the test emitted
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from statesnap.replay.procwait import Exit
+
+
+@dataclass
+class ChildResult:
+    """Everything the parent learnt about one isolated run."""
+
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    phases: dict[str, str] = field(default_factory=dict)
+    failure: dict[str, Any] | None = None
+    #: The test's own changes, seen in the child (they died with it).
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    #: Warnings the test emitted (:mod:`statesnap.contain.isolate.warnings` messages).
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    #: Probe errors in the child (``probe_error`` record lines, written by the parent).
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    done: bool = False
+    exit: Exit = field(default_factory=Exit)
+    #: ``pytest.exit`` called by the test: (message, return code).
+    exit_request: tuple[str, int | None] | None = None
+    #: statesnap's own failure in the child.
+    internal: str | None = None
+    #: What the child printed outside pytest's capture when it died (faulthandler, a log tail).
+    crash_text: str = ""
+    #: Exit statuses of a child that ended normally (a spawned pytest exits 1 when its test
+    #: failed; a forked child always leaves with 0).
+    ok_codes: tuple[int, ...] = (0,)
+
+    @property
+    def clean_exit(self) -> bool:
+        e = self.exit
+        return e.signal is None and not e.timed_out and e.code in self.ok_codes
+
+    def whens(self) -> list[str]:
+        return [str(r.get("when")) for r in self.reports]
+
+
+def write_message(stream: IO[bytes], message: dict[str, Any]) -> None:
+    """Append one message and flush it, so it survives the child's death."""
+    stream.write(json.dumps(message, default=repr, ensure_ascii=False).encode("utf-8") + b"\n")
+    stream.flush()
+
+
+def parse_messages(data: bytes, result: ChildResult) -> None:
+    """Fold channel bytes into ``result``; a line cut short by a crash is ignored."""
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line.decode("utf-8", "replace"))
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(msg, dict):
+            continue
+        if "report" in msg:
+            result.reports.append(msg["report"])
+            result.phases = dict(msg.get("phases") or result.phases)
+            if msg.get("failure") is not None:
+                result.failure = msg["failure"]
+        elif msg.get("done"):
+            result.done = True
+            result.changes = list(msg.get("changes") or [])
+            result.errors = list(msg.get("errors") or [])
+        elif "exit" in msg:
+            code = msg.get("returncode")
+            result.exit_request = (str(msg["exit"]), code if isinstance(code, int) else None)
+        elif "warning" in msg:
+            result.warnings.append(msg)
+        elif "internal" in msg:
+            result.internal = str(msg["internal"])
+
+
+def read_tail(stream: IO[bytes], limit: int = 6000) -> str:
+    """The last ``limit`` bytes of a file the child wrote, as text."""
+    try:
+        stream.seek(0, 2)
+        size = stream.tell()
+        stream.seek(max(0, size - limit))
+        return stream.read().decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+        return ""

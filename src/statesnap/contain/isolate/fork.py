@@ -1,0 +1,173 @@
+"""Fork isolation: run one test's setup, call and teardown in a forked child.
+
+The child inherits the collected session as it stands, so it needs no collection; it leads its
+own process group, runs pytest's ``runtestprotocol`` with logging off, streams each report to
+the parent through an unlinked temporary file, and leaves with ``os._exit`` so that nothing of
+the parent's (atexit handlers, buffered files, the record) runs or is written twice.
+
+Fixtures the parent set up before the fork (a module fixture an earlier in-process test
+created) belong to the parent: the child drops their finalisers, so a shared connection or a
+temporary directory is finalised once, by the parent, when its scope really ends.  Fixtures
+the child sets up itself are torn down in the child, all of them, as ``pytest --forked`` does,
+because its copy of them dies with it.
+
+Probes whose state lives outside the process (``files``: the filesystem; its inotify queue is
+shared with the parent across the fork, so reading it in the child would steal the parent's
+events) stay with the parent; the child snapshots the rest from the moment it starts.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import gc
+import os
+import sys
+import tempfile
+import traceback
+from typing import IO, TYPE_CHECKING, Any
+
+import pytest
+
+from statesnap.contain.isolate.channel import ChildResult, parse_messages, read_tail, write_message
+from statesnap.contain.isolate.warnings import recording_log, to_message
+from statesnap.replay.procwait import kill_group, wait_child
+
+if TYPE_CHECKING:
+    from statesnap.plugin.core import StatesnapPlugin
+
+#: Probes that watch state outside the process; the parent alone reads them.
+SHARED_STATE_PROBES = frozenset({"files"})
+#: Probes whose state the fork itself (and the child's set-up) changes.
+FORK_CHANGES = frozenset({"threads", "children", "fds", "process"})
+#: The child's exit status when statesnap itself failed in it.
+INTERNAL_ERROR_STATUS = 70
+
+
+def process_local(probe: Any) -> bool:
+    """Whether a probe reads this process's own state (a forked child may read it)."""
+    flag = getattr(probe, "process_local", None)
+    if isinstance(flag, bool):
+        return flag
+    return str(getattr(probe, "name", "")) not in SHARED_STATE_PROBES
+
+
+def _report_sink(plugin: StatesnapPlugin, channel: IO[bytes]) -> Any:
+    """Streams each report, as made, with the child's bookkeeping, to the parent."""
+
+    def send(item: pytest.Item, report: pytest.TestReport) -> None:
+        data = item.config.hook.pytest_report_to_serializable(config=item.config,
+                                                              report=report)
+        write_message(channel, {
+            "report": data,
+            "phases": plugin._phases,
+            "failure": plugin._failure,
+        })
+
+    return send
+
+
+def _start_child(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
+                 crash: IO[bytes]) -> None:
+    """Everything the child does before the test: group, crash file, fresh snapshot."""
+    os.setpgid(0, 0)
+    # A segfault's Python traceback goes to the crash file, which the parent shows.
+    faulthandler.enable(file=crash, all_threads=True)
+    plugin.isolated_child = True
+    plugin.writer = None  # only the parent writes the record
+    if plugin.ctx is not None:
+        plugin.ctx.own_fds.update({channel.fileno(), crash.fileno()})
+    # Fixtures the parent holds are finalised by the parent, once, when their scope ends.
+    stack = getattr(getattr(item.session, "_setupstate", None), "stack", None)
+    if isinstance(stack, dict):
+        for finalizers, _ in stack.values():
+            finalizers.clear()
+    snapshotter, tracker = plugin.snapshotter, plugin.tracker
+    if snapshotter is not None and tracker is not None and tracker.current is not None:
+        snapshotter.probes = [p for p in snapshotter.probes if process_local(p)]
+        # The fork itself changes threads, children and fds (and faulthandler's file, above):
+        # re-read those, so the child's diff starts from the child's own state.
+        tracker.current = snapshotter.take(tracker.current, only=FORK_CHANGES)
+        tracker.begin()
+    plugin.report_sink = _report_sink(plugin, channel)
+
+
+def _child_main(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
+                crash: IO[bytes]) -> None:
+    status = 0
+    try:
+        errors_before = len(plugin.errors)
+        _start_child(plugin, item, channel, crash)
+        from _pytest.outcomes import Exit as PytestExit
+        from _pytest.runner import runtestprotocol
+
+        log = recording_log()  # the parent's catch_warnings, copied into this process
+        seen = len(log) if log is not None else 0
+        plugin._nextitem = None  # the child tears everything down: no quiet teardown
+        try:
+            runtestprotocol(item, log=False, nextitem=None)
+        except PytestExit as exc:
+            write_message(channel, {"exit": exc.msg, "returncode": exc.returncode})
+        for msg in (log or [])[seen:]:
+            write_message(channel, to_message(msg))
+        changes = plugin.tracker.end() if plugin.tracker is not None else []
+        write_message(channel, {
+            "done": True,
+            "changes": [c.to_json() for c in changes],
+            "errors": plugin.errors[errors_before:],
+        })
+    except BaseException:
+        status = INTERNAL_ERROR_STATUS
+        try:
+            write_message(channel, {"internal": traceback.format_exc()})
+        except BaseException:
+            pass
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        os._exit(status)
+
+
+def run_forked(plugin: StatesnapPlugin, item: pytest.Item,
+               timeout: float | None) -> ChildResult:
+    """Run ``item`` in a forked child; the result holds its reports and how it ended."""
+    result = ChildResult()
+    with tempfile.TemporaryFile() as channel, tempfile.TemporaryFile() as crash:
+        # Anything buffered now would be flushed by both processes.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        # Frozen objects are never traversed by the child's collector, so it does not touch
+        # (and copy) every page of the parent's heap; the parent unfreezes them at once.
+        pid = -1
+        gc.freeze()
+        try:
+            pid = os.fork()
+        finally:
+            if pid != 0:
+                gc.unfreeze()
+        if pid == 0:  # pragma: no cover - the child never returns
+            _child_main(plugin, item, channel, crash)
+        try:
+            os.setpgid(pid, pid)  # also done by the child: whichever runs first wins
+        except OSError:
+            pass
+        try:
+            result.exit = wait_child(pid, timeout)
+        except BaseException:
+            # Ctrl-C (the child, in its own group, never got it) or worse: leave no orphans.
+            kill_group(pid)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            raise
+        channel.seek(0)
+        parse_messages(channel.read(), result)
+        if not result.done or not result.clean_exit:
+            result.crash_text = read_tail(crash)
+    return result

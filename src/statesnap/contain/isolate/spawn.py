@@ -1,0 +1,181 @@
+"""Spawn isolation: run one test in a fresh interpreter, for when forking is not safe.
+
+Forking a process that has initialised CUDA leaves the child with a broken CUDA context, so
+such a test (or any test, with ``--statesnap-isolate=spawn``) runs in a new ``python -m
+pytest`` instead.  The child is the same command line a replay uses (the recorded arguments
+minus selection, parallelism and statesnap's own modes, pytest-randomly pinned), told to run
+exactly this one node id (``--statesnap-order``), and to stream its reports to a channel file
+(``--statesnap-isolate-child``) in the form :mod:`statesnap.contain.isolate.channel` reads.  Its own
+record says what the test changed.  Its terminal reporter writes nowhere: the parent shows
+the reports, and with ``-s`` the test's own output reaches the terminal directly.
+
+A subprocess rather than ``multiprocessing``'s spawn: the child needs pytest's whole
+configuration (plugins, conftests, ini, rootdir) rebuilt anyway, which the command line does
+exactly as a replay does, and a child that dies takes nothing of the parent with it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
+from statesnap.contain.isolate.warnings import to_message
+from statesnap.record.journal import RecordError, read_record
+from statesnap.replay.procwait import kill_group, wait_child
+
+if TYPE_CHECKING:
+    from statesnap.plugin.core import StatesnapPlugin
+
+_HEADER_KEY = pytest.StashKey[dict[str, Any]]()
+_PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST",)
+LOG_TAIL = 6000
+
+
+class SpawnedChild:
+    """Registered in a spawned child (``--statesnap-isolate-child``): streams its reports."""
+
+    def __init__(self, plugin: StatesnapPlugin, channel: Path) -> None:
+        self.plugin = plugin
+        self.channel = open(channel, "ab")  # noqa: SIM115 - open for the whole session
+        plugin.isolated_child = True
+        # Spawned isolation's reports, like fork's, are shown by the parent, not written here.
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # The parent shows the reports; the child's own terminal output (its header, progress
+        # and summary) would only be noise, on the user's terminal under -s.  The terminal
+        # plugin stays loaded: its options (-r, -v, ...) are on the replayed command line.
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None and hasattr(tr, "_tw"):
+            from _pytest.config import create_terminal_writer
+
+            tr._tw = create_terminal_writer(session.config, io.StringIO())
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        config = self.plugin.config
+        data = config.hook.pytest_report_to_serializable(config=config, report=report)
+        write_message(self.channel, {
+            "report": data,
+            "phases": self.plugin._phases,
+            "failure": self.plugin._failure,
+        })
+
+    def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str,
+                                location: Any) -> None:
+        if when == "runtest":
+            write_message(self.channel, to_message(warning_message))
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.channel.close()
+
+
+def _header(plugin: StatesnapPlugin) -> dict[str, Any]:
+    """The session's record header (written at session start), read back once."""
+    cached = plugin.config.stash.get(_HEADER_KEY, None)
+    if cached is not None:
+        return cached
+    header: dict[str, Any] = {}
+    if plugin.record_path is not None:
+        try:
+            header = read_record(plugin.record_path).header
+        except RecordError:
+            header = {}
+    plugin.config.stash[_HEADER_KEY] = header
+    return header
+
+
+def child_command(plugin: StatesnapPlugin, item: pytest.Item, workdir: Path) -> list[str]:
+    """The ``python -m pytest`` line that runs ``item`` alone, reporting into ``workdir``."""
+    from statesnap.replay.repro import replay_base_args
+
+    header = _header(plugin)
+    order = workdir / "order.json"
+    order.write_text(json.dumps([item.nodeid], ensure_ascii=False), "utf-8")
+    active = [p.name for p in (plugin.snapshotter.probes if plugin.snapshotter else [])]
+    probes = ",".join(n for n in active if n != "files") or "-files"
+    # A scratch cache only where there is one: without the cacheprovider ``cache_dir`` is an
+    # unknown ini key, which ``filterwarnings = error`` turns into an internal error.
+    cache = (["-o", f"cache_dir={workdir / 'cache'}"]
+             if plugin.config.pluginmanager.has_plugin("cacheprovider") else [])
+    return [
+        sys.executable, "-m", "pytest", *replay_base_args(header),
+        f"--statesnap-order={order}",
+        f"--statesnap-isolate-child={workdir / 'channel.jsonl'}",
+        f"--statesnap-record={workdir / 'record.jsonl'}",
+        f"--statesnap-probes={probes}",
+        "--statesnap-verify-budget=0",
+        *cache,
+        str(item.path),
+    ]
+
+
+def _capture_off(config: pytest.Config) -> bool:
+    return str(config.getoption("capture", "fd")) == "no"
+
+
+def run_spawned(plugin: StatesnapPlugin, item: pytest.Item,
+                timeout: float | None) -> ChildResult:
+    """Run ``item`` in a fresh interpreter; the result holds its reports and how it ended."""
+    result = ChildResult(ok_codes=(0, 1))
+    workdir = Path(tempfile.mkdtemp(prefix="statesnap-spawn-"))
+    try:
+        cmd = child_command(plugin, item, workdir)
+        env = {k: v for k, v in os.environ.items() if k not in _PARENT_ONLY_ENV}
+        env["STATESNAP_ISOLATED"] = "spawn"
+        log_path = workdir / "output.log"
+        cwd = Path(plugin.config.invocation_params.dir)
+        with open(log_path, "wb") as log:
+            out: Any = None if _capture_off(plugin.config) else log
+            try:
+                proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=out, stderr=out, start_new_session=True)
+            except OSError as exc:
+                result.internal = f"cannot start {cmd[0]}: {exc.strerror}"
+                return result
+            try:
+                result.exit = wait_child(proc.pid, timeout)
+            except BaseException:
+                kill_group(proc.pid)
+                proc.wait()
+                raise
+            # Reaped by wait_child; tell Popen so it does not wait again (or warn).
+            proc.returncode = result.exit.code if result.exit.code is not None else (
+                -(result.exit.signal or 9))
+        channel = workdir / "channel.jsonl"
+        if channel.exists():
+            parse_messages(channel.read_bytes(), result)
+        _read_child_record(workdir / "record.jsonl", result)
+        if not result.done or not result.clean_exit:
+            text = log_path.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace").strip()
+            result.crash_text = text
+            if result.exit.code == 4 and not result.reports:
+                result.internal = "the spawned pytest could not run the test: " + (
+                    " / ".join(text.splitlines()[-3:]) or "no output")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def _read_child_record(path: Path, result: ChildResult) -> None:
+    try:
+        record = read_record(path)
+    except RecordError:
+        return
+    result.errors = list(record.errors)
+    if record.tests:
+        test = record.tests[0]
+        result.done = True
+        result.phases = dict(test.phases) or result.phases
+        if test.failure is not None:
+            result.failure = test.failure
+        result.changes = [c.to_json() for c in test.changes]

@@ -1,0 +1,144 @@
+"""pytest-rerunfailures: reruns in the record, and tests that only fail in the suite.
+
+Imported at start when pytest-rerunfailures is installed; what only the session end needs
+(findings, replays) is imported there.
+
+pytest-rerunfailures runs a failed test again inside the same protocol call, so statesnap sees
+one test with several attempts: its record line gets ``reruns`` (how many extra attempts) and
+keeps the first attempt's ``failure``; ``phases`` and ``outcome`` are the last attempt's.
+
+At session end, every test that needed a rerun is run once more alone, in a fresh process
+(within the verification budget).  A test that failed in the suite and passes alone is
+flagged as likely order-dependent, with the state-based suspects of its first failure; one
+that also fails alone, after passing on a rerun, is flaky rather than polluted.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from statesnap.record.journal import Record, TestEntry
+
+if TYPE_CHECKING:
+    from statesnap.analysis.findings import Finding
+    from statesnap.plugin.core import StatesnapPlugin
+
+#: At most this many tests are rerun alone at session end.
+MAX_ALONE = 10
+
+
+class RerunHooks:
+    """Registered only when pytest-rerunfailures is installed, and kept only when some test
+    may be rerun: otherwise its per-phase hook would be called for nothing on every test."""
+
+    def __init__(self, plugin: StatesnapPlugin) -> None:
+        self.plugin = plugin
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        if not reruns_possible(config, items):
+            config.pluginmanager.unregister(self)
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        attempts = getattr(report, "rerun", None)
+        if report.outcome == "rerun":  # type: ignore[comparison-overlap]
+            attempts = (attempts or 0) + 1
+        if isinstance(attempts, int) and attempts > 0:
+            extra = self.plugin.test_extra
+            extra["reruns"] = max(int(extra.get("reruns", 0)), attempts)
+
+
+def reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
+    """Whether pytest-rerunfailures may rerun any of ``items``: a rerun count given on the
+    command line or in the ini file, or a ``flaky`` marker (the places it looks)."""
+    for name in ("reruns", "force_reruns"):
+        try:
+            if config.getoption(name, None):
+                return True
+        except ValueError:
+            pass
+    try:
+        if str(config.getini("reruns") or "").strip() not in ("", "0"):
+            return True
+    except ValueError:  # an older release without the ini option
+        pass
+    return any(item.get_closest_marker("flaky") is not None for item in items)
+
+
+def rerun_tests(record: Record) -> list[TestEntry]:
+    """Tests that needed at least one rerun, in run order."""
+    return [t for t in sorted(record.tests, key=lambda t: t.index)
+            if int(t.extra.get("reruns") or 0) > 0]
+
+
+def _finding(record: Record, test: TestEntry) -> Finding:
+    from statesnap.analysis.attribution import dirty_before, rank
+    from statesnap.analysis.findings import SUSPECTED, Finding
+    from statesnap.replay.repro import repro_command
+
+    failure = test.failure or {}
+    victim = TestEntry(index=test.index, nodeid=test.nodeid, outcome="failed",
+                       worker=test.worker, phases={"call": "failed"}, failure=test.failure)
+    cands = rank(victim, dirty_before(sorted(record.tests, key=lambda t: t.index), victim))
+    f = Finding(victim=test.nodeid, polluters=[], probe=None, key=None, status=SUSPECTED,
+                worker=test.worker, exc_type=failure.get("exc_type"),
+                message=failure.get("message"), candidates=cands[:20])
+    if cands:
+        top = cands[0]
+        f.polluters = [top.nodeid]
+        f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
+        f.repro = repro_command(record.header, [top.nodeid, test.nodeid])
+    else:
+        f.repro = repro_command(record.header, [test.nodeid])
+    return f
+
+
+def flag_order_dependent(plugin: StatesnapPlugin, record: Record,
+                         findings: list[Finding]) -> list[Finding]:
+    """New findings for rerun tests that passed alone in a fresh process (or flaky ones)."""
+    s = plugin.settings
+    tests = rerun_tests(record)
+    if not tests:
+        return []
+    victims = {f.victim: f for f in findings}
+    for t in tests:
+        if t.nodeid in victims:  # already a victim: say that it was rerun
+            f = victims[t.nodeid]
+            note = f"rerun {t.extra['reruns']} time(s) by pytest-rerunfailures"
+            f.note = f"{f.note}; {note}" if f.note else note
+    todo = [t for t in tests if t.nodeid not in victims][:MAX_ALONE]
+    if not todo or s.verify_budget <= 0 or s.order_file is not None or s.isolate_child:
+        return []
+    from statesnap.analysis.findings import NOT_DETERMINISTIC
+    from statesnap.replay.runner import Runner
+
+    runner = Runner(record, env=plugin.initial_env, redactor=plugin.redactor)
+    deadline = time.monotonic() + s.verify_budget
+    out: list[Finding] = []
+    for t in todo:
+        if time.monotonic() > deadline:
+            break
+        plugin._terminal_line(f"statesnap: rerunning {t.nodeid} alone (it needed "
+                              f"{t.extra['reruns']} rerun(s) in the suite)")
+        result = runner.run([t.nodeid], label="rerun-alone")
+        f = _finding(record, t)
+        if result.log is not None:
+            f.logs.append(str(result.log))
+        reruns = t.extra["reruns"]
+        if result.passed(t.nodeid):
+            f.note = (f"likely order-dependent: failed in the suite (rerun {reruns} time(s) by "
+                      "pytest-rerunfailures) and passed alone in a fresh process")
+        elif result.failed(t.nodeid):
+            f.status = NOT_DETERMINISTIC
+            f.polluters = []
+            f.note = (f"flaky: failed in the suite, passed on a rerun ({reruns}), and failed "
+                      "alone in a fresh process")
+        else:
+            continue  # the replay did not run the test: nothing to say
+        out.append(f)
+    return out

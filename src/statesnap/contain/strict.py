@@ -1,0 +1,215 @@
+"""Strict mode: ``--statesnap-strict[=PROBES]`` makes a test that leaks state error at teardown.
+
+A CI gate that stops new polluters from landing, like CPython's ``--fail-env-changed``.  The
+check runs inside ``pytest_runtest_teardown``, as its outermost wrapper, after every finaliser
+of the test (and of the scopes that end with it) has run: a full snapshot there is what the
+next test will start from.  A leak then raises :class:`StateLeaked`, which pytest reports as
+the test's teardown error, with the diff as its text.
+
+Changes a module-, class-, package- or session-scoped fixture makes in its setup belong to
+that scope, not to the test that happened to run first: they are held, and checked when the
+fixture is finalised: put back by then, they were never a leak; still there, the test whose
+teardown ended the scope errors, naming the fixture.
+
+Allowances (ini ``statesnap_allow``, ``@pytest.mark.statesnap_allow("env:FOO", "modules")``)
+are ``probe:key`` globs; a bare probe name allows all its keys.  An isolated test's own
+changes died with its process; only what escaped it (files) can make it error.  The
+``warnings`` probe is left out while pytest's warnings plugin is on: it runs each test inside
+``catch_warnings``, which undoes every filter change after this check could see it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from _pytest.outcomes import Failed
+
+from statesnap.analysis.leaks import WIDE_SCOPES
+from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.plugin import markers
+from statesnap.plugin.terminal import short
+from statesnap.state.diff import Change, diff_snapshots
+from statesnap.state.selection import ProbeSelection, allowed, normalise_allow, resolve
+from statesnap.state.tracker import Label, TestTracker
+
+if TYPE_CHECKING:
+    from statesnap.plugin.core import StatesnapPlugin
+
+ALLOW_MARKER = markers.ALLOW
+STRICT_KEY = pytest.StashKey["StrictPlugin"]()
+
+
+class StateLeaked(Failed):
+    """Raised at teardown by strict mode: the test leaked state; the message is the diff."""
+
+
+@dataclass
+class _Held:
+    before: Any
+    fixture: str
+    scope: str
+    nodeid: str
+    change: Change
+
+
+def net_so_far(plugin: StatesnapPlugin) -> list[Change]:
+    """The test's net changes up to now (a full snapshot), labelled like the record's.
+
+    Reads the tracker's test in progress; the later ``end()`` reuses this snapshot's tokens.
+    """
+    tracker: TestTracker | None = plugin.tracker
+    if tracker is None:
+        return []
+    # After a quiet teardown (the plugin took no after-call snapshot) all of it is the call's.
+    tracker.checkpoint(Label("call" if plugin._call_is_last else "teardown"), light=False)
+    test = getattr(tracker, "_test", None)
+    if test is None:
+        return []
+    changes = diff_snapshots(test.before, test.last)
+    snapshotter = tracker.snapshotter
+    for ch in changes:
+        label = test.first_seen.get((ch.probe, ch.key))
+        if label is not None:
+            ch.phase, ch.fixture, ch.scope = label.phase, label.fixture, label.scope
+        probe = snapshotter.probe(ch.probe)
+        if probe is not None:
+            try:
+                ch.severity = int(probe.severity_of(ch.key, ch.before, ch.after))
+            except Exception:
+                ch.severity = int(probe.severity)
+    return changes
+
+
+def _current_value(plugin: StatesnapPlugin, probe: str, key: str) -> Any:
+    tracker = plugin.tracker
+    test = getattr(tracker, "_test", None)
+    snap = test.last if test is not None else getattr(tracker, "current", None)
+    if snap is None:
+        return None
+    return snap.get(probe).get(key)
+
+
+def format_leak(nodeid: str, leaks: Iterable[Change], plugin: StatesnapPlugin,
+                held_by: dict[str, str] | None = None) -> str:
+    """The teardown error's text: each leaked key, before → after, where, and a fix hint."""
+    leaks = list(leaks)
+    lines = [f"statesnap --statesnap-strict: {nodeid} leaked state that later tests would "
+             f"see ({len(leaks)} change(s)):"]
+    hints: list[str] = []
+    for ch in leaks:
+        where = f" [{ch.phase}" + (
+            f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else "")
+        where = where + "]" if ch.phase else ""
+        owner = (held_by or {}).get(ch.ref)
+        owner_text = f" (set up by {owner}, not undone when its scope ended)" if owner else ""
+        lines.append(f"  {ch.ref}: {ch.change} {short(ch.before)} → {short(ch.after)}"
+                     f"{where}{owner_text}")
+        probe = plugin.snapshotter.probe(ch.probe) if plugin.snapshotter else None
+        if probe is not None:
+            try:
+                hint = probe.hint(ch.key, ch.change)
+            except Exception:
+                hint = None
+            if hint and hint not in hints:
+                hints.append(hint)
+    for hint in hints[:5]:
+        lines.append(f"  fix: {hint}")
+    refs = ", ".join(repr(c.ref) for c in leaks[:3])
+    lines.append(f"intended? allow it: @pytest.mark.{ALLOW_MARKER}({refs}) or the ini option "
+                 "statesnap_allow")
+    return "\n".join(lines)
+
+
+class StrictPlugin:
+    """Checks every test's leaks at the end of its teardown."""
+
+    def __init__(self, plugin: StatesnapPlugin) -> None:
+        self.plugin = plugin
+        self.selection: ProbeSelection | None = None
+        self.held: dict[tuple[str, str], _Held] = {}
+        self._finalised: set[tuple[str, str]] = set()
+        #: Node ids of tests that errored for a leak, with the refs.
+        self.violations: dict[str, list[str]] = {}
+        plugin.config.stash[STRICT_KEY] = self
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        p = self.plugin
+        spec = p.settings.strict or "all"
+        active = p.snapshotter.probes if p.snapshotter is not None else []
+        selection = resolve(spec, "--statesnap-strict", active, p.unavailable)
+        if session.config.pluginmanager.hasplugin("warnings"):
+            # pytest's warnings plugin runs every test inside catch_warnings, which puts the
+            # filters back after the protocol, i.e. after this check: inside a test, warnings
+            # changes can never leak, and seen from teardown they always look as if they do.
+            selection = dataclasses.replace(selection, names=selection.names - {"warnings"})
+        self.selection = selection
+
+    def _patterns(self, item: pytest.Item) -> list[str]:
+        out = list(self.plugin.settings.allow)
+        for marker in item.iter_markers(ALLOW_MARKER):
+            out += [normalise_allow(str(a)) for a in marker.args]
+        return out
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+        if str(fixturedef.scope) in WIDE_SCOPES:
+            self._finalised.add((str(fixturedef.argname), str(fixturedef.scope)))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item,
+                                nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        self._finalised = set()
+        result = yield  # a teardown that raised already errors; no second error on top
+        if not self.plugin.isolated_child:
+            message = self.check(item)
+            if message is not None:
+                raise StateLeaked(message, pytrace=False)
+        return result
+
+    def check(self, item: pytest.Item) -> str | None:
+        """The leak message for ``item`` now (after its teardown), or None when it is clean."""
+        selection = self.selection
+        if selection is None:
+            return None
+        leaks: list[Change] = []
+        held_by: dict[str, str] = {}
+        for ch in net_so_far(self.plugin):
+            ref = (ch.probe, ch.key)
+            if ch.phase == "setup" and ch.scope in WIDE_SCOPES and ch.fixture:
+                self.held.setdefault(ref, _Held(ch.before, ch.fixture, ch.scope, item.nodeid, ch))
+                continue
+            held = self.held.get(ref)
+            if held is not None and ch.after == held.before:
+                del self.held[ref]  # the scope ended and put it back
+                continue
+            leaks.append(ch)
+        own = {(c.probe, c.key) for c in leaks}
+        for ref, held in list(self.held.items()):
+            if (held.fixture, held.scope) not in self._finalised:
+                continue
+            del self.held[ref]
+            if ref in own:
+                continue  # this test changed it last: its own change is listed, not the fixture
+            if _current_value(self.plugin, *ref) != held.before:
+                leaks.append(held.change)
+                held_by[held.change.ref] = f"{held.scope} fixture {held.fixture}"
+        patterns = self._patterns(item)
+        leaks = [c for c in leaks if selection.covers(c) and not allowed(c, patterns)]
+        if not leaks:
+            return None
+        self.violations[item.nodeid] = [c.ref for c in leaks]
+        self.plugin.test_extra["strict"] = [c.ref for c in leaks]
+        return format_leak(item.nodeid, leaks, self.plugin, held_by)
+
+
+def escaped_leak_message(plugin: StatesnapPlugin, item: pytest.Item) -> str | None:
+    """For an isolated test, in the parent: what escaped its child (files), if strict is on."""
+    strict = plugin.config.stash.get(STRICT_KEY, None)
+    if strict is None:
+        return None
+    strict._finalised = set()
+    return strict.check(item)

@@ -1,0 +1,241 @@
+"""pytest-xdist: one lane per worker, merged by the controller into one record.
+
+Each worker runs its tests in its own process and records its own lane next to the
+controller's record (``run.jsonl`` → ``run.gw0.jsonl``), flushed per test like any record, so
+a worker that crashes still leaves its lane up to the crash.  The controller runs no tests;
+at session end it merges the lanes into its own record (the one ``--statesnap-record`` names,
+or the cache's ``latest``), and builds the summary, the findings and the report from the
+lanes, one :class:`~statesnap.record.journal.Record` each.  Findings and replays stay within one
+worker's process: attribution compares a victim only with tests of its own lane.
+
+The merged record, format 1 still (older readers see every test, each with its worker):
+
+``header``       the controller's, plus ``lanes``: ``[{"worker", "path", "tests", "crashed"}]``
+``lane``         starts a lane: ``worker``, ``path`` and the worker's own ``header``
+(lines)          the lane's ``collection``, ``test``, ``probe_error`` ... lines as the worker
+                 wrote them (each with its ``worker``); of ``start`` lines only the one a
+                 crashed worker never finished
+``lane_footer``  the worker's footer (absent for a worker that died)
+``footer``       the controller's
+
+:func:`read_lanes` reads it back as one Record per lane (or reads a plain record as one lane).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from statesnap.record.journal import (
+    Record,
+    RecordError,
+    TestEntry,
+    dumps,
+    read_record,
+    write_atomic,
+)
+from statesnap.state.diff import Change
+
+if TYPE_CHECKING:
+    from statesnap.plugin.core import StatesnapPlugin
+
+WORKERINPUT_KEY = "statesnap_record"
+
+
+def lane_path(record: Path, worker: str) -> Path:
+    """Where worker ``worker`` writes its lane of the run recorded at ``record``."""
+    suffix = record.suffix or ".jsonl"
+    return record.with_name(f"{record.stem}.{worker}{suffix}")
+
+
+def worker_record_path(config: pytest.Config, worker: str) -> Path | None:
+    """In an xdist worker: its lane's path, next to the controller's record; else None."""
+    workerinput = getattr(config, "workerinput", None)
+    if not isinstance(workerinput, dict) or not workerinput.get(WORKERINPUT_KEY):
+        return None
+    return lane_path(Path(str(workerinput[WORKERINPUT_KEY])), worker)
+
+
+def is_controller(config: pytest.Config) -> bool:
+    """Whether this process is an xdist controller (it distributes tests, runs none)."""
+    return (getattr(config, "workerinput", None) is None
+            and config.pluginmanager.get_plugin("dsession") is not None)
+
+
+class XdistHooks:
+    """Registered only when pytest-xdist is installed, so its hooks exist."""
+
+    def __init__(self, plugin: StatesnapPlugin) -> None:
+        self.plugin = plugin
+        #: Worker ids in the order they were configured (restarted workers get new ids).
+        self.workers: list[str] = []
+
+    @pytest.hookimpl
+    def pytest_configure_node(self, node: Any) -> None:
+        worker = str(node.gateway.id)
+        if worker not in self.workers:
+            self.workers.append(worker)
+        if self.plugin.record_path is not None:
+            node.workerinput[WORKERINPUT_KEY] = str(self.plugin.record_path)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a record; a line cut short by a crash is left out."""
+    out: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for text in f:
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict) and "type" in obj:
+                out.append(obj)
+    return out
+
+
+def _lane_body(lines: list[dict[str, Any]], worker: str) -> tuple[list[dict[str, Any]],
+                                                                   dict[str, Any] | None]:
+    """A worker's lines for the merged record (no header), and its footer."""
+    finished = {obj.get("index") for obj in lines if obj["type"] == "test"}
+    body: list[dict[str, Any]] = []
+    footer = None
+    for obj in lines[1:]:
+        kind = obj["type"]
+        if kind == "footer":
+            footer = obj
+            continue
+        if kind == "start" and obj.get("index") in finished:
+            continue
+        body.append({**obj, "worker": obj.get("worker", worker)})
+    return body, footer
+
+
+def merge_lanes(target: Path, controller: Record, lanes: list[tuple[str, Path]]) -> None:
+    """Write the merged record at ``target`` from the controller's record and the lane files."""
+    parts: list[str] = []
+    described: list[dict[str, Any]] = []
+    bodies: list[str] = []
+    for worker, path in lanes:
+        lines = _lines(path)
+        if not lines or lines[0]["type"] != "header":
+            continue
+        body, footer = _lane_body(lines, worker)
+        tests = sum(1 for obj in body if obj["type"] == "test")
+        described.append({"worker": worker, "path": str(path), "tests": tests,
+                          "crashed": footer is None})
+        bodies.append(dumps({"type": "lane", "worker": worker, "path": str(path),
+                             "header": lines[0]}))
+        bodies += [dumps(obj) for obj in body]
+        if footer is not None:
+            bodies.append(dumps({**footer, "type": "lane_footer", "worker": worker}))
+    parts.append(dumps({**controller.header, "lanes": described}))
+    parts += bodies
+    parts.append(dumps(controller.footer or {"type": "footer"}))
+    write_atomic(target, "\n".join(parts) + "\n")
+
+
+def _record_from(lines: list[dict[str, Any]], path: Path) -> Record:
+    """A Record from a lane's lines, through the one record reader there is."""
+    fd, tmp = tempfile.mkstemp(suffix=".jsonl", prefix="statesnap-lane-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for obj in lines:
+                f.write(dumps(obj) + "\n")
+        record = read_record(tmp)
+    finally:
+        os.unlink(tmp)
+    record.path = path
+    return record
+
+
+def read_lanes(path: Path | str) -> list[Record]:
+    """One Record per lane of a merged record; a plain record is one lane."""
+    path = Path(path)
+    record = read_record(path)
+    if "lanes" not in record.header:
+        return [record]
+    lanes: list[Record] = []
+    current: list[dict[str, Any]] | None = None
+    current_path = path
+    for obj in _lines(path)[1:]:
+        kind = obj["type"]
+        if kind == "lane":
+            if current is not None:
+                lanes.append(_record_from(current, current_path))
+            current = [dict(obj.get("header") or {"type": "header", "format": 1})]
+            current_path = Path(str(obj.get("path") or path))
+        elif kind == "lane_footer" and current is not None:
+            current.append({**obj, "type": "footer"})
+        elif kind not in ("footer", "finding") and current is not None:
+            current.append(obj)
+    if current is not None:
+        lanes.append(_record_from(current, current_path))
+    # The session's verdicts follow the last lane: each lane gets its own worker's.
+    for lane in lanes:
+        lane.verdicts = [v for v in record.verdicts if v.get("worker", "main") == lane.worker]
+    return lanes
+
+
+def combined_view(path: Path, header: dict[str, Any], lanes: list[Record]) -> Record:
+    """All lanes as one Record with distinct indexes (for the terminal section)."""
+    tests: list[TestEntry] = []
+    collection: list[Change] = []
+    errors: list[dict[str, Any]] = []
+    for lane in lanes:
+        offset = len(tests)
+        tests += [dataclasses.replace(t, index=offset + i) for i, t in
+                  enumerate(sorted(lane.tests, key=lambda t: t.index))]
+        collection += lane.collection
+        errors += lane.errors
+    return Record(path=path, header=header, collection=collection, tests=tests, errors=errors,
+                  footer={"type": "footer"})
+
+
+def finish_controller(plugin: StatesnapPlugin, hooks: XdistHooks | None) -> None:
+    """Merge the workers' lanes, then find, verify and write outputs per lane."""
+    from statesnap.proof import session_end
+
+    if plugin.record_path is None:
+        return
+    try:
+        controller = read_record(plugin.record_path)
+    except RecordError as exc:
+        plugin._terminal_line(f"statesnap: cannot read back the record: {exc}")
+        return
+    workers = hooks.workers if hooks is not None else []
+    found = [(w, lane_path(plugin.record_path, w)) for w in workers]
+    found = [(w, p) for w, p in found if p.is_file()]
+    try:
+        merge_lanes(plugin.record_path, controller, found)
+    except OSError as exc:
+        plugin._terminal_line(f"statesnap: cannot write the merged record: {exc.strerror}")
+    lanes: list[Record] = []
+    for worker, path in found:
+        try:
+            lanes.append(read_record(path))
+        except RecordError as exc:
+            plugin._terminal_line(f"statesnap: lane of {worker} unreadable: {exc}")
+    plugin.records = lanes
+    plugin.record = combined_view(plugin.record_path, controller.header, lanes)
+    findings = []
+    for lane in lanes:
+        findings += session_end.find(plugin, lane)
+        from statesnap.contain.reruns import flag_order_dependent
+
+        findings += flag_order_dependent(plugin, lane, findings)
+    plugin.findings = findings
+    session_end.store_verdicts(plugin, findings)
+    session_end.write_outputs(plugin, lanes, findings)
+
+
+def note_worker_output(plugin: StatesnapPlugin) -> None:
+    """In a worker: tell the controller where this lane is (xdist's workeroutput)."""
+    output = getattr(plugin.config, "workeroutput", None)
+    if isinstance(output, dict) and plugin.record_path is not None:
+        output[WORKERINPUT_KEY] = str(plugin.record_path)

@@ -1,0 +1,1 @@
+"""The hunt for latent order-dependent tests: plan, runs, proofs."""

@@ -1,0 +1,381 @@
+"""The hunt: run the few orders that can expose latent order-dependent tests, and prove them.
+
+Most order-dependent tests do not fail in the order a suite happens to run in; they wait for a
+new test, a rebalanced shard, xdist handing tests out differently, or a shuffle.  The record
+already says which tests leak what, so instead of shuffling blindly a hunt runs:
+
+1. per group of leakers (:func:`statesnap.hunt.plan.leaker_groups`; usually one), the leakers
+   first and every other test after them: a test that ran before its polluter now runs after
+   it and fails -- a *latent* victim;
+2. every test that leaked nothing, without the leakers: a test that passed only because a
+   leaking test had set state up for it now fails -- a *brittle* test;
+3. what those two miss (:mod:`statesnap.hunt.plan`): per group, the leakers first and the
+   rest backwards (a test that resets the state no longer stands in between), then, where
+   those runs saw tests change a leaked key again, the leakers first and those tests last
+   (cleaners on both sides of a victim); the tests whose
+   only leaks are LOW (an import) first; the whole order backwards (a victim that leaks too,
+   and so ran in front of the others in every order so far);
+4. optionally, ``random_orders`` seeded shuffles, each seed recorded, for what 1-3 miss.
+
+Each test that passed in the record and failed in one of those runs is then classified (does
+it pass without the leaking tests?) and proven (:mod:`statesnap.hunt.prove`).  Everything runs
+within one time budget; every run's output, order and record stay in the hunt's log folder.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statesnap.analysis.findings import BRITTLE, LATENT, Finding
+from statesnap.hunt.plan import (
+    HuntSuite,
+    Observation,
+    build_suite,
+    candidates,
+    cleaners_last,
+    group_keys,
+    leaker_groups,
+    leakers_first,
+    new_failures,
+    observe,
+    random_order,
+    reversed_order,
+    suspects,
+    touched,
+    without_leakers,
+)
+from statesnap.hunt.prove import Prover, Suspect
+from statesnap.hunt.runs import (
+    CLEANERS_AFTER,
+    CLEANERS_LAST,
+    LEAKERS_FIRST,
+    LOW_FIRST,
+    ORDER_KINDS,
+    RANDOM,
+    REVERSED,
+    WITHOUT_LEAKERS,
+    BudgetSpent,
+    HuntRun,
+    Observed,
+    Progress,
+    Replays,
+)
+from statesnap.record.journal import Record
+from statesnap.replay.runner import Runner
+
+
+class HuntError(Exception):
+    """A hunt that cannot run at all (no tests, a replay that cannot start)."""
+
+
+@dataclass
+class HuntOptions:
+    """What to hunt and how long for."""
+
+    budget: float = 300.0
+    random_orders: int = 0
+    #: Seed of the first random order (the next ones count up); None picks one.
+    seed: int | None = None
+    worker: str | None = None
+    all_leaks: bool = False
+    extra_args: Sequence[str] = ()
+
+
+@dataclass
+class HuntResult:
+    """What a hunt ran and found."""
+
+    tests: int
+    leakers: int
+    ignored_low: int
+    groups: int
+    runs: list[HuntRun]
+    findings: list[Finding]
+    logs_dir: Path
+    duration: float
+    #: Plans the budget left unrun, in words.
+    skipped: list[str] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+
+    @property
+    def orders(self) -> list[HuntRun]:
+        """The exploring runs (the hunt orders), as opposed to the proving ones."""
+        return [r for r in self.runs if r.kind in ORDER_KINDS]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tests": self.tests,
+            "leakers": self.leakers,
+            "ignored_low_leaks": self.ignored_low,
+            "groups": self.groups,
+            "orders": len(self.orders),
+            "pytest_runs": len(self.runs),
+            "duration": round(self.duration, 3),
+            "seeds": self.seeds,
+            "skipped": self.skipped,
+            "logs_dir": str(self.logs_dir),
+            "runs": [r.to_json() for r in self.runs],
+        }
+
+
+def default_logs_dir(record_path: Path) -> Path:
+    """``<record>.logs/hunt-<time>``: a folder per hunt, beside the record's other replays."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = record_path.with_suffix(".logs")
+    path = base / f"hunt-{stamp}"
+    n = 1
+    while path.exists():
+        n += 1
+        path = base / f"hunt-{stamp}-{n}"
+    return path
+
+
+class Hunter:
+    """One hunt over the lanes of one run (or one worker's lane)."""
+
+    def __init__(self, records: Sequence[Record], options: HuntOptions,
+                 progress: Progress | None = None, runner: Runner | None = None,
+                 logs_dir: Path | None = None) -> None:
+        if not records:
+            raise HuntError("no record to hunt in")
+        self.records = list(records)
+        self.options = options
+        self.suite: HuntSuite = build_suite(records, options.worker, options.all_leaks)
+        if not self.suite.tests:
+            where = f" of worker {options.worker}" if options.worker else ""
+            raise HuntError(f"{records[0].path} holds no finished tests{where} to hunt in")
+        first = self._lane_record()
+        self.header = first.header
+        self.runner = runner or Runner(first, logs_dir=logs_dir or default_logs_dir(
+            records[0].path), extra_args=list(options.extra_args))
+        self.replays = Replays(self.runner, options.budget, progress)
+        self.prover = Prover(self.suite, self.replays, self.header)
+        self.explored: list[Observed] = []
+        self.skipped: list[str] = []
+        self.seeds: list[int] = []
+
+    def _lane_record(self) -> Record:
+        for record in self.records:
+            workers = {t.worker for t in record.tests} | {record.worker}
+            if self.options.worker is None or self.options.worker in workers:
+                return record
+        return self.records[0]
+
+    # -- 1-3: the orders -------------------------------------------------------------------
+    def explore(self) -> None:
+        suite = self.suite
+        groups = leaker_groups(suite)
+        for i, group in enumerate(groups, start=1):
+            self._explore(leakers_first(suite, group), f"leakers-first-{i}", LEAKERS_FIRST,
+                          f"{len(group)} leaking test(s) first (group {i}/{len(groups)})",
+                          group=i)
+        if groups:
+            # Leaking victims found so far run at its end: that is their check too.
+            found = [n for o in self.explored for n in o.run.new_failures]
+            order = without_leakers(suite, then=[n for n in suite.order() if n in found])
+            self._explore(order, "without-leakers", WITHOUT_LEAKERS,
+                          f"{len(order)} test(s) without the leaking ones")
+        for i, group in enumerate(groups, start=1):
+            self._explore(leakers_first(suite, group, rest_reversed=True),
+                          f"leakers-first-rest-reversed-{i}", CLEANERS_AFTER,
+                          f"{len(group)} leaking test(s) first, the rest backwards "
+                          f"(group {i}/{len(groups)})", group=i)
+        for i, group in enumerate(groups, start=1):
+            cleaners = self._cleaners(group, i)
+            if cleaners:
+                self._explore(cleaners_last(suite, group, cleaners),
+                              f"leakers-first-cleaners-last-{i}", CLEANERS_LAST,
+                              f"{len(group)} leaking test(s) first, {len(cleaners)} test(s) "
+                              f"that reset their state last (group {i}/{len(groups)})",
+                              group=i)
+        if suite.low_leakers:
+            low = suite.low_leakers
+            self._explore(leakers_first(suite, low), "low-leakers-first", LOW_FIRST,
+                          f"{len(low)} test(s) with LOW-severity leaks first")
+        if groups or suite.low_leakers:
+            self._explore(reversed_order(suite), "reversed", REVERSED,
+                          "the recorded order backwards")
+        base = self.options.seed
+        if base is None and self.options.random_orders:
+            base = random.SystemRandom().randrange(2**32)
+        for k in range(self.options.random_orders):
+            assert base is not None
+            seed = (base + k) % 2**32
+            if self._explore(random_order(suite, seed), f"random-{seed}", RANDOM,
+                             f"random order, seed {seed}", seed=seed):
+                self.seeds.append(seed)
+
+    def _cleaners(self, group: list[str], number: int) -> list[str]:
+        """Tests that changed a key of the group's leaks after the group's leakers ran first
+        (in its leakers-first runs): each may have reset the state before a victim."""
+        keys = group_keys(self.suite, group)
+        found: list[str] = []
+        for obs in self.explored:
+            child = obs.child() if obs.run.group == number else None
+            if child is not None and obs.run.kind in (LEAKERS_FIRST, CLEANERS_AFTER):
+                found += touched(child.tests, keys, skip=group)
+        return list(dict.fromkeys(found))
+
+    def _explore(self, order: list[str], label: str, kind: str, message: str,
+                 **meta: Any) -> bool:
+        """Run one hunt order; False when the budget left no time for it.
+
+        An extra order (not the first two kinds, not a random one asked for) that equals
+        one already run is not run again."""
+        if not order:
+            return False
+        if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED) and any(
+                o.order == order for o in self.explored):
+            return False
+        try:
+            obs = self.replays.run(order, label, kind, message, **meta)
+        except BudgetSpent:
+            self.skipped.append(f"{label} ({len(order)} tests)")
+            return False
+        if obs.result.error is not None and not obs.result.outcomes:
+            raise HuntError(f"the {label} run could not run: {obs.result.error} "
+                            f"(log: {obs.run.log})")
+        obs.run.new_failures = new_failures(self.suite, order, obs.result.outcomes)
+        self.explored.append(obs)
+        return True
+
+    # -- classify and prove ----------------------------------------------------------------
+    def _suspects(self) -> list[Suspect]:
+        found: dict[str, Suspect] = {}
+        for obs in self.explored:
+            for nodeid in obs.run.new_failures:
+                found.setdefault(nodeid, Suspect(nodeid)).failed_in.append(obs)
+        for s in found.values():
+            s.passed_in = [o for o in self.explored if o.passed(s.nodeid)]
+        order = {n: i for i, n in enumerate(self.suite.order())}
+        return sorted(found.values(), key=lambda s: order.get(s.nodeid, 0))
+
+    def classify(self, items: list[Suspect]) -> None:
+        """Latent (passes without the leaking tests) or brittle (fails without them)."""
+        without = next((o for o in self.explored if o.run.kind == WITHOUT_LEAKERS), None)
+        tainted = self._tainted(without) if without is not None else set()
+        unsure: list[Suspect] = []
+        for s in items:
+            # A latent victim of a leaker passes where no leaker ran before it.
+            if without is not None and s.nodeid not in tainted and without.passed(s.nodeid):
+                s.kind, s.without = LATENT, without
+                s.note_log(without)
+            else:
+                unsure.append(s)
+        if unsure:
+            self.prover.alone(unsure)
+
+    def _tainted(self, without: Observed) -> set[str]:
+        """Tests at the end of the run without leakers that ran after a leaking one."""
+        leaked = without.leaked()
+        out: set[str] = set()
+        dirty = False
+        for nodeid in without.order:
+            if dirty and nodeid in self.suite.leaks:
+                out.add(nodeid)
+            dirty = dirty or (nodeid in self.suite.leaks and nodeid in leaked)
+        return out
+
+    def _attribute(self, s: Suspect) -> None:
+        """Rank the suspects of ``s``'s failure, on the record that shows it."""
+        if s.kind == LATENT:
+            runs = [o for o in s.failed_in if o.run.kind != WITHOUT_LEAKERS] or s.failed_in
+            s.failing = runs[0]
+            child = s.failing.child()
+            obs = observe(child, s.nodeid) if child is not None else None
+            cleared: list[Observation] = []
+            recorded = self._recorded(s.nodeid)
+            if recorded is not None:
+                cleared.append(recorded)
+            for other in s.passed_in:
+                o_child = other.child()
+                seen = observe(o_child, s.nodeid) if o_child is not None else None
+                if seen is not None:
+                    cleared.append(seen)
+            if obs is not None:
+                s.candidates, s.set_aside = candidates(obs, None, cleared)
+        else:
+            s.failing = s.without
+            recorded = self._recorded(s.nodeid)
+            if recorded is not None:
+                s.candidates, s.set_aside = candidates(recorded, s.failure)
+        for obs_run in s.failed_in:
+            s.note_log(obs_run)
+        s.queue = suspects(s.candidates)
+
+    def _recorded(self, nodeid: str) -> Observation | None:
+        lane = self.suite.lane_of(nodeid)
+        entry = self.suite.by_id.get(nodeid)
+        return None if entry is None else Observation(lane, entry)
+
+    def hunt(self) -> HuntResult:
+        """Run the orders, then prove each test they exposed, all within the budget."""
+        self.explore()
+        return self.conclude()
+
+    def conclude(self) -> HuntResult:
+        """Classify and prove what the orders exposed; what the budget leaves is suspected."""
+        items = self._suspects()
+        try:
+            if items:
+                self.classify(items)
+                for s in items:
+                    if s.kind is not None:
+                        self._attribute(s)
+                latent = [s for s in items if s.kind == LATENT]
+                self.prover.latent(latent)
+                for s in latent:
+                    if s.kind == BRITTLE:
+                        # It failed alone: some test has to run first for it to pass.
+                        s.queue, s.tried = [], []
+                        self._attribute(s)
+                self.prover.brittle([s for s in items if s.kind == BRITTLE])
+        except BudgetSpent:
+            pass
+        for s in items:
+            if s.finding is None:
+                self.prover.unproven(s, "the hunt's budget ran out before it was proven "
+                                     "(run again with a larger --budget)")
+        suite = self.suite
+        return HuntResult(
+            tests=len(suite.tests), leakers=len(suite.leaks), ignored_low=suite.ignored_low,
+            groups=len(leaker_groups(suite)), runs=list(self.replays.runs),
+            findings=[s.finding for s in items if s.finding is not None],
+            logs_dir=self.replays.logs_dir,
+            duration=time.monotonic() - self.replays.started, skipped=self.skipped,
+            seeds=self.seeds,
+        )
+
+
+def hunt(records: Sequence[Record], options: HuntOptions | None = None,
+         progress: Progress | None = None, runner: Runner | None = None) -> HuntResult:
+    """Hunt latent and brittle order-dependent tests in the run of ``records``."""
+    return Hunter(records, options or HuntOptions(), progress, runner).hunt()
+
+
+def describe(result: HuntResult) -> list[str]:
+    """What each order found, in words, for the terminal."""
+    lines = [f"hunted {result.tests} test(s): {result.leakers} leaking test(s) in "
+             f"{result.groups} group(s)"
+             + (f"; {result.ignored_low} LOW-severity leak(s) left out (--all-leaks)"
+                if result.ignored_low else "")]
+    orders = result.orders
+    lines.append(f"{len(orders)} order(s) ran:")
+    for i, run in enumerate(orders, start=1):
+        found = (f"{len(run.new_failures)} new failure(s): " + ", ".join(run.new_failures[:5])
+                 + (" ..." if len(run.new_failures) > 5 else "")) if run.new_failures \
+            else "nothing new"
+        extra = f" (error: {run.error})" if run.error else ""
+        lines.append(f"  {i}. {run.label}, {run.tests} tests, {run.duration:.1f}s: "
+                     f"{found}{extra}")
+    proving = len(result.runs) - len(orders)
+    lines.append(f"{proving} proving run(s); {len(result.runs)} pytest run(s) in "
+                 f"{result.duration:.1f}s; logs: {result.logs_dir}")
+    for skipped in result.skipped:
+        lines.append(f"  not run (budget spent): {skipped}")
+    return lines

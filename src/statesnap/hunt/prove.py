@@ -1,0 +1,363 @@
+"""Proving what a hunt found: a latent victim's polluter, a brittle test's state-setter.
+
+A *latent* victim passes without the leaking tests and fails after ``[polluter, victim]``; a
+*brittle* test fails without them and passes after ``[setter, test]``.  Suspects come from
+attribution on the record of the run where the test failed (latent) or on the recorded run
+(brittle), best first.  Proof runs are shared: every suspect whose best remaining suspect is
+the same test is tried in one run, ``[head, test, test, ...]``, which is as good as one pair
+per test as long as no test before it in that run left state behind (checked on the run's own
+record; a test that did is tried again alone).  What two rounds of that do not settle is
+minimised with delta debugging over the state-based suspects, then over every earlier test.
+
+A shared run only nominates: a test that stood in front of a member may be what broke (or set
+up) it, without leaving a change the probes saw.  So nothing becomes a finding before the exact
+order its reproduction prints ran by itself in a fresh process and showed it (a latent victim
+failing the same way: same exception type and failing line, :mod:`statesnap.record.signature`), and
+(latent) the victim ran alone, with no other test, and passed; (brittle) the order that
+showed it failing, cut after it, ran by itself and failed it.  A latent victim that fails
+alone depends on some other test having run first: it is proven as a brittle test instead.  A
+latent finding's key is then proven too (:mod:`statesnap.hunt.keys`): the smallest set of its
+polluters' restorable changes whose restoration before the victim lets it pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from statesnap.analysis.findings import (
+    BRITTLE,
+    LATENT,
+    NOT_ORDER_DEPENDENT,
+    SUSPECTED,
+    UNEXPLAINED,
+    Candidate,
+    Finding,
+)
+from statesnap.analysis.hints import hint_for
+from statesnap.analysis.minimize import ddmin
+from statesnap.hunt.keys import prove_keys
+from statesnap.hunt.plan import HuntSuite
+from statesnap.hunt.repro import args_file_of, order_command, up_to
+from statesnap.hunt.runs import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
+from statesnap.record.signature import Signature
+
+#: Rounds of shared proof runs before falling back to delta debugging.
+MAX_ROUNDS = 2
+MAX_CANDIDATES = 20
+
+Want = Callable[[Observed, "Suspect"], bool]
+
+
+@dataclass
+class Suspect:
+    """A test that passed in the record and failed in a hunt order, on its way to a finding."""
+
+    nodeid: str
+    #: The exploring runs where it failed, and those where it passed.
+    failed_in: list[Observed] = field(default_factory=list)
+    passed_in: list[Observed] = field(default_factory=list)
+    #: ``latent`` or ``brittle`` once the alone check has told.
+    kind: str | None = None
+    #: The run whose failure attribution reads and the replay of it that fails it.
+    failing: Observed | None = None
+    #: The run showing it passes (latent) or fails (brittle) without the leaking tests.
+    without: Observed | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    set_aside: int = 0
+    queue: list[str] = field(default_factory=list)
+    tried: list[str] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+    finding: Finding | None = None
+    #: A run of this test and no other (None until one ran).
+    solo: Observed | None = None
+
+    @property
+    def failure(self) -> dict[str, Any] | None:
+        for obs in ([self.failing] if self.failing else []) + self.failed_in:
+            f = obs.result.failures.get(self.nodeid)
+            if f is not None:
+                return f
+        return None
+
+    def note_log(self, obs: Observed) -> None:
+        if obs.run.log is not None and obs.run.log not in self.logs:
+            self.logs.append(obs.run.log)
+
+
+class Prover:
+    """Turns suspects into findings with as few runs as it can."""
+
+    def __init__(self, suite: HuntSuite, replays: Replays, header: dict[str, Any]) -> None:
+        self.suite = suite
+        self.replays = replays
+        self.header = header
+
+    # -- shared runs -----------------------------------------------------------------------
+    def batch(self, head: Sequence[str], members: Sequence[str], label: str, kind: str,
+              message: str) -> tuple[Observed, dict[str, str | None]]:
+        """Run ``[*head, *members]``; each member's outcome, None where an earlier member
+        left state behind in this run (its outcome then says nothing on its own)."""
+        order = [*head, *members]
+        obs = self.replays.run(order, label, kind, message)
+        leaked = obs.leaked() if len(members) > 1 else set()
+        outcomes: dict[str, str | None] = {}
+        dirty = False
+        for m in members:
+            outcomes[m] = None if dirty else obs.outcome(m)
+            dirty = dirty or m in leaked
+        return obs, outcomes
+
+    def _leakers_last(self, items: Sequence[Suspect]) -> list[Suspect]:
+        # A member that leaked in the record goes last: it can taint only those after it.
+        return sorted(items, key=lambda s: s.nodeid in self.suite.leaks)
+
+    def alone(self, suspects: Sequence[Suspect]) -> None:
+        """Run suspects without any other test; sets ``kind`` (and ``without``) on each."""
+        todo: list[list[Suspect]] = [self._leakers_last(suspects)] if suspects else []
+        while todo:
+            members = todo.pop(0)
+            what = members[0].nodeid if len(members) == 1 else f"{len(members)} tests"
+            obs, outcomes = self.batch([], [m.nodeid for m in members], ALONE, ALONE,
+                                       f"{what} alone")
+            for i, m in enumerate(members):
+                out = outcomes[m.nodeid]
+                if out is None or (i > 0 and out != "passed"):
+                    # Another member ran before it: only its own run says it fails alone.
+                    todo.append([m])
+                    continue
+                m.note_log(obs)
+                m.without = obs
+                if len(members) == 1:
+                    m.solo = obs
+                m.kind = LATENT if out == "passed" else BRITTLE
+
+    # -- the two proofs --------------------------------------------------------------------
+    def latent(self, suspects: Sequence[Suspect]) -> None:
+        def fails(obs: Observed, s: Suspect) -> bool:
+            # The same failure, not just a failure: another assertion (or another error) in
+            # the pair is another order dependency, and would print a wrong polluter.
+            if not obs.failed(s.nodeid):
+                return False
+            got = Signature.of(obs.result.failures.get(s.nodeid))
+            return Signature.of(s.failure).same_as(got)
+
+        self._prove(suspects, fails, PAIR, "polluter", LATENT)
+
+    def brittle(self, suspects: Sequence[Suspect]) -> None:
+        def passes(obs: Observed, s: Suspect) -> bool:
+            return obs.passed(s.nodeid)
+
+        self._prove(suspects, passes, SETTER, "setter", BRITTLE)
+
+    def _prove(self, suspects: Sequence[Suspect], want: Want, kind: str, role: str,
+               proving: str) -> None:
+        for _ in range(MAX_ROUNDS):
+            pending = [s for s in suspects
+                       if s.finding is None and s.queue and s.kind == proving]
+            if not pending:
+                break
+            heads: dict[str, list[Suspect]] = {}
+            for s in pending:
+                head = s.queue.pop(0)
+                s.tried.append(head)
+                heads.setdefault(head, []).append(s)
+            for head, group in heads.items():
+                runs = [self._leakers_last(group)]
+                while runs:
+                    members = runs.pop(0)
+                    obs, outcomes = self.batch(
+                        [head], [m.nodeid for m in members], kind, kind,
+                        f"{role} {head} → {len(members)} test(s)")
+                    for m in members:
+                        m.note_log(obs)
+                        if outcomes[m.nodeid] is None:
+                            runs.append([m])  # tainted by another member: try it alone
+                        elif want(obs, m):
+                            self._confirm(m, [head], obs, want, kind)
+        for s in suspects:
+            if s.finding is None and s.kind == proving:
+                found = self._minimise(s, want)
+                confirmed = found is not None and self._confirm(s, *found, want, DDMIN)
+                if not confirmed and s.finding is None and s.kind == proving:
+                    self._unresolved(s)
+
+    def _confirm(self, s: Suspect, causes: list[str], proof: Observed, want: Want,
+                 kind: str) -> bool:
+        """Resolve ``s`` only once its exact reproduction showed it in a process of its own.
+
+        ``proof`` nominated ``causes``; when it ran more than ``[*causes, s]`` (a shared run),
+        that exact order runs again by itself.  A latent victim must also pass alone; one that
+        fails alone turns brittle (``kind`` changes, no finding yet).
+        """
+        exact = [*causes, s.nodeid]
+        if proof.order != exact:
+            proof = self.replays.run(exact, kind, kind,
+                                     f"confirming {' + '.join(causes)} → {s.nodeid}")
+            s.note_log(proof)
+            if not want(proof, s):
+                return False
+        if s.kind == LATENT:
+            solo = self.solo(s)
+            if not solo.passed(s.nodeid):
+                s.kind, s.without = BRITTLE, solo
+                return False
+        elif self.failing_run(s) is None:
+            return False  # its printed reproduction (the failing one) did not fail it
+        self._resolve(s, causes, proof)
+        return True
+
+    def solo(self, s: Suspect) -> Observed:
+        """``s`` run alone, in a process of its own (once)."""
+        if s.solo is None:
+            s.solo = self.replays.run([s.nodeid], ALONE, ALONE, f"{s.nodeid} alone")
+            s.note_log(s.solo)
+        return s.solo
+
+    def _minimise(self, s: Suspect, want: Want) -> tuple[list[str], Observed] | None:
+        last: list[Observed] = []
+
+        def interesting(subset: Sequence[str]) -> bool:
+            obs = self.replays.run([*subset, s.nodeid], DDMIN, DDMIN,
+                                   f"bisecting {s.nodeid} with {len(subset)} earlier test(s)")
+            s.note_log(obs)
+            ok = want(obs, s)
+            if ok:
+                last.append(obs)
+            return ok
+
+        prefix = self._prefix(s)
+        position = {n: i for i, n in enumerate(prefix)}
+        pool = sorted({c.nodeid for c in s.candidates if c.nodeid in position},
+                      key=lambda n: position[n])
+        for items in (pool, prefix):
+            if not items or (items is prefix and items == pool):
+                continue
+            if interesting(items):
+                found = ddmin(items, interesting, known_failing=True)
+                return found, last[-1]
+        return None
+
+    def _prefix(self, s: Suspect) -> list[str]:
+        """The tests that ran before ``s``: in the failing run (latent) or the record."""
+        if s.kind == LATENT and s.failing is not None:
+            order = s.failing.order
+            return order[: order.index(s.nodeid)] if s.nodeid in order else []
+        lane = [t.nodeid for t in self.suite.lane_of(s.nodeid)]
+        return lane[: lane.index(s.nodeid)] if s.nodeid in lane else []
+
+    # -- findings --------------------------------------------------------------------------
+    def _base(self, s: Suspect, status: str) -> Finding:
+        failure = s.failure or {}
+        t = self.suite.by_id.get(s.nodeid)
+        return Finding(victim=s.nodeid, polluters=[], probe=None, key=None, status=status,
+                       worker=t.worker if t is not None else "main",
+                       exc_type=failure.get("exc_type"), message=failure.get("message"),
+                       candidates=s.candidates[:MAX_CANDIDATES], logs=list(s.logs))
+
+    def _resolve(self, s: Suspect, causes: list[str], proof: Observed) -> None:
+        f = self._base(s, LATENT if s.kind == LATENT else BRITTLE)
+        mine = [c for c in s.candidates if c.nodeid in causes]
+        if mine:
+            top = mine[0]
+            f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
+            change = "removed" if top.after is None else ("added" if top.before is None
+                                                          else "changed")
+            f.hint = hint_for(top.probe, top.key, change)
+        without = s.without.run.label if s.without is not None else "?"
+        proof_label = f"{proof.run.label} ({proof.run.log})"
+        if s.kind == LATENT:
+            extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
+            f.polluters = causes
+            f.repro = order_command(self.header, [*causes, s.nodeid],
+                                    args_file_of(proof.run.order_file))
+            seen = ", ".join(o.run.label for o in s.failed_in) or "?"
+            f.note = (f"latent: {self._why_hidden(s.nodeid, causes)}; failed in {seen}; "
+                      f"passes without the leaking tests ({without}); fails after "
+                      f"{' + '.join(causes)} ({proof_label})" + (f"; {extra}" if extra else ""))
+        else:
+            f.setter = causes[0]
+            f.repro = self._failing_repro(s)
+            if f.probe and f.key:
+                f.hint = (f"set {f.probe}:{f.key} up in the test's own fixture instead of "
+                          f"relying on {causes[0]} having run first")
+            others = f" (together with {', '.join(causes[1:])})" if len(causes) > 1 else ""
+            f.note = (f"brittle: fails without the leaking tests ({without}); passes after "
+                      f"{causes[0]}{others} ({proof_label})")
+        s.finding = f
+
+    def _unresolved(self, s: Suspect) -> None:
+        if s.kind == LATENT:
+            f = self._base(s, UNEXPLAINED)
+            run = s.failing or (s.failed_in[0] if s.failed_in else None)
+            f.repro = self._order_repro(run, s.nodeid) if run is not None else ""
+            f.note = ("failed in a hunt order but no earlier tests of it made it fail again "
+                      "in a fresh process: flaky, or it needs more than the order")
+        elif self.failing_run(s) is None:
+            f = self._base(s, UNEXPLAINED)
+            f.note = ("failed in a shared run, in front of the other tests, but not in a run of "
+                      "exactly the tests before it: flaky")
+        else:
+            f = self._base(s, NOT_ORDER_DEPENDENT)
+            f.repro = self._failing_repro(s)
+            f.note = ("passed in the record but fails in a fresh process even after the tests "
+                      "that ran before it there: it changed, or it depends on the environment")
+        s.finding = f
+
+    def unproven(self, s: Suspect, why: str) -> None:
+        """A suspect the budget left unproven: ``suspected``, with what is known."""
+        f = self._base(s, SUSPECTED)
+        if s.candidates:
+            top = s.candidates[0]
+            f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
+            if s.kind != "brittle":
+                f.polluters = [top.nodeid]
+        run = s.failing or (s.failed_in[0] if s.failed_in else s.without)
+        f.repro = self._order_repro(run, s.nodeid) if run is not None else ""
+        f.note = why
+        s.finding = f
+
+    def _why_hidden(self, victim: str, causes: list[str]) -> str:
+        v = self.suite.by_id.get(victim)
+        for cause in causes:
+            p = self.suite.by_id.get(cause)
+            if v is None or p is None:
+                continue
+            if p.worker != v.worker:
+                return f"{cause} ran in another worker ({p.worker}) in the record"
+            if p.index > v.index:
+                return f"{cause} ran after it in the record"
+        return "a later test undid the leak before it ran in the record"
+
+    def failing_run(self, s: Suspect) -> Observed | None:
+        """A run of exactly the order a brittle finding prints, in which ``s`` failed.
+
+        The run that showed it failing (``without``), cut after ``s``; when the cut changed
+        it (``s`` ran first in a shared alone run), the cut order runs by itself once.  None
+        when that run did not fail it: nothing to print.
+        """
+        run = s.without
+        if run is None or s.nodeid not in run.order:
+            return None
+        order = up_to(run.order, s.nodeid)
+        if order != run.order:
+            if order == [s.nodeid]:
+                run = self.solo(s)
+            else:
+                run = self.replays.run(order, ALONE, ALONE,
+                                       f"{s.nodeid} after {len(order) - 1} test(s)")
+                s.note_log(run)
+            s.without = run
+        return run if run.failed(s.nodeid) else None
+
+    def _failing_repro(self, s: Suspect) -> str:
+        """The command that showed a brittle test failing (see :meth:`failing_run`)."""
+        return self._order_repro(s.without, s.nodeid) if s.without is not None else ""
+
+    def _order_repro(self, obs: Observed, nodeid: str) -> str:
+        """A plain pytest command running ``obs``'s order up to ``nodeid``; a long one reads
+        its node ids from a file beside the run's log."""
+        return order_command(self.header, up_to(obs.order, nodeid),
+                             args_file_of(obs.run.order_file))
+

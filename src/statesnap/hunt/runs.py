@@ -1,0 +1,158 @@
+"""The runs of a hunt: each one an exact order in a fresh pytest process, within the budget.
+
+Every run goes through :class:`statesnap.replay.runner.Runner`, which keeps its order file, its full
+output and the child's own record under the hunt's log folder.  The child's record is how a
+run is read back: outcomes, failures, and the state changes of every test in that order, which
+attribution works on exactly as it does on the recorded run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statesnap.analysis.leaks import resolve_leaks
+from statesnap.probes.base import Severity
+from statesnap.record.journal import Record, RecordError, read_record
+from statesnap.replay.runner import ReplayResult, Runner
+
+Progress = Callable[[str], None]
+
+#: Kinds of run.  The first ones explore orders; the others prove what they found.
+LEAKERS_FIRST = "leakers-first"
+WITHOUT_LEAKERS = "without-leakers"
+#: The leakers first and the rest backwards; the whole order backwards; LOW leakers first.
+CLEANERS_AFTER = "leakers-first-rest-reversed"
+#: The leakers first and the tests seen changing their keys after them (cleaners) last.
+CLEANERS_LAST = "leakers-first-cleaners-last"
+REVERSED = "reversed"
+LOW_FIRST = "low-leakers-first"
+RANDOM = "random"
+ALONE = "alone"
+PAIR = "pair"
+SETTER = "setter"
+KEY = "key"
+DDMIN = "ddmin"
+ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, CLEANERS_LAST, REVERSED, LOW_FIRST,
+               RANDOM)
+
+
+class BudgetSpent(Exception):
+    """The hunt's time budget ran out before this run could start."""
+
+
+@dataclass
+class HuntRun:
+    """What one run of a hunt was and what it showed."""
+
+    label: str
+    kind: str
+    tests: int
+    duration: float = 0.0
+    seed: int | None = None
+    group: int | None = None
+    #: Tests that passed in the record and failed here (filled for the exploring kinds).
+    new_failures: list[str] = field(default_factory=list)
+    log: str | None = None
+    order_file: str | None = None
+    error: str | None = None
+    timed_out: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "label": self.label, "kind": self.kind, "tests": self.tests,
+            "duration": round(self.duration, 3), "new_failures": self.new_failures,
+            "log": self.log, "order_file": self.order_file,
+        }
+        for name in ("seed", "group", "error"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        if self.timed_out:
+            data["timed_out"] = True
+        return data
+
+
+@dataclass
+class Observed:
+    """One finished run: its order, what the runner read back, and the child's record."""
+
+    run: HuntRun
+    order: list[str]
+    result: ReplayResult
+    _child: Record | None = None
+    _loaded: bool = False
+
+    def child(self) -> Record | None:
+        """The child's record (None when the child wrote none that can be read)."""
+        if not self._loaded:
+            self._loaded = True
+            if self.result.record is not None:
+                try:
+                    self._child = read_record(self.result.record)
+                except RecordError:
+                    self._child = None
+        return self._child
+
+    def outcome(self, nodeid: str) -> str | None:
+        return self.result.outcomes.get(nodeid)
+
+    def passed(self, nodeid: str) -> bool:
+        return self.result.outcomes.get(nodeid) == "passed"
+
+    def failed(self, nodeid: str) -> bool:
+        return self.result.outcomes.get(nodeid) in ("failed", "error", "crashed")
+
+    def leaked(self) -> set[str]:
+        """Tests that left a change above LOW severity behind in this run."""
+        child = self.child()
+        if child is None:
+            return set()
+        by_index = {t.index: t.nodeid for t in child.tests}
+        out: set[str] = set()
+        for index, changes in resolve_leaks(sorted(child.tests, key=lambda t: t.index)).items():
+            if any(c.severity > Severity.LOW for c in changes):
+                out.add(by_index[index])
+        return out
+
+
+class Replays:
+    """Starts the runs of one hunt with one :class:`Runner`, never past the deadline."""
+
+    def __init__(self, runner: Runner, budget: float, progress: Progress | None = None) -> None:
+        self.runner = runner
+        self.started = time.monotonic()
+        self.deadline = self.started + budget
+        self.progress = progress or (lambda _msg: None)
+        self.runs: list[HuntRun] = []
+        #: The runner's own per-run timeout; a run never gets more than the budget left.
+        self._timeout = runner.timeout
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def run(self, order: Sequence[str], label: str, kind: str, message: str,
+            restore: dict[str, Any] | None = None, **meta: Any) -> Observed:
+        """Run ``order``; raise :class:`BudgetSpent` when no time is left to start it.
+
+        ``restore``: keys to put back before a test (a key-level proof)."""
+        left = self.left()
+        if left <= 0:
+            raise BudgetSpent(label)
+        self.runner.timeout = max(1.0, min(self._timeout, left))
+        self.progress(f"statesnap: hunt run {len(self.runs) + 1}: {message}")
+        result = self.runner.run(order, restore=restore, label=label)
+        run = HuntRun(label=label, kind=kind, tests=len(order), duration=result.duration,
+                      log=None if result.log is None else str(result.log),
+                      order_file=None if result.log is None else
+                      str(result.log.with_suffix(".order.json")),
+                      error=result.error, timed_out=result.timed_out, **meta)
+        self.runs.append(run)
+        return Observed(run, list(order), result)
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.runner.logs_dir

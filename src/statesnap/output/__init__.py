@@ -1,0 +1,1 @@
+"""Findings and records as text, the summary JSON and the HTML report."""

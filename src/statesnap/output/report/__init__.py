@@ -1,0 +1,66 @@
+"""pollution.html: one self-contained HTML report of one or several records and their findings.
+
+Built in two steps, as coverage.py's HTML report is: :mod:`statesnap.output.report.views` turns
+records and findings into plain view models, :mod:`statesnap.output.report.render` writes them with
+Jinja2 (autoescaping on).  The page needs no network: CSS, script and SVG are inline, and
+per-test diffs travel as embedded JSON that the script shows on demand, so a 10,000-test run
+stays a small file that opens quickly.
+
+Used by ``pytest -p statesnap --report PATH`` (at the end of the run) and by
+``statesnap report RECORD... -o PATH``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from statesnap.analysis.findings import Finding
+from statesnap.record.journal import Record, write_atomic
+
+__all__ = ["build_html", "write_report"]
+
+
+def build_html(
+    records: Sequence[Record],
+    findings: Iterable[Finding],
+    *,
+    summary: Mapping[str, Any] | None = None,
+    report_dir: Path | None = None,
+    title: str | None = None,
+    generated: float | None = None,
+) -> str:
+    """The whole page as a string.
+
+    ``records`` are the workers of one run or the shards of one pipeline, one timeline lane
+    each.  ``summary`` holds short facts about the run shown as they are (label → scalar, e.g.
+    ``{"verification": "3 replays in 12.1 s"}``; nested values are left out).  Links to replay
+    logs are made relative to ``report_dir`` (where the page will live; default: as recorded).
+    ``generated`` is the timestamp printed in the footer (default: now).
+    """
+    from statesnap.output.report.render import render
+    from statesnap.output.report.views import build_view
+
+    view = build_view(records, findings, report_dir=report_dir, summary=summary, title=title,
+                      generated=generated)
+    return render(view)
+
+
+def write_report(
+    path: Path | str,
+    records: Sequence[Record],
+    findings: Iterable[Finding],
+    *,
+    summary: Mapping[str, Any] | None = None,
+    title: str | None = None,
+) -> None:
+    """Write the report to ``path`` atomically: on any error no partial file is left.
+
+    Missing parent directories are created (CI artifact folders).  Raises :class:`OSError`
+    when the path cannot be written.
+    """
+    path = Path(path)
+    html = build_html(records, findings, summary=summary, report_dir=path.parent, title=title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, html)

@@ -1,0 +1,239 @@
+"""Lanes: one per record (an xdist worker or a CI shard), the timeline, and the page's data.
+
+The timeline is drawn once, server side, as one compact SVG per lane: consecutive tests with
+the same outcome share one rectangle, so 10,000 passing tests cost a handful of nodes; only
+failures, crashes and leaks get markers of their own, widened so that one test among 10,000
+is still visible.  Per-test detail does not go into the DOM at all: it travels as JSON that
+the script turns into a panel when a test is clicked.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from statesnap.analysis.leaks import resolve_leaks
+from statesnap.output.report.changes import ChangeViews
+from statesnap.output.report.values import cut
+from statesnap.record.journal import Record, TestEntry
+from statesnap.state.diff import Change
+
+#: Outcomes with a colour of their own; anything else is drawn as ``other``.
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "crashed")
+#: Outcomes that get a marker wide enough to see among thousands of passing tests.
+NOTABLE = frozenset({"failed", "error", "xpassed", "crashed"})
+#: Characters of a failure's text carried into the page.
+FAILURE_TEXT_LIMIT = 4000
+NODEID_LIMIT = 1000
+#: Leaks of this severity or below (plain imports, RNG state) are listed but not marked.
+LOW_SEVERITY = 1
+#: The narrowest marker, as a fraction of the lane: about one pixel in 600.
+MARKER_FRACTION = 1 / 600
+
+
+def outcome_class(outcome: str) -> str:
+    return outcome if outcome in OUTCOMES else "other"
+
+
+@dataclass
+class LaneEntry:
+    """One test in a lane, in run order (``pos``), or the test that was running at a crash."""
+
+    pos: int
+    test: TestEntry | None
+    nodeid: str
+    outcome: str
+    leaks: list[Change] = field(default_factory=list)
+
+    @property
+    def notable_leaks(self) -> int:
+        """Leaks above low severity (a plain import is not worth a marker), as the terminal
+        summary counts them."""
+        return sum(1 for c in self.leaks if c.severity > LOW_SEVERITY)
+
+
+@dataclass
+class Lane:
+    index: int
+    label: str
+    record: Record
+    entries: list[LaneEntry]
+
+    def key(self, pos: int) -> str:
+        """The id of a test in the page: ``lane.position``."""
+        return f"{self.index}.{pos}"
+
+    def find(self, nodeid: str, *, prefer_failed: bool = False) -> LaneEntry | None:
+        found: LaneEntry | None = None
+        for entry in self.entries:
+            if entry.nodeid != nodeid:
+                continue
+            if prefer_failed and entry.test is not None and entry.test.failed:
+                return entry
+            found = found or entry
+        return found
+
+
+def lane_labels(records: Sequence[Record]) -> list[str]:
+    """The worker id of each record, or its file name where worker ids collide (CI shards)."""
+    workers = [r.worker for r in records]
+    first = [r.worker if workers.count(r.worker) == 1 else r.path.name for r in records]
+    return [f"{label} #{i + 1}" if first.count(label) > 1 else label
+            for i, label in enumerate(first)]
+
+
+def build_lanes(records: Sequence[Record]) -> list[Lane]:
+    lanes = []
+    for i, (record, label) in enumerate(zip(records, lane_labels(records), strict=True)):
+        leaks = resolve_leaks(record.tests)
+        entries = [
+            LaneEntry(pos, t, t.nodeid, outcome_class(t.outcome), leaks.get(t.index, []))
+            for pos, t in enumerate(record.tests)
+        ]
+        if record.running is not None:
+            nodeid = str(record.running.get("nodeid", "?"))
+            entries.append(LaneEntry(len(entries), None, nodeid, "crashed"))
+        lanes.append(Lane(i, label, record, entries))
+    return lanes
+
+
+def find_test(lanes: Sequence[Lane], nodeid: str, worker: str | None = None,
+              *, prefer_failed: bool = False) -> tuple[Lane, LaneEntry] | None:
+    """Where a finding's test ran: its worker's lane first, then any lane."""
+    ordered = sorted(lanes, key=lambda lane: lane.record.worker != worker)
+    for lane in ordered:
+        entry = lane.find(nodeid, prefer_failed=prefer_failed)
+        if entry is not None:
+            return lane, entry
+    return None
+
+
+@dataclass
+class Rect:
+    """A run of tests in one lane: ``x`` and ``width`` in test positions."""
+
+    x: float
+    width: float
+    kind: str
+    count: int = 1
+
+
+@dataclass
+class LaneView:
+    index: int
+    label: str
+    source: str
+    count: int
+    segments: list[Rect]
+    markers: list[Rect]
+    leak_marks: list[Rect]
+    leaked: int
+    running: str | None
+
+
+@dataclass
+class TimelineView:
+    lanes: list[LaneView]
+    #: Positions along the x axis: the longest lane, so that lanes line up at their start.
+    width: int
+    outcomes: list[tuple[str, int]]
+    leaked: int
+
+
+def _runs(flags: Sequence[str | None]) -> list[tuple[int, int, str]]:
+    """``(start, length, value)`` of consecutive equal non-None values."""
+    out: list[tuple[int, int, str]] = []
+    for pos, value in enumerate(flags):
+        if value is None:
+            continue
+        if out and out[-1][2] == value and out[-1][0] + out[-1][1] == pos:
+            start, length, _ = out[-1]
+            out[-1] = (start, length + 1, value)
+        else:
+            out.append((pos, 1, value))
+    return out
+
+
+def timeline(lanes: Sequence[Lane]) -> TimelineView:
+    width = max((len(lane.entries) for lane in lanes), default=0) or 1
+    least = max(1.0, width * MARKER_FRACTION)
+    views = []
+    counts: Counter[str] = Counter()
+    leaked_total = 0
+    for lane in lanes:
+        outcomes = [e.outcome for e in lane.entries]
+        counts.update(outcomes)
+        segments = [Rect(s, n, kind, n) for s, n, kind in _runs(outcomes)]
+        notable = [o if o in NOTABLE else None for o in outcomes]
+        markers = [Rect(s, max(n, least), kind, n) for s, n, kind in _runs(notable)]
+        leaky = ["leak" if e.notable_leaks else None for e in lane.entries]
+        leak_marks = [Rect(s, max(n, least), kind, n) for s, n, kind in _runs(leaky)]
+        leaked = sum(1 for e in lane.entries if e.notable_leaks)
+        leaked_total += leaked
+        running = lane.record.running
+        views.append(LaneView(
+            index=lane.index,
+            label=lane.label,
+            source=lane.record.path.name,
+            count=len(lane.record.tests),
+            segments=segments,
+            markers=markers,
+            leak_marks=leak_marks,
+            leaked=leaked,
+            running=cut(str(running.get("nodeid", "?")), NODEID_LIMIT) if running else None,
+        ))
+    ordered = [(o, counts[o]) for o in (*OUTCOMES, "other") if counts[o]]
+    return TimelineView(views, width, ordered, leaked_total)
+
+
+def page_data(lanes: Sequence[Lane], views: ChangeViews) -> dict[str, Any]:
+    """The JSON the page's script reads: every test in a compact row, details where any.
+
+    ``tests`` rows are ``[lane, position, nodeid, outcome, duration, leaks, changes]``
+    (``leaks`` counts those above low severity),
+    lane by lane, so a test's row is ``lanes[lane].offset + position``.
+    """
+    lane_rows: list[dict[str, Any]] = []
+    rows: list[list[Any]] = []
+    details: dict[str, Any] = {}
+    for lane in lanes:
+        lane_rows.append({"label": lane.label, "offset": len(rows), "count": len(lane.entries),
+                          "worker": lane.record.worker, "source": lane.record.path.name})
+        for e in lane.entries:
+            t = e.test
+            n_changes = len(t.changes) if t is not None else 0
+            rows.append([lane.index, e.pos, cut(e.nodeid, NODEID_LIMIT), e.outcome,
+                         round(t.duration, 4) if t is not None else None,
+                         e.notable_leaks, n_changes])
+            detail = _detail(e, views)
+            if detail is not None:
+                details[lane.key(e.pos)] = detail
+    return {"lanes": lane_rows, "tests": rows, "details": details}
+
+
+def _detail(e: LaneEntry, views: ChangeViews) -> dict[str, Any] | None:
+    t = e.test
+    if t is None:
+        return {"crashed": True}
+    if not t.changes and t.failure is None:
+        return None
+    # A leak is one of this test's own Change objects that resolve_leaks kept (identity, so
+    # two equal changes of different tests never confuse each other).
+    leak_ids = {id(c) for c in e.leaks}
+    data: dict[str, Any] = {
+        "index": t.index,
+        "worker": t.worker,
+        "phases": dict(t.phases),
+        "changes": [views.detail(c, leak=id(c) in leak_ids).to_json() for c in t.changes],
+    }
+    if t.failure:
+        f = t.failure
+        data["failure"] = {
+            "phase": str(f.get("phase") or ""),
+            "exc_type": str(f.get("exc_type") or ""),
+            "message": cut(str(f.get("message") or ""), FAILURE_TEXT_LIMIT),
+            "text": str(f.get("text") or "")[-FAILURE_TEXT_LIMIT:],
+        }
+    return data

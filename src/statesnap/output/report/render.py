@@ -1,0 +1,93 @@
+"""Rendering: the Jinja2 environment, the inlined CSS and script, and the embedded JSON.
+
+Autoescaping is on for every template, so record text (node ids, env values, reprs) is text.
+Only three things enter the page unescaped, all produced here: our own stylesheet and script
+(read from the package, checked not to close their element), and the JSON for the script,
+escaped so that no string in it can end the ``<script type="application/json">`` element.
+The page carries a Content-Security-Policy that allows exactly that script and stylesheet
+(by hash) and nothing else: no network, no injected inline script, no event handlers.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from statesnap.output.report.views import ReportView
+
+#: What a JSON string may hold that would end the script element or confuse an HTML parser
+#: (``</script>``, ``<!--``), or that old JavaScript engines treat as line breaks.
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_JSON_TABLE = str.maketrans(_JSON_ESCAPES)
+
+
+def script_json(data: Any) -> Markup:
+    """JSON that is safe inside ``<script type="application/json">`` (and parses the same)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return Markup(text.translate(_JSON_TABLE))
+
+
+def inline_safe(name: str, text: str) -> str:
+    """``text`` as is, if it can go inside a ``<script>`` or ``<style>`` element unescaped;
+    ValueError when it could end the element or open an HTML comment there."""
+    lowered = text.lower()
+    if "</script" in lowered or "</style" in lowered or "<!--" in lowered:
+        raise ValueError(f"static/{name} must not contain a closing tag or '<!--'")
+    return text
+
+
+@cache
+def _static(name: str) -> str:
+    text = resources.files("statesnap.output.report").joinpath("static", name).read_text("utf-8")
+    return inline_safe(name, text)
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("statesnap.output.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["thousands"] = lambda n: f"{n:,}"
+    return env
+
+
+def render(view: ReportView) -> str:
+    css, js = _static("report.css"), _static("report.js")
+    csp = "; ".join((
+        "default-src 'none'",
+        f"style-src '{_sha256(css)}'",
+        f"script-src '{_sha256(js)}'",
+        "img-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+    ))
+    html = environment().get_template("report.html.j2").render(
+        view=view,
+        css=Markup(css),
+        js=Markup(js),
+        csp=csp,
+        data=script_json(view.data),
+    )
+    # A lone surrogate (from a JSON escape in a record) cannot be written as UTF-8.
+    return html.encode("utf-8", "replace").decode("utf-8")

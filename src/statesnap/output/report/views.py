@@ -1,0 +1,365 @@
+"""Plain view models of the whole report, built from records and findings; no HTML here.
+
+As in coverage.py's ``html.py``, building the data and rendering it are separate steps: the
+template only loops and prints, and tests can check the views without parsing HTML.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statesnap.analysis.findings import (
+    BRITTLE,
+    LATENT,
+    NOT_DETERMINISTIC,
+    NOT_ORDER_DEPENDENT,
+    SUSPECTED,
+    UNEXPLAINED,
+    VERIFIED,
+    Finding,
+)
+from statesnap.analysis.mtimerace import HINT as MTIME_HINT
+from statesnap.analysis.mtimerace import finding_sentence, races
+from statesnap.analysis.mtimerace import sentence as race_sentence
+from statesnap.base.version import __version__
+from statesnap.output.report.changes import KEY_LIMIT, ChangeView, ChangeViews, file_words
+from statesnap.output.report.lanes import (
+    NODEID_LIMIT,
+    Lane,
+    TimelineView,
+    build_lanes,
+    find_test,
+    page_data,
+    timeline,
+)
+from statesnap.output.report.logs import LogBudget, LogView, embed_log
+from statesnap.output.report.plots import PlotView, plots
+from statesnap.output.report.runinfo import RunInfo, run_info
+from statesnap.output.report.values import (
+    LONG_LIMIT,
+    SHORT_LIMIT,
+    Scrubber,
+    StructuralDiff,
+    ValueView,
+    as_text,
+    cut,
+    show,
+)
+from statesnap.record.journal import Record
+
+#: Leak table rows carried in the page's data; beyond that the table says how many more.
+LEAK_ROWS_LIMIT = 50_000
+#: Leak table rows per page.  Only one page is ever in the DOM: a table of thousands of rows
+#: costs the browser seconds of layout, a page of a hundred costs nothing.
+LEAK_PAGE = 100
+#: Status → (label, what it means), in the order findings are listed.
+STATUS_TEXT: dict[str, tuple[str, str]] = {
+    VERIFIED: ("verified", "the victim passes alone and fails after the polluter, "
+                           "in fresh processes"),
+    SUSPECTED: ("suspected", "named from the record; not replayed yet"),
+    LATENT: ("latent", "a victim that the recorded order hid"),
+    BRITTLE: ("brittle", "passes only after another test set state up for it"),
+    NOT_DETERMINISTIC: ("not deterministic", "repeated replays disagreed"),
+    UNEXPLAINED: ("unexplained", "no earlier test reproduces the failure"),
+    NOT_ORDER_DEPENDENT: ("not order-dependent", "fails when run alone too"),
+}
+
+
+@dataclass
+class TestRef:
+    """A test named on the page; ``key`` opens its diff when the test is in a record."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    nodeid: str
+    key: str | None = None
+    lane: str | None = None
+
+
+@dataclass
+class Link:
+    text: str
+    href: str
+
+
+@dataclass
+class ReplayView:
+    label: str
+    command: str
+    outcome: str
+    signature: str | None
+    restored: list[str]
+
+
+@dataclass
+class CandidateView:
+    test: TestRef
+    ref: str
+    before: ValueView
+    after: ValueView
+    score: float
+    reasons: list[str]
+
+
+@dataclass
+class FindingView:
+    id: str
+    status: str
+    #: ``status`` when it is a known one (it is also a CSS class), else ``other``.
+    status_class: str
+    status_label: str
+    status_help: str
+    victim: TestRef
+    polluters: list[TestRef]
+    ref: str | None
+    before: ValueView | None
+    after: ValueView | None
+    diff: StructuralDiff | None
+    failure: str | None
+    hint: str | None
+    hint_proven: bool
+    proven_keys: list[str]
+    repro: str
+    #: The repro is what a replay saw fail the victim (else it is not shown as one).
+    repro_proven: bool
+    #: Where the verdict comes from: "stored by the run", "replayed now", "not replayed".
+    source: str
+    replays: list[ReplayView]
+    logs: list[LogView]
+    #: The mtime-race sentence of a finding whose state is a file changed in place.
+    mtime: str | None
+    cleaners: list[TestRef]
+    candidates: list[CandidateView]
+    setter: TestRef | None
+    note: str | None
+
+
+@dataclass
+class LeakRow:
+    change: ChangeView
+    test: TestRef
+    order: int
+
+    def to_json(self) -> list[Any]:
+        """``[probe, key, change, before, after, severity, where, test key, node id, lane,
+        position]``: the page's script renders the table from these."""
+        c = self.change
+        return [c.probe, c.key, c.change, c.before.to_json(), c.after.to_json(), c.severity,
+                c.where, self.test.key, self.test.nodeid, self.test.lane or "", self.order]
+
+
+@dataclass
+class ProbeLeaks:
+    probe: str
+    tests: int
+    leaks: int
+    keys: int
+    top_keys: list[tuple[str, int]]
+
+
+@dataclass
+class ReportView:
+    title: str
+    generated: str
+    version: str
+    stats: list[tuple[str, str, str]]
+    findings: list[FindingView]
+    run: RunInfo
+    timeline: TimelineView
+    leak_probes: list[ProbeLeaks]
+    #: The first page of the leak table (the rest is in ``data["leaks"]``).
+    leak_rows: list[LeakRow]
+    #: Leaks in all, and how many of them the page carries.
+    leak_rows_total: int
+    leak_rows_kept: int
+    plots: list[PlotView]
+    data: dict[str, Any]
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    #: "mtime did not change" sentences: files changed in place during the run.
+    races: list[str] = field(default_factory=list)
+    mtime_hint: str = MTIME_HINT
+
+
+def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
+         prefer_failed: bool = False) -> TestRef:
+    found = find_test(lanes, nodeid, worker, prefer_failed=prefer_failed)
+    shown = cut(nodeid, NODEID_LIMIT)
+    if found is None:
+        return TestRef(shown)
+    lane, entry = found
+    # Which lane matters only when there are several.
+    return TestRef(shown, lane.key(entry.pos), lane.label if len(lanes) > 1 else None)
+
+
+def _source(f: Finding) -> str:
+    if f.source == "session":
+        return "stored by the run"
+    if f.status == SUSPECTED and not f.replayed:
+        return "not replayed"
+    return "replayed"
+
+
+def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
+                 views: ChangeViews, logs: LogBudget) -> FindingView:
+    victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=True)
+    record: Record | None = victim_at[0].record if victim_at else None
+    worker = f.worker
+    label, help_text = STATUS_TEXT.get(f.status, (f.status, ""))
+    if f.status == SUSPECTED and not f.replayed:
+        label, help_text = "suspected, not replayed", STATUS_TEXT[SUSPECTED][1]
+    probe, key = f.probe or "", f.key or ""
+    has_key = f.probe is not None or f.key is not None
+    before = file_words(probe, scrubber.change(probe, key, f.before))
+    after = file_words(probe, scrubber.change(probe, key, f.after))
+    # Only a command a replay saw fail the victim is shown as a reproduction.
+    repro = f.repro if f.repro_proven else ""
+    mtime = (finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
+                              f.victim, record.header if record is not None else {})
+             if f.probe == "files" and f.key else None)
+    failure = None
+    if f.exc_type or f.message:
+        failure = cut(": ".join(x for x in (f.exc_type, f.message) if x), LONG_LIMIT)
+    record_dir = record.path.parent if record is not None else Path(".")
+    return FindingView(
+        id=f"finding-{i + 1}",
+        status=f.status,
+        status_class=f.status if f.status in STATUS_TEXT else "other",
+        status_label=label,
+        status_help=help_text,
+        victim=_ref(lanes, f.victim, worker, prefer_failed=True),
+        polluters=[_ref(lanes, p, worker) for p in f.polluters],
+        ref=cut(f"{probe}:{key}", KEY_LIMIT) if has_key else None,
+        before=show(before, absent=before is None) if has_key else None,
+        after=show(after, absent=after is None) if has_key else None,
+        diff=views.diff(before, after),
+        failure=failure,
+        hint=MTIME_HINT if mtime else f.hint,
+        hint_proven=f.hint_proven,
+        proven_keys=[cut(k, KEY_LIMIT) for k in f.proven_keys],
+        repro=repro,
+        repro_proven=bool(repro),
+        source=_source(f),
+        replays=[ReplayView(r.label, cut(r.command, LONG_LIMIT), r.outcome, r.signature,
+                            list(r.restored)) for r in f.replays],
+        logs=[embed_log(log, record_dir, logs) for log in f.logs],
+        mtime=mtime,
+        cleaners=[_ref(lanes, c, worker) for c in f.cleaners],
+        candidates=[
+            CandidateView(
+                test=_ref(lanes, c.nodeid, worker),
+                ref=cut(f"{c.probe}:{c.key}", KEY_LIMIT),
+                before=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.before)),
+                            absent=c.before is None),
+                after=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.after)),
+                           absent=c.after is None),
+                score=round(c.score, 2),
+                reasons=list(c.reasons),
+            )
+            for c in f.candidates
+        ],
+        setter=_ref(lanes, f.setter, worker) if f.setter else None,
+        note=f.note,
+    )
+
+
+def leak_tables(lanes: Sequence[Lane], views: ChangeViews
+                ) -> tuple[list[ProbeLeaks], list[LeakRow], int]:
+    """Per-probe leak summary; one row per leak (up to :data:`LEAK_ROWS_LIMIT`); the total."""
+    rows: list[LeakRow] = []
+    total = 0
+    tests: dict[str, set[str]] = {}
+    keys: dict[str, Counter[str]] = {}
+    many = len(lanes) > 1
+    for lane in lanes:
+        for e in lane.entries:
+            for ch in e.leaks:
+                total += 1
+                tests.setdefault(ch.probe, set()).add(lane.key(e.pos))
+                keys.setdefault(ch.probe, Counter())[ch.key] += 1
+                if len(rows) < LEAK_ROWS_LIMIT:
+                    ref = TestRef(cut(e.nodeid, NODEID_LIMIT), lane.key(e.pos),
+                                  lane.label if many else None)
+                    rows.append(LeakRow(views.build(ch, leak=True), ref, e.pos))
+    summary = [
+        ProbeLeaks(probe, len(tests[probe]), sum(keys[probe].values()), len(keys[probe]),
+                   [(cut(k, 80), n) for k, n in keys[probe].most_common(5)])
+        for probe in sorted(tests, key=lambda p: (-len(tests[p]), p))
+    ]
+    rows.sort(key=lambda r: (r.change.probe, r.change.key, r.test.lane or "", r.order))
+    return summary, rows, total
+
+
+def _stats(lanes: Sequence[Lane], tl: TimelineView,
+           findings: Sequence[Finding]) -> list[tuple[str, str, str]]:
+    counts = dict(tl.outcomes)
+    tests = sum(n for o, n in tl.outcomes if o != "crashed")
+    failed = counts.get("failed", 0) + counts.get("error", 0)
+    out = [("tests", str(tests), ""),
+           ("failed", str(failed), "bad" if failed else ""),
+           ("leaked state", str(tl.leaked), "warn" if tl.leaked else "")]
+    by_status = Counter(f.status for f in findings)
+    for status in STATUS_TEXT:
+        if by_status[status]:
+            out.append((STATUS_TEXT[status][0], str(by_status[status]), f"status-{status}"))
+    unknown = sum(n for s, n in by_status.items() if s not in STATUS_TEXT)
+    if unknown:
+        out.append(("other findings", str(unknown), "status-other"))
+    crashed = sum(1 for lane in lanes if lane.record.running is not None)
+    if crashed:
+        out.append(("crashed runs", str(crashed), "bad"))
+    if len(lanes) > 1:
+        out.append(("workers / shards", str(len(lanes)), ""))
+    return out
+
+
+def _facts(summary: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    if not summary:
+        return []
+    return [(cut(str(k), 100), cut(as_text(v), SHORT_LIMIT))
+            for k, v in summary.items() if isinstance(v, (str, int, float, bool))]
+
+
+def _order(findings: Iterable[Finding]) -> list[Finding]:
+    rank = {status: i for i, status in enumerate(STATUS_TEXT)}
+    return sorted(findings, key=lambda f: rank.get(f.status, len(rank)))
+
+
+def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
+               report_dir: Path | None = None, summary: Mapping[str, Any] | None = None,
+               title: str | None = None, generated: float | None = None) -> ReportView:
+    """Everything the template shows, computed once."""
+    scrubber = Scrubber()
+    views = ChangeViews(scrubber)
+    lanes = build_lanes(records)
+    ordered = _order(findings)
+    tl = timeline(lanes)
+    leak_probes, leak_rows, leak_total = leak_tables(lanes, views)
+    when = time.time() if generated is None else generated
+    data = page_data(lanes, views)
+    data["leaks"] = [r.to_json() for r in leak_rows]
+    data["leak_page"] = LEAK_PAGE
+    log_budget = LogBudget()
+    return ReportView(
+        title=title or "statesnap pollution report",
+        generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
+        version=__version__,
+        stats=_stats(lanes, tl, ordered),
+        findings=[finding_view(i, f, lanes, scrubber, views, log_budget)
+                  for i, f in enumerate(ordered)],
+        races=[race_sentence(r) for lane in lanes for r in races(lane.record.tests,
+                                                                     lane.record.header)],
+        run=run_info(lanes, scrubber),
+        timeline=tl,
+        leak_probes=leak_probes,
+        leak_rows=leak_rows[:LEAK_PAGE],
+        leak_rows_total=leak_total,
+        leak_rows_kept=len(leak_rows),
+        plots=plots(lanes),
+        data=data,
+        facts=_facts(summary),
+    )

@@ -1,0 +1,69 @@
+"""The summary JSON (``--statesnap-json``): a contract other tools read.
+
+``format`` is bumped on every incompatible change.  History:
+
+- 1: ``tests`` (nodeid, worker, index, outcome, leaks) and ``findings``.  Since 0.x each
+  leak also has ``severity`` (``low``/``medium``/``high``) and each test ``leaked``: whether
+  it leaked above low severity, which is what the terminal section and the report count (a
+  low-severity leak, such as a plain import, is listed but is not "leaked state").  Both are
+  additions: readers of the first layout keep working.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from statesnap.analysis.findings import Finding
+from statesnap.analysis.leaks import resolve_leaks
+from statesnap.base.version import __version__
+from statesnap.record.journal import Record, write_atomic
+
+SUMMARY_FORMAT = 1
+#: A leak at this severity or below is listed but not counted as the test having leaked.
+LOW = 1
+_NAMES = {1: "low", 2: "medium", 3: "high"}
+
+
+def _severity_name(value: int) -> str:
+    return _NAMES.get(value, "high" if value > 3 else "low")
+
+
+def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dict[str, Any]:
+    tests: list[dict[str, Any]] = []
+    for record in records:
+        leaks = resolve_leaks(record.tests)
+        for t in record.tests:
+            mine = leaks.get(t.index, [])
+            tests.append({
+                "nodeid": t.nodeid,
+                "worker": t.worker,
+                "index": t.index,
+                "outcome": t.outcome,
+                "leaked": any(c.severity > LOW for c in mine),
+                "leaks": [
+                    {"probe": c.probe, "key": c.key, "change": c.change,
+                     "before": c.before, "after": c.after,
+                     "severity": _severity_name(c.severity),
+                     **({"phase": c.phase} if c.phase else {}),
+                     **({"fixture": c.fixture, "scope": c.scope} if c.fixture else {})}
+                    for c in mine
+                ],
+            })
+    return {
+        "format": SUMMARY_FORMAT,
+        "statesnap_version": __version__,
+        "records": [str(r.path) for r in records],
+        "tests": tests,
+        "findings": [f.to_summary() for f in findings],
+    }
+
+
+def write_summary(path: Path, records: Sequence[Record], findings: Iterable[Finding]) -> None:
+    """Write the summary atomically; missing parent directories are created (CI artifact
+    folders), as for the report."""
+    text = json.dumps(build_summary(records, findings), indent=2, ensure_ascii=False, default=repr)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text + "\n")

@@ -1,0 +1,1 @@
+"""The pytest layer: the hooks of the core plugin, its options, outputs and terminal section."""

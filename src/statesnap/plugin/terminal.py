@@ -1,0 +1,113 @@
+"""The terminal section at the end of a run: leaks by probe, findings, where the files are."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from statesnap.analysis.findings import VERIFIED, Finding
+from statesnap.analysis.leaks import resolve_leaks
+from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.state.diff import Change
+
+if TYPE_CHECKING:
+    from statesnap.plugin.core import StatesnapPlugin
+
+MAX_PER_PROBE = 12
+VALUE_WIDTH = 60
+
+
+def short(value: Any, width: int = VALUE_WIDTH) -> str:
+    """A one-line rendering of a fingerprint for the terminal."""
+    text = "∅" if value is None else (value if isinstance(value, str) else repr(value))
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def leak_line(nodeid: str, ch: Change) -> str:
+    fixture = f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else ""
+    where = f" [{ch.phase}{fixture}]"
+    where = where if ch.phase else ""
+    if ch.probe == "files":
+        from statesnap.analysis.mtimerace import file_text
+
+        before, after = file_text(ch.before), file_text(ch.after)
+        if before is not None or after is not None:
+            return (f"{nodeid}: {ch.key}: {before or short(ch.before)} → "
+                    f"{after or short(ch.after)}{where}")
+    return f"{nodeid}: {ch.key}: {short(ch.before)} → {short(ch.after)}{where}"
+
+
+def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
+    record = getattr(plugin, "record", None)
+    if record is None:
+        if plugin.record_path is not None:
+            tr.write_sep("-", "statesnap")
+            tr.write_line(f"record: {plugin.record_path}")
+        return
+    tr.write_sep("-", "statesnap")
+    for line in plugin.pitfalls:
+        tr.write_line(line, yellow=True)
+    for line in getattr(plugin, "coverage_notes", ()):
+        tr.write_line(line)
+    for name, reason in sorted(plugin.unavailable.items()):
+        tr.write_line(f"probe {name} unavailable: {reason}")
+    for err in plugin.errors:
+        tr.write_line(f"probe {err['probe']} switched off after an error: {err['error']}", red=True)
+    if record.collection:
+        tr.write_line(f"collection changed {len(record.collection)} key(s) "
+                      "(imports with side effects)")
+    leaks = resolve_leaks(record.tests)
+    by_probe: dict[str, list[str]] = defaultdict(list)
+    ids = {t.index: t.nodeid for t in record.tests}
+    causes = proven_causes(getattr(plugin, "findings", []))
+    leaking_tests = 0
+    for index in sorted(leaks):
+        shown = [c for c in leaks[index]
+                 if c.severity > 1 or (ids[index], f"{c.probe}:{c.key}") in causes]
+        if not shown:
+            continue
+        leaking_tests += 1
+        for ch in shown:
+            by_probe[ch.probe].append(leak_line(ids[index], ch))
+    if by_probe:
+        tr.write_line(f"{leaking_tests} test(s) leaked state:")
+        for probe in sorted(by_probe):
+            lines = by_probe[probe]
+            tr.write_line(f"  {probe}:", bold=True)
+            for line in lines[:MAX_PER_PROBE]:
+                tr.write_line(f"    {line}")
+            if len(lines) > MAX_PER_PROBE:
+                tr.write_line(f"    … and {len(lines) - MAX_PER_PROBE} more (see the record)")
+    else:
+        tr.write_line("no test leaked state")
+    from statesnap.output.explain import format_findings, race_lines
+
+    for line in race_lines(record.tests, record.header):
+        tr.write_line(line)
+    findings = getattr(plugin, "findings", [])
+    if findings:
+        for line in format_findings(findings, record.header):
+            tr.write_line(line)
+    tr.write_line(f"record: {plugin.record_path}")
+    summary = plugin.settings.json_path
+    if summary is not None and summary in plugin.outputs.done:
+        tr.write_line(f"summary: {summary}")
+    report = getattr(plugin, "report_written", None)
+    if report is not None:
+        tr.write_line(f"report: {report}")
+
+
+def proven_causes(findings: Iterable[Finding]) -> set[tuple[str, str]]:
+    """``(polluter, probe:key)`` of every key a replay proved a verified finding's cause.
+
+    A low-severity leak (a new module, an RNG state) is not listed for its own sake, but one
+    that broke a test is the leak the user must see.
+    """
+    out: set[tuple[str, str]] = set()
+    for f in findings:
+        if f.status != VERIFIED:
+            continue
+        out.update((polluter, key) for polluter in f.polluters for key in f.proven_keys)
+    return out

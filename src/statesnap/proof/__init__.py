@@ -1,0 +1,1 @@
+"""Proof by replay: verification of findings and the end-of-session pipeline."""

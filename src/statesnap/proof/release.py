@@ -1,0 +1,261 @@
+"""Before in-session replays, let go of what the finished tests leaked into this process.
+
+A test that left a socket listening on a fixed port, a lock held on a file, or a child process
+running leaves it in the pytest process until that process exits.  Replays started from the
+session would all meet it (the port is taken, the lock held): the victim would "fail alone",
+where ``statesnap explain --verify`` after the session, with the session gone, would see it
+pass alone.  The tests are over, so what they leaked is let go of before the first replay,
+and the in-session verdict is the one the later one gives.
+
+Only what the record names as a test's leak (the ``fds`` and ``children`` probes' keys that
+tests added and never removed) is touched, and only when it is still the same thing:
+
+- a listening socket, or a bound UDP socket: its descriptor number is pointed at a fresh
+  socket of the same kind on a port the system picks (``dup2``), so the port is free and the
+  object the test still holds closes that placeholder whenever it is collected (the number is
+  never left dangling, and a leaked server thread waits on an idle socket, not a closed one);
+- a file: its ``flock`` and ``lockf`` locks are released; the file stays open (closing it
+  would lose what its buffer still holds), and a Python file object writing to it is flushed,
+  as the process's exit would;
+- a child process still running: it and its descendants get SIGTERM, then SIGKILL after a
+  grace period; it is never reaped (its ``Popen`` still can).
+
+statesnap's own descriptors and the standard streams are never touched, and nothing is
+released in a process other than the one that ran the tests (the record's pid).
+
+What was let go of is printed, and kept in the record (a ``released`` line, see
+:mod:`~statesnap.record.journal`): the replays ran without it, and a reader of the verdicts later
+must
+be able to tell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from statesnap.probes.fds import socket_text
+from statesnap.record.journal import Record
+from statesnap.state.diff import REMOVED
+
+#: How long children get to exit after SIGTERM before SIGKILL.
+GRACE = 2.0
+_STD_STREAMS = frozenset({0, 1, 2})
+
+
+@dataclass
+class Held:
+    """One leak a test left in this process, as the record last saw it."""
+
+    probe: str
+    key: str
+    value: Any
+    test: str
+
+
+def held_leaks(record: Record) -> list[Held]:
+    """The ``fds`` and ``children`` keys the tests of this process added and left."""
+    first: dict[tuple[str, str], Any] = {}
+    last: dict[tuple[str, str], Held | None] = {}
+    for t in sorted(record.tests, key=lambda t: t.index):
+        if t.worker != record.worker:
+            continue
+        for ch in t.changes:
+            if ch.probe not in ("fds", "children"):
+                continue
+            ref = (ch.probe, ch.key)
+            first.setdefault(ref, ch.before)
+            last[ref] = None if ch.change == REMOVED else Held(ch.probe, ch.key, ch.after,
+                                                                 t.nodeid)
+    # Only what a test added: a key that was there before the first test is not a test's.
+    return [h for ref, h in last.items() if h is not None and first[ref] is None]
+
+
+@dataclass(frozen=True)
+class Released:
+    """One thing let go of: the line printed for it, and the leak it was (where one)."""
+
+    what: str
+    probe: str | None = None
+    key: str | None = None
+    test: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "probe": self.probe, "key": self.key, "test": self.test}
+
+
+def release(record: Record, own_fds: Iterable[int]) -> list[str]:
+    """Let go of the leaks of ``record`` this process still holds; a line for each."""
+    return [r.what for r in release_all(record, own_fds)]
+
+
+def release_all(record: Record, own_fds: Iterable[int]) -> list[Released]:
+    """Let go of the leaks of ``record`` this process still holds; what each one was."""
+    if record.header.get("pid") != os.getpid():
+        return []
+    own = set(own_fds)
+    done: list[Released] = []
+    children: list[Held] = []
+    writers: set[int] = set()
+    for h in held_leaks(record):
+        if h.probe == "children":
+            children.append(h)
+            continue
+        try:
+            fd = int(h.key)
+        except ValueError:
+            continue
+        if fd in _STD_STREAMS or fd in own:
+            continue
+        line = _release_fd(fd, h)
+        if line:
+            done.append(Released(line, h.probe, h.key, h.test))
+        if isinstance(h.value, str) and h.value.startswith("/") and (
+                h.value.endswith(("(w)", "(rw)", "(wa)", "(rwa)"))):
+            writers.add(fd)
+    flushed = flush_files(writers)
+    if flushed:
+        done.append(Released(f"the buffered writes of {flushed} file(s) tests left open "
+                             "(flushed)", "fds"))
+    done += _end_children(children)
+    return done
+
+
+def _release_fd(fd: int, h: Held) -> str | None:
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None  # closed since (or no /proc): nothing held
+    value = h.value if isinstance(h.value, str) else ""
+    if target.startswith("socket:"):
+        if socket_text(fd) != value:
+            return None  # another socket under that number now: not the test's
+        bound_udp = (value.startswith("socket udp") and " -> " not in value
+                     and not value.endswith((":0", "(unbound)")))
+        if not (value.endswith(" LISTEN") or bound_udp):
+            return None  # a connection holds no address another process could want
+        if not _replace_socket(fd):
+            return None
+        return f"{value} (fd {fd}, left by {h.test})"
+    if target.startswith("/") and value.startswith(target + " ("):
+        unlocked = False
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN | fcntl.LOCK_NB)
+            unlocked = True
+        with contextlib.suppress(OSError):
+            fcntl.lockf(fd, fcntl.LOCK_UN)
+            unlocked = True
+        # Unlocking asks nothing of whether a lock was held: the line says "any".
+        return (f"any lock on {target} (fd {fd}, left by {h.test}; the file stays open)"
+                if unlocked else None)
+    return None
+
+
+def flush_files(fds: set[int]) -> int:
+    """Flush Python file objects open on ``fds``: what they still buffer reaches the file
+    now, as it would when the process exits (a replay reads the file).  How many
+    descriptors had one."""
+    if not fds:
+        return 0
+    import gc
+    import io
+
+    flushed: set[int] = set()
+    for obj in gc.get_objects():
+        if not isinstance(obj, (io.BufferedWriter, io.BufferedRandom, io.TextIOWrapper)):
+            continue
+        try:
+            fd = obj.fileno()
+            if obj.closed or fd not in fds:
+                continue
+            obj.flush()  # a text wrapper flushes its buffer too; both are asked, harmlessly
+            flushed.add(fd)
+        except (OSError, ValueError):
+            continue
+    return len(flushed)
+
+
+def _replace_socket(fd: int) -> bool:
+    """Point ``fd`` at a fresh socket of its kind: the leaked one is closed, its address
+    free; a listening one's placeholder listens on a port the system picks."""
+    try:
+        probe = socket.socket(fileno=fd)
+    except OSError:
+        return False
+    try:
+        family, kind = probe.family, probe.type
+        listening = probe.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+    except OSError:
+        return False
+    finally:
+        probe.detach()
+    try:
+        placeholder = socket.socket(family, kind)
+    except OSError:
+        return False
+    with placeholder:
+        if listening:
+            with contextlib.suppress(OSError):
+                if family == socket.AF_INET:
+                    placeholder.bind(("127.0.0.1", 0))
+                elif family == socket.AF_INET6:
+                    placeholder.bind(("::1", 0))
+                placeholder.listen()  # an unbound Unix socket binds to an abstract name
+        try:
+            os.dup2(placeholder.fileno(), fd, inheritable=False)
+        except OSError:
+            return False
+    return True
+
+
+def _end_children(children: list[Held]) -> list[Released]:
+    if not children:
+        return []
+    try:
+        import psutil
+    except ImportError:
+        return []
+    me = os.getpid()
+    procs: list[Any] = []
+    lines: list[Released] = []
+    for h in children:
+        pid = h.value.get("pid") if isinstance(h.value, dict) else None
+        if not isinstance(pid, int):
+            continue
+        try:
+            proc = psutil.Process(pid)
+            if proc.ppid() != me or proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+            family = [proc, *proc.children(recursive=True)]
+        except psutil.Error:
+            continue
+        procs += family
+        lines.append(Released(f"child process {h.key} (pid {pid}, left by {h.test})",
+                              h.probe, h.key, h.test))
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + GRACE
+    alive = procs
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [p for p in alive if _running(p, psutil)]
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(signal.SIGKILL)
+    return lines
+
+
+def _running(proc: Any, psutil: Any) -> bool:
+    """Still running (a zombie has let go of everything; it is left for its parent to reap)."""
+    try:
+        return bool(proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False

@@ -1,0 +1,124 @@
+"""The record header: what a later replay needs, and what ``statesnap diff`` compares.
+
+Built once per session.  Everything here is read, never changed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from statesnap.base.redact import Redactor
+from statesnap.base.version import __version__
+from statesnap.record.journal import FORMAT
+
+#: Environment variables a replay passes on as they were recorded (they change test behaviour).
+REPLAY_ENV_PREFIXES = ("PYTEST_", "PYTHON", "CUDA_", "OMP_", "MKL_", "TORCH", "CI")
+
+
+def plugin_label(dist: Any) -> str:
+    """``name-version`` of a plugin's distribution (pytest's ``list_plugin_distinfo``).
+
+    From the dist-info folder's name when it has one, as :func:`installed_packages` does:
+    asking the distribution parses its METADATA (~1 ms each, in every session).
+    """
+    inner = getattr(dist, "_dist", dist)
+    folder = getattr(getattr(inner, "_path", None), "name", "")
+    stem, _, kind = str(folder).rpartition(".")
+    name, sep, version = stem.partition("-")
+    if kind == "dist-info" and sep and version:
+        return f"{name.replace('_', '-')}-{version}"
+    return f"{dist.project_name}-{dist.version}"
+
+
+def installed_packages() -> dict[str, str]:
+    """``{distribution name: version}`` of everything importable in this interpreter.
+
+    Read from the ``name-version.dist-info`` folder names (the wheel spec's layout) rather than
+    by parsing every METADATA file: the header is written by every session and every replay
+    child, and the names alone cost a directory listing per ``sys.path`` entry.  Anything not
+    named that way (eggs, odd installs) falls back to its metadata.
+    """
+    out: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in names:
+            stem, dot, kind = folder.rpartition(".")
+            if kind not in ("dist-info", "egg-info") or not dot:
+                continue
+            name, sep, version = stem.partition("-")
+            if kind == "dist-info" and sep and version:
+                out.setdefault(name.replace("_", "-"), version)
+                continue
+            # An egg-info (editable installs, old setuptools): its metadata names the version.
+            try:
+                dist = importlib.metadata.PathDistribution(Path(entry or ".") / folder)
+                meta_name = dist.metadata["Name"]
+            except Exception:
+                continue
+            if meta_name:
+                out.setdefault(str(meta_name), str(dist.version))
+    return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+
+
+def build_header(
+    *,
+    worker: str,
+    args: Iterable[str],
+    invocation_dir: Path,
+    rootdir: Path,
+    inifile: Path | None,
+    plugins: list[str],
+    seed: int | None,
+    probes: list[dict[str, Any]],
+    mtime_resolution: Mapping[str, Any],
+    redactor: Redactor,
+    notes: Mapping[str, str],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The header line of a record (format :data:`statesnap.record.journal.FORMAT`)."""
+    env = {k: redactor(k, v) for k, v in sorted(os.environ.items())}
+    header: dict[str, Any] = {
+        "type": "header",
+        "format": FORMAT,
+        "statesnap_version": __version__,
+        "run_id": uuid.uuid4().hex[:12],
+        "worker": worker,
+        "pid": os.getpid(),
+        "started": time.time(),
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+        },
+        "platform": {
+            "system": platform.system(),
+            "release": platform.release(),
+            "machine": platform.machine(),
+            "platform": platform.platform(),
+        },
+        "packages": installed_packages(),
+        "plugins": plugins,
+        "args": list(args),
+        "invocation_dir": str(invocation_dir),
+        "rootdir": str(rootdir),
+        "inifile": str(inifile) if inifile else None,
+        "seed": seed,
+        "probes": probes,
+        "mtime_resolution": dict(mtime_resolution),
+        "env": env,
+        "notes": dict(notes),
+    }
+    if extra:
+        header.update(extra)
+    return header

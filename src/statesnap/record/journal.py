@@ -1,0 +1,394 @@
+"""The run record: a JSON Lines journal, appended and flushed per test.
+
+Format history (bump :data:`FORMAT` on every incompatible change and keep a reader for the old
+one, with a golden record under ``snapshots/``):
+
+- 1: header, collection, start/test lines per test, probe_error, footer.  Fields added since
+  are optional, so every format-1 reader reads every format-1 record (unknown fields of a
+  test line land in :attr:`TestEntry.extra`).
+- 2: ``finding`` lines after the footer: the verdicts the session proved by replay, so that
+  every later reader shows them instead of re-ranking from the changes (which can name
+  another polluter).  A format-1 reader would have rejected them (no reader of a record may
+  show a verdict it cannot read), hence the bump.  Format-1 records are still read: they
+  have no stored verdicts, and every victim reads as "suspected, not replayed"
+  (``snapshots/records/format1-sample.jsonl`` is the golden record of format 1).
+
+Line types (each line is one JSON object with a ``type``):
+
+``header``      interpreter, platform, packages, plugins, args, rootdir, seed, probes, worker;
+                also ``watch_roots``, ``modes`` (isolate/strict/restore), ``replay`` (cwd and
+                the args a replay keeps), ``notes``; a merged xdist record adds ``lanes``;
+                ``statesnap backfill`` writes ``order_only``/``source`` (no state data, the CI
+                artifact it came from) and ``backfill_source`` (a state replay's record)
+``collection``  what collection itself changed (``changes``)
+``start``       a test began (``index``, ``nodeid``); a start with no matching ``test`` line is
+                the test that was running when the process died
+``test``        a finished test: ``index``, ``nodeid``, ``worker``, ``outcome``, ``phases``,
+                ``duration``, ``changes`` (net, before setup → after teardown), ``failure``;
+                optional: ``gauges`` (fds, threads, children, GPU memory after the test),
+                ``restored`` (``probe:key`` refs restore mode put back), ``strict`` (refs
+                strict mode flagged), ``reruns`` (extra attempts by pytest-rerunfailures),
+                ``contained``/``isolation``/``contained_changes`` (the test ran in a child)
+``probe_error`` a probe that raised and was switched off
+``lane``        (merged xdist records) the lines that follow are worker ``worker``'s, whose
+                own header is ``header``; ``lane_footer`` closes a lane that finished
+``footer``      ``exitstatus``, ``tests``, per-probe ``costs``, ``disabled``, ``notes``
+``released``    (format 2, optional, after the footer) what the session let go of before its
+                replays (:mod:`statesnap.proof.release`): ``actions``, each ``what`` (the line
+                printed), ``probe``, ``key``, ``test`` (the leak, where it was one); readers
+                older than it keep the line in :attr:`Record.other`
+``finding``     (format 2, after the footer) one victim's verdict as the session left it:
+                ``victim``, ``worker``, ``status``, ``polluters``, ``probe``/``key``,
+                ``proven_keys``, ``cleaners``, ``repro``, ``note``, ``candidates`` and
+                ``replays`` (each: ``label``, ``order``, ``command``, ``outcome``,
+                ``signature``, ``log``, ``restored``); see :mod:`statesnap.analysis.verdicts`
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statesnap.state.diff import Change
+
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
+
+
+class RecordError(Exception):
+    """A record that cannot be read: the message names the file and, where known, the line."""
+
+    def __init__(self, path: Path | str, message: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}")
+        self.path = Path(path)
+        self.line = line
+
+
+def _json_default(value: object) -> Any:
+    # Fingerprints should already be JSON-able; anything else degrades to its repr instead of
+    # losing the line.
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    return repr(value)
+
+
+#: One encoder for every line (``json.dumps`` with options builds a new one per call).
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+#: A JSON string literal, non-ASCII kept (as ``dumps`` writes it).
+encode_string: Any = json.encoder.encode_basestring
+
+
+def dumps(obj: Mapping[str, Any]) -> str:
+    return _ENCODER.encode(obj)
+
+
+def plain_test_line(index: int, nodeid_json: str, worker_json: str, outcome: str,
+                    phases_json: str, duration: float, gauges_json: str | None) -> str:
+    """The ``test`` line of a test with no change, no failure and no extra field.
+
+    Most lines of a run are like this, and formatting them by hand costs a third of
+    :func:`dumps`.  The text is exactly what ``dumps`` makes of the same entry (a test holds
+    that), so :func:`read_record`'s plain-line check finds them either way.  ``*_json``
+    arguments are already JSON text.
+    """
+    gauges = "" if gauges_json is None else f',"gauges":{gauges_json}'
+    return (f'{{"type":"test","index":{index},"nodeid":{nodeid_json},"worker":{worker_json},'
+            f'"outcome":{encode_string(outcome)},"phases":{phases_json},'
+            f'"duration":{float(duration)!r},"changes":[]{gauges}}}')
+
+
+class RecordWriter:
+    """Appends lines, each with one ``write`` syscall of its own (no buffer), so a killed
+    process leaves every finished line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                                       0o666)
+
+    @property
+    def fileno(self) -> int:
+        return -1 if self._fd is None else self._fd
+
+    def write(self, obj: Mapping[str, Any]) -> None:
+        self.write_line(dumps(obj))
+
+    def write_start(self, index: int, nodeid: str) -> None:
+        """The ``start`` line of a test (written before every test: formatted by hand)."""
+        self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":'
+                        f'{encode_string(nodeid)}}}')
+
+    def write_line(self, line: str) -> None:
+        if self._fd is None:
+            return
+        text = line + "\n"
+        try:
+            data = text.encode("utf-8", "surrogateescape")  # env bytes round-trip
+        except UnicodeEncodeError:
+            data = text.encode("utf-8", "backslashreplace")  # never lose the line
+        while data:  # a regular file takes it whole; a short write (a full disk) is retried
+            data = data[os.write(self._fd, data):]
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+@dataclass
+class TestEntry:
+    """One finished test as read back from a record."""
+
+    __test__ = False  # a data class, not a pytest test class despite the name
+
+    index: int
+    nodeid: str
+    outcome: str
+    worker: str = "main"
+    phases: dict[str, str] = field(default_factory=dict)
+    duration: float = 0.0
+    changes: list[Change] = field(default_factory=list)
+    failure: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """Failed or errored in setup or call (teardown errors do not make a victim)."""
+        return self.phases.get("setup") == "failed" or self.phases.get("call") == "failed"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": "test",
+            "index": self.index,
+            "nodeid": self.nodeid,
+            "worker": self.worker,
+            "outcome": self.outcome,
+            "phases": self.phases,
+            "duration": round(self.duration, 6),
+            "changes": [c.to_json() for c in self.changes],
+        }
+        if self.failure is not None:
+            data["failure"] = self.failure
+        data.update(self.extra)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TestEntry:
+        known = {"type", "index", "nodeid", "worker", "outcome", "phases", "duration"}
+        known |= {"changes", "failure"}
+        return cls(
+            index=int(data["index"]),
+            nodeid=str(data["nodeid"]),
+            outcome=str(data.get("outcome", "unknown")),
+            worker=str(data.get("worker", "main")),
+            phases=dict(data.get("phases") or {}),
+            duration=float(data.get("duration") or 0.0),
+            changes=[Change.from_json(c) for c in data.get("changes") or []],
+            failure=data.get("failure"),
+            extra={k: v for k, v in data.items() if k not in known},
+        )
+
+
+@dataclass
+class Record:
+    """A whole record, read back."""
+
+    path: Path
+    header: dict[str, Any]
+    collection: list[Change] = field(default_factory=list)
+    tests: list[TestEntry] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    footer: dict[str, Any] | None = None
+    #: The test that was running when the process died (a ``start`` with no ``test`` line).
+    running: dict[str, Any] | None = None
+    #: The last line was cut short (the process died mid-write); it was ignored.
+    truncated: bool = False
+    other: list[dict[str, Any]] = field(default_factory=list)
+    #: The ``finding`` lines (format 2): the verdicts the session stored, as written.
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    #: The actions of the ``released`` lines: what the session let go of before replaying.
+    released: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def worker(self) -> str:
+        return str(self.header.get("worker", "main"))
+
+    @property
+    def crashed(self) -> bool:
+        return self.footer is None
+
+    def test_by_id(self, nodeid: str) -> TestEntry | None:
+        for t in self.tests:
+            if t.nodeid == nodeid:
+                return t
+        return None
+
+    def order(self) -> list[str]:
+        return [t.nodeid for t in self.tests]
+
+
+def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """``(line number, text, is_last)``; the last line may lack its newline."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+        complete_last = True
+    else:
+        complete_last = False
+    for i, text in enumerate(lines, start=1):
+        yield i, text, i == len(lines) and not complete_last
+
+
+#: The end of a test line that holds nothing but the outcome: no change, no failure, no
+#: extra field (our writer puts ``changes`` then the optional ``gauges`` last).  A literal
+#: ``"changes":[]`` cannot occur inside a JSON string, where quotes are escaped.
+_PLAIN_TAIL = re.compile(r'"changes":\[\](?:,"gauges":\{[^{}]*\})?\}$')
+_INDEX = re.compile(r'"index":(\d+)')
+
+
+def _plain_test_index(text: str) -> int | None:
+    """The index of a plain test line (see :data:`_PLAIN_TAIL`), else None.  Like the tail,
+    a literal ``"index":`` is a key: in a string its quotes would be escaped."""
+    if not text.startswith('{"type":"test",') or _PLAIN_TAIL.search(text) is None:
+        return None
+    found = _INDEX.search(text)
+    return int(found.group(1)) if found is not None else None
+
+
+def read_record(path: Path | str, skip_plain: bool = False) -> Record:
+    """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise.
+
+    ``skip_plain`` leaves out the tests that changed nothing, did not fail and carry no extra
+    field: what the session's own terminal section needs after a run without failures, at a
+    fraction of the cost.  Everything else wants the whole record.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise RecordError(path, "no such record")
+    if path.is_dir():
+        raise RecordError(path, "is a directory, not a record")
+    record: Record | None = None
+    # Keyed by (worker, index): a merged xdist record holds several lanes whose indexes
+    # overlap, each lane's lines after its own "lane" line.
+    started: dict[tuple[str, int], dict[str, Any]] = {}
+    lane = "main"
+    for lineno, text, cut in _iter_lines(path):
+        if not text.strip():
+            continue
+        if skip_plain and record is not None and not cut:
+            plain = _plain_test_index(text)
+            if plain is not None:
+                started.pop((lane, plain), None)
+                continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if cut and record is not None:
+                record.truncated = True
+                break
+            if cut:
+                raise RecordError(path, "truncated inside its header line", lineno) from None
+            raise RecordError(path, f"not a statesnap record line ({exc.msg})", lineno) from None
+        if not isinstance(obj, dict) or "type" not in obj:
+            raise RecordError(path, "not a statesnap record line (no 'type')", lineno)
+        kind = obj["type"]
+        if record is None:
+            if kind != "header":
+                raise RecordError(path, "not a statesnap record (first line is no header)", 1)
+            fmt = obj.get("format")
+            if fmt not in READABLE_FORMATS:
+                readable = ", ".join(map(str, READABLE_FORMATS))
+                raise RecordError(
+                    path,
+                    f"unknown record format {fmt!r} (this statesnap reads format {readable}; "
+                    "upgrade statesnap to read it)",
+                    lineno,
+                )
+            record = Record(path=path, header=obj)
+            lane = str(obj.get("worker", "main"))
+            continue
+        try:
+            if kind == "test":
+                entry = TestEntry.from_json(obj)
+                record.tests.append(entry)
+                started.pop((entry.worker, entry.index), None)
+                started.pop((lane, entry.index), None)
+            elif kind == "start":
+                started[(str(obj.get("worker", lane)), int(obj["index"]))] = obj
+            elif kind == "lane":
+                lane = str(obj.get("worker", lane))
+                record.other.append(obj)
+            elif kind == "collection":
+                record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
+            elif kind == "probe_error":
+                record.errors.append(obj)
+            elif kind == "footer":
+                record.footer = obj
+            elif kind == "released":
+                actions = obj["actions"]
+                if not isinstance(actions, list):
+                    raise TypeError("actions")
+                record.released.extend(a for a in actions if isinstance(a, dict))
+            elif kind == "finding":
+                if not isinstance(obj.get("victim"), str):
+                    raise KeyError("victim")
+                record.verdicts.append(obj)
+            else:
+                record.other.append(obj)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(path, f"malformed {kind} line ({exc!r})", lineno) from None
+    if record is None:
+        raise RecordError(path, "empty record (no header line)")
+    if started:
+        # The last test started and never finished (the latest one when lanes crashed).
+        record.running = started[max(started, key=lambda k: (k[1], k[0]))]
+    return record
+
+
+def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
+    """Append ``objs`` to the record at ``path`` after it was closed; how many were written.
+
+    Each line is one ``write`` of its own on an ``O_APPEND`` descriptor, as the record's other
+    lines are: a process killed halfway leaves whole lines and at most one cut last line,
+    which :func:`read_record` ignores.
+    """
+    lines = [dumps(obj) + "\n" for obj in objs]
+    if not lines:
+        return 0
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        for line in lines:
+            data = line.encode("utf-8", "backslashreplace")
+            while data:
+                data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+    return len(lines)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file via a temporary sibling, so a failure leaves no partial file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise

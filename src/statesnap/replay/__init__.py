@@ -1,0 +1,1 @@
+"""Replays: the recorded invocation's arguments, reproduction commands, and fresh-process runs."""

@@ -1,0 +1,86 @@
+"""Reproduction commands, rebuilt from a record's header.  Pure.
+
+A replay child runs ``header["replay"]["args"]`` (statesnap on, with the options it keeps); the
+printed command runs ``header["replay"]["plain_args"]``: the same invocation with nothing of
+statesnap's, so plain pytest accepts it whether statesnap is installed or not.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from statesnap.replay.args import OWN_PLUGIN, OptionTable, split_words
+
+#: statesnap's options that records written before ``plain_args`` may hold, with a value.
+_OLD_OWN_VALUED = ("--statesnap-probes", "--statesnap-nvml-every", "--statesnap-record",
+                   "--statesnap-json", "--statesnap-report", "--report", "--statesnap-order",
+                   "--statesnap-restore-before", "--statesnap-verify-budget",
+                   "--statesnap-verify-repeat", "--statesnap-isolate-timeout",
+                   "--statesnap-isolate-child")
+
+
+def _randomly(args: list[str], header: Mapping[str, Any]) -> list[str]:
+    """``args`` with pytest-randomly pinned to the recorded seed, or switched off."""
+    plugins = " ".join(header.get("plugins") or [])
+    seed = header.get("seed")
+    if seed is not None and "pytest-randomly" in plugins:
+        # Same seed (random reseeding per test), no reshuffling: the order decides.
+        return [*args, f"--randomly-seed={seed}", "--randomly-dont-reorganize"]
+    if "no:randomly" not in args and "-pno:randomly" not in args:
+        return [*args, "-p", "no:randomly"]
+    return args
+
+
+def replay_base_args(header: Mapping[str, Any]) -> list[str]:
+    """The recorded arguments a replay keeps, with pytest-randomly pinned or switched off."""
+    replay = header.get("replay") or {}
+    args = list(replay.get("args") or ["-p", OWN_PLUGIN])
+    if not any(w.option == "-p" and w.values == (OWN_PLUGIN,)
+               for w in split_words(args, _OLD_TABLE)):
+        args = ["-p", OWN_PLUGIN, *args]
+    return _randomly(args, header)
+
+
+#: Enough of pytest's table to take statesnap's own words out of an older record's arguments
+#: (its arguments were already split by pytest's own table: one word is one option).
+_OLD_TABLE = OptionTable({"-p": None, **{name: None for name in _OLD_OWN_VALUED}})
+
+
+def without_statesnap(args: Sequence[str]) -> list[str]:
+    """An older record's replay arguments without ``-p statesnap`` and statesnap's options."""
+    out: list[str] = []
+    for word in split_words(args, _OLD_TABLE):
+        option = word.option or ""
+        if option == "-p" and word.values and word.values[0].strip() == OWN_PLUGIN:
+            continue
+        if option.startswith("--statesnap-") or option.split("=", 1)[0] in (
+                "--report", *_OLD_OWN_VALUED):
+            continue
+        out += word.words
+    return out
+
+
+def plain_base_args(header: Mapping[str, Any]) -> list[str]:
+    """The arguments of a printed command: the run's own, nothing of statesnap's."""
+    replay = header.get("replay") or {}
+    plain = replay.get("plain_args")
+    args = list(plain) if isinstance(plain, list) else without_statesnap(replay.get("args") or [])
+    return _randomly(args, header)
+
+
+def repro_command(header: Mapping[str, Any], order: Sequence[str]) -> str:
+    """A copy-pastable one-liner that runs ``order`` exactly; statesnap is not needed.
+
+    pytest runs node ids given on its command line in that order once pytest-randomly, which
+    would shuffle them, is off (or pinned to the recorded seed without reordering).
+    """
+    words = ["python", "-m", "pytest", *plain_base_args(header), *order]
+    line = shlex.join(words)
+    rootdir = Path(header.get("rootdir") or ".")
+    invoked = Path(header.get("invocation_dir") or rootdir)
+    if invoked != rootdir:
+        line = f"cd {shlex.quote(str(rootdir))} && {line}"
+    return line

@@ -1,0 +1,418 @@
+"""Replays: run an exact order of node ids in a fresh interpreter, keep every byte it prints.
+
+The command is rebuilt from the record's header (interpreter, working directory, the recorded
+arguments a replay keeps, the environment variables that change test behaviour), so a replay
+sees the suite configured as the recorded run did.  The child writes its own record, which is
+how outcomes are read back: no parsing of terminal text.  Every replay's full output goes to a
+numbered log beside the record (``<record>.logs/NNN-label.log``), next to the order it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from statesnap.base.redact import PREFIX as REDACTED
+from statesnap.base.redact import SECRET_FD_ENV, Redactor
+from statesnap.record.header import REPLAY_ENV_PREFIXES
+from statesnap.record.journal import Record, RecordError, read_record
+from statesnap.record.signature import CRASH, Signature
+from statesnap.replay.args import plugin_args
+from statesnap.replay.filestage import FileStage
+from statesnap.replay.inherited import TRAMPOLINE, Inherited
+from statesnap.replay.log import LogPump, SecretPipe
+from statesnap.replay.repro import replay_base_args, repro_command
+
+#: Variables that describe the parent pytest process, never a child's.
+_PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+                    "PYTEST_XDIST_TESTRUNUID", "STATESNAP_REPLAY", SECRET_FD_ENV)
+
+
+#: How many node ids of the order a log's heading lists (the order file has them all).
+MAX_LOGGED_IDS = 20
+
+
+@dataclass
+class ReplayResult:
+    """What one replay did."""
+
+    order: list[str]
+    outcomes: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    returncode: int | None = None
+    log: Path | None = None
+    record: Path | None = None
+    timed_out: bool = False
+    timeout: float = 0.0
+    duration: float = 0.0
+    #: Why the replay could not run at all (usage error, missing ids, no interpreter).
+    error: str | None = None
+    restored: list[str] = field(default_factory=list)
+
+    def failed(self, nodeid: str) -> bool:
+        """Failed or errored in setup or call, or was running when the child died."""
+        return self.outcomes.get(nodeid) in ("failed", "error", "crashed")
+
+    def passed(self, nodeid: str) -> bool:
+        return self.outcomes.get(nodeid) == "passed"
+
+    def exc_type(self, nodeid: str) -> str | None:
+        if self.outcomes.get(nodeid) == "crashed":
+            return "crash"
+        f = self.failures.get(nodeid)
+        return None if f is None else f.get("exc_type")
+
+    def signature(self, nodeid: str) -> Signature:
+        """The failure signature of ``nodeid`` in this replay (statesnap.record.signature)."""
+        if self.outcomes.get(nodeid) == "crashed":
+            return Signature(CRASH)
+        return Signature.of(self.failures.get(nodeid))
+
+
+def test_files(order: Sequence[str], rootdir: Path) -> list[str]:
+    """The distinct files of ``order``'s node ids, so the child collects only those."""
+    seen: dict[str, None] = {}
+    for nodeid in order:
+        seen.setdefault(str(rootdir / nodeid.split("::", 1)[0]), None)
+    return list(seen)
+
+
+def replay_env(header: Mapping[str, Any], base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` plus the recorded variables that change test behaviour (PYTEST_*, PYTHON*...).
+
+    Redacted values are never passed on (the record only holds their digest).
+    """
+    env = dict(base)
+    recorded = header.get("env") or {}
+    if isinstance(recorded, Mapping):
+        for name, value in recorded.items():
+            if (isinstance(value, str) and name.startswith(REPLAY_ENV_PREFIXES)
+                    and not value.startswith(REDACTED) and name not in _PARENT_ONLY_ENV):
+                env[name] = value
+    return env
+
+
+class Runner:
+    """Runs replays for one record; counts processes and test executions for the figures."""
+
+    def __init__(
+        self,
+        record: Record,
+        logs_dir: Path | None = None,
+        timeout: float = 300.0,
+        extra_args: Sequence[str] = (),
+        stage_files: bool = True,
+        env: Mapping[str, str] | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
+        """``env`` is the environment replays start from.  In-session it is the one the
+        session started with (its own tests may have polluted ``os.environ``); from the CLI
+        it defaults to the current one plus the recorded variables that matter.
+        ``redactor``: the session's own, in-session (it knows every secret the run met, and
+        its digests in the logs match the record's)."""
+        self.record = record
+        self.redactor = redactor or Redactor()
+        self.header = record.header
+        self.env = dict(env) if env is not None else replay_env(self.header, os.environ)
+        self.rootdir = Path(self.header.get("rootdir") or ".")
+        self.logs_dir = logs_dir or record.path.with_suffix(".logs")
+        self.timeout = timeout
+        self.extra_args = list(extra_args)
+        self.stage = (FileStage.from_record(record, stash_root=self.logs_dir / "stage")
+                      if stage_files else None)
+        #: Files set aside around each replay besides the stage (leftovers of earlier runs).
+        self.aside: FileStage | None = None
+        self.processes = 0
+        self.executions = 0
+        self._cache_dir: Path | None = None
+        self.inherited = Inherited.from_record(record)
+        #: Probes the children run (None: the recorded selection).  Verification needs only
+        #: the probes of the keys it looks at: each one left out saves its setup in every
+        #: replay, and a replay's outcome never depends on what its probes see.
+        self.probes: list[str] | None = None
+
+    def select_probes(self, wanted: Sequence[str]) -> None:
+        """Run only these probes (those the recorded run had working) in the children."""
+        ok = [str(p.get("name")) for p in self.header.get("probes") or []
+              if isinstance(p, Mapping) and p.get("status") == "ok"]
+        chosen = [name for name in dict.fromkeys(wanted) if name in ok]
+        # Some probe must run for the child to write its record; env is the cheapest.
+        self.probes = chosen or ["env"]
+
+    def set_aside(self, paths: Sequence[Path]) -> None:
+        """Move these files aside around each following replay (and put them back after);
+        an empty list ends it.  Their stash has a folder of its own, so that recovering it
+        never touches the stage's."""
+        self.aside = (FileStage(created=list(paths), stash_root=self.logs_dir / "aside")
+                      if paths else None)
+
+    def _enter_stages(self) -> None:
+        if self.stage is not None:
+            self.stage.enter()
+        if self.aside is not None:
+            try:
+                self.aside.enter()
+            except BaseException:
+                if self.stage is not None:
+                    self.stage.exit()
+                raise
+
+    def _exit_stages(self) -> None:
+        # The reverse order: a path in both is the aside's to put back first.
+        if self.aside is not None:
+            self.aside.exit()
+        if self.stage is not None:
+            self.stage.exit()
+
+    def python(self) -> str:
+        recorded = (self.header.get("python") or {}).get("executable")
+        if recorded and os.path.exists(recorded):
+            return str(recorded)
+        return sys.executable
+
+    def cwd(self) -> Path:
+        replay = self.header.get("replay") or {}
+        for candidate in (replay.get("cwd"), self.header.get("invocation_dir"), self.rootdir):
+            if candidate and Path(candidate).is_dir():
+                return Path(candidate)
+        return Path.cwd()
+
+    def base_args(self) -> list[str]:
+        return replay_base_args(self.header)
+
+    def cache_dir(self) -> Path:
+        # The child's pytest cache goes to a scratch folder: a replay never rewrites the
+        # user's lastfailed, and nothing but logs accumulates beside the record.
+        if self._cache_dir is None:
+            self._cache_dir = Path(tempfile.mkdtemp(prefix="statesnap-replay-cache-"))
+            # Removed by close(), or at the latest when the runner goes away.
+            weakref.finalize(self, shutil.rmtree, str(self._cache_dir), True)
+        return self._cache_dir
+
+    def has_cache(self) -> bool:
+        """Whether the child will have pytest's cacheprovider: the recorded run had it (older
+        records: assume not; a replay that writes the user's cache is better than one pytest
+        refuses) and neither the extra arguments nor ``PYTEST_ADDOPTS`` block it."""
+        replay = self.header.get("replay") or {}
+        if replay.get("cacheprovider") is not True:
+            return False
+        try:
+            addopts = shlex.split(self.env.get("PYTEST_ADDOPTS", ""))
+        except ValueError:
+            addopts = []
+        return "no:cacheprovider" not in plugin_args([*addopts, *self.extra_args])
+
+    def command(self, order_file: Path, record_file: Path, order: Sequence[str],
+                restore_file: Path | None = None, own_cache: bool = True) -> list[str]:
+        """The child's command line; ``own_cache=False`` leaves pytest's cache where the
+        suite keeps it (a command printed for the user to run)."""
+        cmd = [self.python(), "-m", "pytest", *self.base_args(), *self.extra_args,
+               f"--statesnap-order={order_file}", f"--statesnap-record={record_file}",
+               "--statesnap-verify-budget=0"]
+        if self.probes is not None:
+            cmd.append(f"--statesnap-probes={','.join(self.probes)}")
+        if own_cache and self.has_cache():
+            cmd += ["-o", f"cache_dir={self.cache_dir()}"]
+        if restore_file is not None:
+            cmd.append(f"--statesnap-restore-before={restore_file}")
+        cmd += test_files(order, self.rootdir)
+        return cmd
+
+    def repro_command(self, order: Sequence[str]) -> str:
+        return repro_command(self.header, order)
+
+    def child_env(self) -> dict[str, str]:
+        env = {k: v for k, v in self.env.items() if k not in _PARENT_ONLY_ENV}
+        env["STATESNAP_REPLAY"] = "1"
+        return env
+
+    def claim(self, label: str) -> tuple[str, Path]:
+        """The next free ``NNN-label`` stem and its log, created exclusively.
+
+        Numbers continue across runners and processes (the session's verification, then a
+        CLI ``bisect`` on the same record), so no replay's log overwrites another's.
+        """
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        taken = [int(p.name[:3]) for p in self.logs_dir.glob("[0-9][0-9][0-9]-*")
+                 if p.name[:3].isdigit()]
+        n = max(taken, default=0)
+        while True:
+            n += 1
+            stem = f"{n:03d}-{label}"
+            log = self.logs_dir / f"{stem}.log"
+            try:
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            os.close(fd)
+            return stem, log
+
+    def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
+            label: str = "replay", timeout: float | None = None) -> ReplayResult:
+        """Run ``order`` exactly, in a fresh interpreter; ``timeout`` caps this one replay."""
+        limit = self.timeout if timeout is None else max(1.0, min(self.timeout, timeout))
+        stem, log_file = self.claim(label)
+        order_file = self.logs_dir / f"{stem}.order.json"
+        record_file = self.logs_dir / f"{stem}.jsonl"
+        order_file.write_text(json.dumps(list(order), ensure_ascii=False) + "\n", "utf-8")
+        restore_file = None
+        if restore is not None:
+            restore_file = self.logs_dir / f"{stem}.restore.json"
+            restore_file.write_text(json.dumps(restore, ensure_ascii=False), "utf-8")
+        cmd = self.command(order_file, record_file, order, restore_file)
+        result = ReplayResult(order=list(order), log=log_file, record=record_file,
+                              timeout=limit)
+        t0 = time.monotonic()
+        with open(log_file, "w", encoding="utf-8") as log:
+            log.write("$ " + shlex.join(cmd) + "\n")
+            log.write(f"# cwd: {self.cwd()}\n")
+            shown = "\n#   ".join(order[:MAX_LOGGED_IDS])
+            more = (f"\n#   … {len(order) - MAX_LOGGED_IDS} more in {order_file.name}"
+                    if len(order) > MAX_LOGGED_IDS else "")
+            log.write(f"# order ({len(order)} test(s)):\n#   {shown}{more}\n")
+            if restore is not None:
+                log.write(f"# restore before the victim: {json.dumps(restore)}\n")
+            log.write("\n")
+            log.flush()
+            self._enter_stages()
+            secrets = SecretPipe()
+            try:
+                proc = self.popen(cmd, subprocess.PIPE, secrets=secrets)
+            except OSError as exc:
+                secrets.close()
+                self._exit_stages()
+                result.error = f"cannot start {cmd[0]}: {exc.strerror}"
+                log.write(f"# statesnap: {result.error}\n")
+                for path in (order_file, restore_file):
+                    if path is not None:
+                        path.unlink(missing_ok=True)
+                return result
+            self.processes += 1
+            self.executions += len(order)
+            assert proc.stdout is not None
+            pump = self.pump(proc.stdout.fileno(), log, secrets)
+            try:
+                if pump.run(proc, deadline=t0 + limit):
+                    result.timed_out = True
+                    kill_group(proc)
+                    pump.run(proc)
+                    log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
+                              "process group was killed\n")
+                result.returncode = proc.wait()
+            except BaseException:
+                kill_group(proc)  # interrupted (Ctrl-C): leave no replay running
+                proc.wait()
+                raise
+            finally:
+                pump.close()
+                proc.stdout.close()
+                self._exit_stages()
+        result.duration = time.monotonic() - t0
+        self._read_back(result)
+        if result.error is not None and not result.outcomes:
+            # Nothing ran: only the log (the child's whole output) is worth keeping.
+            for path in (order_file, record_file, restore_file):
+                if path is not None:
+                    path.unlink(missing_ok=True)
+        return result
+
+    def popen(self, cmd: list[str], out: Any, interactive: bool = False,
+              secrets: SecretPipe | None = None) -> subprocess.Popen[bytes]:
+        """Start ``cmd`` from the umask and signal state the recorded run started with.
+
+        A verification replay gets a session of its own (a timeout kills its whole group) and
+        no stdin; an ``interactive`` one (``statesnap replay``) stays in the terminal's
+        process group, so Ctrl-C and ``--pdb`` reach it.  ``secrets``: the pipe the child
+        reports its secret values through (statesnap.replay.log).
+        """
+        spec = self.inherited.trampoline()
+        if spec is not None:
+            cmd = [self.python(), "-c", TRAMPOLINE, json.dumps(spec), *cmd]
+        env = self.child_env()
+        if secrets is not None:
+            env.update(secrets.child_env())
+        try:
+            return subprocess.Popen(
+                cmd, cwd=self.cwd(), env=env, stdout=out, stderr=subprocess.STDOUT,
+                stdin=None if interactive else subprocess.DEVNULL,
+                start_new_session=not interactive,
+                umask=-1 if self.inherited.umask is None else self.inherited.umask,
+                pass_fds=() if secrets is None else (secrets.write_fd,),
+            )
+        finally:
+            if secrets is not None:
+                secrets.started()
+
+    def pump(self, out_fd: int, log: IO[str], secrets: SecretPipe | None,
+             tee: IO[bytes] | None = None) -> LogPump:
+        """What copies a child's output into ``log``, every secret known so far scrubbed."""
+        known = [*self.redactor.seen(), *self.redactor.secrets_in(self.env),
+                 *self.redactor.secrets_in(os.environ)]
+        return LogPump(out_fd, log, self.redactor, known, secrets, tee)
+
+    @staticmethod
+    def _read_back(result: ReplayResult) -> None:
+        assert result.record is not None and result.log is not None
+        try:
+            child = read_record(result.record)
+        except RecordError:
+            if not result.timed_out:
+                result.error = error_line(result.log)
+            return
+        for t in child.tests:
+            result.outcomes[t.nodeid] = "failed" if t.failed else t.outcome
+            if t.failure is not None:
+                result.failures[t.nodeid] = t.failure
+            result.restored += list(t.extra.get("restored") or [])
+        if child.running is not None and not result.timed_out:
+            result.outcomes[str(child.running["nodeid"])] = "crashed"
+        if result.returncode in (3, 4) and not child.tests and child.running is None:
+            result.error = error_line(result.log)
+
+    def close(self) -> None:
+        """Remove the scratch cache folder of the children."""
+        if self._cache_dir is not None:
+            shutil.rmtree(self._cache_dir, ignore_errors=True)
+            self._cache_dir = None
+
+
+def error_line(log: Path) -> str:
+    """The line of a child's output that says why it could not run."""
+    try:
+        lines = [ln.strip() for ln in log.read_text("utf-8", "replace").splitlines()]
+    except OSError:
+        return "no output"
+    lines = [ln for ln in lines if ln and not ln.startswith(("$ ", "#"))]
+    for i, ln in enumerate(lines):
+        if ln.startswith("ERROR: usage:"):
+            # argparse's usage line, then the line that says what was wrong.
+            said = [x for x in lines[i + 1:] if "error:" in x]
+            return said[0] if said else ln
+    for prefix in ("ERROR:", "E   ", "INTERNALERROR>"):
+        found = [ln for ln in lines if ln.startswith(prefix)]
+        if found:
+            return found[0] if prefix == "ERROR:" else found[-1]
+    return " / ".join(lines[-2:]) or "no output"
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the child's whole process group (it was started in a session of its own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass

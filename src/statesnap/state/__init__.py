@@ -1,0 +1,1 @@
+"""Global state at a moment and between moments: snapshots, their diffs, per-test tracking."""

@@ -1,0 +1,130 @@
+"""Diffs between snapshots: keys added, removed and changed, with before/after fingerprints.
+
+Pure functions.  A :class:`Change` is also the unit stored in the record (as a dict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from statesnap.state.snapshot import Snapshot
+
+ADDED = "added"
+REMOVED = "removed"
+CHANGED = "changed"
+
+
+@dataclass
+class Change:
+    """One key that differs between two moments."""
+
+    probe: str
+    key: str
+    change: str  # added | removed | changed
+    before: Any
+    after: Any
+    #: Where the change first happened: collection, setup, call, teardown (None if unknown).
+    phase: str | None = None
+    #: The fixture whose setup or finalisation made it, with its scope, when known.
+    fixture: str | None = None
+    scope: str | None = None
+    severity: int = 2
+
+    def to_json(self) -> dict[str, Any]:
+        # Built by hand: dataclasses.asdict deep-copies every value, and this runs for every
+        # change written.  Unknown phase/fixture/scope are left out to keep records small.
+        data: dict[str, Any] = {"probe": self.probe, "key": self.key, "change": self.change,
+                                "before": self.before, "after": self.after}
+        if self.phase is not None:
+            data["phase"] = self.phase
+        if self.fixture is not None:
+            data["fixture"] = self.fixture
+        if self.scope is not None:
+            data["scope"] = self.scope
+        data["severity"] = self.severity
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Change:
+        return cls(
+            probe=str(data["probe"]),
+            key=str(data["key"]),
+            change=str(data["change"]),
+            before=data.get("before"),
+            after=data.get("after"),
+            phase=data.get("phase"),
+            fixture=data.get("fixture"),
+            scope=data.get("scope"),
+            severity=int(data.get("severity", 2)),
+        )
+
+    @property
+    def ref(self) -> str:
+        """``probe:key``, the name users type (``env:ZOO_MODE``)."""
+        return f"{self.probe}:{self.key}"
+
+
+#: Probes whose keys are ``owner<sep>rest``, with a key ``owner<sep>`` for each owner.  Keys
+#: added under an owner that had no key before, or removed with their owner, are not changes:
+#: the owner itself came or went (a project module imported, which the ``modules`` probe
+#: reports once), and listing each of its attributes would only bury the real changes (and
+#: make the collection entry as big as the project).
+OWNED_KEYS: dict[str, str] = {"attributes": ":"}
+
+
+def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
+    """Changes of one probe's map, keys in sorted order."""
+    if before is after:
+        return []
+    out: list[Change] = []
+    sep = OWNED_KEYS.get(probe)
+    try:
+        # The keys whose entry differs, found in C (maps of thousands of keys, few changed);
+        # values that cannot be hashed fall back to every key.
+        keys: set[str] = {k for k, _ in before.items() ^ after.items()}
+    except TypeError:
+        keys = set(before) | set(after)
+    for key in sorted(keys):
+        if key not in after:
+            if sep is None or key.partition(sep)[0] + sep in after:
+                out.append(Change(probe, key, REMOVED, before[key], None))
+        elif key not in before:
+            if sep is None or key.partition(sep)[0] + sep in before:
+                out.append(Change(probe, key, ADDED, None, after[key]))
+        elif before[key] != after[key]:
+            out.append(Change(probe, key, CHANGED, before[key], after[key]))
+    return out
+
+
+def diff_snapshots(
+    before: Snapshot, after: Snapshot, probes: Iterable[str] | None = None
+) -> list[Change]:
+    """All changes between two snapshots; maps shared by identity are skipped for free."""
+    names = sorted(set(before.maps) & set(after.maps)) if probes is None else list(probes)
+    out: list[Change] = []
+    for name in names:
+        a, b = before.maps.get(name), after.maps.get(name)
+        if a is None or b is None or a is b:
+            continue
+        out.extend(diff_maps(name, a, b))
+    return out
+
+
+def apply_changes(state: dict[tuple[str, str], Any], changes: Iterable[Change]) -> None:
+    """Fold changes into a ``{(probe, key): value}`` state (used to replay a record's history).
+
+    A removed key is stored as the sentinel :data:`ABSENT` so that "removed" and "never seen"
+    stay distinct.
+    """
+    for ch in changes:
+        state[(ch.probe, ch.key)] = ABSENT if ch.change == REMOVED else ch.after
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()

@@ -1,0 +1,73 @@
+"""Which changes strict and restore mode act on: a probe selection and a severity floor.
+
+``--statesnap-strict`` / ``--statesnap-restore`` alone cover every (restorable) probe, and only
+changes of medium or high severity: a plain import that adds ``sys.modules`` entries, or the
+RNG state moving, is how tests normally run.  Naming probes (``=env,cwd``) covers every change
+of those probes, low severity included: the user asked for exactly them.  ``=-files`` keeps
+the default floor and drops the probes named.  Allowances are ``probe:key`` globs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pytest
+
+from statesnap.probes import parse_selection
+from statesnap.probes.base import Probe, Severity
+from statesnap.state.diff import Change
+
+
+@dataclass(frozen=True)
+class ProbeSelection:
+    """Probes a mode covers, and the lowest severity of change it acts on."""
+
+    names: frozenset[str]
+    min_severity: int = int(Severity.MEDIUM)
+
+    def covers(self, change: Change) -> bool:
+        return change.probe in self.names and change.severity >= self.min_severity
+
+
+def resolve(spec: str, option: str, active: Sequence[Probe], known: Iterable[str],
+            restorable_only: bool = False) -> ProbeSelection:
+    """Turn ``all`` or a ``--statesnap-probes``-style list into a selection.
+
+    Unknown probe names, and (for restore) probes that cannot put state back, are usage errors.
+    """
+    known_names = set(known) | {p.name for p in active}
+    pool = [p for p in active if p.restorable or not restorable_only]
+    if spec == "all":
+        return ProbeSelection(frozenset(p.name for p in pool))
+    only, drop = parse_selection(spec)
+    unknown = ((only or set()) | drop) - known_names
+    if unknown:
+        raise pytest.UsageError(
+            f"{option}: unknown probe(s) {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(sorted(known_names))}); write the probes attached "
+            f"({option}=env,cwd) or put the option after the test paths"
+        )
+    if restorable_only and only:
+        cannot = sorted(n for n in only if n in {p.name for p in active if not p.restorable})
+        if cannot:
+            can = ", ".join(sorted(p.name for p in pool)) or "none"
+            raise pytest.UsageError(
+                f"{option}: probe(s) {', '.join(cannot)} cannot put state back "
+                f"(restorable: {can})"
+            )
+    names = {p.name for p in pool if (only is None or p.name in only) and p.name not in drop}
+    floor = int(Severity.LOW) if only else int(Severity.MEDIUM)
+    return ProbeSelection(frozenset(names), floor)
+
+
+def normalise_allow(pattern: str) -> str:
+    """``env`` (a bare probe name) means every key of that probe: ``env:*``."""
+    return pattern if ":" in pattern else f"{pattern}:*"
+
+
+def allowed(change: Change, patterns: Iterable[str]) -> bool:
+    """Whether ``probe:key`` of ``change`` matches one of the allowance globs."""
+    ref = change.ref
+    return any(fnmatch.fnmatchcase(ref, p) for p in patterns)

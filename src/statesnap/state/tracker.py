@@ -1,0 +1,131 @@
+"""Per-test tracking: checkpoints inside a test, and the net diff with its phase.
+
+Pure of pytest.  The plugin calls :meth:`TestTracker.begin` before a test's setup,
+:meth:`checkpoint` at phase and fixture boundaries, and :meth:`end` after teardown.  Checkpoints
+use light tokens, so a test that changes nothing costs a few token reads per probe; a change is
+diffed where it happened, which names the phase and the fixture that made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from statesnap.probes.base import Probe
+from statesnap.state.diff import Change, diff_snapshots
+from statesnap.state.snapshot import Snapshot, Snapshotter
+
+
+@dataclass(frozen=True)
+class Label:
+    """Where a checkpoint sits: a phase, and the fixture whose setup/finaliser just ran."""
+
+    phase: str
+    fixture: str | None = None
+    scope: str | None = None
+
+
+@dataclass
+class _Test:
+    before: Snapshot
+    last: Snapshot
+    #: First sighting of each changed key: ``(probe, key) -> Label``.
+    first_seen: dict[tuple[str, str], Label] = field(default_factory=dict)
+
+
+class TestTracker:
+    """Holds the current snapshot between tests and the checkpoints within one."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(self, snapshotter: Snapshotter) -> None:
+        self.snapshotter = snapshotter
+        self.current: Snapshot | None = None
+        self._test: _Test | None = None
+        self._exact: frozenset[str] = frozenset()
+        self._exact_for: list[Probe] | None = None
+
+    def baseline(self) -> Snapshot:
+        """A full snapshot that becomes the reference for the next test."""
+        self.current = self.snapshotter.take(self.current)
+        return self.current
+
+    def begin(self) -> None:
+        if self.current is None:
+            self.baseline()
+        assert self.current is not None
+        self._test = _Test(before=self.current, last=self.current)
+
+    def checkpoint(self, label: Label, light: bool = True) -> None:
+        """A snapshot; changes since the previous checkpoint are labelled ``label``.
+
+        Phase boundaries run on every test and use light tokens; a wide-scoped fixture's
+        setup or finaliser runs once per scope and uses full tokens, because telling its
+        changes apart is what keeps a module fixture's socket from looking like a leak.
+        """
+        t = self._test
+        if t is None:
+            return
+        snap = self.snapshotter.take(t.last, light=light)
+        self._note(t, t.last, snap, label)
+        t.last = snap
+
+    def end(self, final_phase: str = "teardown") -> list[Change]:
+        """Full snapshot after teardown; the net changes of the test, each with its phase."""
+        t = self._test
+        if t is None:
+            return []
+        after = self.snapshotter.take(t.last)
+        if after is t.before:  # nothing moved at all (the usual test): no diff to make
+            self.current = after
+            self._test = None
+            return []
+        if after is not t.last:
+            self._label_final(t, after, final_phase)
+        net = diff_snapshots(t.before, after)
+        for ch in net:
+            label = t.first_seen.get((ch.probe, ch.key))
+            if label is not None:
+                ch.phase, ch.fixture, ch.scope = label.phase, label.fixture, label.scope
+            probe = self.snapshotter.probe(ch.probe)
+            if probe is not None:
+                try:
+                    ch.severity = int(probe.severity_of(ch.key, ch.before, ch.after))
+                except Exception:
+                    ch.severity = int(probe.severity)
+        self.current = after
+        self._test = None
+        return net
+
+    def _label_final(self, t: _Test, after: Snapshot, final_phase: str) -> None:
+        # Probes whose light token equals their full token were watched at every checkpoint,
+        # so a change seen only now happened after the last one, in the final phase.  For the
+        # others we cannot tell and say nothing rather than guess.
+        probes = self.snapshotter.probes
+        if self._exact_for is not probes:
+            self._exact = frozenset(p.name for p in probes if _light_is_full(p))
+            self._exact_for = probes
+        exact = set(self._exact)
+        # A probe with a separate light token still knows when its light token moved since
+        # the last checkpoint (both tokens are refreshed on a read): then the change is in
+        # the final phase too.
+        for name, token in after.light_tokens.items():
+            if name in t.last.light_tokens and t.last.light_tokens[name] != token:
+                exact.add(name)
+        for ch in diff_snapshots(t.last, after):
+            ref = (ch.probe, ch.key)
+            if ref not in t.first_seen and ch.probe in exact:
+                t.first_seen[ref] = Label(final_phase)
+
+    def abort(self) -> None:
+        """Forget the test in progress (the next begin() starts from a fresh snapshot)."""
+        self._test = None
+        self.current = None
+
+    @staticmethod
+    def _note(t: _Test, a: Snapshot, b: Snapshot, label: Label) -> None:
+        for ch in diff_snapshots(a, b):
+            t.first_seen.setdefault((ch.probe, ch.key), label)
+
+
+def _light_is_full(probe: Probe) -> bool:
+    return type(probe).light_token is Probe.light_token
