@@ -40,6 +40,19 @@ def _skip_assertion_rewriting() -> None:
 _skip_assertion_rewriting()
 
 
+#: Each containment feature is a pytest plugin module of its own (its options, configure
+#: step, per-test observer and terminal lines); pytest loads them by name after this module,
+#: as it does ``pytest_plugins`` of any plugin.  The core plugin never imports them.
+pytest_plugins = [
+    "statesnap.contain.isolate.feature",
+    "statesnap.contain.guards",
+    "statesnap.contain.strict",
+    "statesnap.contain.restore",
+    "statesnap.contain.reruns",
+    "statesnap.contain.xdist",
+]
+
+
 def pytest_addhooks(pluginmanager: Any) -> None:
     from statesnap.plugin import hookspecs
 
@@ -53,6 +66,6 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
 
 
 def pytest_configure(config: Any) -> None:
-    from statesnap.plugin import core as plugin
+    from statesnap.plugin import core
 
-    plugin.configure(config)
+    core.configure(config)

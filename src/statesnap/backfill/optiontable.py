@@ -2,7 +2,7 @@
 
 A log or a JUnit file names the arguments of the run but not what each option takes: that
 depends on the plugins and conftests the run loaded.  Ask pytest in the checkout, with those
-arguments (statesnap.backfill.optiondump); when it cannot say (an argument the checkout's
+arguments (statesnap.plugin.optiondump); when it cannot say (an argument the checkout's
 pytest refuses, no pytest), fall back to pytest's own options with a note.
 """
 
@@ -14,8 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from statesnap.backfill.optiondump import ENV
-from statesnap.replay.args import OptionTable
+from statesnap.replay.args import OPTION_TABLE_ENV, OptionTable
 
 #: pytest's own options that take a value: the fallback when the checkout cannot be asked.
 PYTEST_VALUED = frozenset({
@@ -36,8 +35,8 @@ def ask_checkout(root: Path, args: list[str], python: str) -> OptionTable | None
         out = Path(tmp) / "table.json"
         env = {k: v for k, v in os.environ.items()
                if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
-        env[ENV] = str(out)
-        cmd = [python, "-m", "pytest", "-p", "statesnap.backfill.optiondump", *args]
+        env[OPTION_TABLE_ENV] = str(out)
+        cmd = [python, "-m", "pytest", "-p", "statesnap.plugin.optiondump", *args]
         try:
             proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True,
                                   timeout=300, stdin=subprocess.DEVNULL, check=False)

@@ -109,18 +109,18 @@ def _crash_notes(lanes: list[Record]) -> None:
 
 
 def _verify(per_lane: list[tuple[Record, list[Finding]]], args: argparse.Namespace) -> None:
-    from statesnap.proof.verify import ReplayError, verify_findings
-    from statesnap.replay.runner import Runner
+    from statesnap.proof.session_end import Replays, prove
+    from statesnap.proof.verify import ReplayError
 
     progress = progress_printer(quiet=args.json)
+    replays = Replays(budget=args.budget, repeat=args.repeat, find_cleaners=args.find_cleaners,
+                      timeout=args.timeout, raise_errors=True)
     try:
         for lane, found in per_lane:
             if not found:
                 continue
             try:
-                verify_findings(lane, found, budget=args.budget, repeat=args.repeat,
-                                find_cleaners=args.find_cleaners, progress=progress,
-                                runner=Runner(lane, timeout=args.timeout), raise_errors=True)
+                prove(lane, found, replays, progress)
                 for f in found:
                     f.source = None  # proven by this command, not read from the record
             except ReplayError as exc:

@@ -83,7 +83,7 @@ def recorded_order(record: Record, worker: str | None, until: str | None) -> lis
 
 
 def run(args: argparse.Namespace) -> int:
-    from statesnap.plugin.order import write_order
+    from statesnap.replay.orderfile import write_order
     from statesnap.replay.runner import Runner, error_line
 
     record = pick_lane(load_lanes(args.record), args.worker, args.until)

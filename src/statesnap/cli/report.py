@@ -85,21 +85,19 @@ def findings_from_file(path: Path) -> list[Finding]:
 def attributed(records: Sequence[Record], verify: bool, budget: float) -> list[Finding]:
     """The verdicts each record's session stored (the others ``suspected, not replayed``);
     with ``verify``, every finding attributed and replayed afresh."""
-    from statesnap.analysis.attribution import attribute
     from statesnap.analysis.verdicts import findings_of
+    from statesnap.proof.session_end import Replays, attribute_and_prove
 
     findings: list[Finding] = []
     for record in records:
-        mine = attribute(record) if verify else findings_of(record)
-        if verify and mine:
-            from statesnap.proof.verify import verify_findings
-
-            progress = progress_printer()
-            try:
-                verify_findings(record, mine, budget=budget, progress=progress)
-            finally:
-                stop(progress)
-        findings.extend(mine)
+        if not verify:
+            findings.extend(findings_of(record))
+            continue
+        progress = progress_printer()
+        try:
+            findings.extend(attribute_and_prove(record, Replays(budget=budget), progress))
+        finally:
+            stop(progress)
     return findings
 
 

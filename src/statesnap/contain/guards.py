@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import pytest
 from _pytest.outcomes import Failed
 
+from statesnap.output.lines import short
 from statesnap.plugin import markers
-from statesnap.plugin.terminal import short
+from statesnap.plugin.run import RunState
 from statesnap.state.diff import Change
-
-if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
 
 MARKER = markers.REQUIRES_CLEAN
 #: Names that stand for several probe:key globs.
@@ -54,22 +51,22 @@ def guard_verdict(item: pytest.Item) -> str | None:
 class GuardPlugin:
     """Decides before each marked test whether its required state is clean."""
 
-    def __init__(self, plugin: StatesnapPlugin) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState) -> None:
+        self.run = run
         #: ``(probe, key) -> (nodeid, index)`` of the last test whose diff changed it.
         self.writers: dict[tuple[str, str], tuple[str, int]] = {}
         #: Whether any collected item is guarded (None: not known, look at every test).
         self.any_marked: bool | None = None
 
     def _known(self) -> set[str]:
-        p = self.plugin
+        p = self.run
         names = {pr.name for pr in p.snapshotter.probes} if p.snapshotter else set()
         return names | set(p.unavailable) | set(p.snapshotter.disabled if p.snapshotter else {})
 
     def verdict(self, item: pytest.Item) -> str | None:
         """The error text when required state is dirty (or a spec is unknown), else None."""
         specs = [str(a) for m in item.iter_markers(MARKER) for a in m.args]
-        p = self.plugin
+        p = self.run
         base = p.session_baseline
         now = p.tracker.current if p.tracker is not None else None
         if not specs or base is None or now is None:
@@ -96,7 +93,7 @@ class GuardPlugin:
         return (f"statesnap: {item.nodeid} requires this state as the session started, "
                 "but it is dirty:\n" + "\n".join(lines))
 
-    # -- test hooks (statesnap.contain.registry.TestHook) ------------------------------------
+    # -- per-test observer (statesnap.plugin.run.TestObserver) ------------------------------
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # With no guarded test in the session (the usual case), no test looks again.
@@ -105,7 +102,7 @@ class GuardPlugin:
     def before_test(self, item: pytest.Item) -> None:
         if self.any_marked is not False and item.get_closest_marker(MARKER) is not None:
             verdict = item.stash[_VERDICT] = self.verdict(item)
-            pm = self.plugin.config.pluginmanager
+            pm = self.run.config.pluginmanager
             if verdict is not None and not pm.has_plugin(_SETUP_NAME):
                 # Registered on the first dirty verdict: until then no test pays for a setup
                 # hook that has nothing to raise.
@@ -125,3 +122,13 @@ class _GuardSetup:
         message = item.stash.get(_VERDICT, None)
         if message is not None:
             raise StateDirty(message, pytrace=False)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Guards are always on: a test pays only when some collected test is marked."""
+    config.addinivalue_line("markers", markers.HELP[MARKER])
+    run = RunState.of(config)
+    guard = GuardPlugin(run)
+    config.pluginmanager.register(guard, "statesnap-guards")
+    run.observe(guard)

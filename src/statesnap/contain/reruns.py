@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.record.journal import Record, TestEntry
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
-    from statesnap.plugin.core import StatesnapPlugin
 
+#: The field of a test's record line: how many extra attempts it had.
+FIELD = "reruns"
 #: At most this many tests are rerun alone at session end.
 MAX_ALONE = 10
 
@@ -34,8 +36,8 @@ class RerunHooks:
     """Registered only when pytest-rerunfailures is installed, and kept only when some test
     may be rerun: otherwise its per-phase hook would be called for nothing on every test."""
 
-    def __init__(self, plugin: StatesnapPlugin) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState) -> None:
+        self.run = run
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config,
@@ -49,8 +51,8 @@ class RerunHooks:
         if report.outcome == "rerun":  # type: ignore[comparison-overlap]
             attempts = (attempts or 0) + 1
         if isinstance(attempts, int) and attempts > 0:
-            extra = self.plugin.test_extra
-            extra["reruns"] = max(int(extra.get("reruns", 0)), attempts)
+            test = self.run.test
+            test.add_field(FIELD, max(int(test.fields.get(FIELD, 0)), attempts))
 
 
 def reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
@@ -98,10 +100,10 @@ def _finding(record: Record, test: TestEntry) -> Finding:
     return f
 
 
-def flag_order_dependent(plugin: StatesnapPlugin, record: Record,
+def flag_order_dependent(run: RunState, record: Record,
                          findings: list[Finding]) -> list[Finding]:
     """New findings for rerun tests that passed alone in a fresh process (or flaky ones)."""
-    s = plugin.settings
+    s = run.settings
     tests = rerun_tests(record)
     if not tests:
         return []
@@ -112,19 +114,19 @@ def flag_order_dependent(plugin: StatesnapPlugin, record: Record,
             note = f"rerun {t.extra['reruns']} time(s) by pytest-rerunfailures"
             f.note = f"{f.note}; {note}" if f.note else note
     todo = [t for t in tests if t.nodeid not in victims][:MAX_ALONE]
-    if not todo or s.verify_budget <= 0 or s.order_file is not None or s.isolate_child:
+    if not todo or s.verify_budget <= 0 or s.order_file is not None or run.child:
         return []
     from statesnap.analysis.findings import NOT_DETERMINISTIC
     from statesnap.replay.runner import Runner
 
-    runner = Runner(record, env=plugin.initial_env, redactor=plugin.redactor)
+    runner = Runner(record, env=run.initial_env, redactor=run.redactor)
     deadline = time.monotonic() + s.verify_budget
     out: list[Finding] = []
     for t in todo:
         if time.monotonic() > deadline:
             break
-        plugin._terminal_line(f"statesnap: rerunning {t.nodeid} alone (it needed "
-                              f"{t.extra['reruns']} rerun(s) in the suite)")
+        run.say(f"statesnap: rerunning {t.nodeid} alone (it needed "
+                f"{t.extra['reruns']} rerun(s) in the suite)")
         result = runner.run([t.nodeid], label="rerun-alone")
         f = _finding(record, t)
         if result.log is not None:
@@ -142,3 +144,23 @@ def flag_order_dependent(plugin: StatesnapPlugin, record: Record,
             continue  # the replay did not run the test: nothing to say
         out.append(f)
     return out
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Only with pytest-rerunfailures installed (its hooks exist only then)."""
+    if not config.pluginmanager.hasplugin("rerunfailures"):
+        return
+    run = RunState.of(config)
+    config.pluginmanager.register(RerunHooks(run), "statesnap-reruns")
+    run.add_finder(lambda record, findings: flag_order_dependent(run, record, findings))
+    run.add_lines(terminal_lines)
+
+
+def terminal_lines(run: RunState) -> list[str]:
+    reruns = [(t.nodeid, t.extra[FIELD]) for r in run.results.all() for t in r.tests
+              if t.extra.get(FIELD)]
+    if not reruns:
+        return []
+    return [f"pytest-rerunfailures reran {len(reruns)} test(s): "
+            + ", ".join(f"{n} ({k})" for n, k in reruns[:MAX_LINES])]

@@ -16,24 +16,23 @@ code imported again would give two copies of its classes).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import pytest
 
 from statesnap.analysis.leaks import WIDE_SCOPES
+from statesnap.plugin import options
+from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.probes.base import Probe
 from statesnap.state.diff import Change
-from statesnap.state.selection import ProbeSelection, resolve
-
-if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
+from statesnap.state.selection import ProbeSelection, SelectionError, resolve
 
 
 class RestoreMode:
-    """A test hook of the plugin (:class:`statesnap.contain.registry.TestHook`)."""
+    """A per-test observer of the core (:class:`statesnap.plugin.run.TestObserver`)."""
 
-    def __init__(self, plugin: StatesnapPlugin) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState, spec: str) -> None:
+        self.run = run
+        self.spec = spec
         self.selection: ProbeSelection | None = None
         self.probes: list[Probe] = []
         self._saved: dict[str, object] = {}
@@ -43,10 +42,13 @@ class RestoreMode:
         self.failures: list[tuple[str, str, str]] = []
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        p = self.plugin
+        p = self.run
         active = p.snapshotter.probes if p.snapshotter is not None else []
-        self.selection = resolve(p.settings.restore or "all", "--statesnap-restore", active,
-                                 p.unavailable, restorable_only=True)
+        try:
+            self.selection = resolve(self.spec, "--statesnap-restore", active,
+                                     p.unavailable, restorable_only=True)
+        except SelectionError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.probes = [pr for pr in active if pr.name in self.selection.names]
 
     def before_test(self, item: pytest.Item) -> None:
@@ -71,7 +73,7 @@ class RestoreMode:
 
     def after_test(self, item: pytest.Item, index: int, changes: Sequence[Change]) -> list[str]:
         """Put the leaked keys back; the ``probe:key`` refs restored."""
-        if self.plugin.isolated_child:
+        if self.run.child:
             return []
         wanted = self._restorable(changes)
         done: list[str] = []
@@ -87,7 +89,53 @@ class RestoreMode:
         self._saved = {}
         if done:
             self.restored[item.nodeid] = done
-            tracker = self.plugin.tracker
+            tracker = self.run.tracker
             if tracker is not None:
                 tracker.baseline()  # re-read the probes whose state was just put back
         return done
+
+    def terminal_lines(self, run: RunState) -> list[str]:
+        lines = _restored_lines(run)
+        for nodeid, probe, error in self.failures[:MAX_LINES]:
+            lines.append(f"restore mode: {probe} could not put back after {nodeid}: {error}")
+        return lines
+
+
+# -- the feature's registration: options, configure, terminal lines ----------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup(options.GROUP).addoption(
+        "--statesnap-restore",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="PROBES",
+        help="after each test, put back the state it leaked where a probe can (env, cwd, "
+        "sys.path, sys.modules, ...); the record and the report still name every polluter",
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    spec = options.probe_selection(config.option.statesnap_restore, "restore")
+    run = RunState.of(config)
+    run.modes["restore"] = spec
+    if spec is None or run.child:
+        return
+    mode = RestoreMode(run, spec)
+    config.pluginmanager.register(mode, "statesnap-restore")
+    run.observe(mode)
+    run.add_lines(mode.terminal_lines)
+
+
+def _restored_lines(run: RunState) -> list[str]:
+    restored = [(t.nodeid, t.extra["restored"]) for r in run.results.all() for t in r.tests
+                if t.extra.get("restored")]
+    if not restored:
+        return []
+    keys = sum(len(k) for _, k in restored)
+    lines = [f"restore mode put back {keys} key(s) after {len(restored)} test(s):"]
+    lines += [f"    {nodeid}: {', '.join(map(str, refs))}"
+              for nodeid, refs in restored[:MAX_LINES]]
+    if len(restored) > MAX_LINES:
+        lines.append(f"    … and {len(restored) - MAX_LINES} more (see the record)")
+    return lines

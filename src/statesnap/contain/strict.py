@@ -23,24 +23,30 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from _pytest.outcomes import Failed
 
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.analysis.own_fixtures import display_fixture
-from statesnap.plugin import markers
-from statesnap.plugin.terminal import short
+from statesnap.output.lines import short
+from statesnap.plugin import markers, options
+from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.state.diff import Change, diff_snapshots
-from statesnap.state.selection import ProbeSelection, allowed, normalise_allow, resolve
+from statesnap.state.selection import (
+    ProbeSelection,
+    SelectionError,
+    allowed,
+    normalise_allow,
+    resolve,
+)
 from statesnap.state.tracker import Label, TestTracker
-
-if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
 
 ALLOW_MARKER = markers.ALLOW
 STRICT_KEY = pytest.StashKey["StrictPlugin"]()
+#: The field of a test's record line: the ``probe:key`` refs it errored for.
+FIELD = "strict"
 
 
 class StateLeaked(Failed):
@@ -56,16 +62,16 @@ class _Held:
     change: Change
 
 
-def net_so_far(plugin: StatesnapPlugin) -> list[Change]:
+def net_so_far(run: RunState) -> list[Change]:
     """The test's net changes up to now (a full snapshot), labelled like the record's.
 
     Reads the tracker's test in progress; the later ``end()`` reuses this snapshot's tokens.
     """
-    tracker: TestTracker | None = plugin.tracker
+    tracker: TestTracker | None = run.tracker
     if tracker is None:
         return []
     # After a quiet teardown (the plugin took no after-call snapshot) all of it is the call's.
-    tracker.checkpoint(Label("call" if plugin._call_is_last else "teardown"), light=False)
+    tracker.checkpoint(Label("call" if run.test.call_is_last else "teardown"), light=False)
     test = getattr(tracker, "_test", None)
     if test is None:
         return []
@@ -84,8 +90,8 @@ def net_so_far(plugin: StatesnapPlugin) -> list[Change]:
     return changes
 
 
-def _current_value(plugin: StatesnapPlugin, probe: str, key: str) -> Any:
-    tracker = plugin.tracker
+def _current_value(run: RunState, probe: str, key: str) -> Any:
+    tracker = run.tracker
     test = getattr(tracker, "_test", None)
     snap = test.last if test is not None else getattr(tracker, "current", None)
     if snap is None:
@@ -93,7 +99,7 @@ def _current_value(plugin: StatesnapPlugin, probe: str, key: str) -> Any:
     return snap.get(probe).get(key)
 
 
-def format_leak(nodeid: str, leaks: Iterable[Change], plugin: StatesnapPlugin,
+def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
                 held_by: dict[str, str] | None = None) -> str:
     """The teardown error's text: each leaked key, before → after, where, and a fix hint."""
     leaks = list(leaks)
@@ -108,7 +114,7 @@ def format_leak(nodeid: str, leaks: Iterable[Change], plugin: StatesnapPlugin,
         owner_text = f" (set up by {owner}, not undone when its scope ended)" if owner else ""
         lines.append(f"  {ch.ref}: {ch.change} {short(ch.before)} → {short(ch.after)}"
                      f"{where}{owner_text}")
-        probe = plugin.snapshotter.probe(ch.probe) if plugin.snapshotter else None
+        probe = run.snapshotter.probe(ch.probe) if run.snapshotter else None
         if probe is not None:
             try:
                 hint = probe.hint(ch.key, ch.change)
@@ -127,20 +133,25 @@ def format_leak(nodeid: str, leaks: Iterable[Change], plugin: StatesnapPlugin,
 class StrictPlugin:
     """Checks every test's leaks at the end of its teardown."""
 
-    def __init__(self, plugin: StatesnapPlugin) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState, spec: str, allow: tuple[str, ...]) -> None:
+        self.run = run
+        self.spec = spec
+        self.allow = allow
         self.selection: ProbeSelection | None = None
         self.held: dict[tuple[str, str], _Held] = {}
         self._finalised: set[tuple[str, str]] = set()
         #: Node ids of tests that errored for a leak, with the refs.
         self.violations: dict[str, list[str]] = {}
-        plugin.config.stash[STRICT_KEY] = self
+        run.config.stash[STRICT_KEY] = self
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        p = self.plugin
-        spec = p.settings.strict or "all"
+        p = self.run
+        spec = self.spec
         active = p.snapshotter.probes if p.snapshotter is not None else []
-        selection = resolve(spec, "--statesnap-strict", active, p.unavailable)
+        try:
+            selection = resolve(spec, "--statesnap-strict", active, p.unavailable)
+        except SelectionError as exc:
+            raise pytest.UsageError(str(exc)) from None
         if session.config.pluginmanager.hasplugin("warnings"):
             # pytest's warnings plugin runs every test inside catch_warnings, which puts the
             # filters back after the protocol, i.e. after this check: inside a test, warnings
@@ -149,7 +160,7 @@ class StrictPlugin:
         self.selection = selection
 
     def _patterns(self, item: pytest.Item) -> list[str]:
-        out = list(self.plugin.settings.allow)
+        out = list(self.allow)
         for marker in item.iter_markers(ALLOW_MARKER):
             out += [normalise_allow(str(a)) for a in marker.args]
         return out
@@ -164,11 +175,16 @@ class StrictPlugin:
                                 nextitem: pytest.Item | None) -> Generator[None, None, None]:
         self._finalised = set()
         result = yield  # a teardown that raised already errors; no second error on top
-        if not self.plugin.isolated_child:
+        if not self.run.child:
             message = self.check(item)
             if message is not None:
                 raise StateLeaked(message, pytrace=False)
         return result
+
+    def check_escaped(self, item: pytest.Item) -> str | None:
+        """:meth:`check` for an isolated test, in the parent, once its child is gone."""
+        self._finalised = set()
+        return self.check(item)
 
     def check(self, item: pytest.Item) -> str | None:
         """The leak message for ``item`` now (after its teardown), or None when it is clean."""
@@ -177,7 +193,7 @@ class StrictPlugin:
             return None
         leaks: list[Change] = []
         held_by: dict[str, str] = {}
-        for ch in net_so_far(self.plugin):
+        for ch in net_so_far(self.run):
             ref = (ch.probe, ch.key)
             if ch.phase == "setup" and ch.scope in WIDE_SCOPES and ch.fixture:
                 self.held.setdefault(ref, _Held(ch.before, ch.fixture, ch.scope, item.nodeid, ch))
@@ -194,7 +210,7 @@ class StrictPlugin:
             del self.held[ref]
             if ref in own:
                 continue  # this test changed it last: its own change is listed, not the fixture
-            if _current_value(self.plugin, *ref) != held.before:
+            if _current_value(self.run, *ref) != held.before:
                 leaks.append(held.change)
                 held_by[held.change.ref] = f"{held.scope} fixture {held.fixture}"
         patterns = self._patterns(item)
@@ -202,14 +218,59 @@ class StrictPlugin:
         if not leaks:
             return None
         self.violations[item.nodeid] = [c.ref for c in leaks]
-        self.plugin.test_extra["strict"] = [c.ref for c in leaks]
-        return format_leak(item.nodeid, leaks, self.plugin, held_by)
+        self.run.test.add_field(FIELD, [c.ref for c in leaks])
+        return format_leak(item.nodeid, leaks, self.run, held_by)
 
 
-def escaped_leak_message(plugin: StatesnapPlugin, item: pytest.Item) -> str | None:
+def escaped_leak_message(run: RunState, item: pytest.Item) -> str | None:
     """For an isolated test, in the parent: what escaped its child (files), if strict is on."""
-    strict = plugin.config.stash.get(STRICT_KEY, None)
-    if strict is None:
-        return None
-    strict._finalised = set()
-    return strict.check(item)
+    strict = run.config.stash.get(STRICT_KEY, None)
+    return None if strict is None else strict.check_escaped(item)
+
+
+# -- the feature's registration: options, configure, terminal lines ----------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup(options.GROUP)
+    group.addoption(
+        "--statesnap-strict",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="PROBES",
+        help="a test that leaks state errors at teardown, showing the diff (default: every "
+        "probe, changes of medium or high severity; '=env,cwd' selects probes, then every "
+        "change counts); allowances: ini statesnap_allow, @pytest.mark.statesnap_allow",
+    )
+    parser.addini(
+        "statesnap_allow",
+        "state that --statesnap-strict tolerates: probe:key globs, one per line "
+        "(env:MY_CACHE_*, modules:*)",
+        type="linelist",
+        default=[],
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", markers.HELP[ALLOW_MARKER])
+    spec = options.probe_selection(config.option.statesnap_strict, "strict")
+    allow = tuple(config.getini("statesnap_allow"))
+    for pattern in allow:
+        if ":" not in pattern:
+            raise pytest.UsageError(
+                f"statesnap_allow: {pattern!r} is not probe:key (for instance env:MY_VAR_*)"
+            )
+    run = RunState.of(config)
+    run.modes["strict"] = spec
+    if spec is not None and not run.child:
+        config.pluginmanager.register(StrictPlugin(run, spec, allow), "statesnap-strict")
+    run.add_lines(terminal_lines)
+
+
+def terminal_lines(run: RunState) -> list[str]:
+    strict = [(t.nodeid, t.extra[FIELD]) for r in run.results.all() for t in r.tests
+              if t.extra.get(FIELD)]
+    if not strict:
+        return []
+    return [f"strict mode: {len(strict)} test(s) errored for leaking state:"] + [
+        f"    {nodeid}: {', '.join(map(str, refs))}" for nodeid, refs in strict[:MAX_LINES]]

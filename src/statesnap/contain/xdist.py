@@ -28,10 +28,11 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
+from statesnap.plugin.run import RunState
 from statesnap.record.journal import (
     Record,
     RecordError,
@@ -41,9 +42,6 @@ from statesnap.record.journal import (
     write_atomic,
 )
 from statesnap.state.diff import Change
-
-if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
 
 WORKERINPUT_KEY = "statesnap_record"
 
@@ -71,18 +69,24 @@ def is_controller(config: pytest.Config) -> bool:
 class XdistHooks:
     """Registered only when pytest-xdist is installed, so its hooks exist."""
 
-    def __init__(self, plugin: StatesnapPlugin) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState) -> None:
+        self.run = run
         #: Worker ids in the order they were configured (restarted workers get new ids).
         self.workers: list[str] = []
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        # Known by now (xdist registers its scheduler at configure): the controller runs no
+        # tests, and merges the workers' lanes at the end.
+        if is_controller(session.config):
+            self.run.take_over_end(lambda run: finish_controller(run, self))
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
         worker = str(node.gateway.id)
         if worker not in self.workers:
             self.workers.append(worker)
-        if self.plugin.record_path is not None:
-            node.workerinput[WORKERINPUT_KEY] = str(self.plugin.record_path)
+        if self.run.record_path is not None:
+            node.workerinput[WORKERINPUT_KEY] = str(self.run.record_path)
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -197,45 +201,62 @@ def combined_view(path: Path, header: dict[str, Any], lanes: list[Record]) -> Re
                   footer={"type": "footer"})
 
 
-def finish_controller(plugin: StatesnapPlugin, hooks: XdistHooks | None) -> None:
+def finish_controller(run: RunState, hooks: XdistHooks) -> None:
     """Merge the workers' lanes, then find, verify and write outputs per lane."""
-    from statesnap.proof import session_end
+    from statesnap.proof.session_end import finish_session
 
-    if plugin.record_path is None:
+    if run.record_path is None:
         return
     try:
-        controller = read_record(plugin.record_path)
+        controller = read_record(run.record_path)
     except RecordError as exc:
-        plugin._terminal_line(f"statesnap: cannot read back the record: {exc}")
+        run.say(f"statesnap: cannot read back the record: {exc}")
         return
-    workers = hooks.workers if hooks is not None else []
-    found = [(w, lane_path(plugin.record_path, w)) for w in workers]
+    found = [(w, lane_path(run.record_path, w)) for w in hooks.workers]
     found = [(w, p) for w, p in found if p.is_file()]
     try:
-        merge_lanes(plugin.record_path, controller, found)
+        merge_lanes(run.record_path, controller, found)
     except OSError as exc:
-        plugin._terminal_line(f"statesnap: cannot write the merged record: {exc.strerror}")
+        run.say(f"statesnap: cannot write the merged record: {exc.strerror}")
     lanes: list[Record] = []
     for worker, path in found:
         try:
             lanes.append(read_record(path))
         except RecordError as exc:
-            plugin._terminal_line(f"statesnap: lane of {worker} unreadable: {exc}")
-    plugin.records = lanes
-    plugin.record = combined_view(plugin.record_path, controller.header, lanes)
-    findings = []
-    for lane in lanes:
-        findings += session_end.find(plugin, lane)
-        from statesnap.contain.reruns import flag_order_dependent
-
-        findings += flag_order_dependent(plugin, lane, findings)
-    plugin.findings = findings
-    session_end.store_verdicts(plugin, findings)
-    session_end.write_outputs(plugin, lanes, findings)
+            run.say(f"statesnap: lane of {worker} unreadable: {exc}")
+    run.results.records = lanes
+    run.results.record = combined_view(run.record_path, controller.header, lanes)
+    result = finish_session(run.end_context(), lanes)
+    run.results.findings = result.findings
+    run.results.report_written = result.report_written
 
 
-def note_worker_output(plugin: StatesnapPlugin) -> None:
+def note_worker_output(run: RunState) -> None:
     """In a worker: tell the controller where this lane is (xdist's workeroutput)."""
-    output = getattr(plugin.config, "workeroutput", None)
-    if isinstance(output, dict) and plugin.record_path is not None:
-        output[WORKERINPUT_KEY] = str(plugin.record_path)
+    output = getattr(run.config, "workeroutput", None)
+    if isinstance(output, dict) and run.record_path is not None:
+        output[WORKERINPUT_KEY] = str(run.record_path)
+
+
+# -- the feature's registration ----------------------------------------------------------
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Only with pytest-xdist installed: a worker records its lane, the controller merges."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    run = RunState.of(config)
+    hooks = XdistHooks(run)
+    config.pluginmanager.register(hooks, "statesnap-xdist")
+    if getattr(config, "workerinput", None) is not None:
+        run.lane_path = worker_record_path(config, run.worker)
+        run.take_over_end(note_worker_output)  # the controller merges the lanes and finds
+    run.add_lines(terminal_lines)
+
+
+def terminal_lines(run: RunState) -> list[str]:
+    lanes = run.results.records
+    if len(lanes) <= 1:
+        return []
+    return ["xdist lanes merged into the record: " + ", ".join(
+        f"{r.worker} ({len(r.tests)} tests" + (", crashed" if r.crashed else "") + ")"
+        for r in lanes)]

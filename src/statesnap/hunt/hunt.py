@@ -49,7 +49,7 @@ from statesnap.hunt.plan import (
     touched,
     without_leakers,
 )
-from statesnap.hunt.prove import Prover, Suspect
+from statesnap.hunt.prove import Prover
 from statesnap.hunt.runs import (
     CLEANERS_AFTER,
     CLEANERS_LAST,
@@ -65,6 +65,7 @@ from statesnap.hunt.runs import (
     Progress,
     Replays,
 )
+from statesnap.hunt.suspect import Suspect
 from statesnap.record.journal import Record
 from statesnap.replay.runner import Runner
 

@@ -12,7 +12,6 @@ change on it are named as the key (the module entry stays among the proven keys)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from statesnap.analysis.attribution import dirty_before
 from statesnap.analysis.findings import Finding
@@ -20,9 +19,7 @@ from statesnap.analysis.hints import hint_for, restorable
 from statesnap.analysis.keyproof import fresh_module_attributes, smallest_healing_set
 from statesnap.hunt.plan import HuntSuite, observe
 from statesnap.hunt.runs import KEY, BudgetSpent, Observed, Replays
-
-if TYPE_CHECKING:
-    from statesnap.hunt.prove import Suspect
+from statesnap.hunt.suspect import Suspect
 
 #: Keys restored one at a time (best ranked first) before all of them together.
 MAX_SINGLE_KEYS = 4

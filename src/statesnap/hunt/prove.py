@@ -23,7 +23,6 @@ polluters' restorable changes whose restoration before the victim lets it pass.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from statesnap.analysis.findings import (
@@ -32,7 +31,6 @@ from statesnap.analysis.findings import (
     NOT_ORDER_DEPENDENT,
     SUSPECTED,
     UNEXPLAINED,
-    Candidate,
     Finding,
 )
 from statesnap.analysis.hints import hint_for
@@ -41,6 +39,7 @@ from statesnap.hunt.keys import prove_keys
 from statesnap.hunt.plan import HuntSuite
 from statesnap.hunt.repro import args_file_of, order_command, up_to
 from statesnap.hunt.runs import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
+from statesnap.hunt.suspect import Suspect
 from statesnap.record.signature import Signature
 
 #: Rounds of shared proof runs before falling back to delta debugging.
@@ -48,42 +47,6 @@ MAX_ROUNDS = 2
 MAX_CANDIDATES = 20
 
 Want = Callable[[Observed, "Suspect"], bool]
-
-
-@dataclass
-class Suspect:
-    """A test that passed in the record and failed in a hunt order, on its way to a finding."""
-
-    nodeid: str
-    #: The exploring runs where it failed, and those where it passed.
-    failed_in: list[Observed] = field(default_factory=list)
-    passed_in: list[Observed] = field(default_factory=list)
-    #: ``latent`` or ``brittle`` once the alone check has told.
-    kind: str | None = None
-    #: The run whose failure attribution reads and the replay of it that fails it.
-    failing: Observed | None = None
-    #: The run showing it passes (latent) or fails (brittle) without the leaking tests.
-    without: Observed | None = None
-    candidates: list[Candidate] = field(default_factory=list)
-    set_aside: int = 0
-    queue: list[str] = field(default_factory=list)
-    tried: list[str] = field(default_factory=list)
-    logs: list[str] = field(default_factory=list)
-    finding: Finding | None = None
-    #: A run of this test and no other (None until one ran).
-    solo: Observed | None = None
-
-    @property
-    def failure(self) -> dict[str, Any] | None:
-        for obs in ([self.failing] if self.failing else []) + self.failed_in:
-            f = obs.result.failures.get(self.nodeid)
-            if f is not None:
-                return f
-        return None
-
-    def note_log(self, obs: Observed) -> None:
-        if obs.run.log is not None and obs.run.log not in self.logs:
-            self.logs.append(obs.run.log)
 
 
 class Prover:

@@ -16,7 +16,7 @@ from statesnap.analysis.findings import (
 )
 from statesnap.analysis.mtimerace import HINT, file_text, finding_sentence, flagged, races, sentence
 from statesnap.base.fsinfo import resolution_parts
-from statesnap.plugin.terminal import short
+from statesnap.output.lines import short
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
 

@@ -1,17 +1,15 @@
-"""The pytest layer: thin hooks, read top to bottom in the order pytest calls them.
+"""The core plugin's hooks, read top to bottom in the order pytest calls them.
 
-``pytest -p statesnap`` imports :mod:`statesnap`, whose ``pytest_configure`` calls
-:func:`configure` here; that registers one :class:`StatesnapPlugin` per session.  Its state
-lives on the instance, reachable as ``config.stash[PLUGIN_KEY]``.  Probes run outside every
-other plugin's wrappers (``tryfirst`` hookwrappers registered after the built-ins), so pytest's
-own per-test capture, logging and warnings handling never look like leaks.
+:func:`configure` (called by the package's ``pytest_configure``) makes the session's
+:class:`~statesnap.plugin.run.RunState` and registers :class:`StatesnapPlugin`, which takes
+the snapshots around every test and writes the record.  Features register themselves and are
+called through the run state (observers, terminal lines, session end), never imported here.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -21,10 +19,11 @@ import pytest
 
 from statesnap import probes as probe_registry
 from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
-from statesnap.base.redact import Redactor, report_secrets_to_parent
+from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin import cleanroom
-from statesnap.plugin.options import Settings, settings_from
-from statesnap.plugin.outputs import Outputs, exit_status
+from statesnap.plugin.options import rootdir_pitfalls, settings_from
+from statesnap.plugin.outputs import exit_status
+from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record.header import build_header, plugin_label
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
@@ -32,30 +31,25 @@ from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.record.signature import failing_frame
 from statesnap.replay.args import OptionTable, option_table, replay_args
 from statesnap.state.diff import diff_snapshots
-from statesnap.state.snapshot import Snapshot, Snapshotter, cost_table
+from statesnap.state.snapshot import Snapshotter, cost_table
 from statesnap.state.tracker import Label, TestTracker
 
-PLUGIN_KEY = pytest.StashKey["StatesnapPlugin"]()
 FAILURE_TEXT_LIMIT = 8000
 
 
 def configure(config: pytest.Config) -> None:
+    """Make the run state and register the core plugin (features register themselves)."""
     settings = settings_from(config)
-    plugin = StatesnapPlugin(config, settings)
-    config.stash[PLUGIN_KEY] = plugin
-    from statesnap.plugin.options import rootdir_pitfalls
-
+    run = RunState(config, settings)
+    config.stash[RUN_KEY] = run
     params = config.invocation_params
     # Said in the header and again in statesnap's section (-q shows no header).
-    plugin.pitfalls = rootdir_pitfalls(list(params.args), Path(params.dir), config.rootpath)
-    config.pluginmanager.register(plugin, "statesnap-session")
+    run.pitfalls = rootdir_pitfalls(list(params.args), Path(params.dir), config.rootpath)
+    config.pluginmanager.register(StatesnapPlugin(run), "statesnap-session")
     if settings.order_file is not None:
         from statesnap.plugin.order import OrderPlugin
 
         config.pluginmanager.register(OrderPlugin(settings.order_file), "statesnap-order")
-    from statesnap.contain import registry as contain
-
-    contain.register(config, plugin)
 
 
 #: Fixtures pytest makes for the user's own code: xunit ``setup_*``/``teardown_*`` functions
@@ -87,118 +81,47 @@ def pytest_option_table(config: pytest.Config) -> OptionTable:
     return option_table(optparser)
 
 
-def _worker_id(config: pytest.Config) -> str:
-    workerinput = getattr(config, "workerinput", None)
-    if isinstance(workerinput, dict) and "workerid" in workerinput:
-        return str(workerinput["workerid"])
-    return "main"
-
-
 class StatesnapPlugin:
-    """Session state and hooks.  One instance per pytest process."""
+    """The core's hooks.  One instance per pytest process; its state is the :class:`RunState`
+    in ``config.stash[RUN_KEY]``."""
 
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
-        self.config = config
-        self.settings = settings
-        self.worker = _worker_id(config)
-        self.redactor = Redactor(settings.secret_patterns)
-        self.writer: RecordWriter | None = None
-        self.record_path: Path | None = None
-        self.snapshotter: Snapshotter | None = None
-        self.tracker: TestTracker | None = None
+    def __init__(self, run: RunState) -> None:
+        self.run = run
+        self.config = run.config
+        self.settings = run.settings
         self.index = 0
-        self.errors: list[dict[str, Any]] = []
-        self.unavailable: dict[str, str] = {}
-        self.ctx: ProbeContext | None = None
-        self._phases: dict[str, str] = {}
-        self._failure: dict[str, Any] | None = None
         self._started = 0.0
         self._tests_written = 0
-        #: Lines about the command line that may have misled pytest (options.rootdir_pitfalls).
-        self.pitfalls: list[str] = []
-        #: What is watched beyond the rootdir, or not watched (an installed project).
-        self.coverage_notes: list[str] = []
-        #: Test lines written with a failure (none: the session end needs no attribution).
-        self.failures_written = 0
         self._closed = False
-        #: Filled at session end (statesnap.contain.registry.finish).
-        self.record: Any = None
-        self.findings: list[Any] = []
-        self.report_written: Path | None = None
         self.restore_before: Any = None
-        self._function_fixtures: list[str] = []
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
-        self._wide_fixtures = False
-        self._nextitem: pytest.Item | None = None
         #: The snapshot the last gauges were read from, and those gauges (also as JSON).
         self._gauged: tuple[Any, tuple[dict[str, float], str | None]] = (None, ({}, None))
-        self._worker_json: str = encode_string(self.worker)
+        self._worker_json: str = encode_string(run.worker)
         #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
         self._phase_texts: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
-        #: The call phase's changes are closed by the end-of-test snapshot (quiet teardown).
-        self._call_is_last = False
-        #: Fields the containment features (isolation, strict, restore...) add to the line
-        #: of the test in progress; reset when each test starts.
-        self.test_extra: dict[str, Any] = {}
-        #: Containment features called around every test (statesnap.contain.registry.TestHook).
-        self.hooks: list[Any] = []
-        #: The snapshot the test loop started from (guards compare with it).
-        self.session_baseline: Snapshot | None = None
-        #: True in an isolated test's child process (its changes die with it).
-        self.isolated_child = False
-        #: In a forked child: called with each report as it is made (streams it to the
-        #: parent); a plain attribute, because registering a plugin per fork is costly.
-        self.report_sink: Any = None
-        #: Every lane read back at session end (one, or one per xdist worker).
-        self.records: list[Any] = []
-        #: The environment before any test ran: replays start from it, not the polluted one.
-        self.initial_env = dict(os.environ)
-        #: The process globals statesnap's own end relies on, before any test could change
-        #: them; the end runs with them put back (statesnap.plugin.cleanroom).
-        self.baseline = cleanroom.capture()
-        #: The files this process must write; one missing at the end fails the session.
-        self.outputs = Outputs()
-        if getattr(config, "workerinput", None) is None and settings.isolate_child is None:
-            self.outputs.ask("--statesnap-json", settings.json_path)
-            self.outputs.ask("--report", settings.report_path)
 
     # -- session start: probes, record header, snapshot before collection -----------------
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        return self.pitfalls
-
-    def _terminal_line(self, text: str) -> None:
-        tr = self.config.pluginmanager.get_plugin("terminalreporter")
-        if tr is not None:
-            # After -q's progress ("..F   [100%]") pytest leaves the line open and does not
-            # know it (ensure_newline only knows file names): start a line of our own.
-            tr.ensure_newline()
-            if self.config.get_terminal_writer().width_of_current_line:
-                tr.write("\n")
-            tr.write_line(text, yellow=True)
-        else:
-            # The interpreter's own stderr: a test may have replaced sys.stderr.
-            print(text, file=sys.__stderr__ or sys.stderr)
+        return self.run.pitfalls
 
     def _on_probe_error(self, probe: Probe, where: str, exc: BaseException) -> None:
         # Never warnings.warn here: under -W error that would fail the user's test.
-        entry = {
+        self.run.note_error({
             "type": "probe_error",
             "probe": probe.name,
             "where": where,
             "index": self.index,
             "error": f"{type(exc).__name__}: {exc}",
-        }
-        self.errors.append(entry)
-        if self.writer is not None:
-            self.writer.write(entry)
-        self._terminal_line(
+        })
+        self.run.say(
             f"statesnap: probe {probe.name!r} raised in {where} ({type(exc).__name__}: {exc}); "
             "switched off for the rest of the run"
         )
 
     def _make_probes(self) -> list[Probe]:
-        found = probe_registry.discover(warn=self._terminal_line)
+        found = probe_registry.discover(warn=self.run.say)
         for extra in self.config.hook.pytest_statesnap_add_probes(config=self.config):
             if extra:
                 found.extend(extra)
@@ -214,68 +137,69 @@ class StatesnapPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        s = self.settings
-        self.ctx = ProbeContext(
+        s, run = self.settings, self.run
+        run.ctx = ProbeContext(
             rootdir=s.rootdir,
             packages=s.packages,
             watch_roots=s.watch_roots,
             watch_exclude=s.watch_exclude,
-            redactor=self.redactor,
+            redactor=run.redactor,
             probe_options={} if s.nvml_every is None else {"nvml_every": s.nvml_every},
         )
-        secret_fd = report_secrets_to_parent(self.redactor, os.environ)
+        secret_fd = report_secrets_to_parent(run.redactor, os.environ)
         if secret_fd is not None:
-            self.ctx.own_fds.add(secret_fd)
-        from statesnap.contain.xdist import worker_record_path
-
+            run.ctx.own_fds.add(secret_fd)
         # Probe selection is validated before anything is written: a usage error must not
         # leave an empty record behind.
         chosen = self._make_probes()
         if any(p.name == "attributes" for p in chosen):
             self._watch_installed_project()
-        self.record_path = (worker_record_path(self.config, self.worker) or s.record_path
-                            or default_record_path(self.config, self.worker))
-        self.ctx.own_paths.update({self.record_path, self.record_path.with_suffix(".logs")})
+        if not run.child and getattr(self.config, "workerinput", None) is None:
+            run.outputs.ask("--statesnap-json", s.json_path)
+            run.outputs.ask("--report", s.report_path)
+        run.record_path = (run.lane_path or s.record_path
+                           or default_record_path(self.config, run.worker))
+        run.ctx.own_paths.update({run.record_path, run.record_path.with_suffix(".logs")})
         for out in (s.json_path, s.report_path):
             if out is not None:
-                self.ctx.own_paths.add(out)
+                run.ctx.own_paths.add(out)
         try:
-            self.writer = RecordWriter(self.record_path)
-            self.ctx.own_fds.add(self.writer.fileno)
-            self.outputs.ask("--statesnap-record", self.record_path)
+            run.writer = RecordWriter(run.record_path)
+            run.ctx.own_fds.add(run.writer.fileno)
+            run.outputs.ask("--statesnap-record", run.record_path)
         except OSError as exc:
             raise pytest.UsageError(
-                f"--statesnap-record {self.record_path}: cannot write ({exc.strerror})"
+                f"--statesnap-record {run.record_path}: cannot write ({exc.strerror})"
             ) from None
         active: list[Probe] = []
         statuses: list[dict[str, Any]] = []
         for probe in chosen:
             try:
-                probe.setup(self.ctx)
+                probe.setup(run.ctx)
             except ProbeUnavailable as exc:
-                self.unavailable[probe.name] = str(exc)
+                run.unavailable[probe.name] = str(exc)
                 statuses.append({"name": probe.name, "status": "unavailable", "detail": str(exc)})
                 continue
             except Exception as exc:
                 detail = f"setup: {type(exc).__name__}: {exc}"
-                self.unavailable[probe.name] = detail
+                run.unavailable[probe.name] = detail
                 statuses.append({"name": probe.name, "status": "error", "detail": detail})
-                self._terminal_line(f"statesnap: probe {probe.name!r} failed to start ({detail})")
+                run.say(f"statesnap: probe {probe.name!r} failed to start ({detail})")
                 continue
             mode = getattr(probe, "mode", None)
             statuses.append({"name": probe.name, "status": "ok",
                              "detail": str(mode) if mode else None})
             active.append(probe)
-        self.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
-        self.tracker = TestTracker(self.snapshotter)
-        self.writer.write(self._header(statuses))
+        run.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
+        run.tracker = TestTracker(run.snapshotter)
+        run.writer.write(self._header(statuses))
         if s.restore_before is not None:
             from statesnap.plugin.order import RestoreBefore
 
             self.restore_before = RestoreBefore(s.restore_before, active)
-        if s.record_path is None and self.worker == "main":
-            mark_latest(self.record_path)
-        self.tracker.baseline()  # before collection
+        if s.record_path is None and run.worker == "main":
+            mark_latest(run.record_path)
+        run.tracker.baseline()  # before collection
 
     def _watch_installed_project(self) -> None:
         """The project at the rootdir, installed elsewhere (tox): watch it there, or say so."""
@@ -287,12 +211,12 @@ class StatesnapPlugin:
             return
         if found is None:
             return
-        assert self.ctx is not None
-        self.ctx.packages = tuple(dict.fromkeys((*self.ctx.packages, *found.top_level)))
+        assert self.run.ctx is not None
+        self.run.ctx.packages = tuple(dict.fromkeys((*self.run.ctx.packages, *found.top_level)))
         line = found.line()
         if line is not None:
-            self.ctx.notes["project"] = line
-            self.coverage_notes.append(line)
+            self.run.ctx.notes["project"] = line
+            self.run.coverage_notes.append(line)
 
     def _header(self, statuses: list[dict[str, Any]]) -> dict[str, Any]:
         resolution: dict[str, Any] = {}
@@ -313,9 +237,9 @@ class StatesnapPlugin:
         plugins = sorted({plugin_label(dist)
                           for _, dist in config.pluginmanager.list_plugin_distinfo()})
         seed = getattr(config.option, "randomly_seed", None)
-        assert self.ctx is not None
+        assert self.run.ctx is not None
         return build_header(
-            worker=self.worker,
+            worker=self.run.worker,
             args=config.invocation_params.args,
             invocation_dir=Path(config.invocation_params.dir),
             rootdir=self.settings.rootdir,
@@ -324,12 +248,11 @@ class StatesnapPlugin:
             seed=seed if isinstance(seed, int) else None,
             probes=statuses,
             mtime_resolution=resolution,
-            redactor=self.redactor,
-            notes=self.ctx.notes,
+            redactor=self.run.redactor,
+            notes=self.run.ctx.notes,
             extra={
                 "watch_roots": [str(r) for r in self.settings.watch_roots],
-                "modes": {"isolate": self.settings.isolate, "strict": self.settings.strict,
-                          "restore": self.settings.restore},
+                "modes": dict(self.run.modes),
                 "replay": self._replay_header(),
             },
         )
@@ -345,9 +268,9 @@ class StatesnapPlugin:
             # invocation's options, and the record says so.
             note = (f"statesnap: cannot read pytest's options ({type(exc).__name__}: {exc}); "
                     "replays and printed commands leave out this run's options")
-            assert self.ctx is not None
-            self.ctx.notes["replay"] = note
-            self._terminal_line(note)
+            assert self.run.ctx is not None
+            self.run.ctx.notes["replay"] = note
+            self.run.say(note)
             out.update(args=["-p", "statesnap"], plain_args=[])
             return out
         out["args"] = replay_args(params.args, table, keep_own=True, cwd=Path(params.dir))
@@ -367,15 +290,15 @@ class StatesnapPlugin:
         return (yield)
 
     def _baseline_after_collection(self) -> None:
-        if self.tracker is None or self.writer is None:
+        if self.run.tracker is None or self.run.writer is None:
             return
-        before = self.tracker.current
-        after = self.tracker.baseline()
-        self.session_baseline = after
+        before = self.run.tracker.current
+        after = self.run.tracker.baseline()
+        self.run.session_baseline = after
         changes = diff_snapshots(before, after) if before is not None else []
         for ch in changes:
             ch.phase = "collection"
-        self.writer.write({"type": "collection", "changes": [c.to_json() for c in changes]})
+        self.run.writer.write({"type": "collection", "changes": [c.to_json() for c in changes]})
         if self.restore_before is not None:
             self.restore_before.save()
 
@@ -384,48 +307,44 @@ class StatesnapPlugin:
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Generator[None, object, object]:
-        tracker, writer = self.tracker, self.writer
+        tracker, writer = self.run.tracker, self.run.writer
         if tracker is None or writer is None:
             return (yield)
         index = self.index
         self.index += 1
         writer.write_start(index, item.nodeid)
-        self._phases, self._failure = {}, None
-        self.test_extra = {}
-        self._function_fixtures = []
-        self._wide_fixtures = False
+        run = self.run
+        test = run.test = TestState(nextitem)
         self._started = time.perf_counter()
         restored: list[str] = []
         if self.restore_before is not None:
             restored = self.restore_before.maybe_restore(item.nodeid)
             if restored:
                 tracker.abort()  # the reference snapshot is stale after a restore
-        for hook in self.hooks:
+        for hook in run.observers:
             hook.before_test(item)
         tracker.begin()
-        self._nextitem = nextitem
-        self._call_is_last = False
         try:
             return (yield)
         finally:
             duration = time.perf_counter() - self._started
-            changes = tracker.end("call" if self._call_is_last else "teardown")
-            for hook in self.hooks:
+            changes = tracker.end(test.last_phase())
+            for hook in run.observers:
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
                 restored += hook.after_test(item, index, changes)
-            self._write_test(item, index, duration, changes, restored)
+            self._write_test(item, index, duration, changes, restored, test)
 
     def _write_test(self, item: pytest.Item, index: int, duration: float, changes: Any,
-                    restored: list[str]) -> None:
-        assert self.writer is not None and self.tracker is not None
-        phases, failure, extra = self._phases, self._failure, self.test_extra
+                    restored: list[str], test: TestState) -> None:
+        assert self.run.writer is not None and self.run.tracker is not None
+        phases, failure, extra = test.phases, test.failure, test.fields
         gauges = self._gauges()
         self._tests_written += 1
         if not changes and failure is None and not restored and not extra:
             # Most tests: nothing but the outcome, formatted by hand.
             outcome, phases_json = self._phase_text(phases)
-            self.writer.write_line(plain_test_line(
+            self.run.writer.write_line(plain_test_line(
                 index, encode_string(item.nodeid), self._worker_json, outcome, phases_json,
                 round(duration, 6), gauges[1]))
             return
@@ -433,7 +352,7 @@ class StatesnapPlugin:
             "type": "test",
             "index": index,
             "nodeid": item.nodeid,
-            "worker": self.worker,
+            "worker": self.run.worker,
             "outcome": _overall(phases),
             "phases": phases,
             "duration": round(duration, 6),
@@ -441,13 +360,13 @@ class StatesnapPlugin:
         }
         if failure is not None:
             entry["failure"] = failure
-            self.failures_written += 1
+            self.run.failures_written += 1
         if restored:
             entry["restored"] = restored
         if gauges[0]:
             entry["gauges"] = gauges[0]
         entry.update(extra)
-        self.writer.write(entry)
+        self.run.writer.write(entry)
 
     def _phase_text(self, phases: dict[str, str]) -> tuple[str, str]:
         """The overall outcome and the JSON text of ``phases``; a run has few distinct ones."""
@@ -459,14 +378,14 @@ class StatesnapPlugin:
 
     def _gauges(self) -> tuple[dict[str, float], str | None]:
         """The gauges after this test, and their JSON text (None when there are none)."""
-        assert self.tracker is not None and self.snapshotter is not None
-        snap = self.tracker.current
+        assert self.run.tracker is not None and self.run.snapshotter is not None
+        snap = self.run.tracker.current
         if snap is None:
             return {}, None
         if snap is self._gauged[0]:
             return self._gauged[1]  # nothing moved since the last test: the same numbers
         out: dict[str, float] = {}
-        for probe in self.snapshotter.probes:
+        for probe in self.run.snapshotter.probes:
             m = snap.maps.get(probe.name)
             if m is None:
                 continue
@@ -480,26 +399,26 @@ class StatesnapPlugin:
     def _after_setup(self) -> None:
         # With no fixture of the user's in its setup, a test's setup runs only pytest's own
         # code: the checkpoint is skipped and the next one covers both phases.
-        assert self.tracker is not None
-        names = self._function_fixtures
-        if names or self._wide_fixtures:
+        assert self.run.tracker is not None
+        names = self.run.test.function_fixtures
+        if names or self.run.test.wide_fixtures:
             # Function-scoped fixtures run on every test, so they get no checkpoint of their
             # own (that would multiply the per-test cost); a setup change is put down to them
             # together, and to the one by name when there is only one.
-            self.tracker.checkpoint(Label(
+            self.run.tracker.checkpoint(Label(
                 "setup",
                 " or ".join(names) if names else None,
                 "function" if names else None,
             ))
 
     def _after_call(self, item: pytest.Item) -> None:
-        assert self.tracker is not None
+        assert self.run.tracker is not None
         if self._quiet_teardown(item):
             # Nothing of the user's runs in this teardown: the end-of-test snapshot closes
             # the call phase instead (one snapshot per test, not two).
-            self._call_is_last = True
+            self.run.test.call_is_last = True
         else:
-            self.tracker.checkpoint(Label("call"))
+            self.run.tracker.checkpoint(Label("call"))
 
     def _quiet_teardown(self, item: pytest.Item) -> bool:
         """Whether the teardown after this call runs only pytest's own code.
@@ -509,8 +428,8 @@ class StatesnapPlugin:
         parent (so no module- or class-scoped fixture is torn down).  Finalisers a plugin
         added with ``item.addfinalizer`` would then be counted as the call's.
         """
-        nextitem = self._nextitem
-        return (not self._function_fixtures and not self._wide_fixtures
+        nextitem = self.run.test.nextitem
+        return (not self.run.test.function_fixtures and not self.run.test.wide_fixtures
                 and not getattr(item, "fixturenames", None)
                 and nextitem is not None and nextitem.parent is item.parent)
 
@@ -518,37 +437,37 @@ class StatesnapPlugin:
     def pytest_fixture_setup(
         self, fixturedef: Any, request: pytest.FixtureRequest
     ) -> Generator[None, object, object]:
-        own = (self.tracker is not None and fixturedef.argname in PYTEST_OWN_SETUP
+        own = (self.run.tracker is not None and fixturedef.argname in PYTEST_OWN_SETUP
                and fixturedef.argname not in self._own_setup_seen
                and _is_builtin_fixture(fixturedef))
         if own:
             # pytest's tmp_path imports getpass and pwd on first use, inside the user's
             # fixture that asked for it: checkpoints around its first setup label that
             # import as pytest's own (two light snapshots, once per session).
-            assert self.tracker is not None
+            assert self.run.tracker is not None
             self._own_setup_seen.add(fixturedef.argname)
-            before = self._function_fixtures
-            self.tracker.checkpoint(Label("setup", " or ".join(before) or None,
+            before = self.run.test.function_fixtures
+            self.run.tracker.checkpoint(Label("setup", " or ".join(before) or None,
                                           "function" if before else None))
         try:
             return (yield)
         finally:
-            if own and self.tracker is not None:
-                self.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
-            elif self.tracker is not None and not _is_builtin_fixture(fixturedef):
+            if own and self.run.tracker is not None:
+                self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
+            elif self.run.tracker is not None and not _is_builtin_fixture(fixturedef):
                 if str(fixturedef.scope) == "function":
-                    self._function_fixtures.append(fixturedef.argname)
+                    self.run.test.function_fixtures.append(fixturedef.argname)
                 else:
-                    self._wide_fixtures = True
-                    self.tracker.checkpoint(
+                    self.run.test.wide_fixtures = True
+                    self.run.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
 
     @pytest.hookimpl(trylast=True)
     def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
-        if (self.tracker is not None and str(fixturedef.scope) != "function"
+        if (self.run.tracker is not None and str(fixturedef.scope) != "function"
                 and not _is_builtin_fixture(fixturedef)):
-            self.tracker.checkpoint(
+            self.run.tracker.checkpoint(
                 Label("teardown", fixturedef.argname, str(fixturedef.scope)), light=False
             )
 
@@ -559,7 +478,7 @@ class StatesnapPlugin:
         # pytest asks for a phase's report the moment the phase has ended, before the next
         # one starts: the phase checkpoints sit here, which spares two hook wrappers of their
         # own (setup, call) on every test.
-        if self.tracker is not None:
+        if self.run.tracker is not None:
             try:
                 when = call.when
                 if when == "setup":
@@ -573,19 +492,9 @@ class StatesnapPlugin:
             self._note_report(report, call, item)
         except Exception:  # bookkeeping must never change a test's outcome
             pass
-        if self.report_sink is not None:
-            self.report_sink(item, report)
+        if self.run.report_sink is not None:
+            self.run.report_sink(item, report)
         return report
-
-    def adopt_outcome(self, phases: dict[str, str], failure: dict[str, Any] | None) -> None:
-        """Take the phases and failure of a test that ran elsewhere (an isolated child)."""
-        self._phases = dict(phases)
-        if failure is not None and self._failure is None:
-            self._failure = failure
-
-    def note_phase(self, when: str, outcome: str) -> None:
-        """Note one phase's outcome of a report this process made without running it."""
-        self._phases[when] = outcome
 
     def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None],
                      item: pytest.Item | None = None) -> None:
@@ -593,8 +502,9 @@ class StatesnapPlugin:
         outcome: str = report.outcome
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
-        self._phases[when] = outcome
-        if report.failed and self._failure is None:
+        test = self.run.test
+        test.note_phase(when, outcome)
+        if report.failed and test.failure is None:
             excinfo = call.excinfo
             message = ""
             exc_type = None
@@ -605,7 +515,7 @@ class StatesnapPlugin:
                 except Exception:
                     message = ""
             text = report.longreprtext or ""
-            self._failure = {
+            failure: dict[str, Any] = {
                 "phase": when,
                 "exc_type": exc_type,
                 "message": self._scrub(message),
@@ -617,26 +527,26 @@ class StatesnapPlugin:
                 where = failing_frame(excinfo.traceback, getattr(item, "path", None),
                                       item.config.rootpath)
                 if where is not None:
-                    self._failure["where"] = where
+                    failure["where"] = where
+            test.note_failure(failure)
 
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""
-        return self.redactor.scrub(text, self.redactor.secrets_in(os.environ))
+        return self.run.redactor.scrub(text, self.run.redactor.secrets_in(os.environ))
 
     # -- session end: footer, summaries, findings, report ----------------------------------
     # Everything from here on runs in statesnap.plugin.cleanroom.shielded: with the process globals
     # of before the tests, whatever the tests left behind.
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from statesnap.contain import registry as contain
-
-        with cleanroom.shielded(self.baseline):
+        run = self.run
+        with cleanroom.shielded(run.baseline):
             self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
-            self._guarded("the session end", lambda: contain.finish(self, session))
-            missing = self.outputs.missing()
+            self._guarded("the session end", lambda: (run.end or plain_end)(run))
+            missing = run.outputs.missing()
             for label, path in missing:
-                if path not in self.outputs.said:
-                    self._terminal_line(f"statesnap: {label} {path} was not written")
+                if path not in run.outputs.said:
+                    run.say(f"statesnap: {label} {path} was not written")
         session.exitstatus = exit_status(session.exitstatus, bool(missing))
 
     def _guarded(self, what: str, work: Callable[[], None]) -> None:
@@ -646,58 +556,79 @@ class StatesnapPlugin:
         except Exception as exc:
             from statesnap.proof.session_end import describe_error
 
-            self._terminal_line(f"statesnap: {what} failed: {describe_error(exc)}")
+            self.run.say(f"statesnap: {what} failed: {describe_error(exc)}")
 
     def _close(self, exitstatus: int) -> None:
         if self._closed:
             return
         self._closed = True
-        if self.writer is not None and self.snapshotter is not None:
+        if self.run.writer is not None and self.run.snapshotter is not None:
             try:
                 self._write_footer(exitstatus)
             except OSError as exc:
-                assert self.record_path is not None
-                self.outputs.failed(self.record_path)
-                self._terminal_line(f"statesnap: cannot finish the record {self.record_path}: "
+                assert self.run.record_path is not None
+                self.run.outputs.failed(self.run.record_path)
+                self.run.say(f"statesnap: cannot finish the record {self.run.record_path}: "
                                     f"{exc.strerror or exc}")
             else:
-                assert self.record_path is not None
-                self.outputs.written(self.record_path)
+                assert self.run.record_path is not None
+                self.run.outputs.written(self.run.record_path)
             finally:
-                self.writer.close()
-        if self.snapshotter is not None:
-            self.snapshotter.close()
+                self.run.writer.close()
+        if self.run.snapshotter is not None:
+            self.run.snapshotter.close()
 
     def _write_footer(self, exitstatus: int) -> None:
-        assert self.writer is not None and self.snapshotter is not None
-        self.writer.write({
+        assert self.run.writer is not None and self.run.snapshotter is not None
+        self.run.writer.write({
             "type": "footer",
             "finished": time.time(),
             "exitstatus": exitstatus,
             "tests": self._tests_written,
-            "costs": cost_table(self.snapshotter.settled_costs(), self._tests_written),
-            "disabled": self.snapshotter.disabled,
+            "costs": cost_table(self.run.snapshotter.settled_costs(), self._tests_written),
+            "disabled": self.run.snapshotter.disabled,
             # Probes may learn things after the header was written (nvml: host pids).
-            "notes": dict(self.ctx.notes) if self.ctx is not None else {},
+            "notes": dict(self.run.ctx.notes) if self.run.ctx is not None else {},
         })
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
         if not self._closed:
-            with cleanroom.shielded(self.baseline):
+            with cleanroom.shielded(self.run.baseline):
                 self._guarded("finishing the record",
                               lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from statesnap.contain import registry as contain
         from statesnap.plugin import terminal
 
-        with cleanroom.shielded(self.baseline):
+        with cleanroom.shielded(self.run.baseline):
             self._guarded("the terminal section",
-                          lambda: terminal.write_summary(self, terminalreporter))
+                          lambda: terminal.write_summary(self.run, terminalreporter))
             self._guarded("the terminal section",
-                          lambda: contain.write_terminal(self, terminalreporter))
+                          lambda: terminal.write_containment(self.run, terminalreporter))
+
+
+def plain_end(run: RunState) -> None:
+    """The session end of a process that ran its tests itself: read the record back, find,
+    prove, store the verdicts, write the outputs (statesnap.proof.session_end)."""
+    if run.record_path is None or run.child:
+        return
+    from statesnap.proof.session_end import finish_session, read_back
+
+    s = run.settings
+    # A run without failures and without files to write needs only the tests that leaked or
+    # carry more than an outcome (the terminal section): the plain ones are not parsed.
+    ctx = run.end_context()
+    lean = run.failures_written == 0 and s.json_path is None and s.report_path is None
+    record = read_back(ctx, lean=lean)
+    if record is None:
+        return
+    run.results.record = record
+    run.results.records = [record]
+    result = finish_session(ctx, [record])
+    run.results.findings = result.findings
+    run.results.report_written = result.report_written
 
 
 def _overall(phases: dict[str, str]) -> str:

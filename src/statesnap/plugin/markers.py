@@ -10,11 +10,12 @@ ISOLATE = "statesnap_isolate"
 ALLOW = "statesnap_allow"
 REQUIRES_CLEAN = "statesnap_requires_clean"
 
-HELP = (
-    f"{ISOLATE}(mode='auto'): run this test in a fresh child process (fork, or spawn when "
+#: Each marker's help line; the feature that owns it registers it.
+HELP = {
+    ISOLATE: f"{ISOLATE}(mode='auto'): run this test in a fresh child process (fork, or spawn when "
     "CUDA is initialised or mode='spawn'), so what it leaks dies with it",
-    f"{ALLOW}('env:FOO', 'modules', ...): state that --statesnap-strict tolerates from this "
-    "test (probe:key globs; a bare probe means all its keys)",
-    f"{REQUIRES_CLEAN}('cuda', 'env:CUDA_VISIBLE_DEVICES', ...): error at setup, naming the "
-    "test that dirtied it, when this state differs from the session's start",
-)
+    ALLOW: f"{ALLOW}('env:FOO', 'modules', ...): state that --statesnap-strict tolerates from "
+    "this test (probe:key globs; a bare probe means all its keys)",
+    REQUIRES_CLEAN: f"{REQUIRES_CLEAN}('cuda', 'env:CUDA_VISIBLE_DEVICES', ...): error at "
+    "setup, naming the test that dirtied it, when this state differs from the session's start",
+}

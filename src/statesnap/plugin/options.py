@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,23 +19,16 @@ from statesnap.base.argtypes import nonnegative_seconds, positive_int
 from statesnap.base.redact import DEFAULT_PATTERNS
 from statesnap.plugin.outputs import unwritable
 
-#: Values of ``--statesnap-isolate``.
-ISOLATE_MODES = ("auto", "fork", "spawn")
-_ATTACH_HINT = ("write the value attached (--statesnap-{name}=VALUE) or put the option after "
+ATTACH_HINT = ("write the value attached (--statesnap-{name}=VALUE) or put the option after "
                 "the test paths")
 
 
-def _isolate_mode(text: str) -> str:
-    if text in ISOLATE_MODES:
-        return text
-    raise argparse.ArgumentTypeError(
-        f"expected one of {', '.join(ISOLATE_MODES)}, got {text!r}; "
-        + _ATTACH_HINT.format(name="isolate")
-    )
+GROUP = "statesnap"
 
 
 def addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("statesnap", "statesnap: find the test that polluted global state")
+    """The core's options; each feature adds its own to the same group."""
+    group = parser.getgroup(GROUP, "statesnap: find the test that polluted global state")
     group.addoption(
         "--statesnap-record",
         metavar="PATH",
@@ -101,15 +93,9 @@ def addoption(parser: pytest.Parser) -> None:
         help=argparse.SUPPRESS,  # `statesnap replay`: show the verdicts this record stored
     )
     group.addoption(
-        "--statesnap-isolate",
-        nargs="?",
-        const="auto",
-        default=None,
-        type=_isolate_mode,
-        metavar="fork|spawn",
-        help="run every test in a fresh child process, so what it leaks dies with it: fork "
-        "when safe, spawn a new interpreter when CUDA is initialised (or when asked); "
-        "single tests: @pytest.mark.statesnap_isolate",
+        "--statesnap-isolate-child",
+        metavar="FILE",
+        help=argparse.SUPPRESS,  # spawn internals: the report channel of an isolated child
     )
     group.addoption(
         "--statesnap-nvml-every",
@@ -120,47 +106,8 @@ def addoption(parser: pytest.Parser) -> None:
         "1: after every test; while the GPU may be in use, after every test). "
         "ini: statesnap_nvml_every",
     )
-    group.addoption(
-        "--statesnap-isolate-timeout",
-        type=nonnegative_seconds,
-        metavar="SECONDS",
-        default=None,
-        help="kill an isolated test's process group after SECONDS and fail the test "
-        "(default: no limit)",
-    )
-    group.addoption(
-        "--statesnap-isolate-child",
-        metavar="FILE",
-        help=argparse.SUPPRESS,  # spawn internals: the report channel of an isolated child
-    )
-    group.addoption(
-        "--statesnap-strict",
-        nargs="?",
-        const="all",
-        default=None,
-        metavar="PROBES",
-        help="a test that leaks state errors at teardown, showing the diff (default: every "
-        "probe, changes of medium or high severity; '=env,cwd' selects probes, then every "
-        "change counts); allowances: ini statesnap_allow, @pytest.mark.statesnap_allow",
-    )
-    group.addoption(
-        "--statesnap-restore",
-        nargs="?",
-        const="all",
-        default=None,
-        metavar="PROBES",
-        help="after each test, put back the state it leaked where a probe can (env, cwd, "
-        "sys.path, sys.modules, ...); the record and the report still name every polluter",
-    )
     parser.addini("statesnap_probes", "probes to run (same syntax as --statesnap-probes)")
     parser.addini("statesnap_nvml_every", "same as --statesnap-nvml-every")
-    parser.addini(
-        "statesnap_allow",
-        "state that --statesnap-strict tolerates: probe:key globs, one per line "
-        "(env:MY_CACHE_*, modules:*)",
-        type="linelist",
-        default=[],
-    )
     parser.addini(
         "statesnap_packages",
         "extra importable packages whose module attributes count as the project's own",
@@ -206,29 +153,22 @@ class Settings:
     order_file: Path | None = None
     restore_before: Path | None = None
     verdicts_from: Path | None = None
-    #: ``auto``, ``fork`` or ``spawn`` when every test runs isolated; None otherwise.
-    isolate: str | None = None
-    isolate_timeout: float | None = None
     #: ``--statesnap-nvml-every`` (or its ini option), as given; None: the probe's default.
     nvml_every: str | None = None
-    #: Set in a spawned isolation child: where it sends its reports.
+    #: Set in a spawned isolation child (it runs one test, writes no outputs): where it
+    #: sends its reports.
     isolate_child: Path | None = None
-    #: Probe selection (``all`` or ``--statesnap-probes`` syntax) of strict / restore mode.
-    strict: str | None = None
-    restore: str | None = None
-    allow: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _path(config: pytest.Config, value: str | None) -> Path | None:
+def option_path(config: pytest.Config, value: str | None) -> Path | None:
     if not value:
         return None
     p = Path(value).expanduser()
     return p if p.is_absolute() else Path(config.invocation_params.dir) / p
 
 
-def _selection(value: str | None, name: str) -> str | None:
-    """A strict/restore probe selection; names are checked against the probes at start."""
+def probe_selection(value: str | None, name: str) -> str | None:
+    """A feature's probe selection (strict, restore); names are checked at session start."""
     if value is None:
         return None
     text = value.strip()
@@ -236,7 +176,7 @@ def _selection(value: str | None, name: str) -> str | None:
         # Almost surely a test path that argparse took as the option's value.
         raise pytest.UsageError(
             f"--statesnap-{name}: {value!r} is not a list of probes; "
-            + _ATTACH_HINT.format(name=name)
+            + ATTACH_HINT.format(name=name)
         )
     return text
 
@@ -256,9 +196,9 @@ def settings_from(config: pytest.Config) -> Settings:
     budget = opt.statesnap_verify_budget
     settings = Settings(
         rootdir=rootdir,
-        record_path=_path(config, opt.statesnap_record),
-        json_path=_path(config, opt.statesnap_json),
-        report_path=_path(config, opt.statesnap_report),
+        record_path=option_path(config, opt.statesnap_record),
+        json_path=option_path(config, opt.statesnap_json),
+        report_path=option_path(config, opt.statesnap_report),
         probes=probes,
         packages=tuple(config.getini("statesnap_packages")),
         watch_roots=watch,
@@ -267,23 +207,13 @@ def settings_from(config: pytest.Config) -> Settings:
         verify_budget=120.0 if budget is None else float(budget),
         verify_repeat=int(opt.statesnap_verify_repeat),
         find_cleaners=bool(opt.statesnap_find_cleaners),
-        order_file=_path(config, opt.statesnap_order),
-        restore_before=_path(config, opt.statesnap_restore_before),
-        verdicts_from=_path(config, opt.statesnap_verdicts_from),
-        isolate=opt.statesnap_isolate,
-        isolate_timeout=opt.statesnap_isolate_timeout or None,
+        order_file=option_path(config, opt.statesnap_order),
+        restore_before=option_path(config, opt.statesnap_restore_before),
+        verdicts_from=option_path(config, opt.statesnap_verdicts_from),
+        isolate_child=option_path(config, opt.statesnap_isolate_child),
         nvml_every=(str(opt.statesnap_nvml_every) if opt.statesnap_nvml_every is not None
                     else (str(config.getini("statesnap_nvml_every")).strip() or None)),
-        isolate_child=_path(config, opt.statesnap_isolate_child),
-        strict=_selection(opt.statesnap_strict, "strict"),
-        restore=_selection(opt.statesnap_restore, "restore"),
-        allow=tuple(config.getini("statesnap_allow")),
     )
-    for pattern in settings.allow:
-        if ":" not in pattern:
-            raise pytest.UsageError(
-                f"statesnap_allow: {pattern!r} is not probe:key (for instance env:MY_VAR_*)"
-            )
     for label, p in (("--statesnap-json", settings.json_path),
                      ("--report", settings.report_path),
                      ("--statesnap-record", settings.record_path)):

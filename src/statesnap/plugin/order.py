@@ -15,19 +15,14 @@ from typing import Any
 
 import pytest
 
+from statesnap.replay import orderfile
+
 
 def read_order(path: Path) -> list[str]:
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        data = json.loads(text)
-        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-            raise pytest.UsageError(f"--statesnap-order {path}: expected a JSON list of node ids")
-        return data
-    return [line.rstrip("\r") for line in text.split("\n") if line.strip()]
-
-
-def write_order(path: Path, order: list[str]) -> None:
-    path.write_text(json.dumps(order, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    try:
+        return orderfile.read_order(path)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--statesnap-order {path}: {exc}") from None
 
 
 class OrderPlugin:

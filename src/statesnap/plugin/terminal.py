@@ -9,20 +9,13 @@ from typing import TYPE_CHECKING, Any
 from statesnap.analysis.findings import VERIFIED, Finding
 from statesnap.analysis.leaks import resolve_leaks
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.output.lines import short
 from statesnap.state.diff import Change
 
 if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
+    from statesnap.plugin.run import RunState
 
 MAX_PER_PROBE = 12
-VALUE_WIDTH = 60
-
-
-def short(value: Any, width: int = VALUE_WIDTH) -> str:
-    """A one-line rendering of a fingerprint for the terminal."""
-    text = "∅" if value is None else (value if isinstance(value, str) else repr(value))
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def leak_line(nodeid: str, ch: Change) -> str:
@@ -39,21 +32,21 @@ def leak_line(nodeid: str, ch: Change) -> str:
     return f"{nodeid}: {ch.key}: {short(ch.before)} → {short(ch.after)}{where}"
 
 
-def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
-    record = getattr(plugin, "record", None)
+def write_summary(run: RunState, tr: Any) -> None:
+    record = run.results.record
     if record is None:
-        if plugin.record_path is not None:
+        if run.record_path is not None:
             tr.write_sep("-", "statesnap")
-            tr.write_line(f"record: {plugin.record_path}")
+            tr.write_line(f"record: {run.record_path}")
         return
     tr.write_sep("-", "statesnap")
-    for line in plugin.pitfalls:
+    for line in run.pitfalls:
         tr.write_line(line, yellow=True)
-    for line in getattr(plugin, "coverage_notes", ()):
+    for line in run.coverage_notes:
         tr.write_line(line)
-    for name, reason in sorted(plugin.unavailable.items()):
+    for name, reason in sorted(run.unavailable.items()):
         tr.write_line(f"probe {name} unavailable: {reason}")
-    for err in plugin.errors:
+    for err in run.errors:
         tr.write_line(f"probe {err['probe']} switched off after an error: {err['error']}", red=True)
     if record.collection:
         tr.write_line(f"collection changed {len(record.collection)} key(s) "
@@ -61,7 +54,7 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
     leaks = resolve_leaks(record.tests)
     by_probe: dict[str, list[str]] = defaultdict(list)
     ids = {t.index: t.nodeid for t in record.tests}
-    causes = proven_causes(getattr(plugin, "findings", []))
+    causes = proven_causes(run.results.findings)
     leaking_tests = 0
     for index in sorted(leaks):
         shown = [c for c in leaks[index]
@@ -86,15 +79,15 @@ def write_summary(plugin: StatesnapPlugin, tr: Any) -> None:
 
     for line in race_lines(record.tests, record.header):
         tr.write_line(line)
-    findings = getattr(plugin, "findings", [])
+    findings = run.results.findings
     if findings:
         for line in format_findings(findings, record.header):
             tr.write_line(line)
-    tr.write_line(f"record: {plugin.record_path}")
-    summary = plugin.settings.json_path
-    if summary is not None and summary in plugin.outputs.done:
+    tr.write_line(f"record: {run.record_path}")
+    summary = run.settings.json_path
+    if summary is not None and summary in run.outputs.done:
         tr.write_line(f"summary: {summary}")
-    report = getattr(plugin, "report_written", None)
+    report = run.results.report_written
     if report is not None:
         tr.write_line(f"report: {report}")
 
@@ -111,3 +104,13 @@ def proven_causes(findings: Iterable[Finding]) -> set[tuple[str, str]]:
             continue
         out.update((polluter, key) for polluter in f.polluters for key in f.proven_keys)
     return out
+
+
+def write_containment(run: RunState, tr: Any) -> None:
+    """The features' lines (isolation, restore, strict, lanes, reruns), when there are any."""
+    lines = run.containment_lines()
+    if not lines:
+        return
+    tr.write_sep("-", "statesnap containment")
+    for line in lines:
+        tr.write_line(line)

@@ -34,12 +34,12 @@ _VERSION_OFFSET = 24
 Reader = Callable[[], object]
 
 #: Lowest address of the window (not 0: ctypes treats a NULL base as "no buffer").
-_BASE = 8
+WINDOW_BASE = 8
 _window_obj: Any = None
 
 
-def _window() -> Any:
-    """A byte view of the whole address space (from ``_BASE``), created once.
+def memory_window() -> Any:
+    """A byte view of the whole address space (from ``WINDOW_BASE``), created once.
 
     It is only a base pointer and a length: nothing is copied or touched until an index is
     read.  One fixed type, because ctypes caches every ``c_uint64 * n`` type it makes forever.
@@ -47,8 +47,8 @@ def _window() -> Any:
     global _window_obj
     if _window_obj is None:
         ctypes = _ctypes()
-        length = (sys.maxsize - _BASE) // 8
-        array = (ctypes.c_uint64 * length).from_address(_BASE)
+        length = (sys.maxsize - WINDOW_BASE) // 8
+        array = (ctypes.c_uint64 * length).from_address(WINDOW_BASE)
         _window_obj = memoryview(array).cast("B")
     return _window_obj
 
@@ -189,7 +189,7 @@ def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
     layout = struct.Struct("".join(parts))
     # A partial is called without a Python frame; it carries the dicts so that they (and so
     # the addresses read) live exactly as long as the reader.
-    read = functools.partial(layout.unpack_from, _window(), addrs[0] - _BASE)
+    read = functools.partial(layout.unpack_from, memory_window(), addrs[0] - WINDOW_BASE)
     read.keep_alive = items  # type: ignore[attr-defined]
     slot = {a: i for i, a in enumerate(addrs)}
     positions = [slot[id(d) + _VERSION_OFFSET] for d in items]

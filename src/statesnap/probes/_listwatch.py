@@ -21,7 +21,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from statesnap.probes._dictwatch import _BASE, _window, checked_once, probe_support
+from statesnap.probes._dictwatch import WINDOW_BASE, memory_window, checked_once, probe_support
 
 #: ``ob_size`` then ``ob_item`` in ``PyListObject`` on 64-bit CPython.
 _HEADER = struct.Struct("=qQ")
@@ -31,9 +31,9 @@ _HEADER_OFFSET = 16
 
 def _pointer_bytes(items: list[Any]) -> bytes:
     """The bytes of ``items``' pointer array (``items`` must be a list only we hold)."""
-    window = _window()
-    size, array = _HEADER.unpack_from(window, id(items) + _HEADER_OFFSET - _BASE)
-    start = array - _BASE
+    window = memory_window()
+    size, array = _HEADER.unpack_from(window, id(items) + _HEADER_OFFSET - WINDOW_BASE)
+    start = array - WINDOW_BASE
     data: bytes = window[start: start + 8 * size].tobytes()
     return data
 

@@ -8,21 +8,33 @@ proves them the polluters, across runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from statesnap.analysis.findings import NOT_REPRODUCED, UNEXPLAINED, VERIFIED, Finding
 from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
-
-# No cycle at import time: statesnap.proof.verify imports this module only inside a method.
-from statesnap.proof.verify import Verifier
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
 
 
-def prove_leftovers(v: Verifier, finding: Finding, victim: TestEntry,
-               found: list[Leftover]) -> bool:
+@dataclass
+class LeftoverReplays:
+    """What the proof needs from the verifier of the finding (statesnap.proof.verify)."""
+
+    #: Replays an order (with a label for its log); whether the victim failed the same way.
+    fails: Callable[[list[str], str], bool]
+    #: Sets files aside for the next replays (an empty list puts them all back).
+    set_aside: Callable[[list[Path]], None]
+    progress: Callable[[str], None]
+    header: dict[str, Any]
+
+
+def prove_leftovers(v: LeftoverReplays, finding: Finding, victim: TestEntry,
+                    found: list[Leftover]) -> bool:
     """A victim that fails alone because an earlier run left a file: find the file(s),
     prove it against the test(s) that wrote them; True when that settled the finding."""
     vid = victim.nodeid
@@ -30,8 +42,8 @@ def prove_leftovers(v: Verifier, finding: Finding, victim: TestEntry,
 
     def fails_with(present: Sequence[Leftover]) -> bool:
         keep = {lo.path for lo in present}
-        v.runner.set_aside([p for p in paths if p not in keep])
-        return v.same_failure(v.replay([vid], vid, finding, "leftover"), finding)
+        v.set_aside([p for p in paths if p not in keep])
+        return v.fails([vid], "leftover")
 
     v.progress(f"statesnap: replaying {vid} alone, {len(found)} file(s) earlier "
                "runs left set aside")
@@ -43,16 +55,16 @@ def prove_leftovers(v: Verifier, finding: Finding, victim: TestEntry,
         writers = list(dict.fromkeys(lo.writer for lo in culprits))
         # Verified against the writer(s): with every leftover aside, the writer(s) then
         # the victim must fail it again.
-        v.runner.set_aside(paths)
+        v.set_aside(paths)
         v.progress(f"statesnap: replaying {' + '.join(writers)} → {vid}")
-        proof = v.replay([*writers, vid], vid, finding, "leftover-pair")
+        proven = v.fails([*writers, vid], "leftover-pair")
     finally:
-        v.runner.set_aside([])
+        v.set_aside([])
     finding.leftovers = [lo.to_json() for lo in culprits]
     files = ", ".join(lo.key for lo in culprits)
     origin = "; ".join(f"{lo.key} by {lo.writer} (record {lo.record.name})"
                        for lo in culprits)
-    if not v.same_failure(proof, finding):
+    if not proven:
         finding.status = UNEXPLAINED
         finding.polluters = []
         finding.drop_state(NOT_REPRODUCED)
@@ -69,7 +81,7 @@ def prove_leftovers(v: Verifier, finding: Finding, victim: TestEntry,
     finding.hint = hint_for("files", top.key, "added")
     finding.hint_proven = True  # setting the file aside made the victim pass alone
     finding.proven_keys = [f"files:{lo.key}" for lo in culprits]
-    finding.repro = repro_command(v.record.header, [*writers, vid])
+    finding.repro = repro_command(v.header, [*writers, vid])
     finding.note = (f"an earlier run left {files} on disk ({origin}); with it set aside "
                     "the victim passes alone: delete it, and make its test remove it")
     return True

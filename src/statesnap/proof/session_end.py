@@ -1,89 +1,176 @@
-"""After the last test: find and verify the failures of a record, and write the outputs.
+"""The one end-of-session pipeline: from records read back from disk to proven findings and
+the output files.
 
-:func:`~statesnap.contain.registry.finish` (and, under xdist, the controller) reads the record back
-and
-calls these.  Working from the record on disk (rather than in-memory state) keeps one code path
-for the plugin and the CLI, and proves the record is complete.  Every output error becomes one
-terminal line, and the session fails for it (:class:`statesnap.plugin.outputs.Outputs`).
+The pytest layer (plain runs and the xdist controller) calls :func:`finish_session`; the CLI
+calls :func:`attribute_and_prove`, its first half.  Working from the record on disk keeps one
+code path for both and proves the record is complete.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from statesnap.record.journal import Record
+from statesnap.base.redact import Redactor
+from statesnap.record.journal import Record, RecordError, append_lines, read_record
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
-    from statesnap.plugin.core import StatesnapPlugin
+
+Say = Callable[[str], None]
 
 
-def find(plugin: StatesnapPlugin, record: Record) -> list[Finding]:
+class OutputLedger(Protocol):
+    """Where the pytest layer keeps which asked-for files were written."""
+
+    def written(self, path: Path) -> None: ...
+
+    def failed(self, path: Path) -> None: ...
+
+
+@dataclass
+class EndContext:
+    """What the end of a session needs from the run that recorded it."""
+
+    record_path: Path | None
+    verify_budget: float
+    verify_repeat: int
+    find_cleaners: bool
+    #: ``statesnap replay``: show the verdicts this record stored, not re-ranked ones.
+    verdicts_from: Path | None
+    #: A replay child (``--statesnap-order``) never verifies: no recursion.
+    replaying: bool
+    json_path: Path | None
+    report_path: Path | None
+    #: Descriptors statesnap itself holds (never released as a test's leak).
+    own_fds: set[int]
+    initial_env: dict[str, str]
+    redactor: Redactor
+    say: Say
+    outputs: OutputLedger
+    #: Features' own findings per record (pytest-rerunfailures' order-dependent tests).
+    finders: list[Callable[[Record, list[Finding]], list[Finding]]] = field(
+        default_factory=list)
+
+
+@dataclass
+class EndResult:
+    findings: list[Finding]
+    report_written: Path | None = None
+
+
+def finish_session(ctx: EndContext, records: Sequence[Record]) -> EndResult:
+    """Find and prove each record's failures, store the verdicts, write the outputs."""
+    findings: list[Finding] = []
+    for record in records:
+        found = find(ctx, record)
+        for finder in ctx.finders:
+            found += finder(record, found)
+        findings += found
+    store_verdicts(ctx, findings)
+    return EndResult(findings, write_outputs(ctx, records, findings))
+
+
+def read_back(ctx: EndContext, *, lean: bool) -> Record | None:
+    """The session's record, read back from disk (None, said on the terminal, if it cannot
+    be).  ``lean``: tests with nothing but an outcome are not parsed."""
+    if ctx.record_path is None:
+        return None
+    try:
+        return read_record(ctx.record_path, skip_plain=lean)
+    except RecordError as exc:
+        ctx.say(f"statesnap: cannot read back the record: {exc}")
+        return None
+
+
+def find(ctx: EndContext, record: Record) -> list[Finding]:
     """Attribute failures and, within the budget, verify them in fresh processes."""
     if record.running is None and not any(t.failed for t in record.tests):
         return []  # nothing failed: nothing to attribute (and attribution is not imported)
-    try:
-        from statesnap.analysis import attribution
-    except ImportError:
-        return []
-    findings = attribution.attribute(record)
-    if plugin.settings.verdicts_from is not None:
-        return _recorded_verdicts(plugin, plugin.settings.verdicts_from, findings)
-    if not findings or plugin.settings.verify_budget <= 0 or plugin.settings.order_file:
-        # A replay child (running --statesnap-order) never verifies: no recursion.
-        return findings
-    from statesnap.proof import verify
-    from statesnap.proof.release import release_all
-    from statesnap.replay.runner import Runner
+    from statesnap.analysis.attribution import attribute
 
+    if ctx.verdicts_from is not None:
+        return _recorded_verdicts(ctx, ctx.verdicts_from, attribute(record))
+    if ctx.verify_budget <= 0 or ctx.replaying:
+        return attribute(record)
+    from statesnap.proof.release import release_all
+
+    findings = attribute(record)
+    if not findings:
+        return findings
     # What finished tests still hold in this process (a port, a lock, a child) would meet
     # every replay started from here, and not one started after the session.
-    own = plugin.ctx.own_fds if plugin.ctx is not None else set()
     try:
-        released = release_all(record, own)
+        released = release_all(record, ctx.own_fds)
     except Exception as exc:  # never fail the run over it; the replays then say what they see
         released = []
-        plugin._terminal_line(f"statesnap: could not let go of what tests leaked: {exc!r}")
+        ctx.say(f"statesnap: could not let go of what tests leaked: {exc!r}")
     for done in released:
-        plugin._terminal_line(f"statesnap: before replaying, let go of {done.what}")
-    _record_released(plugin, [r.to_json() for r in released])
-    return verify.verify_findings(
-        record,
-        findings,
-        budget=plugin.settings.verify_budget,
-        repeat=plugin.settings.verify_repeat,
-        find_cleaners=plugin.settings.find_cleaners,
-        progress=plugin._terminal_line,
-        runner=Runner(record, env=plugin.initial_env, redactor=plugin.redactor),
-    )
+        ctx.say(f"statesnap: before replaying, let go of {done.what}")
+    _record_released(ctx, [r.to_json() for r in released])
+    return prove(record, findings, Replays(budget=ctx.verify_budget, repeat=ctx.verify_repeat,
+                                           find_cleaners=ctx.find_cleaners,
+                                           env=ctx.initial_env, redactor=ctx.redactor),
+                 progress=ctx.say)
 
 
-def _record_released(plugin: StatesnapPlugin, actions: list[dict[str, object]]) -> None:
+@dataclass
+class Replays:
+    """How findings are proven: the budget and the replays' settings."""
+
+    budget: float
+    repeat: int = 1
+    find_cleaners: bool = False
+    timeout: float = 300.0
+    env: dict[str, str] | None = None
+    redactor: Redactor | None = None
+    #: The CLI stops at a replay that cannot run; a session goes on without it.
+    raise_errors: bool = False
+
+
+def prove(record: Record, findings: list[Finding], replays: Replays,
+          progress: Say | None = None) -> list[Finding]:
+    """Verify ``findings`` by replay in fresh processes, within the budget."""
+    from statesnap.proof.verify import verify_findings
+    from statesnap.replay.runner import Runner
+
+    runner = Runner(record, timeout=replays.timeout, env=replays.env, redactor=replays.redactor)
+    return verify_findings(record, findings, budget=replays.budget, repeat=replays.repeat,
+                           find_cleaners=replays.find_cleaners, progress=progress,
+                           runner=runner, raise_errors=replays.raise_errors)
+
+
+def attribute_and_prove(record: Record, replays: Replays,
+                        progress: Say | None = None) -> list[Finding]:
+    """The CLI's pipeline: attribute from the record alone, then prove by replay."""
+    from statesnap.analysis.attribution import attribute
+
+    findings = attribute(record)
+    return prove(record, findings, replays, progress) if findings else findings
+
+
+def _record_released(ctx: EndContext, actions: list[dict[str, object]]) -> None:
     """Keep what was let go of in the record: the replays ran without it."""
-    if plugin.record_path is None or not actions:
+    if ctx.record_path is None or not actions:
         return
-    from statesnap.record.journal import append_lines
-
     try:
-        append_lines(plugin.record_path, [{"type": "released", "actions": actions}])
+        append_lines(ctx.record_path, [{"type": "released", "actions": actions}])
     except OSError as exc:
-        plugin._terminal_line(f"statesnap: cannot note in {plugin.record_path} what was let "
-                              f"go of: {exc.strerror}")
+        ctx.say(f"statesnap: cannot note in {ctx.record_path} what was let go of: "
+                f"{exc.strerror}")
 
 
-def _recorded_verdicts(plugin: StatesnapPlugin, path: Path,
-                       findings: list[Finding]) -> list[Finding]:
+def _recorded_verdicts(ctx: EndContext, path: Path, findings: list[Finding]) -> list[Finding]:
     """``statesnap replay``: each victim's verdict as the recorded run proved it, not one
     re-ranked from this replay's record (which can name another polluter)."""
     from statesnap.analysis.verdicts import stored
-    from statesnap.record.journal import RecordError, read_record
 
     try:
         proven = {f.victim: f for f in stored(read_record(path))}
     except RecordError as exc:
-        plugin._terminal_line(f"statesnap: cannot read the recorded verdicts: {exc}")
+        ctx.say(f"statesnap: cannot read the recorded verdicts: {exc}")
         return findings
     out = []
     for f in findings:
@@ -95,40 +182,44 @@ def _recorded_verdicts(plugin: StatesnapPlugin, path: Path,
     return out
 
 
-def store_verdicts(plugin: StatesnapPlugin, findings: list[Finding]) -> None:
+def store_verdicts(ctx: EndContext, findings: list[Finding]) -> None:
     """Append the session's verdicts to its record, so every later reader shows them."""
-    if plugin.record_path is None or not findings:
+    if ctx.record_path is None or not findings:
         return
     from statesnap.analysis.verdicts import store
 
     try:
-        store(plugin.record_path, findings)
+        store(ctx.record_path, findings)
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else str(exc)
-        plugin._terminal_line(f"statesnap: cannot store the verdicts in {plugin.record_path}: "
-                              f"{why}; later readers will show them as not replayed")
+        ctx.say(f"statesnap: cannot store the verdicts in {ctx.record_path}: {why}; "
+                "later readers will show them as not replayed")
 
 
-def write_outputs(plugin: StatesnapPlugin, records: list[Record], findings: list[Finding]) -> None:
-    """Write the summary JSON and the report that were asked for, each on its own.
+def write_outputs(ctx: EndContext, records: Sequence[Record],
+                  findings: list[Finding]) -> Path | None:
+    """Write the summary JSON and the report that were asked for, each on its own; returns
+    the report's path when it was written.
 
-    A file that cannot be written gets one line and is noted in ``plugin.outputs``; the
-    plugin makes the session fail for it (the option was checked at start, so this is a
-    disk that filled up or a directory that went away during the run).
+    A file that cannot be written gets one line and is noted in ``ctx.outputs``; the session
+    then fails for it (the option was checked at start, so this is a disk that filled up or
+    a directory that went away during the run).
     """
-    s = plugin.settings
-    if s.json_path is not None:
+    report = None
+    if ctx.json_path is not None:
         from statesnap.output.summary import write_summary
 
-        _write(plugin, s.json_path, lambda path: write_summary(path, records, findings))
-    if s.report_path is not None:
+        _write(ctx, ctx.json_path, lambda path: write_summary(path, list(records), findings))
+    if ctx.report_path is not None:
         from statesnap.output.report import write_report
 
-        if _write(plugin, s.report_path, lambda path: write_report(path, records, findings)):
-            plugin.report_written = s.report_path
+        if _write(ctx, ctx.report_path,
+                  lambda path: write_report(path, list(records), findings)):
+            report = ctx.report_path
+    return report
 
 
-def _write(plugin: StatesnapPlugin, path: Path, write: Callable[[Path], None]) -> bool:
+def _write(ctx: EndContext, path: Path, write: Callable[[Path], None]) -> bool:
     try:
         write(path)
     except OSError as exc:
@@ -136,10 +227,10 @@ def _write(plugin: StatesnapPlugin, path: Path, write: Callable[[Path], None]) -
     except Exception as exc:  # a bug must cost this file, not the run and the other files
         reason = describe_error(exc)
     else:
-        plugin.outputs.written(path)
+        ctx.outputs.written(path)
         return True
-    plugin.outputs.failed(path)
-    plugin._terminal_line(f"statesnap: cannot write {path}: {reason}")
+    ctx.outputs.failed(path)
+    ctx.say(f"statesnap: cannot write {path}: {reason}")
     return False
 
 

@@ -40,6 +40,7 @@ from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
 from statesnap.analysis.own_fixtures import fixture_words
+from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.record.journal import Record, TestEntry
 from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
@@ -271,9 +272,14 @@ class Verifier:
             self._leftovers = find_leftovers(self.record)
         if not self._leftovers:
             return False
-        from statesnap.proof.leftovers import prove_leftovers
+        vid = victim.nodeid
 
-        return prove_leftovers(self, finding, victim, self._leftovers)
+        def fails(order: list[str], label: str) -> bool:
+            return self.same_failure(self.replay(order, vid, finding, label), finding)
+
+        replays = LeftoverReplays(fails, self.runner.set_aside, self.progress,
+                                  self.record.header)
+        return prove_leftovers(replays, finding, victim, self._leftovers)
 
     def _minimise(self, finding: Finding, victim: TestEntry, prefix: list[str],
                   suspects: list[str]) -> list[str] | None:

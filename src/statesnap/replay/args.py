@@ -45,6 +45,9 @@ OWN_PLUGIN = "statesnap"
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
+#: Where ``-p statesnap.plugin.optiondump`` writes a checkout's option table (backfill).
+OPTION_TABLE_ENV = "STATESNAP_OPTION_TABLE_OUT"
+
 
 @dataclass(frozen=True)
 class OptionTable:

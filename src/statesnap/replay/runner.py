@@ -33,6 +33,7 @@ from statesnap.replay.args import plugin_args
 from statesnap.replay.filestage import FileStage
 from statesnap.replay.inherited import TRAMPOLINE, Inherited
 from statesnap.replay.log import LogPump, SecretPipe
+from statesnap.replay.orderfile import write_order
 from statesnap.replay.repro import replay_base_args, repro_command
 
 #: Variables that describe the parent pytest process, never a child's.
@@ -266,7 +267,7 @@ class Runner:
         stem, log_file = self.claim(label)
         order_file = self.logs_dir / f"{stem}.order.json"
         record_file = self.logs_dir / f"{stem}.jsonl"
-        order_file.write_text(json.dumps(list(order), ensure_ascii=False) + "\n", "utf-8")
+        write_order(order_file, order)
         restore_file = None
         if restore is not None:
             restore_file = self.logs_dir / f"{stem}.restore.json"

@@ -13,11 +13,13 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import pytest
-
 from statesnap.probes import parse_selection
 from statesnap.probes.base import Probe, Severity
 from statesnap.state.diff import Change
+
+
+class SelectionError(ValueError):
+    """A probe selection names probes that do not exist or cannot do what it asks."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,8 @@ def resolve(spec: str, option: str, active: Sequence[Probe], known: Iterable[str
             restorable_only: bool = False) -> ProbeSelection:
     """Turn ``all`` or a ``--statesnap-probes``-style list into a selection.
 
-    Unknown probe names, and (for restore) probes that cannot put state back, are usage errors.
+    Unknown probe names, and (for restore) probes that cannot put state back, raise
+    :class:`SelectionError` (the features turn it into pytest's usage error).
     """
     known_names = set(known) | {p.name for p in active}
     pool = [p for p in active if p.restorable or not restorable_only]
@@ -44,7 +47,7 @@ def resolve(spec: str, option: str, active: Sequence[Probe], known: Iterable[str
     only, drop = parse_selection(spec)
     unknown = ((only or set()) | drop) - known_names
     if unknown:
-        raise pytest.UsageError(
+        raise SelectionError(
             f"{option}: unknown probe(s) {', '.join(sorted(unknown))} "
             f"(known: {', '.join(sorted(known_names))}); write the probes attached "
             f"({option}=env,cwd) or put the option after the test paths"
@@ -53,7 +56,7 @@ def resolve(spec: str, option: str, active: Sequence[Probe], known: Iterable[str
         cannot = sorted(n for n in only if n in {p.name for p in active if not p.restorable})
         if cannot:
             can = ", ".join(sorted(p.name for p in pool)) or "none"
-            raise pytest.UsageError(
+            raise SelectionError(
                 f"{option}: probe(s) {', '.join(cannot)} cannot put state back "
                 f"(restorable: {can})"
             )

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from statesnap.contain.isolate.plugin import choose_mode, cuda_initialised
+from statesnap.contain.isolate.modes import choose_mode, cuda_initialised
 from statesnap.contain.isolate.run import trim_frames
 from statesnap.replay.procwait import wait_child
 
@@ -83,7 +83,7 @@ def test_the_childs_group_is_killed_when_it_exits(tmp_path: Path) -> None:
 def test_fork_unless_cuda_is_initialised() -> None:
     # torch (CPU build) imported in a fresh interpreter: CUDA is not initialised, so fork.
     code = ("import torch, sys; "
-            "from statesnap.contain.isolate.plugin import choose_mode, cuda_initialised; "
+            "from statesnap.contain.isolate.modes import choose_mode, cuda_initialised; "
             "print(cuda_initialised(), choose_mode('auto')[0], choose_mode('spawn')[0])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()

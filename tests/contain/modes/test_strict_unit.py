@@ -16,13 +16,9 @@ from typing import Any
 
 import pytest
 
-import statesnap.contain.isolate.run
-
 # Imported once, here: pytester takes out of sys.modules what an in-process run imported, so
 # a later run would import strict mode afresh (a new stash key) next to modules that kept
 # the old one.  A real session imports them once, as this does.
-import statesnap.contain.registry
-import statesnap.contain.strict  # noqa: F401
 
 #: The strict error's last line for these refs.
 ALLOW_LINE = ("intended? allow it: @pytest.mark.statesnap_allow({refs}) or the ini option "

@@ -33,7 +33,7 @@ from statesnap.contain.isolate.warnings import recording_log, to_message
 from statesnap.replay.procwait import kill_group, wait_child
 
 if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
+    from statesnap.plugin.run import RunState
 
 #: Probes that watch state outside the process; the parent alone reads them.
 SHARED_STATE_PROBES = frozenset({"files"})
@@ -51,7 +51,7 @@ def process_local(probe: Any) -> bool:
     return str(getattr(probe, "name", "")) not in SHARED_STATE_PROBES
 
 
-def _report_sink(plugin: StatesnapPlugin, channel: IO[bytes]) -> Any:
+def _report_sink(run: RunState, channel: IO[bytes]) -> Any:
     """Streams each report, as made, with the child's bookkeeping, to the parent."""
 
     def send(item: pytest.Item, report: pytest.TestReport) -> None:
@@ -59,61 +59,59 @@ def _report_sink(plugin: StatesnapPlugin, channel: IO[bytes]) -> Any:
                                                               report=report)
         write_message(channel, {
             "report": data,
-            "phases": plugin._phases,
-            "failure": plugin._failure,
+            "phases": run.test.phases,
+            "failure": run.test.failure,
         })
 
     return send
 
 
-def _start_child(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
+def _start_child(run: RunState, item: pytest.Item, channel: IO[bytes],
                  crash: IO[bytes]) -> None:
     """Everything the child does before the test: group, crash file, fresh snapshot."""
     os.setpgid(0, 0)
     # A segfault's Python traceback goes to the crash file, which the parent shows.
     faulthandler.enable(file=crash, all_threads=True)
-    plugin.isolated_child = True
-    plugin.writer = None  # only the parent writes the record
-    if plugin.ctx is not None:
-        plugin.ctx.own_fds.update({channel.fileno(), crash.fileno()})
+    # Only the parent writes the record; the channel is statesnap's, not the test's; the
+    # child tears every fixture down itself (no quiet teardown).
+    run.enter_child(own_fds=(channel.fileno(), crash.fileno()),
+                    report_sink=_report_sink(run, channel))
     # Fixtures the parent holds are finalised by the parent, once, when their scope ends.
     stack = getattr(getattr(item.session, "_setupstate", None), "stack", None)
     if isinstance(stack, dict):
         for finalizers, _ in stack.values():
             finalizers.clear()
-    snapshotter, tracker = plugin.snapshotter, plugin.tracker
+    snapshotter, tracker = run.snapshotter, run.tracker
     if snapshotter is not None and tracker is not None and tracker.current is not None:
         snapshotter.probes = [p for p in snapshotter.probes if process_local(p)]
         # The fork itself changes threads, children and fds (and faulthandler's file, above):
         # re-read those, so the child's diff starts from the child's own state.
         tracker.current = snapshotter.take(tracker.current, only=FORK_CHANGES)
         tracker.begin()
-    plugin.report_sink = _report_sink(plugin, channel)
 
 
-def _child_main(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
+def _child_main(run: RunState, item: pytest.Item, channel: IO[bytes],
                 crash: IO[bytes]) -> None:
     status = 0
     try:
-        errors_before = len(plugin.errors)
-        _start_child(plugin, item, channel, crash)
+        errors_before = len(run.errors)
+        _start_child(run, item, channel, crash)
         from _pytest.outcomes import Exit as PytestExit
         from _pytest.runner import runtestprotocol
 
         log = recording_log()  # the parent's catch_warnings, copied into this process
         seen = len(log) if log is not None else 0
-        plugin._nextitem = None  # the child tears everything down: no quiet teardown
         try:
             runtestprotocol(item, log=False, nextitem=None)
         except PytestExit as exc:
             write_message(channel, {"exit": exc.msg, "returncode": exc.returncode})
         for msg in (log or [])[seen:]:
             write_message(channel, to_message(msg))
-        changes = plugin.tracker.end() if plugin.tracker is not None else []
+        changes = run.tracker.end() if run.tracker is not None else []
         write_message(channel, {
             "done": True,
             "changes": [c.to_json() for c in changes],
-            "errors": plugin.errors[errors_before:],
+            "errors": run.errors[errors_before:],
         })
     except BaseException:
         status = INTERNAL_ERROR_STATUS
@@ -130,7 +128,7 @@ def _child_main(plugin: StatesnapPlugin, item: pytest.Item, channel: IO[bytes],
         os._exit(status)
 
 
-def run_forked(plugin: StatesnapPlugin, item: pytest.Item,
+def run_forked(run: RunState, item: pytest.Item,
                timeout: float | None) -> ChildResult:
     """Run ``item`` in a forked child; the result holds its reports and how it ended."""
     result = ChildResult()
@@ -151,7 +149,7 @@ def run_forked(plugin: StatesnapPlugin, item: pytest.Item,
             if pid != 0:
                 gc.unfreeze()
         if pid == 0:  # pragma: no cover - the child never returns
-            _child_main(plugin, item, channel, crash)
+            _child_main(run, item, channel, crash)
         try:
             os.setpgid(pid, pid)  # also done by the child: whichever runs first wins
         except OSError:

@@ -20,58 +20,10 @@ escaped the child (files it wrote, for instance), so they alone count as leaks.
 
 from __future__ import annotations
 
-import os
-import sys
-from typing import TYPE_CHECKING
-
 import pytest
 
-from statesnap.plugin import markers
-
-if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
-
-MARKER = markers.ISOLATE
-PHASES = ("setup", "call", "teardown")
-
-
-def cuda_initialised() -> bool:
-    """Whether this process has initialised CUDA; never initialises it, never imports torch."""
-    cuda = sys.modules.get("torch.cuda")
-    if cuda is None:
-        return False
-    check = getattr(cuda, "is_initialized", None)
-    try:
-        return bool(check()) if callable(check) else False
-    except Exception:
-        return False
-
-
-def choose_mode(requested: str) -> tuple[str, str]:
-    """``(fork|spawn, reason)`` for a requested ``auto``, ``fork`` or ``spawn``.
-
-    An explicit ``fork`` still becomes ``spawn`` when forking would break the child.
-    """
-    if requested == "spawn":
-        return "spawn", "asked"
-    if not hasattr(os, "fork"):
-        return "spawn", "no fork on this platform"
-    if cuda_initialised():
-        return "spawn", "CUDA is initialised in this process (a forked child cannot use it)"
-    return "fork", "asked" if requested == "fork" else "safe to fork"
-
-
-def requested_mode(item: pytest.Item, default: str | None) -> str | None:
-    """The isolation an item asks for (its marker wins over the command line), or None."""
-    marker = item.get_closest_marker(MARKER)
-    if marker is None:
-        return default
-    mode = marker.kwargs.get("mode", marker.args[0] if marker.args else "auto")
-    if mode not in ("auto", "fork", "spawn"):
-        raise pytest.UsageError(
-            f"{item.nodeid}: @pytest.mark.{MARKER}({mode!r}): expected 'auto', 'fork' or 'spawn'"
-        )
-    return str(mode)
+from statesnap.contain.isolate.modes import IsolateSettings, requested_mode
+from statesnap.plugin.run import RunState
 
 
 class IsolatePlugin:
@@ -82,19 +34,20 @@ class IsolatePlugin:
     per test.
     """
 
-    def __init__(self, plugin: StatesnapPlugin) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState, settings: IsolateSettings) -> None:
+        self.run = run
+        self.settings = settings
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # A bad marker is a usage error before anything runs (so every item is looked at);
         # with no marker anywhere (the usual case), no test pays for a hook of this feature.
         marked = [requested_mode(item, None) is not None for item in items]
-        pm = self.plugin.config.pluginmanager
-        if ((any(marked) or self.plugin.settings.isolate is not None)
+        pm = self.run.config.pluginmanager
+        if ((any(marked) or self.settings.mode is not None)
                 and not pm.has_plugin("statesnap-isolate-runner")):
             # Imported here, before the first test: a module appearing in sys.modules
             # during a test would read as that test's change.
             from statesnap.contain.isolate.run import IsolateRunner
 
-            pm.register(IsolateRunner(self.plugin), "statesnap-isolate-runner")
+            pm.register(IsolateRunner(self.run, self.settings), "statesnap-isolate-runner")

@@ -14,14 +14,20 @@ from _pytest.outcomes import Failed
 
 from statesnap.contain.guards import guard_verdict
 from statesnap.contain.isolate.channel import ChildResult
+from statesnap.contain.isolate.fields import CONTAINED, CONTAINED_CHANGES, FIELD, Isolation
 from statesnap.contain.isolate.fork import run_forked
-from statesnap.contain.isolate.plugin import PHASES, choose_mode, requested_mode
+from statesnap.contain.isolate.modes import (
+    PHASES,
+    IsolateSettings,
+    choose_mode,
+    requested_mode,
+)
 from statesnap.contain.isolate.spawn import run_spawned
 from statesnap.contain.isolate.warnings import emit as emit_warnings
 from statesnap.contain.strict import escaped_leak_message
 
 if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
+    from statesnap.plugin.run import RunState
 
 
 class ProcessCrashed(Failed):
@@ -31,25 +37,26 @@ class ProcessCrashed(Failed):
 class IsolateRunner:
     """The per-test half of :class:`statesnap.contain.isolate.plugin.IsolatePlugin`."""
 
-    def __init__(self, plugin: StatesnapPlugin) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState, settings: IsolateSettings) -> None:
+        self.run = run
+        self.settings = settings
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None
                                 ) -> bool | None:
-        plugin = self.plugin
-        wanted = requested_mode(item, plugin.settings.isolate)
+        run = self.run
+        wanted = requested_mode(item, self.settings.mode)
         if wanted is None or guard_verdict(item) is not None:
             # A guarded test whose state is dirty errors at its setup, before it runs
             # anything: in this process, where the verdict was reached.
             return None
         mode, reason = choose_mode(wanted)
-        timeout = plugin.settings.isolate_timeout
+        timeout = self.settings.timeout
         if mode == "fork":
-            result = run_forked(plugin, item, timeout)
+            result = run_forked(run, item, timeout)
         else:
-            result = run_spawned(plugin, item, timeout)
-        publish(plugin, item, nextitem, result, mode, reason, timeout)
+            result = run_spawned(run, item, timeout)
+        publish(run, item, nextitem, result, mode, reason, timeout)
         return True
 
 
@@ -138,7 +145,7 @@ def _xfail_outcome(item: pytest.Item, report: pytest.TestReport) -> None:
         report.wasxfail = xfailed.reason
 
 
-def _crash_report(plugin: StatesnapPlugin, item: pytest.Item, phase: str, message: str,
+def _crash_report(run: RunState, item: pytest.Item, phase: str, message: str,
                   capman: Any) -> pytest.TestReport:
     """A failed report for ``phase``, with what the child printed into pytest's capture."""
     if capman is not None:
@@ -159,14 +166,15 @@ def _crash_report(plugin: StatesnapPlugin, item: pytest.Item, phase: str, messag
     report = pytest.TestReport.from_item_and_call(item, call)
     _xfail_outcome(item, report)
     outcome = "xfailed" if hasattr(report, "wasxfail") else "failed"
-    plugin.note_phase(phase, outcome)
-    if outcome == "failed" and plugin._failure is None:
-        plugin._failure = {"phase": phase, "exc_type": ProcessCrashed.__name__,
-                           "message": message.splitlines()[0][:500], "text": message[-8000:]}
+    run.test.note_phase(phase, outcome)
+    if outcome == "failed":
+        run.test.note_failure({"phase": phase, "exc_type": ProcessCrashed.__name__,
+                               "message": message.splitlines()[0][:500],
+                               "text": message[-8000:]})
     return report
 
 
-def _parent_teardown(plugin: StatesnapPlugin, item: pytest.Item,
+def _parent_teardown(run: RunState, item: pytest.Item,
                      nextitem: pytest.Item | None) -> pytest.TestReport | None:
     """Finalise fixtures this process holds whose scope ends with this test (mixed runs)."""
     state = getattr(item.session, "_setupstate", None)
@@ -175,23 +183,21 @@ def _parent_teardown(plugin: StatesnapPlugin, item: pytest.Item,
     call = pytest.CallInfo.from_call(lambda: state.teardown_exact(nextitem), when="teardown")
     if call.excinfo is None:
         return None
-    plugin.note_phase("teardown", "failed")
+    run.test.note_phase("teardown", "failed")
     return pytest.TestReport.from_item_and_call(item, call)
 
 
-def publish(plugin: StatesnapPlugin, item: pytest.Item, nextitem: pytest.Item | None,
+def publish(run: RunState, item: pytest.Item, nextitem: pytest.Item | None,
             result: ChildResult, mode: str, reason: str, timeout: float | None) -> None:
     """Show the child's reports here and note the test for the record."""
     config = item.config
     ihook = item.ihook
     reports = [_deserialize(config, d) for d in result.reports]
-    plugin.adopt_outcome(result.phases, result.failure)
+    run.test.adopt_outcome(result.phases, result.failure)
     for err in result.errors:
         entry = dict(err)
         entry["where"] = f"isolated child: {entry.get('where', '?')}"
-        plugin.errors.append(entry)
-        if plugin.writer is not None:
-            plugin.writer.write(entry)
+        run.note_error(entry)
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     emit_warnings(result.warnings)  # inside pytest's catch_warnings for this test
     finished = result.done and [r.when for r in reports][-1:] == ["teardown"]
@@ -202,28 +208,27 @@ def publish(plugin: StatesnapPlugin, item: pytest.Item, nextitem: pytest.Item | 
         if finished:
             # The test finished, then its process died or hung: its teardown failed.
             reports = [r for r in reports if r.when != "teardown"]
-        reports.append(_crash_report(plugin, item, phase, message, capman))
+        reports.append(_crash_report(run, item, phase, message, capman))
         if phase != "teardown":
             reports.append(pytest.TestReport(item.nodeid, item.location, {}, "passed", None,
                                              "teardown"))
-            plugin.note_phase("teardown", "passed")
-    leak = escaped_leak_message(plugin, item)
+            run.test.note_phase("teardown", "passed")
+    leak = escaped_leak_message(run, item)
     if leak is not None and reports and reports[-1].when == "teardown" and reports[-1].passed:
         reports[-1].outcome = "failed"
         reports[-1].longrepr = leak
-        plugin.note_phase("teardown", "failed")
+        run.test.note_phase("teardown", "failed")
     for report in reports:
         ihook.pytest_runtest_logreport(report=report)
-    extra = _parent_teardown(plugin, item, nextitem)
+    extra = _parent_teardown(run, item, nextitem)
     if extra is not None:
         ihook.pytest_runtest_logreport(report=extra)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-    plugin.test_extra.update({
-        "contained": True,
-        "isolation": {"mode": mode, "reason": reason, "exit": result.exit.to_json(),
-                      **({"crashed": True} if not finished or not result.clean_exit else {})},
-        "contained_changes": result.changes,
-    })
+    test = run.test
+    test.add_field(CONTAINED, True)
+    test.add_field(FIELD, Isolation(mode, reason, result.exit.to_json(),
+                                    crashed=not finished or not result.clean_exit).to_json())
+    test.add_field(CONTAINED_CHANGES, result.changes)
     if result.exit_request is not None:
         message, code = result.exit_request
         pytest.exit(message, code)

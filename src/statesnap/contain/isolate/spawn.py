@@ -17,7 +17,6 @@ exactly as a replay does, and a child that dies takes nothing of the parent with
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
 import subprocess
@@ -31,10 +30,11 @@ import pytest
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
 from statesnap.contain.isolate.warnings import to_message
 from statesnap.record.journal import RecordError, read_record
+from statesnap.replay.orderfile import write_order
 from statesnap.replay.procwait import kill_group, wait_child
 
 if TYPE_CHECKING:
-    from statesnap.plugin.core import StatesnapPlugin
+    from statesnap.plugin.run import RunState
 
 _HEADER_KEY = pytest.StashKey[dict[str, Any]]()
 _PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST",)
@@ -44,10 +44,9 @@ LOG_TAIL = 6000
 class SpawnedChild:
     """Registered in a spawned child (``--statesnap-isolate-child``): streams its reports."""
 
-    def __init__(self, plugin: StatesnapPlugin, channel: Path) -> None:
-        self.plugin = plugin
+    def __init__(self, run: RunState, channel: Path) -> None:
+        self.run = run
         self.channel = open(channel, "ab")  # noqa: SIM115 - open for the whole session
-        plugin.isolated_child = True
         # Spawned isolation's reports, like fork's, are shown by the parent, not written here.
 
     @pytest.hookimpl(tryfirst=True)
@@ -62,12 +61,12 @@ class SpawnedChild:
             tr._tw = create_terminal_writer(session.config, io.StringIO())
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        config = self.plugin.config
+        config = self.run.config
         data = config.hook.pytest_report_to_serializable(config=config, report=report)
         write_message(self.channel, {
             "report": data,
-            "phases": self.plugin._phases,
-            "failure": self.plugin._failure,
+            "phases": self.run.test.phases,
+            "failure": self.run.test.failure,
         })
 
     def pytest_warning_recorded(self, warning_message: Any, when: str, nodeid: str,
@@ -79,34 +78,34 @@ class SpawnedChild:
         self.channel.close()
 
 
-def _header(plugin: StatesnapPlugin) -> dict[str, Any]:
+def _header(run: RunState) -> dict[str, Any]:
     """The session's record header (written at session start), read back once."""
-    cached = plugin.config.stash.get(_HEADER_KEY, None)
+    cached = run.config.stash.get(_HEADER_KEY, None)
     if cached is not None:
         return cached
     header: dict[str, Any] = {}
-    if plugin.record_path is not None:
+    if run.record_path is not None:
         try:
-            header = read_record(plugin.record_path).header
+            header = read_record(run.record_path).header
         except RecordError:
             header = {}
-    plugin.config.stash[_HEADER_KEY] = header
+    run.config.stash[_HEADER_KEY] = header
     return header
 
 
-def child_command(plugin: StatesnapPlugin, item: pytest.Item, workdir: Path) -> list[str]:
+def child_command(run: RunState, item: pytest.Item, workdir: Path) -> list[str]:
     """The ``python -m pytest`` line that runs ``item`` alone, reporting into ``workdir``."""
     from statesnap.replay.repro import replay_base_args
 
-    header = _header(plugin)
+    header = _header(run)
     order = workdir / "order.json"
-    order.write_text(json.dumps([item.nodeid], ensure_ascii=False), "utf-8")
-    active = [p.name for p in (plugin.snapshotter.probes if plugin.snapshotter else [])]
+    write_order(order, [item.nodeid])
+    active = [p.name for p in (run.snapshotter.probes if run.snapshotter else [])]
     probes = ",".join(n for n in active if n != "files") or "-files"
     # A scratch cache only where there is one: without the cacheprovider ``cache_dir`` is an
     # unknown ini key, which ``filterwarnings = error`` turns into an internal error.
     cache = (["-o", f"cache_dir={workdir / 'cache'}"]
-             if plugin.config.pluginmanager.has_plugin("cacheprovider") else [])
+             if run.config.pluginmanager.has_plugin("cacheprovider") else [])
     return [
         sys.executable, "-m", "pytest", *replay_base_args(header),
         f"--statesnap-order={order}",
@@ -123,19 +122,19 @@ def _capture_off(config: pytest.Config) -> bool:
     return str(config.getoption("capture", "fd")) == "no"
 
 
-def run_spawned(plugin: StatesnapPlugin, item: pytest.Item,
+def run_spawned(run: RunState, item: pytest.Item,
                 timeout: float | None) -> ChildResult:
     """Run ``item`` in a fresh interpreter; the result holds its reports and how it ended."""
     result = ChildResult(ok_codes=(0, 1))
     workdir = Path(tempfile.mkdtemp(prefix="statesnap-spawn-"))
     try:
-        cmd = child_command(plugin, item, workdir)
+        cmd = child_command(run, item, workdir)
         env = {k: v for k, v in os.environ.items() if k not in _PARENT_ONLY_ENV}
         env["STATESNAP_ISOLATED"] = "spawn"
         log_path = workdir / "output.log"
-        cwd = Path(plugin.config.invocation_params.dir)
+        cwd = Path(run.config.invocation_params.dir)
         with open(log_path, "wb") as log:
-            out: Any = None if _capture_off(plugin.config) else log
+            out: Any = None if _capture_off(run.config) else log
             try:
                 proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                         stdout=out, stderr=out, start_new_session=True)

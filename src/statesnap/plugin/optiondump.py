@@ -1,6 +1,6 @@
 """A pytest plugin that writes pytest's option table to a file and ends the run before it starts.
 
-Loaded with ``-p statesnap.backfill.optiondump`` in the checkout, with the recorded run's own
+Loaded with ``-p statesnap.plugin.optiondump`` in the checkout, with the recorded run's own
 arguments, so the plugins and conftests that run loaded are loaded here too: their options'
 arities come from pytest's parser, as a replay child's do (statesnap.replay.args).  Nothing is
 configured, collected or written but the table: ``pytest_cmdline_main`` answers first.
@@ -14,9 +14,7 @@ import os
 import pytest
 
 from statesnap.plugin.core import pytest_option_table
-
-#: The file the table is written to (set by statesnap.backfill.optiontable).
-ENV = "STATESNAP_OPTION_TABLE_OUT"
+from statesnap.replay.args import OPTION_TABLE_ENV as ENV
 
 
 @pytest.hookimpl(tryfirst=True)

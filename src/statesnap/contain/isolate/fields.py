@@ -1,0 +1,42 @@
+"""The fields an isolated test adds to its record line, typed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from statesnap.record.journal import TestEntry
+
+#: The fields of an isolated test's record line.
+CONTAINED, FIELD, CONTAINED_CHANGES = "contained", "isolation", "contained_changes"
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The ``isolation`` field: how the test's child ran and how it ended."""
+
+    mode: str
+    reason: str
+    exit: dict[str, Any] = field(default_factory=dict)
+    crashed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "reason": self.reason, "exit": self.exit}
+        if self.crashed:
+            out["crashed"] = True
+        return out
+
+    @classmethod
+    def of(cls, test: TestEntry) -> Isolation | None:
+        info = test.extra.get(FIELD)
+        if not isinstance(info, dict):
+            return None
+        return cls(str(info.get("mode")), str(info.get("reason", "")),
+                   dict(info.get("exit") or {}), bool(info.get("crashed")))
+
+    def how_it_died(self) -> str:
+        if self.exit.get("timed_out"):
+            return "timed out"
+        if self.exit.get("signal"):
+            return str(self.exit["signal"])
+        return f"status {self.exit['code']}" if "code" in self.exit else "?"
