@@ -21,7 +21,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from statesnap.probes._dictwatch import WINDOW_BASE, memory_window, checked_once, probe_support
+from statesnap.probes._dictwatch import WINDOW_BASE, checked_once, memory_window, probe_support
 
 #: ``ob_size`` then ``ob_item`` in ``PyListObject`` on 64-bit CPython.
 _HEADER = struct.Struct("=qQ")
