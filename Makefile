@@ -41,8 +41,11 @@ gcc:
 	       if [ "$$CI" = true ]; then exit 1; fi; fi; \
 	fi
 
+# ruff, then the layers: import-linter fails on an import that goes up a layer (pyproject.toml,
+# [tool.importlinter]; docs/ARCHITECTURE.md says which layer may import which).
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -32,7 +32,6 @@ from statesnap.probes._attrdescribe import short, tag
 from statesnap.probes._dictwatch import Reader, version_reader
 from statesnap.probes._processitems import (
     Item,
-    _signal,
     build_items,
     in_main_thread,
     loop_state,
@@ -46,13 +45,16 @@ BUILTINS_PREFIX = "builtins:"
 BUILTINS_IGNORED = frozenset({"_"})
 
 
-_HAS_SIGMASK = hasattr(_signal, "pthread_sigmask")  # not on Windows
-_HAS_ITIMER = hasattr(_signal, "getitimer")
+#: The C module behind ``signal`` (its functions skip the enum wrapping: faster per test).
+_csignal: Any = sys.modules["_signal"]
+
+_HAS_SIGMASK = hasattr(_csignal, "pthread_sigmask")  # not on Windows
+_HAS_ITIMER = hasattr(_csignal, "getitimer")
 
 
 def _timer_armed() -> tuple[bool, float]:
     # The remaining delay runs down by itself: only armed-or-not and the interval count.
-    delay, interval = _signal.getitimer(_signal.ITIMER_REAL)
+    delay, interval = _csignal.getitimer(_csignal.ITIMER_REAL)
     return delay > 0, interval
 
 
@@ -194,8 +196,8 @@ class ProcessProbe(Probe):
         return (
             self.light_token(),
             self._umask(),
-            tuple(map(_signal.getsignal, self._signals)),
-            _signal.pthread_sigmask(_signal.SIG_BLOCK, ()) if _HAS_SIGMASK else None,
+            tuple(map(_csignal.getsignal, self._signals)),
+            _csignal.pthread_sigmask(_csignal.SIG_BLOCK, ()) if _HAS_SIGMASK else None,
             _timer_armed() if _HAS_ITIMER else None,
             self._builtins_version(),
             sum(map(id, gc.callbacks)),

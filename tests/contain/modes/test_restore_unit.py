@@ -21,11 +21,6 @@ from statesnap.state.diff import Change
 
 
 @dataclass
-class _Settings:
-    restore: str | None = None
-
-
-@dataclass
 class _Snapshotter:
     probes: list[Probe]
 
@@ -41,9 +36,8 @@ class _Tracker:
 @dataclass
 class _Plugin:
     snapshotter: _Snapshotter
-    settings: _Settings = field(default_factory=_Settings)
     unavailable: tuple[str, ...] = ()
-    isolated_child: bool = False
+    child: bool = False
     tracker: _Tracker = field(default_factory=_Tracker)
 
 
@@ -74,8 +68,8 @@ class _Broken(Probe):
 def _mode(tmp_path: Path, spec: str | None = None, *extra: Probe) -> tuple[RestoreMode, _Plugin]:
     env = EnvProbe()
     env.setup(ProbeContext(rootdir=tmp_path))
-    plugin = _Plugin(_Snapshotter([env, CwdProbe(), *extra]), _Settings(spec))
-    mode = RestoreMode(plugin)  # type: ignore[arg-type]
+    plugin = _Plugin(_Snapshotter([env, CwdProbe(), *extra]))
+    mode = RestoreMode(plugin, spec or "all")  # type: ignore[arg-type]
     mode.pytest_sessionstart(None)  # type: ignore[arg-type]
     return mode, plugin
 
@@ -158,7 +152,7 @@ def test_an_isolated_child_never_restores(tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RU_CHILD", raising=False)
     mode, plugin = _mode(tmp_path)
-    plugin.isolated_child = True
+    plugin.child = True
     item = _Item()
     mode.before_test(item)  # type: ignore[arg-type]
     monkeypatch.setenv("RU_CHILD", "1")
