@@ -1,4 +1,5 @@
-"""docs/ARCHITECTURE.md's module list matches the tree (scripts/module_map.py)."""
+"""docs/ARCHITECTURE.md's module list matches the tree; no file of the repository points outside
+it (a design document elsewhere, this machine's folders)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,24 @@ def test_module_map_writes_markdown_for_rest_markup() -> None:
     mm = _module_map()
     text = "A :class:`~statesnap.replay.runner.Runner` for ``x``, see :mod:`statesnap.hunt`."
     assert mm.markdown(text) == "A `Runner` for `x`, see `statesnap.hunt`."
+#: What the repository's text may not name: a design document that is not in the repository,
+#: or folders of the machine it was written on.
+OUTSIDE = re.compile(r"DESIGN\.md|\.\./shared|shared/seeds|/work/")
+
+
+def test_nothing_in_the_repository_points_outside_it() -> None:
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    assert "docs/ARCHITECTURE.md" in tracked and "src/statesnap/__init__.py" in tracked
+    hits = []
+    for name in tracked:
+        path = REPO / name
+        if not name or path == Path(__file__).resolve() or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # images, compiled files
+        hits += [f"{name}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
+                 if OUTSIDE.search(line)]
+    assert hits == []
