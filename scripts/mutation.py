@@ -92,8 +92,8 @@ TARGETS: dict[str, Target] = {
 #: the mutated line as cosmic-ray's diff shows it (stripped), with the reason.
 _NOT_NT = ("the same value for every os.name but 'nt' (Windows, where the probes' POSIX "
            "paths do not run): 'posix' > 'nt' and 'posix' is not 'nt'")
-_CHANGES = ("a change is always one of added, removed, changed (diff.py): for those three the "
-            "comparison gives the same answer, once the earlier branches are taken")
+_CHANGES = ("a change is always one of added, removed, changed (state/diff.py): for those three "
+            "the comparison gives the same answer, once the earlier branches are taken")
 _SMALL_INT = "CPython caches small ints, so `is` compares these as `==` does"
 _CACHED = ("with n == 2 the complements are the two chunks, already answered by ddmin's "
            "cache: no extra replay, same answer")
@@ -362,7 +362,7 @@ class Outcome:
 _CACHE = ("drops a @cache: the static files are read, checked and hashed again, and the Jinja "
           "environment built again, for each page: the same text and environment each time")
 _SAME_CUT = "a text exactly `limit` long, cut to `limit` characters, is the same text"
-_ADD_REMOVE = ("a change is added, changed or removed (diff.py), and 'added' < 'changed' < "
+_ADD_REMOVE = ("a change is added, changed or removed (state/diff.py), and 'added' < 'changed' < "
                "'removed': <= 'added' and >= 'removed' pick the same change as ==")
 _DEFAULT_MORE = ("the only StructuralDiff made (structural_diff) passes `more`: the default is "
                  "never used")
@@ -378,7 +378,7 @@ EQUIVALENT.update({
         "the post-finaliser hook only notes the fixture in a set read after the whole "
         "teardown: its place among the other post-finaliser hooks changes nothing",
     ("strict", 'if ch.phase is "setup" and ch.scope in WIDE_SCOPES and ch.fixture:'):
-        "phases are plugin.py's literal constants, which CPython interns: `is` is ==",
+        "phases are plugin/core.py's literal constants, which CPython interns: `is` is ==",
     ("strict", 'if ch.phase <= "setup" and ch.scope in WIDE_SCOPES and ch.fixture:'):
         "the phases below 'setup' are 'call' and 'collection', never labelled with a "
         "fixture: only a setup or a finaliser names one",
@@ -712,7 +712,7 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         "again against the tests written since (`--recheck`, which skips survivors already "
         "judged equivalent; where the run was made in another checkout, the survivors its "
         "figures list are found again by operator, line and mutated text in a fresh "
-        "`cosmic-ray init`, and only those are run).  `strict.py` runs its direct tests "
+        "`cosmic-ray init`, and only those are run).  `contain/strict.py` runs its direct tests "
         "(real inner pytest runs in process); the report modules run the report's direct "
         "tests, goldens and hostile pages without the Chromium one (`-k 'not chromium'`; "
         "the suite runs it).",

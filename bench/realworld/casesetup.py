@@ -1,8 +1,9 @@
 """Setting up the real-world cases of ``cases.toml``: source, virtual environment, validation.
 
 Each case's source is a PyPI sdist (``name==version``, fetched with pip) or a repository
-commit that the search tool's ``fetch`` mirrored under ``/work/.mirror`` (read with
-``git archive``); both unpack into ``CACHE/src/``.  Each source gets one virtual environment of
+commit read with ``git archive`` from a git mirror of the project, ``MIRRORS/owner+name/repo``
+(``git clone --mirror https://github.com/OWNER/NAME MIRRORS/OWNER+NAME/repo``); both unpack
+into ``CACHE/src/``.  Each source gets one virtual environment of
 its own (``CACHE/venvs/``) holding only the project and what its ``install`` steps name;
 pytest, statesnap's dependencies and detect-test-pollution come from one shared
 ``CACHE/tools`` environment through a ``.pth`` file, statesnap itself from ``src/``.
@@ -10,7 +11,8 @@ A case whose source cannot be had is skipped with one line saying why.
 
 ``CACHE`` is ``$STATESNAP_BENCH_CACHE``, by default ``~/.cache/statesnap-bench-real``: outside
 this repository on purpose, since pytest would otherwise take the repository's
-``pyproject.toml`` for each case's configuration file and rootdir.
+``pyproject.toml`` for each case's configuration file and rootdir.  ``MIRRORS`` is
+``$STATESNAP_BENCH_MIRRORS``, by default ``CACHE/mirrors``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 CACHE = Path(os.environ.get("STATESNAP_BENCH_CACHE")
              or Path.home() / ".cache" / "statesnap-bench-real")
-MIRRORS = Path("/work/.mirror")
+MIRRORS = Path(os.environ.get("STATESNAP_BENCH_MIRRORS") or CACHE / "mirrors")
 #: What every case environment borrows from the shared tools environment.
 TOOLS = ("pytest==9.2.0", "psutil", "deepdiff", "jinja2", "rich", "nvidia-ml-py",
          "detect-test-pollution==1.2.0")
@@ -116,7 +118,8 @@ def source_dir(case: Case) -> Path:
         repo, _, commit = case.source.partition("@")
         mirror = MIRRORS / repo.replace("/", "+") / "repo"
         if not mirror.exists():
-            raise Unavailable(f"{repo} is not mirrored under {MIRRORS} (fetch it first)")
+            raise Unavailable(f"{repo} is not mirrored under {MIRRORS} (clone it there with "
+                              "git clone --mirror, or set STATESNAP_BENCH_MIRRORS)")
         archive = subprocess.run(["git", "-C", str(mirror), "archive", commit or "HEAD"],
                                  capture_output=True)
         if archive.returncode != 0:

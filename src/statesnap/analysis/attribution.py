@@ -1,10 +1,8 @@
 """Attribution from the record alone: for each failing test, who last wrote the dirty state.
 
-For a victim, fold every earlier test's net changes (in its own process) onto the post-
-collection baseline; a key whose value then differs from the baseline is dirty, and its last
-writer is a suspect.  A later test that put the key back clears it (that test is a cleaner).
-Suspects are ranked: a key, or its changed value, quoted in the failure's text first; then
-more severe probes; then recency.  Pure functions; no reruns.
+Earlier tests' net changes folded onto the baseline give the dirty keys and their last writers,
+ranked (quoted in the failure first, then severity, then recency).  Pure functions; no reruns.
+See docs/ARCHITECTURE.md ("From changes to suspects").
 """
 
 from __future__ import annotations

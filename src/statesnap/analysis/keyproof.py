@@ -1,10 +1,7 @@
 """Key-level proof: the smallest set of recorded changes whose restoration heals a victim.
 
-Restoring one key at a time before the victim names the key it relies on when one suffices.
-When none does (the victim reads two leaked variables, or a working directory and the file it
-expected there), every restorable key is restored together; when that heals the victim, delta
-debugging over the keys keeps the smallest set that still does.  Pure: ``heals(keys)`` runs
-the replay.
+One key at a time first; when none suffices, all restorable keys together, then delta debugging
+over them.  Pure: ``heals(keys)`` runs the replay.
 """
 
 from __future__ import annotations

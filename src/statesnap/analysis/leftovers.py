@@ -1,12 +1,8 @@
 """Files an earlier run's tests left on disk, found from the records of earlier runs.
 
-A test writes a file into the project and never removes it; the next run starts among it, and
-a victim that fails because the file is there fails alone too.  That is not a genuine failure:
-the polluter ran in an earlier run.  The records kept under ``.pytest_cache/statesnap/runs/``
-(the ``files`` probe's keys) say which test created which file; a file one of them created,
-never removed, and that is still there is a leftover.  Verification sets leftovers aside
-(:class:`statesnap.replay.filestage.FileStage`, crash safe, put back afterwards) to see whether the
-victim then passes alone, and names the file and the test that wrote it.
+A file a recorded test created, never removed, and still there is a leftover; verification sets
+it aside (:class:`statesnap.replay.filestage.FileStage`) to see whether the victim then passes
+alone.  See docs/ARCHITECTURE.md ("From changes to suspects").
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The mtime race, said in words: a file whose content changed while its mtime did not.
 
-The ``files`` probe flags such a change in the fingerprint (``size-changed-mtime-kept``,
-``rewritten-stat-kept``).  A cache keyed on mtime (mypy's incremental mode, make, pytest's own
-cache) cannot see it, which is how mypy's CI failed.  The terminal, the report and the
-Markdown show one sentence per race, naming the file, the test that changed it, the test that
-wrote the version the mtime still stamps, and the filesystem's mtime resolution.  Pure.
+One sentence per race (the file, the test that changed it, the test whose write the mtime still
+stamps, the mtime resolution) for the terminal, the report and the Markdown.  Pure.
 """
 
 from __future__ import annotations

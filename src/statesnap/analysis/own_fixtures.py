@@ -1,11 +1,7 @@
 """pytest's and unittest's own fixtures, named the way the user wrote the code behind them.
 
-pytest turns ``setUpClass``/``setUp`` of a ``unittest.TestCase`` and xunit-style
-``setup_module``/``setup_class``/``setup_method``/``setup_function`` into fixtures with internal
-names (``_unittest_setUpClass_fixture_TestX``).  A change made there is the user's, but the
-advice must name their method ("undo it in tearDownClass"), never the internal fixture.
-pytest's ``tmp_path`` family is pytest's own code: what it does (importing ``getpass`` and
-``pwd`` on first use) is nobody's leak.  Pure functions.
+Internal fixture names (``_unittest_setUpClass_fixture_TestX``) become the user's method
+(``setUpClass``), and what pytest's ``tmp_path`` family does is nobody's leak.  Pure functions.
 """
 
 from __future__ import annotations

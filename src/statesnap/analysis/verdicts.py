@@ -1,10 +1,7 @@
 """Stored verdicts: what the session proved by replay, kept in the record and read back.
 
-The session appends one ``finding`` line per victim after the record's footer (record format
-2).  Every later reader (``explain``, ``report``, ``replay``, ``diff``, ``hunt``) takes a
-victim's verdict from there; only a victim with no stored verdict is attributed afresh from the
-record's changes, and then it is ``suspected`` and "not replayed": re-ranking alone can name
-another polluter than the replays proved.
+One ``finding`` line per victim after the footer (record format 2); every later reader shows
+it, and only a victim without one is attributed afresh (``suspected``, "not replayed").
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Read every artifact into shards; one line for each artifact that cannot be used.
 
-A folder stands for the artifacts in it (a downloaded CI artifact folder).  The kind is told
-from the content, not the name: a statesnap record starts with its header line, JUnit with
-``<``, pytest-replay files are named so; anything else is read as a console log.  Shards that
-name a test the checkout does not have are refused (a replay would run a different order);
-a shard that two artifacts describe alike (a log and a record of the same worker) is kept
-once, from the richest, with failure messages filled in from the others.
+The kind is told from the content, not the name; a folder stands for the artifacts in it.
+Shards naming a test the checkout lacks are refused; two artifacts of one worker are merged.
 """
 
 from __future__ import annotations

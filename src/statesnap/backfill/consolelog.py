@@ -1,21 +1,8 @@
 """pytest console logs: each worker's order from ``-v`` lines, outcomes and messages from ``-rA``.
 
-CI logs arrive decorated: ANSI colours, and a timestamp before every line (GitHub Actions'
-``2024-05-01T12:00:00.1234567Z``, Jenkins' ``[2024-05-01T12:00:00.123Z]``, ``12:00:00``).
-Both are stripped first.  Recognised lines:
-
-- ``tests/a.py::test_x PASSED  [ 50%]`` (``-v``, one process);
-- ``[gw0] [ 50%] PASSED tests/a.py::test_x`` and ``[gw0] PASSED tests/a.py::test_x``
-  (``-v`` under pytest-xdist: the worker that ran it);
-- ``FAILED tests/a.py::test_x - AssertionError: ...`` (``-r`` short summary: the message);
-- ``tests/a.py .F.s  [ 40%]`` (progress without ``-v``): with a ``-rA`` summary, which names
-  every test with its outcome in the order it finished within each outcome, the progress
-  characters of each file interleave those lists back into the order that ran;
-- ``$ pytest ...`` / ``+ python -m pytest ...`` (a CI shell echoing the invocation).
-
-A log whose order cannot be recovered exactly (an ``-rA`` summary under xdist without ``-v``,
-progress that does not match the summary) is refused with one line rather than replayed in
-an order that was never run.
+ANSI colours and CI timestamp prefixes are stripped first.  A log whose order cannot be
+recovered exactly is refused with one line.  The lines recognised, and why, are in
+docs/ARCHITECTURE.md ("Backfill").
 """
 
 from __future__ import annotations

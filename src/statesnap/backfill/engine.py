@@ -1,10 +1,7 @@
 """Where replays run: a Dask cluster, embedded (a LocalCluster) or given by ``--scheduler``.
 
-Every replay is one task (:func:`statesnap.backfill.tasks.replay_task`).  Tasks of one victim
-are restricted to its worker, so the replays it compares run on one machine (a loose
-restriction would let work stealing move them).  A task whose worker dies goes back to the
-scheduler, which has nowhere to put it: it is cancelled and submitted again to a worker that
-is alive, and the victim's later replays follow it there.
+Every replay is one task (:func:`statesnap.backfill.tasks.replay_task`), pinned to its victim's
+worker; a task whose worker died is submitted again elsewhere, and the victim follows it.
 """
 
 from __future__ import annotations

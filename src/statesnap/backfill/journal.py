@@ -1,12 +1,7 @@
 """The backfill's state in OUTDIR: every finished replay, so a resumed backfill skips it.
 
-``OUTDIR/.backfill/journal.jsonl`` gets one line per finished replay, appended and flushed
-after the replay's log and record are in place (each written whole, via a temporary file): a
-backfill killed at any point (SIGINT, SIGKILL, a machine lost) leaves only finished replays
-in its journal, and a cut last line is ignored.  A replay is known by what determines its
-outcome: the commit, the invocation, the probes, the order, the keys restored, and which
-repeat it is.  The next run decides the same way from the same answers, so it asks for the
-same replays and finds them here.
+``OUTDIR/.backfill/journal.jsonl``: one line per finished replay, keyed by what determines its
+outcome, written after its log and record are in place.  See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """JUnit XML (``--junitxml``): the ``<testcase>`` entries in file order, mapped to node ids.
 
-pytest writes ``classname="tests.test_a.TestC" name="test_x[1]"`` for ``tests/test_a.py::
-TestC::test_x[1]``: the path's slashes become dots and ``.py`` goes.  That mapping is not
-reversible from the XML alone (a dot may be a folder or a class), so it runs the other way:
-every node id collected from the checkout is mangled as pytest mangles it, and each
-``<testcase>`` is looked up.  A test case that matches no collected id is a test missing from
-the checkout: the artifact is refused with one line naming it.
-
-JUnit XML does not say which xdist worker ran a test; under ``-n`` its order is the order the
-controller received reports in, so it is one lane (``junit``) and says so in its notes.
+The mapping runs from the checkout's collected node ids, mangled as pytest mangles them, to the
+XML (it is not reversible the other way); a test case the checkout lacks refuses the artifact.
+Under xdist the order is one lane (``junit``).  Details: docs/ARCHITECTURE.md ("Backfill").
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Order-only records: a record (format 1) with the order and outcomes, and no state data.
 
-Written for every shard whose artifact was not a statesnap record with state, so ``statesnap
-replay``, ``bisect`` and ``hunt`` run on it as on any record.  The header says where it came
-from (``source``) and that it holds no state (``order_only``); every test line has no change.
-The invocation, where the artifact names it, keeps what a replay keeps (statesnap.replay.args);
-a test line's outcome is the artifact's, and ``failure`` carries its exception type and
-message where the artifact said.
+The header says where it came from (``source``) and that it holds no state (``order_only``), so
+``statesnap replay``, ``bisect`` and ``hunt`` run on it as on any record.
 """
 
 from __future__ import annotations

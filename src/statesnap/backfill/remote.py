@@ -1,11 +1,7 @@
 """A :class:`~statesnap.replay.runner.Runner` whose replays run as Dask tasks, journaled in OUTDIR.
 
-The verifier (statesnap.proof.verify) drives it exactly as it drives the local runner, so the
-classification, delta debugging and key-level proof are the plugin's own.  Each replay is
-looked up in the journal first; a new one runs on this victim's worker, and its log is kept
-under OUTDIR/logs.  Answers that are no verdict (a port that stayed taken, a worker that
-refused the task) come back as a replay that could not run, which the verifier reports as
-such and never as the victim's outcome.
+The verifier drives it as it drives the local runner; answers that are no verdict (a port that
+stayed taken, a refused task) come back as a replay that could not run.
 """
 
 from __future__ import annotations

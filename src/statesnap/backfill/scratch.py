@@ -1,10 +1,7 @@
 """A worker's own copy of the project tree, put back to the checkout's state before each replay.
 
-Tests that write files (caches, outputs, fixtures' leftovers) would collide when replays run
-side by side in one tree, and a file one replay leaves would change the next.  Each worker
-process copies the checkout once (modification times kept) and, before every replay, removes
-what the checkout does not have and copies again what differs in size or mtime: one walk of
-the tree, no copy of unchanged files.
+Copied once (mtimes kept); before every replay one walk removes what the checkout lacks and
+copies again what differs in size or mtime.
 """
 
 from __future__ import annotations

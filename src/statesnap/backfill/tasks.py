@@ -1,15 +1,8 @@
 """The replay task a Dask worker runs: an order, the victim, the invocation in; outcomes out.
 
-Runs on the worker, in the worker's own scratch copy of its checkout (:mod:`.scratch`), with
-the one replay runner there is (:class:`statesnap.replay.runner.Runner`).  Paths in the task are the
-backfill machine's; ``checkout`` maps its project root to this worker's (``--checkout``).
-
-- A worker whose checkout is at another commit refuses with one line (``refused``).
-- A replay in which a test failed because a port was taken (``Address already in use``) says
-  nothing about the victim: it is run again, and if the port stays taken the task answers
-  ``port_conflict`` instead of outcomes, which the backfill never takes as a verdict.
-- ``plain``: run a printed command exactly as a user would (``/bin/sh -c``), outcomes read
-  from pytest's ``-v`` lines, to confirm a reproduction line.
+Runs in the worker's own scratch copy of its checkout (:mod:`.scratch`) with the replay runner
+(:class:`statesnap.replay.runner.Runner`); answers ``refused`` (another commit) or
+``port_conflict`` (a port stayed taken) instead of outcomes.  See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations

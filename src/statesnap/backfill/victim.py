@@ -1,13 +1,8 @@
 """One failing test, the PyTorch workflow: rerun in order, classify, minimise, prove, confirm.
 
-1. The worker's order up to the victim, ``repeat`` times: it must fail every time to go on
-   (failing some of the times: ``not-deterministic``; never: the CI failure did not come from
-   the order).
-2. :class:`statesnap.proof.verify.Verifier`, as in the plugin: the victim alone (failing alone:
-   ``not-order-dependent``), the suspects whose recorded changes could matter, delta debugging
-   over them and then over the whole prefix, the key-level proof.
-3. The reproduction line it prints is run as a user would run it, and the victim alone too:
-   a finding says whether each was seen to fail or pass.
+The order up to the victim ``repeat`` times, then :class:`statesnap.proof.verify.Verifier` as in
+the plugin, then the printed reproduction and the victim alone run as a user would run them.
+The steps are in docs/ARCHITECTURE.md ("Backfill").
 """
 
 from __future__ import annotations

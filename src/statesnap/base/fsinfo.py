@@ -1,14 +1,8 @@
 """Facts about files on disk: a filesystem's mtime resolution, and file fingerprints.
 
-``mtime_resolution`` goes in the record header: a cache keyed on mtime (mypy's incremental
-mode, make, pytest's own cache) cannot tell two writes apart that land in the same mtime tick,
-and a test suite that passes on a 1 ns filesystem can fail on a 1 s or 2 s one.
-
-The ``files`` probe fingerprints a regular file as ``{"size": bytes, "mtime_ns": ns}``, with
-``"flag": "size-changed-mtime-kept"`` or ``"flag": "rewritten-stat-kept"`` added when a write
-changed the content but the mtime (and size) stayed as they were, which is exactly what such
-caches miss.
-:func:`restore_plan` reads a record's ``files`` changes back into what a replay must undo.
+``mtime_resolution`` goes in the record header; the ``files`` probe's fingerprints (size, mtime,
+and a flag when content changed while the mtime did not) are built and read back here, and
+:func:`restore_plan` turns a record's ``files`` changes into what a replay must undo.
 """
 
 from __future__ import annotations

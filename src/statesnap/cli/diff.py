@@ -1,10 +1,7 @@
 """``statesnap diff A B``: what differs between two runs, so a new failure shows why.
 
-Two parts: the environment in the headers (interpreter, platform, packages, plugins, the
-filesystem's mtime resolution, seed, arguments, probes), and, for each test that fails in one
-run and passed in the other (either way), how the tests that ran before it in its process
-differ (new, gone, reordered).  Measured timings (how often a file's mtime ticks) differ from
-run to run on the same machine: only a change of an order of magnitude counts.
+The environment in the headers, then for each test that fails in one run only, how the tests
+before it differ.  A measured mtime tick counts only when it changed tenfold.
 """
 
 from __future__ import annotations

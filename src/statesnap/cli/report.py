@@ -1,11 +1,7 @@
 """``statesnap report``: write pollution.html from one or several records.
 
-Several records are the workers of one xdist run or the shards of one CI pipeline; each gets
-a lane of its own.  A directory stands for every ``*.jsonl`` record in it (a downloaded CI
-artifact folder).  Findings come from ``--findings`` (a ``--statesnap-json`` summary or
-``statesnap explain --json`` output, verified already), or else from the verdicts each
-record's session stored in it; a failure with none is attributed afresh and shown as
-``suspected, not replayed`` (``--verify`` replays every finding afresh first).
+One lane per record (a directory stands for its ``*.jsonl``); findings from ``--findings``, else
+the verdicts stored in each record, else attributed afresh as ``suspected, not replayed``.
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
 """The hunt: run the few orders that can expose latent order-dependent tests, and prove them.
 
-Most order-dependent tests do not fail in the order a suite happens to run in; they wait for a
-new test, a rebalanced shard, xdist handing tests out differently, or a shuffle.  The record
-already says which tests leak what, so instead of shuffling blindly a hunt runs:
-
-1. per group of leakers (:func:`statesnap.hunt.plan.leaker_groups`; usually one), the leakers
-   first and every other test after them: a test that ran before its polluter now runs after
-   it and fails -- a *latent* victim;
-2. every test that leaked nothing, without the leakers: a test that passed only because a
-   leaking test had set state up for it now fails -- a *brittle* test;
-3. what those two miss (:mod:`statesnap.hunt.plan`): per group, the leakers first and the
-   rest backwards (a test that resets the state no longer stands in between), then, where
-   those runs saw tests change a leaked key again, the leakers first and those tests last
-   (cleaners on both sides of a victim); the tests whose
-   only leaks are LOW (an import) first; the whole order backwards (a victim that leaks too,
-   and so ran in front of the others in every order so far);
-4. optionally, ``random_orders`` seeded shuffles, each seed recorded, for what 1-3 miss.
-
-Each test that passed in the record and failed in one of those runs is then classified (does
-it pass without the leaking tests?) and proven (:mod:`statesnap.hunt.prove`).  Everything runs
-within one time budget; every run's output, order and record stay in the hunt's log folder.
+Runs the orders :mod:`statesnap.hunt.plan` builds from the record's leaks, classifies each test
+that passed in the record and failed in one of them, and proves it (:mod:`statesnap.hunt.prove`),
+all within one time budget.  The orders and why: docs/ARCHITECTURE.md ("The hunt").
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The key-level proof of a latent hunt finding: which of its polluters' changes it relies on.
 
-The polluters' restorable changes (cwd and environment included) seen before the victim in the
-run that proved it are restored before the victim, one at a time and then together
-(:func:`~statesnap.analysis.keyproof.smallest_healing_set`); the smallest set that lets it pass is
-the
-finding's key.  One case is read further: a module the polluter imported first in that run
-heals the victim when taken out, and then the settings the recorded run saw the polluter
-change on it are named as the key (the module entry stays among the proven keys).
+The smallest set of the polluters' restorable changes whose restoration before the victim lets
+it pass (:func:`~statesnap.analysis.keyproof.smallest_healing_set`).  See docs/ARCHITECTURE.md
+("The hunt").
 """
 
 from __future__ import annotations

@@ -1,38 +1,9 @@
 """Planning a hunt: which tests leak, how to group them, which orders to run.  Pure functions.
 
-A hunt looks for order-dependent tests that the recorded order hid.  It never guesses blindly:
-the record says which tests leaked state (:func:`~statesnap.analysis.leaks.resolve_leaks`), so the
-few
-orders that matter can be built from it:
-
-- *leakers first*: the leaking tests of a group, last to first, then every other test in its
-  usual order.  A test that ran before its polluter in the record now runs after it; reversing
-  the leakers also puts a leaking victim after a leaking polluter that followed it.
-- *without leakers*: every test that leaked nothing, in its usual order.  A test that passed
-  only because a leaking test set state up for it (a brittle test) now fails; a latent victim
-  passes here, which is its "passes without the polluter" check.
-
-Leakers go into as few groups as possible: two leakers share a group unless they leave the
-same key with different values (the later one would hide the earlier one's leak).  Harmless
-leaks are common, so LOW-severity ones (a plain import, the random state) are left out of the
-groups unless asked for; they still get one order of their own (*low leakers first*), since a
-later test may assert that a module was never imported.
-
-More orders reach what those miss:
-
-- *leakers first, the rest reversed*: a test that resets the state (a cleaner) and ran before
-  the victim in the record no longer stands between the leakers and the victim;
-- *leakers first, cleaners last*: the tests those two runs saw changing a leaked key after the
-  leakers (cleaners, wherever they stand: before and after a victim) run at the very end, so
-  every other test runs right after the leakers' state;
-- *reversed*: the whole recorded order backwards, so every test runs after each test that ran
-  after it in the record -- a victim that itself leaks (so always ran in front of the others)
-  and a polluter whose leak the probes cannot see.
-
-The candidates for a new failure come from :mod:`~statesnap.analysis.attribution`, on the record of
-the
-run where it failed; a key that was dirty with the same value in a run where the test passed
-(the recorded run, another hunt order) did not break it, and is set aside.
+From the record's leaks (:func:`~statesnap.analysis.leaks.resolve_leaks`): leakers grouped so
+that no two leave the same key with different values, then the orders (leakers first, without
+leakers, reversed rest, cleaners last, low leakers first, reversed) and the candidates for a new
+failure.  What each order reaches: docs/ARCHITECTURE.md ("The hunt").
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """Proving what a hunt found: a latent victim's polluter, a brittle test's state-setter.
 
-A *latent* victim passes without the leaking tests and fails after ``[polluter, victim]``; a
-*brittle* test fails without them and passes after ``[setter, test]``.  Suspects come from
-attribution on the record of the run where the test failed (latent) or on the recorded run
-(brittle), best first.  Proof runs are shared: every suspect whose best remaining suspect is
-the same test is tried in one run, ``[head, test, test, ...]``, which is as good as one pair
-per test as long as no test before it in that run left state behind (checked on the run's own
-record; a test that did is tried again alone).  What two rounds of that do not settle is
-minimised with delta debugging over the state-based suspects, then over every earlier test.
-
-A shared run only nominates: a test that stood in front of a member may be what broke (or set
-up) it, without leaving a change the probes saw.  So nothing becomes a finding before the exact
-order its reproduction prints ran by itself in a fresh process and showed it (a latent victim
-failing the same way: same exception type and failing line, :mod:`statesnap.record.signature`), and
-(latent) the victim ran alone, with no other test, and passed; (brittle) the order that
-showed it failing, cut after it, ran by itself and failed it.  A latent victim that fails
-alone depends on some other test having run first: it is proven as a brittle test instead.  A
-latent finding's key is then proven too (:mod:`statesnap.hunt.keys`): the smallest set of its
-polluters' restorable changes whose restoration before the victim lets it pass.
+Shared proof runs only nominate; nothing becomes a finding before its exact reproduction ran by
+itself in a fresh process and showed it (and, for a latent victim, the victim passed alone).
+The reasoning: docs/ARCHITECTURE.md ("The hunt").
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The command a hunt prints for an order of tests: plain pytest, whatever the order's length.
 
-A short order is written out as node ids (:func:`statesnap.replay.repro.repro_command`).  A long one
-(a whole hunt order, for a finding the budget left unproven) would make a line nobody can
-read, so its node ids go into an arguments file beside the run's log, one per line, and the
-command passes it as ``@FILE``: pytest (8.2 and later) reads arguments from such a file, in
-order.  For an older pytest the node ids stay on the line.  Either way the command holds
-nothing of statesnap's: it runs under plain pytest.
+A long order's node ids go into an arguments file passed as ``@FILE`` (pytest 8.2 and later);
+the command holds nothing of statesnap's.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The summary JSON (``--statesnap-json``): a contract other tools read.
 
-``format`` is bumped on every incompatible change.  History:
-
-- 1: ``tests`` (nodeid, worker, index, outcome, leaks) and ``findings``.  Since 0.x each
-  leak also has ``severity`` (``low``/``medium``/``high``) and each test ``leaked``: whether
-  it leaked above low severity, which is what the terminal section and the report count (a
-  low-severity leak, such as a plain import, is listed but is not "leaked state").  Both are
-  additions: readers of the first layout keep working.
+Bump :data:`SUMMARY_FORMAT` on every incompatible change.  The fields and their history:
+docs/ARCHITECTURE.md ("The summary JSON").
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Readable fingerprints of module and class attributes, for the ``attributes`` probe.
 
-Never calls a project object's ``__repr__``, ``__eq__`` or ``__getattr__``: a repr can be slow
-(a tensor), have side effects (a lazy query) or raise, so only builtin scalars and containers
-are shown by value; everything else is shown by type and identity.  Fingerprints carry an
-identity tag (``#1a2b3c``) wherever rebinding to an equal-looking object matters, and mutable
-containers also carry their length and a content digest, so an in-place change shows even when
-the short text is the same.
+Never calls a project object's ``__repr__``, ``__eq__`` or ``__getattr__``: only builtin scalars
+and containers are shown by value; identity tags and content digests show rebinding and
+in-place changes.  See docs/PROBES.md.
 """
 
 from __future__ import annotations

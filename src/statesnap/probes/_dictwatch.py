@@ -1,19 +1,8 @@
 """Cheap "did any of these dicts change?" answers, for the probes that watch many namespaces.
 
-Touching every value of every watched namespace costs ~80 ns per value here (each value's
-header is a cache miss), so a project of a few hundred modules would cost milliseconds per
-token.  CPython (3.6 to at least 3.13) keeps a version tag in every dict (PEP 509,
-``ma_version_tag``) that is set from a process-wide counter on every insertion, replacement and
-deletion.  Reading those tags costs ~20 ns per *dict* here, whatever its size: one
-``struct.unpack_from`` over a ``ctypes`` view of the address range of the watched dicts returns
-all of them in one C-level call.
-
-This reads interpreter internals, so it is only used after :func:`probe_support` has checked,
-in this very process, that the tag sits where expected and changes on every kind of mutation
-(dict, class attribute, instance attribute).  Otherwise :func:`versions` falls back to
-:func:`portable_reader` (length plus the sums of the ids of keys and values), which costs per
-value.
-The reader keeps the dicts alive, so the memory it reads stays valid while the reader exists.
+Reads CPython's per-dict version tags (PEP 509) in one C-level call, only after
+:func:`probe_support` checked in this process that they behave as expected; otherwise
+:func:`portable_reader`.  Why and what it costs: docs/PROBES.md ("Shared readers").
 """
 
 from __future__ import annotations

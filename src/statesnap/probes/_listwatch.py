@@ -1,17 +1,8 @@
 """Which objects many small sequences hold, read without making an object per item.
 
-The ``attributes`` probe must see a module-level list changed in place at the same length
-(``REGISTRY[0] = stub``).  Summing the ids of every item costs ~45 ns per item here (an int
-object is made for each), ~50 µs per test for a project with a thousand list items.
-
-Instead, ``gc.get_referents(*seqs)`` copies every item pointer of every watched sequence into
-one fresh list, in one C call (a few ns per item), and the bytes of that list's pointer array
-are the signature: they change whenever any item's identity does.  The fresh list is ours
-alone (no other thread can reach it, and we hold it), so reading its array through the
-address-space view of :mod:`._dictwatch` is as safe as reading a dict's version tag.  A
-watched sequence's own memory is never read.  Where the layout check fails (not CPython, not
-64-bit), the signature is the id sum over the same list.  The items are only held for the
-duration of the call.
+The signature is the pointer array of one fresh list that ``gc.get_referents`` fills with every
+item of every watched sequence (the id sum where the layout check fails).  Why and what it
+costs: docs/PROBES.md ("Shared readers").
 """
 
 from __future__ import annotations

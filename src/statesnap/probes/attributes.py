@@ -1,27 +1,8 @@
 """``attributes``: module-level state of the project's own modules.
 
-Which modules: those in ``sys.modules`` whose ``__file__`` lies under the rootdir (test modules
-and conftests included), except virtual environments (``sys.prefix``, ``site-packages``,
-``dist-packages``, any directory holding ``pyvenv.cfg``) and statesnap itself; plus the
-packages named in :attr:`ProbeContext.packages` and their submodules, wherever installed.
-Nothing is imported and no module attribute is read through ``getattr`` (a lazy module would
-load itself): namespaces are read as dicts.
-
-Keys, with fingerprints from :mod:`statesnap.probes._attrdescribe`:
-
-- ``pkg.mod:NAME``: a module attribute (rebinding shows through an identity tag; a list, dict,
-  set or deque also shows in-place changes through its length and content digest, one level
-  deeper for small containers; so does a SimpleNamespace or project-class instance);
-- ``pkg.mod:Class.attr``: an entry of the ``__dict__`` of a class defined in that module;
-- ``pkg.mod:func#cache`` / ``pkg.mod:Class.meth#cache``: an ``lru_cache``/``cache`` fill level
-  (a cache filled while the environment was patched keeps serving stale results).
-
-Cost: the token reads one version tag per watched dict (:mod:`._dictwatch`), the length of each
-watched list or set (and the item ids of the non-empty ones), and the length of each cache's
-internal dict -- not every attribute: ~50 ns per watched object with hot caches here (a project
-of 100 modules, 800 watched objects: ~30-40 us), two to three times that inside a real run,
-where every object read is a cache miss.  ``read`` re-describes only the modules whose part of
-the token moved.
+Keys ``pkg.mod:NAME``, ``pkg.mod:Class.attr`` and ``pkg.mod:func#cache``, fingerprints from
+:mod:`statesnap.probes._attrdescribe`; nothing is imported or read through ``getattr``.  Which
+modules, the keys and the token's cost: docs/PROBES.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The probe contract: what every probe (built-in or third-party) implements.
 
-A probe reads one kind of global state and returns a flat ``{key: fingerprint}`` map of
-JSON-able values.  It answers "did anything change?" through :meth:`Probe.token` first, which
-must be far cheaper than :meth:`Probe.read`; the snapshotter calls ``read`` only when the token
-differs from the previous one.  Probes never import what they inspect (they look in
-``sys.modules``), never initialise CUDA, never reap a child and never start a thread.
+A flat ``{key: fingerprint}`` map of JSON-able values from :meth:`Probe.read`, asked only when
+the far cheaper :meth:`Probe.token` moved.  Probes never import what they inspect, never
+initialise CUDA, never reap a child and never start a thread.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """``children``: child processes still running, or exited and never waited for (zombies).
 
-Keys are command lines (``sleep 30``), made unique with `` #2`` in pid order, because a command
-line survives a replay in a fresh process where pids do not; the fingerprint holds the pid and
-a status: ``running``, ``zombie`` (exited, unreaped), ``stopped``.
-
-Cheap first: when the process has no child at all (most of the time), one ``waitid`` with
-``WNOHANG | WNOWAIT`` says so by failing with ``ECHILD`` (~0.6 us): it looks at the children
-of every thread, of any kind (``__WALL``), and neither waits nor reaps.  With children, the
-token is a ``pread`` of ``/proc/self/task/<tid>/children`` for the main thread, plus the
-same for each other Python thread (a child belongs to the thread that forked it), plus the
-state letter of each listed child from ``/proc/<child>/stat`` (~5 us per child) so that a
-child becoming a zombie is seen when it happens.  Children forked by native threads that
-Python does not know are then not listed.  Command lines come from psutil, on change only.
-
-Never reaps: ``waitid`` is only asked with ``WNOWAIT``; ``/proc`` and psutil only read.  Without the
-``children`` file (a kernel built without ``CONFIG_PROC_CHILDREN``, or no ``/proc``), psutil
-finds the children by scanning every process, on every token: correct, but costly.
+Keys are command lines (unique with `` #2`` in pid order), fingerprints the pid and a status.
+Never reaps: ``waitid`` only with ``WNOWAIT``, ``/proc`` and psutil only read.  The token and its
+cost: docs/PROBES.md.
 """
 
 from __future__ import annotations

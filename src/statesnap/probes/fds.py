@@ -1,18 +1,7 @@
 """``fds``: open file descriptors and what they point to (a path, a pipe, a socket's addresses).
 
-Keys are descriptor numbers (``"7"``); fingerprints are short strings: the path for a file
-(``/work/data.csv (w)``), ``pipe:[12345]``, ``anon_inode:[eventfd]``, or for a socket its kind
-and addresses (``socket tcp 127.0.0.1:8080 LISTEN``, ``socket tcp 127.0.0.1:5 -> 10.0.0.1:80``).
-
-Cheap first: on Linux 6.2 and later, ``fstat`` of ``/proc/self/fd`` reports the number of open
-descriptors (~2 us); older kernels get a listing of ``/proc/self/fd`` (~15 us).  Neither sees a
-descriptor closed and another opened under the same number within one test, nor an ``os.dup2``
-onto an open number; those show at the next read.  Detail (``readlink``, and the socket's
-addresses, asked of the kernel for that descriptor) is paid only when the token moves.
-Without ``/proc``, psutil answers both.
-
-statesnap's own descriptors (``ProbeContext.own_fds``, a live set the plugin keeps) are left out
-of the token and the map, and so is the descriptor ``os.listdir`` opens to list the directory.
+Keys are descriptor numbers; statesnap's own descriptors (``ProbeContext.own_fds``) are left
+out.  The token (a count from ``/proc/self/fd``) and its blind spots: docs/PROBES.md.
 """
 
 from __future__ import annotations

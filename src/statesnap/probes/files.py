@@ -1,27 +1,8 @@
 """``files``: files created, deleted, or changed in size or mtime under the watched roots.
 
-Keys are paths relative to the rootdir (absolute outside it); fingerprints are
-``{"size": bytes, "mtime_ns": ns}`` or ``{"symlink": target}`` (see :mod:`statesnap.base.fsinfo`).
-A change the mtime does not show gets a ``"flag"`` in the fingerprint, so the diff carries it:
-
-- ``"size-changed-mtime-kept"``: the size changed but the mtime did not (it was put back with
-  ``os.utime``, or two writes fell in one mtime tick);
-- ``"rewritten-stat-kept"``: inotify saw a write, yet size and mtime read as before.
-
-Either is what breaks caches keyed on mtime (mypy's incremental mode, make); both are HIGH.
-
-Cheap first: at setup every file under the roots is stat'ed once (so a modified file has a
-before-state) and every directory gets an inotify watch (new ones are watched as they
-appear).  The token is then "have events arrived?" (one ``ioctl``, ~1 us), so a test that
-touches no file costs the same whatever the tree's size; only the paths named by events are
-stat'ed again.  Without inotify (not Linux, or the watch limit reached) the probe walks the
-tree on every token: correct, but its cost grows with the tree.  :attr:`FilesProbe.mode` says
-which is active, and ``ctx.notes["files"]`` says it in the record header.
-
-Left out: version-control and tool caches, ``__pycache__`` and ``*.pyc``, virtual
-environments (directories holding ``pyvenv.cfg``), ``node_modules``, the globs in
-``ProbeContext.watch_exclude`` (matched against the name and against the key), and
-statesnap's own probe files.  The record lives under ``.pytest_cache`` by default, out of view.
+Keys are paths relative to the rootdir; fingerprints come from :mod:`statesnap.base.fsinfo`,
+flagged when content changed while the mtime did not.  The token is "have inotify events
+arrived?" (a tree walk without inotify).  What is left out and why: docs/PROBES.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """``logging``: logger levels, handlers, ``propagate`` and ``disabled`` flags, ``logging.disable``.
 
-Only loggers that differ from a fresh logger get keys (a level set, a handler attached,
-``propagate`` off, ``disabled`` on), so hundreds of untouched library loggers cost no map
-entries; the root logger always shows its level and handlers.  Keys: ``NAME:level``,
-``NAME:handlers``, ``NAME:propagate``, ``NAME:disabled`` (``root:...`` for the root logger),
-``logging.disable``, and ``logging.loggerClass`` / ``logging.recordFactory`` /
-``logging.lastResort`` / ``logging.raiseExceptions``.
-
-pytest's own handlers (everything from ``_pytest.logging``: ``LogCaptureHandler``, the live
-and file handlers) come and go around every phase and are left out of the fingerprints.
-
-Cost: the token reads one version tag per logger's ``__dict__`` (level, propagate, disabled and
-the handler list binding all live there; see :mod:`._dictwatch`), one for the ``logging``
-module's globals and one for ``loggerDict``, plus the lengths and ids of the handler lists.
-The light token (checkpoints inside a test) leaves out the handler lists of loggers other than
-the root.
+Only loggers that differ from a fresh logger get keys; pytest's own handlers are left out.  The
+keys and the token (dict version tags, :mod:`._dictwatch`): docs/PROBES.md.
 """
 
 from __future__ import annotations

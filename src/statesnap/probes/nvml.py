@@ -1,27 +1,8 @@
 """``nvml``: GPU memory held by this process and its children, and device-wide, through NVML.
 
-Keys, per device ``i``: ``gpu<i>.process_used`` (bytes used by this process and its
-descendants), ``gpu<i>.process_count`` (how many of them hold a context there) and
-``gpu<i>.used`` (device-wide bytes: other processes move it too, so it is low-severity context).
-
-NVML (``pynvml``, from nvidia-ml-py) is a library statesnap uses, not state it inspects, so it
-is imported here, in :meth:`NvmlProbe.setup`.  ``nvmlInit`` runs once per process id: again in
-a forked child, never per test.  Without the library or the driver the probe is unavailable,
-with a one-line reason, and costs nothing.
-
-Cost trade-off: one query costs ~50 us per device through pynvml's Python layer before the
-driver's own time (an ioctl per call, up to milliseconds on a busy machine).  So the probe asks
-NVML at the end of every test only while a cheap signal says the GPU may be in use — CUDA is
-initialised in torch, a GPU library (cupy, jax, numba.cuda, ...) is imported, or the last
-answer found this process tree holding GPU memory — and otherwise only every
-:data:`IDLE_EVERY`-th test (``--statesnap-nvml-every=1``: after every test).  A GPU used
-without any of those signals (a child process that runs CUDA on its own) is seen late, at the
-next sampled test, and attributed to that test.
-Checkpoints inside a test never call NVML.
-
-Inside a container the driver may report host pids, which match none of ours, or list no
-process of ours although torch holds a CUDA context.  Then the process keys are left out (not
-reported as zeros) and the header says why (``ProbeContext.notes["nvml"]``).
+Keys per device: ``gpu<i>.process_used``, ``gpu<i>.process_count``, ``gpu<i>.used``.  NVML is
+asked after every test only while something suggests GPU use, otherwise every
+:data:`IDLE_EVERY`-th test; unavailable without the library or driver.  See docs/PROBES.md.
 """
 
 from __future__ import annotations

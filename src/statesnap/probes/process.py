@@ -1,22 +1,8 @@
 """``process``: interpreter- and process-wide settings a test can leave changed.
 
-Keys (see :mod:`._processitems` for each one's fingerprint and fix hint): ``umask``,
-``recursionlimit``, ``socket.timeout``, ``decimal.prec`` / ``.rounding`` / ``.Emin`` /
-``.Emax`` / ``.capitals`` / ``.clamp`` / ``.traps`` (the calling thread's context: decimal
-contexts are thread-local), ``locale``, ``signal.SIGINT``... (Python-level handlers),
-``signal.blocked``, ``signal.ITIMER_REAL``, ``sys.excepthook`` and the other sys hooks,
-``sys.trace`` / ``sys.profile``, ``threading.excepthook`` / ``.trace`` / ``.profile``,
-``sys.stdout`` / ``stderr`` / ``stdin`` (pytest's capture objects count as ``default``),
-``builtins:NAME`` (names added, replaced or deleted since setup), ``gc.enabled`` /
-``.threshold`` / ``.debug`` / ``.callbacks``, ``tempfile.tempdir``, ``faulthandler.enabled``,
-``sys.switchinterval``, ``sys.int_max_str_digits``, ``asyncio.policy``,
-``asyncio.event_loop``.  Modules that are not imported yet have no keys.
-
-Cost (measured on a loaded 2-core VM, hot caches): the light token reads the cheap
-Python-level settings (~2 us); the full token (once per test) ~20 us, of which ~10-15 us is the
-umask: only ``/proc/self/status`` shows it without changing it, and the kernel formats the whole
-file for every read.  The signal handlers, mask and timer, the locale and the builtins dict's
-version tag make most of the rest.
+One key per item of :mod:`._processitems` (umask, recursion limit, decimal context, locale,
+signals, sys hooks, std streams, builtins, gc, ...); modules not imported yet have no keys.
+The keys and their costs: docs/PROBES.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """``random``: the state of the global random generators (``random`` and numpy's legacy one).
 
-A test that draws from the global generator moves it, and a later test that seeded nothing but
-relies on the sequence it gets (a "random" fixture that happens to be stable) changes outcome.
-That is rarely the cause of a failure, hence :attr:`Severity.LOW`.
-
-Cost: ``random.getstate()`` builds a 625-int tuple and costs ~19 us, numpy's
-``RandomState.get_state()`` ~55 us -- far too much for three reads per test.  Both Mersenne
-Twisters keep their state as 624 ``uint32`` words plus a position in one C struct, so the
-token copies those 2,500 bytes through a ``ctypes`` view (~0.2 us; compared with ``memcmp``).
-The view is only used after checking, once, that its bytes equal what the public API reports;
-otherwise the probe falls back to the public API and says so in the header notes.
-
-Keys: ``random`` (Python's global generator; the pending ``gauss()`` value is part of it) and
-``numpy.random`` (only once ``numpy.random`` has been imported by someone else).  Fingerprints
-are ``state <digest>``, the same digest in every process for the same state, so a seeded
-generator reads the same in a replay.  numpy's cached second normal deviate (``has_gauss``) is
-not part of its fingerprint: only ``get_state()`` shows it, and it only matters right after a
-draw that moved the state anyway.
+Low severity.  The token copies both Mersenne Twisters' state through a ``ctypes`` view, checked
+once against the public API; fingerprints are ``state <digest>``, the same in every process.
+Why and what it costs: docs/PROBES.md.
 """
 
 from __future__ import annotations

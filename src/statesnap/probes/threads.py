@@ -1,17 +1,7 @@
 """``threads``: Python threads still alive, and the count of native threads Python does not know.
 
-Keys are thread names (``MainThread``, ``Thread-3 (serve)``), made unique with `` #2``, `` #3``
-in start order, because names survive a replay in a fresh process where idents do not.  The
-fingerprint carries the daemon flag, the thread's class and its ident, so a thread stopped and
-restarted under the same name shows as changed.
-
-The native count (``<native threads>``) is the kernel's thread count minus the Python threads:
-thread pools started by C libraries (BLAS, gRPC, torch) show there, as a low-severity change.
-It comes from the link count of ``/proc/self/task`` (``fstat``, ~2 us) rather than a listing or
-``/proc/self/stat`` (~8 us).  A thread that was just joined can linger in the kernel for a few
-microseconds (on a busy machine, milliseconds) after ``join`` returns; when the count rose,
-:meth:`ThreadsProbe.read` yields the CPU for up to 200 us to let such a thread finish, and what
-noise is left is why the key is low-severity.
+Keys are thread names (unique with `` #2`` in start order); ``<native threads>`` is low
+severity.  The token (``/proc/self/task``'s link count) and its noise: docs/PROBES.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
 """``torch``: PyTorch's process-global state, read only when ``torch`` is already imported.
 
-Keys (a flag this torch build lacks is skipped):
-
-- the flags of :data:`statesnap.probes.torch_flags.FLAGS` (default dtype and device, grad /
-  inference / forward-grad modes, anomaly mode, deterministic algorithms, thread counts, matmul
-  precision, cuDNN / cuBLAS / SDP / mkldnn switches, linalg library, autocast per device);
-- ``modes.torch_function`` / ``modes.torch_dispatch``: the mode stacks (a mode entered and never
-  exited changes every later torch call);
-- ``nn.module._global_*``: the global ``nn.Module`` hooks;
-- ``rng.initial_seed`` and ``rng.cpu_state`` (a digest of the CPU generator's state), low severity;
-- ``cuda.initialized``, ``cuda.bad_fork`` and, once CUDA is initialised, per-device
-  ``cuda:N.memory_allocated`` / ``cuda:N.memory_reserved`` — a leak of its own kind: the process
-  is no longer clean for tests that fork or need a fresh device;
-- ``dynamo.config`` / ``inductor.config`` / ``functorch.config``, once those are imported: the
-  knobs that differ from their defaults.
-
-Cost: the light token (checkpoints inside a test, where it names the phase and fixture of a
-change) is one ``map`` over ~50 C-level reads, plus the config modules' cached hashes once they
-are imported; the full token (once per test) adds the CPU RNG state, the ``fp32_precision``
-knobs and, when CUDA is initialised, the allocator's memory.  Nothing here initialises CUDA
-or imports anything.
+Keys: the flags of :data:`statesnap.probes.torch_flags.FLAGS`, mode stacks, global module hooks,
+RNG, CUDA initialisation and memory, compiler configs.  Nothing here initialises CUDA or
+imports anything.  The keys and the costs: docs/PROBES.md.
 """
 
 from __future__ import annotations

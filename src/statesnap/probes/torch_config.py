@@ -1,15 +1,7 @@
 """Fingerprints of ``torch._dynamo.config`` and friends, read only once they are imported.
 
-A config module (``torch.utils._config_module.ConfigModule``) holds a few hundred knobs.  One
-key per module keeps the map small and a first ``import torch._dynamo`` to one added key; its
-fingerprint is the dict of knobs whose value differs from the default, so a diff of two
-fingerprints names exactly the knobs a test changed (:func:`describe_change`).
-
-The cheap token is the module's own ``get_hash()``, which torch caches until a knob is set,
-plus a counter bumped whenever the module's "dirty" flag is seen set: ``get_hash`` leaves out
-the ``compile_ignored`` knobs (logging, debugging), and the counter still notices those being
-set.  Knobs whose mutable value (a list, a set) is changed in place are seen only when another
-change triggers a read.  Releases without ``get_hash`` fall back to the full fingerprint.
+One key per config module; its fingerprint is the knobs that differ from their defaults, its
+token the module's cached ``get_hash()`` plus a dirty-flag counter.  See docs/PROBES.md.
 """
 
 from __future__ import annotations

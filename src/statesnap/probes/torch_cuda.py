@@ -1,10 +1,7 @@
 """The CUDA part of the ``torch`` probe: initialised or not, the bad-fork flag, allocator memory.
 
-Nothing here may initialise CUDA.  ``torch.cuda._initialized`` and ``_is_in_bad_fork`` are a
-module global and a flag read.  Memory is read only once CUDA is initialised (the context then
-exists already), from the caching allocator's statistics; the device count comes from the
-count torch cached at initialisation, never from ``torch.cuda.device_count()`` (which, before
-initialisation, may initialise the driver and so poison a later fork).
+Nothing here may initialise CUDA: plain flag reads, memory only once CUDA is initialised, and
+never ``torch.cuda.device_count()``.  See docs/PROBES.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """The table of PyTorch's global flags that the ``torch`` probe reads, and how to put each back.
 
-Every entry names a key, one or more ways to read the flag (tried in order, so the probe adapts
-to the torch version at hand: the fast ``torch._C`` getter first, the public spelling of older
-releases after it), an optional setter for restore mode, a severity and a fix hint.  A flag
-that none of the readers can read in this build is skipped, never an error.
-
-Every reader here is a plain flag read: none of them initialises CUDA, creates a context, or
-imports a module (``torch.backends.*`` are taken from ``sys.modules``, where ``import torch``
-puts them).  ``torch.get_default_device()`` is deliberately *not* used: for a default device
-without an index it allocates a tensor on it, which initialises CUDA.
+Each entry: a key, readers tried in order, an optional setter, a severity and a hint.  A flag no
+reader can read in this build is skipped; no reader initialises CUDA or imports anything
+(hence no ``torch.get_default_device()``).  See docs/PROBES.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """``warnings``: the warning filters, and the functions that show and format warnings.
 
-pytest wraps collection and every test in ``warnings.catch_warnings``, which swaps in a copy of
-the filter list (plus its own filters) and puts the original back afterwards; so a change that
-survives a test was made to the *original* list (a reference kept since import time,
-``-p no:warnings``) or by code that ran outside those wrappers.  Those are exactly the changes
-that leak, so the filters fingerprinted are always those of the list seen at setup: inside a
-test, pytest's copy is disposable and costs no read.  A rebinding of ``warnings.filters`` that
-outlives pytest's wrappers shows as ``<filters list>: replaced``.
-
-Keys:
-
-- ``filter:<action>:<category>:<message>:<module>:<lineno>``, one per filter, fingerprint
-  ``at <position>`` (first match wins, so the position is part of the meaning);
-- ``<filters list>``: ``original`` while ``warnings.filters`` is the list seen at setup,
-  ``replaced`` once something rebinds it for good (``warnings.filters = [...]``);
-- ``showwarning``, ``formatwarning``: identity and qualified name;
-- ``defaultaction``.
+Fingerprints the filter list seen at setup (pytest's per-test copy is disposable), one key per
+filter with its position, plus ``<filters list>``, ``showwarning``, ``formatwarning`` and
+``defaultaction``.  Why: docs/PROBES.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,8 @@
 """Before in-session replays, let go of what the finished tests leaked into this process.
 
-A test that left a socket listening on a fixed port, a lock held on a file, or a child process
-running leaves it in the pytest process until that process exits.  Replays started from the
-session would all meet it (the port is taken, the lock held): the victim would "fail alone",
-where ``statesnap explain --verify`` after the session, with the session gone, would see it
-pass alone.  The tests are over, so what they leaked is let go of before the first replay,
-and the in-session verdict is the one the later one gives.
-
-Only what the record names as a test's leak (the ``fds`` and ``children`` probes' keys that
-tests added and never removed) is touched, and only when it is still the same thing:
-
-- a listening socket, or a bound UDP socket: its descriptor number is pointed at a fresh
-  socket of the same kind on a port the system picks (``dup2``), so the port is free and the
-  object the test still holds closes that placeholder whenever it is collected (the number is
-  never left dangling, and a leaked server thread waits on an idle socket, not a closed one);
-- a file: its ``flock`` and ``lockf`` locks are released; the file stays open (closing it
-  would lose what its buffer still holds), and a Python file object writing to it is flushed,
-  as the process's exit would;
-- a child process still running: it and its descendants get SIGTERM, then SIGKILL after a
-  grace period; it is never reaped (its ``Popen`` still can).
-
-statesnap's own descriptors and the standard streams are never touched, and nothing is
-released in a process other than the one that ran the tests (the record's pid).
-
-What was let go of is printed, and kept in the record (a ``released`` line, see
-:mod:`~statesnap.record.journal`): the replays ran without it, and a reader of the verdicts later
-must
-be able to tell.
+Only leaks the record names, still the same thing: a listening socket's port (its descriptor
+pointed at a placeholder), file locks, child processes still running.  Each is printed and kept
+in the record (a ``released`` line).  Why and how: docs/ARCHITECTURE.md ("Letting go").
 """
 
 from __future__ import annotations

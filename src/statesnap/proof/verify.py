@@ -1,18 +1,8 @@
 """Verification in fresh processes: prove (or refute) each suspected finding.
 
-1. The victim alone must pass; if it fails alone the finding is ``not-order-dependent``.
-2. ``[polluter, victim]`` must fail the victim again with the same exception type: ``verified``.
-3. When no single suspect does it, delta debugging over the tests that ran before the victim
-   in its process, starting from the state-based suspects, finds a failure that needs two
-   polluters together.
-4. Key-level replays restore one dirty key before the victim; the key whose restoration makes
-   the victim pass is the one it relies on, and proves the fix hint.  When no single key does
-   (the victim reads two of them), all are restored together and delta debugging keeps the
-   smallest set that still heals it.
-
-With ``repeat`` > 1 every replay runs that many times; answers that disagree make the finding
-``not-deterministic`` instead of naming a polluter.  Every replay's output is kept in a log
-beside the record, linked from the finding.  All of it runs within a budget of seconds.
+The victim alone, ``[polluter, victim]``, delta debugging over earlier tests, then key-level
+replays; repeated replays that disagree make a finding ``not-deterministic``.  Every replay is
+logged beside the record, all within a budget.  Steps: docs/ARCHITECTURE.md ("Verification").
 """
 
 from __future__ import annotations

@@ -1,47 +1,8 @@
 """The run record: a JSON Lines journal, appended and flushed per test.
 
-Format history (bump :data:`FORMAT` on every incompatible change and keep a reader for the old
-one, with a golden record under ``snapshots/``):
-
-- 1: header, collection, start/test lines per test, probe_error, footer.  Fields added since
-  are optional, so every format-1 reader reads every format-1 record (unknown fields of a
-  test line land in :attr:`TestEntry.extra`).
-- 2: ``finding`` lines after the footer: the verdicts the session proved by replay, so that
-  every later reader shows them instead of re-ranking from the changes (which can name
-  another polluter).  A format-1 reader would have rejected them (no reader of a record may
-  show a verdict it cannot read), hence the bump.  Format-1 records are still read: they
-  have no stored verdicts, and every victim reads as "suspected, not replayed"
-  (``snapshots/records/format1-sample.jsonl`` is the golden record of format 1).
-
-Line types (each line is one JSON object with a ``type``):
-
-``header``      interpreter, platform, packages, plugins, args, rootdir, seed, probes, worker;
-                also ``watch_roots``, ``modes`` (isolate/strict/restore), ``replay`` (cwd and
-                the args a replay keeps), ``notes``; a merged xdist record adds ``lanes``;
-                ``statesnap backfill`` writes ``order_only``/``source`` (no state data, the CI
-                artifact it came from) and ``backfill_source`` (a state replay's record)
-``collection``  what collection itself changed (``changes``)
-``start``       a test began (``index``, ``nodeid``); a start with no matching ``test`` line is
-                the test that was running when the process died
-``test``        a finished test: ``index``, ``nodeid``, ``worker``, ``outcome``, ``phases``,
-                ``duration``, ``changes`` (net, before setup → after teardown), ``failure``;
-                optional: ``gauges`` (fds, threads, children, GPU memory after the test),
-                ``restored`` (``probe:key`` refs restore mode put back), ``strict`` (refs
-                strict mode flagged), ``reruns`` (extra attempts by pytest-rerunfailures),
-                ``contained``/``isolation``/``contained_changes`` (the test ran in a child)
-``probe_error`` a probe that raised and was switched off
-``lane``        (merged xdist records) the lines that follow are worker ``worker``'s, whose
-                own header is ``header``; ``lane_footer`` closes a lane that finished
-``footer``      ``exitstatus``, ``tests``, per-probe ``costs``, ``disabled``, ``notes``
-``released``    (format 2, optional, after the footer) what the session let go of before its
-                replays (:mod:`statesnap.proof.release`): ``actions``, each ``what`` (the line
-                printed), ``probe``, ``key``, ``test`` (the leak, where it was one); readers
-                older than it keep the line in :attr:`Record.other`
-``finding``     (format 2, after the footer) one victim's verdict as the session left it:
-                ``victim``, ``worker``, ``status``, ``polluters``, ``probe``/``key``,
-                ``proven_keys``, ``cleaners``, ``repro``, ``note``, ``candidates`` and
-                ``replays`` (each: ``label``, ``order``, ``command``, ``outcome``,
-                ``signature``, ``log``, ``restored``); see :mod:`statesnap.analysis.verdicts`
+Writer and reader of every line type.  Bump :data:`FORMAT` on every incompatible change, keep a
+reader for the old one (:data:`READABLE_FORMATS`) and add a golden record under ``snapshots/``.
+The line types and the format's history: docs/ARCHITECTURE.md ("The record format").
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The failure signature: what a failure is, so that two failures can be told apart.
 
-A signature is the exception type plus the test's own failing frame as ``file:line`` (the
-deepest traceback entry in the test's file; failing in a fixture of ``conftest.py``, the
-deepest entry under the rootdir).  A victim that fails alone with another signature than in
-the run fails *differently*: it still depends on the order.  The frame is stored in a record's
-failure as ``where``; records written before it have none, and then only the types compare.
+The exception type plus the test's own failing frame (``file:line``, stored as ``where``); a
+victim failing alone with another signature still depends on the order.  Records without
+``where`` compare types only.
 """
 
 from __future__ import annotations

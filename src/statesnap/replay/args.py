@@ -1,15 +1,8 @@
 """Which of the recorded pytest arguments a replay keeps, and which a printed command keeps.
 
-A replay runs an explicit order in one process, so it drops what selects, reorders,
-parallelises or stops early, and what writes the original run's outputs.  Everything else
-(``-p`` plugins, ``-c``/``-o`` config, ``-W`` filters, ``--import-mode``, plugin options that
-change behaviour) is kept, so the child sees the suite configured as the recorded run did.
-
-The words are split the way argparse splits them, with each option's arity taken from
-argparse's own action objects (``nargs``: 0 for ``store_true``, ``count``, ``-q``'s own action
-class and the like), never from a list of names: ``-qq`` is two flags, ``-pNAME`` and ``-k=EXPR``
-carry their value, ``--opt=value`` never takes the next word.  Pure, apart from
-:func:`option_table`, which reads a parser's actions.
+Drops what selects, reorders, parallelises, stops early or writes the run's outputs; keeps the
+rest.  Words are split with each option's arity from argparse's own actions, never a list of
+names.  Pure, apart from :func:`option_table`.  See docs/ARCHITECTURE.md ("Replays").
 """
 
 from __future__ import annotations

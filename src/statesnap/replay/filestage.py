@@ -1,19 +1,8 @@
 """Put the watched files back as the recorded run found them, around each replay.
 
-A run leaves files behind: a build artifact, a cache, a file touched into the future.  A replay
-that started among them would see a different world: the victim could fail alone, hiding the
-polluter.  So before each replay the files the run created are moved aside and the files it
-changed get their original mtime back; afterwards whatever the replay did to those paths is
-undone and everything is exactly as it was before the replay (content and mtime).
-
-The ``files`` probe records keys relative to the rootdir (absolute outside it) with
-fingerprints ``{"size": bytes, "mtime_ns": ns}``; only those with an ``mtime_ns`` are staged.
-
-What cannot be put back is said, not hidden: a file the run deleted, or one whose content it
-changed (only the mtime is known), is listed in :attr:`FileStage.unrestorable`.
-
-Crash safety: the stash lives in a folder of its own with a manifest written before anything
-moves; a stash left by a killed process is put back the next time a stage is entered there.
+Files the run created are moved aside and changed ones get their mtime back; afterwards all is
+as before the replay.  What cannot be put back is in :attr:`FileStage.unrestorable`; a stash
+left by a killed process is put back on the next entry.  See docs/ARCHITECTURE.md ("Replays").
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """A replay child's output on its way to the log, with secrets scrubbed before it is written.
 
-A replay prints what pytest prints: tracebacks and assertion messages that may hold secret
-values (a token a test put in ``os.environ``).  The record never holds them (statesnap.base.redact),
-and the logs beside it must not either.  The parent knows the secrets of its own environment
-and, in-session, every one its redactor met during the run; the child knows those its tests
-set.  So the child's redactor writes each secret value it meets to an inherited pipe
-(``SECRET_FD_ENV``) before pytest can print it, and the parent reads that pipe before it
-writes each chunk of output, whole lines only, with every known value replaced by its digest.
-
-All of it runs in the caller's thread (the plugin starts no threads): one ``select`` loop over
-the child's output and the secret pipe, until the child has exited and its output is drained.
+The child sends each secret value it meets through an inherited pipe (``SECRET_FD_ENV``); the
+parent replaces every known value by its digest, whole lines at a time, in one ``select`` loop
+in the caller's thread.  See docs/ARCHITECTURE.md ("Replays").
 """
 
 from __future__ import annotations

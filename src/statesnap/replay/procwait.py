@@ -1,11 +1,8 @@
 """Waiting for an isolated test's process: a deadline, its process group, and how it ended.
 
-Pure of pytest.  The child leads its own process group, so whatever it started (grandchildren,
-a ``multiprocessing`` pool, a shell pipeline) is killed with that group once the child is gone.
-The child is waited for without being reaped first (``WNOWAIT``), so its process-group id
-cannot be reused by an unrelated process before the group is killed; only then is it reaped.
-A pidfd makes the wait a single ``select`` with a timeout where the kernel has it (Linux 5.3);
-elsewhere the wait polls with a short, growing sleep.
+Pure of pytest.  The child's process group is killed once it is gone, before it is reaped
+(``WNOWAIT``); a pidfd makes the wait one ``select`` where the kernel has it.  See
+docs/ARCHITECTURE.md ("Replays").
 """
 
 from __future__ import annotations

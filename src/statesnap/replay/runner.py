@@ -1,10 +1,7 @@
 """Replays: run an exact order of node ids in a fresh interpreter, keep every byte it prints.
 
-The command is rebuilt from the record's header (interpreter, working directory, the recorded
-arguments a replay keeps, the environment variables that change test behaviour), so a replay
-sees the suite configured as the recorded run did.  The child writes its own record, which is
-how outcomes are read back: no parsing of terminal text.  Every replay's full output goes to a
-numbered log beside the record (``<record>.logs/NNN-label.log``), next to the order it ran.
+The command is rebuilt from the record's header; the child's own record gives the outcomes,
+and every replay's output goes to ``<record>.logs/NNN-label.log``.  See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Which changes strict and restore mode act on: a probe selection and a severity floor.
 
-``--statesnap-strict`` / ``--statesnap-restore`` alone cover every (restorable) probe, and only
-changes of medium or high severity: a plain import that adds ``sys.modules`` entries, or the
-RNG state moving, is how tests normally run.  Naming probes (``=env,cwd``) covers every change
-of those probes, low severity included: the user asked for exactly them.  ``=-files`` keeps
-the default floor and drops the probes named.  Allowances are ``probe:key`` globs.
+Alone, every (restorable) probe above low severity; named probes (``=env,cwd``) with low
+severity too; ``=-files`` drops probes.  Allowances are ``probe:key`` globs.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """pollution.html: one self-contained HTML report of one or several records and their findings.
 
-Built in two steps, as coverage.py's HTML report is: :mod:`statesnap.output.report.views` turns
-records and findings into plain view models, :mod:`statesnap.output.report.render` writes them with
-Jinja2 (autoescaping on).  The page needs no network: CSS, script and SVG are inline, and
-per-test diffs travel as embedded JSON that the script shows on demand, so a 10,000-test run
-stays a small file that opens quickly.
-
-Used by ``pytest -p statesnap --report PATH`` (at the end of the run) and by
+:mod:`~statesnap.output.report.views` builds view models, :mod:`~statesnap.output.report.render`
+writes them with Jinja2 (autoescaping on); no network needed.  Used by ``--report PATH`` and
 ``statesnap report RECORD... -o PATH``.
 """
 

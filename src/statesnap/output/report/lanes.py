@@ -1,10 +1,7 @@
 """Lanes: one per record (an xdist worker or a CI shard), the timeline, and the page's data.
 
-The timeline is drawn once, server side, as one compact SVG per lane: consecutive tests with
-the same outcome share one rectangle, so 10,000 passing tests cost a handful of nodes; only
-failures, crashes and leaks get markers of their own, widened so that one test among 10,000
-is still visible.  Per-test detail does not go into the DOM at all: it travels as JSON that
-the script turns into a panel when a test is clicked.
+One compact SVG timeline per lane (runs of one outcome share a rectangle); per-test detail
+travels as JSON, not DOM.  See docs/ARCHITECTURE.md ("The HTML report").
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Rendering: the Jinja2 environment, the inlined CSS and script, and the embedded JSON.
 
-Autoescaping is on for every template, so record text (node ids, env values, reprs) is text.
-Only three things enter the page unescaped, all produced here: our own stylesheet and script
-(read from the package, checked not to close their element), and the JSON for the script,
-escaped so that no string in it can end the ``<script type="application/json">`` element.
-The page carries a Content-Security-Policy that allows exactly that script and stylesheet
-(by hash) and nothing else: no network, no injected inline script, no event handlers.
+Autoescaping everywhere; only our own stylesheet, script and escaped JSON enter unescaped, under
+a Content-Security-Policy that allows exactly those.  See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
