@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.plugin.core import pytest_option_table
+from statesnap.plugin.start import pytest_option_table
 from statesnap.replay.args import OptionTable, plugin_args, replay_args, split_words
 from statesnap.replay.repro import (
     plain_base_args,

@@ -8,10 +8,9 @@ called through the run state (observers, terminal lines, session end), never imp
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +19,16 @@ import pytest
 from statesnap import probes as probe_registry
 from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.base.redact import report_secrets_to_parent
-from statesnap.plugin import cleanroom
+from statesnap.plugin.end import SessionEnd
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
-from statesnap.plugin.outputs import exit_status
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
+from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
-from statesnap.record.header import build_header, plugin_label
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.record.signature import failing_frame
-from statesnap.replay.args import OptionTable, option_table, replay_args
 from statesnap.state.diff import diff_snapshots
-from statesnap.state.snapshot import Snapshotter, cost_table
+from statesnap.state.snapshot import Snapshotter
 from statesnap.state.tracker import Label, TestTracker
 
 FAILURE_TEXT_LIMIT = 8000
@@ -46,6 +43,7 @@ def configure(config: pytest.Config) -> None:
     # Said in the header and again in statesnap's section (-q shows no header).
     run.pitfalls = rootdir_pitfalls(list(params.args), Path(params.dir), config.rootpath)
     config.pluginmanager.register(StatesnapPlugin(run), "statesnap-session")
+    config.pluginmanager.register(SessionEnd(run), "statesnap-end")
     if settings.order_file is not None:
         from statesnap.plugin.order import OrderPlugin
 
@@ -65,22 +63,6 @@ def _is_builtin_fixture(fixturedef: Any) -> bool:
     return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
-def pytest_option_table(config: pytest.Config) -> OptionTable:
-    """Every option pytest's parser knows (plugins and conftests included), with its arity.
-
-    pytest has no public view of its parser: ``config._parser.optparser`` is the argparse
-    parser pytest 9 keeps from the start and pytest 8 sets on each parse (the last one has
-    every option of the run); ``_getparser()`` builds one on pytest 8 before that.
-    """
-    parser = getattr(config, "_parser", None)
-    optparser = getattr(parser, "optparser", None)
-    if not isinstance(optparser, argparse.ArgumentParser) and hasattr(parser, "_getparser"):
-        optparser = getattr(parser, "_getparser")()  # noqa: B009
-    if not isinstance(optparser, argparse.ArgumentParser):
-        raise TypeError(f"pytest {pytest.__version__}: no argparse parser on the config")
-    return option_table(optparser)
-
-
 class StatesnapPlugin:
     """The core's hooks.  One instance per pytest process; its state is the :class:`RunState`
     in ``config.stash[RUN_KEY]``."""
@@ -91,8 +73,6 @@ class StatesnapPlugin:
         self.settings = run.settings
         self.index = 0
         self._started = 0.0
-        self._tests_written = 0
-        self._closed = False
         self.restore_before: Any = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
@@ -153,7 +133,7 @@ class StatesnapPlugin:
         # leave an empty record behind.
         chosen = self._make_probes()
         if any(p.name == "attributes" for p in chosen):
-            self._watch_installed_project()
+            watch_installed_project(run)
         if not run.child and getattr(self.config, "workerinput", None) is None:
             run.outputs.ask("--statesnap-json", s.json_path)
             run.outputs.ask("--report", s.report_path)
@@ -192,7 +172,7 @@ class StatesnapPlugin:
             active.append(probe)
         run.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
         run.tracker = TestTracker(run.snapshotter)
-        run.writer.write(self._header(statuses))
+        run.writer.write(session_header(run, statuses))
         if s.restore_before is not None:
             from statesnap.plugin.order import RestoreBefore
 
@@ -200,85 +180,6 @@ class StatesnapPlugin:
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
         run.tracker.baseline()  # before collection
-
-    def _watch_installed_project(self) -> None:
-        """The project at the rootdir, installed elsewhere (tox): watch it there, or say so."""
-        from statesnap.plugin.project_dist import find_project
-
-        try:
-            found = find_project(self.settings.rootdir)
-        except Exception:  # odd metadata must not stop the session; the rootdir still counts
-            return
-        if found is None:
-            return
-        assert self.run.ctx is not None
-        self.run.ctx.packages = tuple(dict.fromkeys((*self.run.ctx.packages, *found.top_level)))
-        line = found.line()
-        if line is not None:
-            self.run.ctx.notes["project"] = line
-            self.run.coverage_notes.append(line)
-
-    def _header(self, statuses: list[dict[str, Any]]) -> dict[str, Any]:
-        resolution: dict[str, Any] = {}
-        try:
-            from statesnap.base.fsinfo import mtime_resolution
-        except ImportError:  # pragma: no cover - only while the module is being written
-            return self._header_with({}, statuses)
-        for root in self.settings.watch_roots:
-            try:
-                resolution[str(root)] = mtime_resolution(root)
-            except Exception as exc:  # read-only checkout: say so, do not fail the run
-                resolution[str(root)] = {"error": f"{type(exc).__name__}: {exc}"}
-        return self._header_with(resolution, statuses)
-
-    def _header_with(self, resolution: dict[str, Any],
-                     statuses: list[dict[str, Any]]) -> dict[str, Any]:
-        config = self.config
-        plugins = sorted({plugin_label(dist)
-                          for _, dist in config.pluginmanager.list_plugin_distinfo()})
-        seed = getattr(config.option, "randomly_seed", None)
-        assert self.run.ctx is not None
-        return build_header(
-            worker=self.run.worker,
-            args=config.invocation_params.args,
-            invocation_dir=Path(config.invocation_params.dir),
-            rootdir=self.settings.rootdir,
-            inifile=config.inipath,
-            plugins=plugins,
-            seed=seed if isinstance(seed, int) else None,
-            probes=statuses,
-            mtime_resolution=resolution,
-            redactor=self.run.redactor,
-            notes=self.run.ctx.notes,
-            extra={
-                "watch_roots": [str(r) for r in self.settings.watch_roots],
-                "modes": dict(self.run.modes),
-                "replay": self._replay_header(),
-            },
-        )
-
-    def _replay_header(self) -> dict[str, Any]:
-        """How replays and printed commands rerun this invocation (statesnap.replay.args)."""
-        params = self.config.invocation_params
-        out: dict[str, Any] = {"cwd": str(params.dir)}
-        try:
-            table = pytest_option_table(self.config)
-        except Exception as exc:
-            # Without the table no word can be read safely: replays run without the
-            # invocation's options, and the record says so.
-            note = (f"statesnap: cannot read pytest's options ({type(exc).__name__}: {exc}); "
-                    "replays and printed commands leave out this run's options")
-            assert self.run.ctx is not None
-            self.run.ctx.notes["replay"] = note
-            self.run.say(note)
-            out.update(args=["-p", "statesnap"], plain_args=[])
-            return out
-        out["args"] = replay_args(params.args, table, keep_own=True, cwd=Path(params.dir))
-        out["plain_args"] = replay_args(params.args, table, keep_own=False, cwd=Path(params.dir))
-        # Whether this run had pytest's cache: a replay points it at a scratch folder only
-        # then (``-o cache_dir`` is an unknown ini key, a warning, without the cacheprovider).
-        out["cacheprovider"] = self.config.pluginmanager.has_plugin("cacheprovider")
-        return out
 
     # -- collection: what importing the test modules changed ------------------------------
     # The baseline is taken as the test loop starts, not in pytest_collection_finish: that
@@ -340,7 +241,7 @@ class StatesnapPlugin:
         assert self.run.writer is not None and self.run.tracker is not None
         phases, failure, extra = test.phases, test.failure, test.fields
         gauges = self._gauges()
-        self._tests_written += 1
+        self.run.tests_written += 1
         if not changes and failure is None and not restored and not extra:
             # Most tests: nothing but the outcome, formatted by hand.
             outcome, phases_json = self._phase_text(phases)
@@ -533,102 +434,6 @@ class StatesnapPlugin:
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""
         return self.run.redactor.scrub(text, self.run.redactor.secrets_in(os.environ))
-
-    # -- session end: footer, summaries, findings, report ----------------------------------
-    # Everything from here on runs in statesnap.plugin.cleanroom.shielded: with the process globals
-    # of before the tests, whatever the tests left behind.
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        run = self.run
-        with cleanroom.shielded(run.baseline):
-            self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
-            self._guarded("the session end", lambda: (run.end or plain_end)(run))
-            missing = run.outputs.missing()
-            for label, path in missing:
-                if path not in run.outputs.said:
-                    run.say(f"statesnap: {label} {path} was not written")
-        session.exitstatus = exit_status(session.exitstatus, bool(missing))
-
-    def _guarded(self, what: str, work: Callable[[], None]) -> None:
-        """Run end-of-session work; a bug in it is one line, never a traceback."""
-        try:
-            work()
-        except Exception as exc:
-            from statesnap.proof.session_end import describe_error
-
-            self.run.say(f"statesnap: {what} failed: {describe_error(exc)}")
-
-    def _close(self, exitstatus: int) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self.run.writer is not None and self.run.snapshotter is not None:
-            try:
-                self._write_footer(exitstatus)
-            except OSError as exc:
-                assert self.run.record_path is not None
-                self.run.outputs.failed(self.run.record_path)
-                self.run.say(f"statesnap: cannot finish the record {self.run.record_path}: "
-                                    f"{exc.strerror or exc}")
-            else:
-                assert self.run.record_path is not None
-                self.run.outputs.written(self.run.record_path)
-            finally:
-                self.run.writer.close()
-        if self.run.snapshotter is not None:
-            self.run.snapshotter.close()
-
-    def _write_footer(self, exitstatus: int) -> None:
-        assert self.run.writer is not None and self.run.snapshotter is not None
-        self.run.writer.write({
-            "type": "footer",
-            "finished": time.time(),
-            "exitstatus": exitstatus,
-            "tests": self._tests_written,
-            "costs": cost_table(self.run.snapshotter.settled_costs(), self._tests_written),
-            "disabled": self.run.snapshotter.disabled,
-            # Probes may learn things after the header was written (nvml: host pids).
-            "notes": dict(self.run.ctx.notes) if self.run.ctx is not None else {},
-        })
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
-        if not self._closed:
-            with cleanroom.shielded(self.run.baseline):
-                self._guarded("finishing the record",
-                              lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from statesnap.plugin import terminal
-
-        with cleanroom.shielded(self.run.baseline):
-            self._guarded("the terminal section",
-                          lambda: terminal.write_summary(self.run, terminalreporter))
-            self._guarded("the terminal section",
-                          lambda: terminal.write_containment(self.run, terminalreporter))
-
-
-def plain_end(run: RunState) -> None:
-    """The session end of a process that ran its tests itself: read the record back, find,
-    prove, store the verdicts, write the outputs (statesnap.proof.session_end)."""
-    if run.record_path is None or run.child:
-        return
-    from statesnap.proof.session_end import finish_session, read_back
-
-    s = run.settings
-    # A run without failures and without files to write needs only the tests that leaked or
-    # carry more than an outcome (the terminal section): the plain ones are not parsed.
-    ctx = run.end_context()
-    lean = run.failures_written == 0 and s.json_path is None and s.report_path is None
-    record = read_back(ctx, lean=lean)
-    if record is None:
-        return
-    run.results.record = record
-    run.results.records = [record]
-    result = finish_session(ctx, [record])
-    run.results.findings = result.findings
-    run.results.report_written = result.report_written
 
 
 def _overall(phases: dict[str, str]) -> str:

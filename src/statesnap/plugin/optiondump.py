@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from statesnap.plugin.core import pytest_option_table
+from statesnap.plugin.start import pytest_option_table
 from statesnap.replay.args import OPTION_TABLE_ENV as ENV
 
 

@@ -140,7 +140,8 @@ class RunState:
         self.pitfalls: list[str] = []
         #: What is watched beyond the rootdir, or not watched (an installed project).
         self.coverage_notes: list[str] = []
-        #: Test lines written with a failure (none: the session end needs no attribution).
+        #: Test lines written, and those with a failure (none: no attribution at the end).
+        self.tests_written = 0
         self.failures_written = 0
         #: The test in progress.
         self.test = TestState()

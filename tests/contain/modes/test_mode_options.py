@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from statesnap.plugin.core import pytest_option_table
+from statesnap.plugin.start import pytest_option_table
 from statesnap.replay.args import replay_args
 
 

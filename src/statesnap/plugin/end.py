@@ -1,0 +1,117 @@
+"""The end of the session: the record's footer, the findings and the outputs (through the
+one pipeline, statesnap.proof.session_end, or the end a feature took over), the terminal
+section.  Everything here runs shielded from what the tests left in the process."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from statesnap.plugin import cleanroom
+from statesnap.plugin.outputs import exit_status
+from statesnap.plugin.run import RunState
+from statesnap.state.snapshot import cost_table
+
+
+class SessionEnd:
+    """The core's session-end hooks (statesnap.plugin.cleanroom shields each of them)."""
+
+    def __init__(self, run: RunState) -> None:
+        self.run = run
+        self._closed = False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        run = self.run
+        with cleanroom.shielded(run.baseline):
+            self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
+            self._guarded("the session end", lambda: (run.end or plain_end)(run))
+            missing = run.outputs.missing()
+            for label, path in missing:
+                if path not in run.outputs.said:
+                    run.say(f"statesnap: {label} {path} was not written")
+        session.exitstatus = exit_status(session.exitstatus, bool(missing))
+
+    def _guarded(self, what: str, work: Callable[[], None]) -> None:
+        """Run end-of-session work; a bug in it is one line, never a traceback."""
+        try:
+            work()
+        except Exception as exc:
+            from statesnap.proof.session_end import describe_error
+
+            self.run.say(f"statesnap: {what} failed: {describe_error(exc)}")
+
+    def _close(self, exitstatus: int) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.run.writer is not None and self.run.snapshotter is not None:
+            try:
+                self._write_footer(exitstatus)
+            except OSError as exc:
+                assert self.run.record_path is not None
+                self.run.outputs.failed(self.run.record_path)
+                self.run.say(f"statesnap: cannot finish the record {self.run.record_path}: "
+                                    f"{exc.strerror or exc}")
+            else:
+                assert self.run.record_path is not None
+                self.run.outputs.written(self.run.record_path)
+            finally:
+                self.run.writer.close()
+        if self.run.snapshotter is not None:
+            self.run.snapshotter.close()
+
+    def _write_footer(self, exitstatus: int) -> None:
+        assert self.run.writer is not None and self.run.snapshotter is not None
+        self.run.writer.write({
+            "type": "footer",
+            "finished": time.time(),
+            "exitstatus": exitstatus,
+            "tests": self.run.tests_written,
+            "costs": cost_table(self.run.snapshotter.settled_costs(), self.run.tests_written),
+            "disabled": self.run.snapshotter.disabled,
+            # Probes may learn things after the header was written (nvml: host pids).
+            "notes": dict(self.run.ctx.notes) if self.run.ctx is not None else {},
+        })
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
+        if not self._closed:
+            with cleanroom.shielded(self.run.baseline):
+                self._guarded("finishing the record",
+                              lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from statesnap.plugin import terminal
+
+        with cleanroom.shielded(self.run.baseline):
+            self._guarded("the terminal section",
+                          lambda: terminal.write_summary(self.run, terminalreporter))
+            self._guarded("the terminal section",
+                          lambda: terminal.write_containment(self.run, terminalreporter))
+
+
+def plain_end(run: RunState) -> None:
+    """The session end of a process that ran its tests itself: read the record back, find,
+    prove, store the verdicts, write the outputs (statesnap.proof.session_end)."""
+    if run.record_path is None or run.child:
+        return
+    from statesnap.proof.session_end import finish_session, read_back
+
+    s = run.settings
+    # A run without failures and without files to write needs only the tests that leaked or
+    # carry more than an outcome (the terminal section): the plain ones are not parsed.
+    ctx = run.end_context()
+    lean = run.failures_written == 0 and s.json_path is None and s.report_path is None
+    record = read_back(ctx, lean=lean)
+    if record is None:
+        return
+    run.results.record = record
+    run.results.records = [record]
+    result = finish_session(ctx, [record])
+    run.results.findings = result.findings
+    run.results.report_written = result.report_written
