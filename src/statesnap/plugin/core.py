@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,15 @@ from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
+from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.record.signature import failing_frame
-from statesnap.state.diff import diff_snapshots
-from statesnap.state.snapshot import Snapshotter
+from statesnap.state.diff import Change, diff_snapshots
+from statesnap.state.snapshot import Snapshot, Snapshotter
 from statesnap.state.tracker import Label, TestTracker
 
 FAILURE_TEXT_LIMIT = 8000
@@ -73,11 +74,12 @@ class StatesnapPlugin:
         self.settings = run.settings
         self.index = 0
         self._started = 0.0
-        self.restore_before: Any = None
+        self.restore_before: RestoreBefore | None = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
         #: The snapshot the last gauges were read from, and those gauges (also as JSON).
-        self._gauged: tuple[Any, tuple[dict[str, float], str | None]] = (None, ({}, None))
+        self._gauged: tuple[Snapshot | None, tuple[dict[str, float], str | None]] = (
+            None, ({}, None))
         self._worker_json: str = encode_string(run.worker)
         #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
         self._phase_texts: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
@@ -174,8 +176,6 @@ class StatesnapPlugin:
         run.tracker = TestTracker(run.snapshotter)
         run.writer.write(session_header(run, statuses))
         if s.restore_before is not None:
-            from statesnap.plugin.order import RestoreBefore
-
             self.restore_before = RestoreBefore(s.restore_before, active)
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
@@ -236,7 +236,8 @@ class StatesnapPlugin:
                 restored += hook.after_test(item, index, changes)
             self._write_test(item, index, duration, changes, restored, test)
 
-    def _write_test(self, item: pytest.Item, index: int, duration: float, changes: Any,
+    def _write_test(self, item: pytest.Item, index: int, duration: float,
+                    changes: Sequence[Change],
                     restored: list[str], test: TestState) -> None:
         assert self.run.writer is not None and self.run.tracker is not None
         phases, failure, extra = test.phases, test.failure, test.fields
