@@ -1,12 +1,7 @@
 """Guards: ``@pytest.mark.statesnap_requires_clean("cuda", "env:CUDA_VISIBLE_DEVICES", ...)``.
 
-A test that needs some state as the session started can say so; at its setup, if that state is
-already dirty (differs from the snapshot the test loop started from), it errors with "dirtied
-by TEST (index N)" instead of failing mysteriously later.  Each argument is a probe (all its
-keys), ``probe:key-glob``, or an alias (``cuda``: the torch probe's CUDA keys and NVML).
-
-The comparison is made in this process before the test starts (an isolated test's child
-inherits the answer); the last writer of each key is kept from the tests' own diffs.
+A guarded test whose required state is already dirty errors at setup, naming the test that
+dirtied it.  Arguments and aliases: docs/ARCHITECTURE.md ("Guards").
 """
 
 from __future__ import annotations

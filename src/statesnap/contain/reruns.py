@@ -1,16 +1,7 @@
 """pytest-rerunfailures: reruns in the record, and tests that only fail in the suite.
 
-Imported at start when pytest-rerunfailures is installed; what only the session end needs
-(findings, replays) is imported there.
-
-pytest-rerunfailures runs a failed test again inside the same protocol call, so statesnap sees
-one test with several attempts: its record line gets ``reruns`` (how many extra attempts) and
-keeps the first attempt's ``failure``; ``phases`` and ``outcome`` are the last attempt's.
-
-At session end, every test that needed a rerun is run once more alone, in a fresh process
-(within the verification budget).  A test that failed in the suite and passes alone is
-flagged as likely order-dependent, with the state-based suspects of its first failure; one
-that also fails alone, after passing on a rerun, is flaky rather than polluted.
+A rerun test's record line gets ``reruns``; at session end each is run once more alone, in a
+fresh process, to tell order-dependent from flaky (docs/ARCHITECTURE.md, "Reruns").
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """Restore mode: ``--statesnap-restore[=PROBES]`` puts back, after each test, what it leaked.
 
-Before each test's setup, every covered restorable probe saves the real state (objects, not
-fingerprints: :meth:`Probe.save`); after its teardown, the keys the test leaked are put back
-(:meth:`Probe.restore`) and the reference snapshot is retaken, so the next test starts from the
-healed state.  The test's record line keeps its leak in ``changes`` and lists what was put
-back in ``restored``: the suite heals while the record and the report still name every
-polluter.
-
-Not restored: changes a wide-scoped fixture made in its setup or its finaliser (they belong
-to the scope: the setup's are its finaliser's to undo, and the finaliser's are that
-undoing), and by default low-severity changes (a plain import: removing a module that later
-code imported again would give two copies of its classes).
+A per-test observer: covered probes save the real state before each test, and the keys it leaked
+are put back after it; the record still names every polluter.  What is not restored, and why:
+docs/ARCHITECTURE.md ("Restore mode").
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
 """Strict mode: ``--statesnap-strict[=PROBES]`` makes a test that leaks state error at teardown.
 
-A CI gate that stops new polluters from landing, like CPython's ``--fail-env-changed``.  The
-check runs inside ``pytest_runtest_teardown``, as its outermost wrapper, after every finaliser
-of the test (and of the scopes that end with it) has run: a full snapshot there is what the
-next test will start from.  A leak then raises :class:`StateLeaked`, which pytest reports as
-the test's teardown error, with the diff as its text.
-
-Changes a module-, class-, package- or session-scoped fixture makes in its setup belong to
-that scope, not to the test that happened to run first: they are held, and checked when the
-fixture is finalised: put back by then, they were never a leak; still there, the test whose
-teardown ended the scope errors, naming the fixture.
-
-Allowances (ini ``statesnap_allow``, ``@pytest.mark.statesnap_allow("env:FOO", "modules")``)
-are ``probe:key`` globs; a bare probe name allows all its keys.  An isolated test's own
-changes died with its process; only what escaped it (files) can make it error.  The
-``warnings`` probe is left out while pytest's warnings plugin is on: it runs each test inside
-``catch_warnings``, which undoes every filter change after this check could see it.
+The check is the outermost wrapper of ``pytest_runtest_teardown`` and raises
+:class:`StateLeaked` with the diff.  Its rules (wide fixtures, allowances, isolated tests, the
+``warnings`` probe): docs/ARCHITECTURE.md ("Strict mode").
 """
 
 from __future__ import annotations

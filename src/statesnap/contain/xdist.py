@@ -1,24 +1,9 @@
 """pytest-xdist: one lane per worker, merged by the controller into one record.
 
-Each worker runs its tests in its own process and records its own lane next to the
-controller's record (``run.jsonl`` → ``run.gw0.jsonl``), flushed per test like any record, so
-a worker that crashes still leaves its lane up to the crash.  The controller runs no tests;
-at session end it merges the lanes into its own record (the one ``--statesnap-record`` names,
-or the cache's ``latest``), and builds the summary, the findings and the report from the
-lanes, one :class:`~statesnap.record.journal.Record` each.  Findings and replays stay within one
-worker's process: attribution compares a victim only with tests of its own lane.
-
-The merged record, format 1 still (older readers see every test, each with its worker):
-
-``header``       the controller's, plus ``lanes``: ``[{"worker", "path", "tests", "crashed"}]``
-``lane``         starts a lane: ``worker``, ``path`` and the worker's own ``header``
-(lines)          the lane's ``collection``, ``test``, ``probe_error`` ... lines as the worker
-                 wrote them (each with its ``worker``); of ``start`` lines only the one a
-                 crashed worker never finished
-``lane_footer``  the worker's footer (absent for a worker that died)
-``footer``       the controller's
-
-:func:`read_lanes` reads it back as one Record per lane (or reads a plain record as one lane).
+Each worker writes its own lane next to the controller's record (``run.jsonl`` →
+``run.gw0.jsonl``); at session end the controller merges the lanes and finds per lane.
+:func:`read_lanes` reads a merged record back as one Record per lane.  The merged format:
+docs/ARCHITECTURE.md ("Merged xdist records").
 """
 
 from __future__ import annotations

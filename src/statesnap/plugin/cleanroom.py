@@ -1,16 +1,8 @@
 """statesnap's own session end, shielded from what the tests left in the process.
 
-The tests run in statesnap's interpreter, and whatever they leave behind (``sys.platform``
-changed, ``os.environ`` replaced, a stub in ``sys.modules``, ``open`` patched, the cwd deleted,
-a recursion limit of 50, SIGTERM ignored...) would otherwise be in force while statesnap reads
-its record back, imports its report modules, replays in child processes and writes its files.
-:func:`capture` notes, before the first test, the few process globals that this work relies
-on; :func:`shielded` puts them back around it and, afterwards, puts back what the tests left,
-so that pytest and the other plugins finish in the same process as without statesnap.
-
-Capturing costs a copy of ``sys.modules`` and of the builtins (microseconds, once); nothing
-runs per test.  Importing the end's modules before the tests instead would add about half a
-second to every session, failing or not.
+:func:`capture` notes, before the first test, the process globals statesnap's end relies on;
+:func:`shielded` puts them back around the end, then puts back what the tests left.  Why:
+docs/ARCHITECTURE.md ("The pytest layer").
 """
 
 from __future__ import annotations

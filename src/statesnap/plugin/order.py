@@ -1,10 +1,8 @@
 """Child side of replays: ``--statesnap-order FILE`` runs exactly those node ids, in order.
 
-The file is a JSON list of node ids, or one id per line.  Ids that no longer exist are a usage
-error naming them, so a stale record never silently replays a different order.  With the hidden
-``--statesnap-restore-before FILE`` the plugin also puts chosen keys back to their post-
-collection values just before one test: the key-level replay that names the exact state a
-victim relies on.
+Ids that no longer exist are a usage error.  :class:`RestoreBefore` (the hidden
+``--statesnap-restore-before FILE``) puts chosen keys back just before one test: the key-level
+replay (docs/ARCHITECTURE.md, "The pytest layer").
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """The files a session was asked to write (record, summary JSON, report).
 
-At start, :func:`unwritable` tells whether a path can be written at all, so that a typo or a
-read-only location is a usage error before the run instead of a missing artifact after it.
-At the end, :class:`Outputs` keeps which files were written; one that was asked for and not
-written makes the session fail (:func:`exit_status`), since a CI job would otherwise upload
-nothing and pass.
+A path that cannot be written is a usage error at start (:func:`unwritable`); one asked for and
+not written at the end fails the session (:func:`exit_status`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The project under test when it is installed rather than imported from the rootdir.
 
-tox (and ``pip install .`` in CI) installs the project into site-packages and runs its tests
-against that copy: its modules' files are then outside the rootdir, so the ``attributes`` probe
-would watch none of them.  The distribution at the rootdir is named by ``pyproject.toml``
-(``[project] name``) or ``setup.cfg`` (``[metadata] name``); its installed metadata names its
-top-level packages (``top_level.txt``, else the files in ``RECORD``).  Those become packages the
-probe watches wherever they are installed.  Read once per session, only when the rootdir holds
-one of those files.
+Its installed top-level packages are watched by the ``attributes`` probe wherever they are;
+how they are named: docs/PROBES.md (``attributes``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The typed state of one pytest session (:class:`RunState`) and of its test in progress
 (:class:`TestState`), kept in ``config.stash[RUN_KEY]``.
 
-The core plugin fills it; containment features read it and talk to the core only through its
-public methods: :meth:`RunState.observe` for per-test callbacks, :meth:`RunState.add_lines`
-for terminal lines, :meth:`RunState.take_over_end` and :meth:`RunState.add_finder` for the
-session end.
+Features talk to the core only through RunState's public methods: docs/ARCHITECTURE.md
+("Adding a containment feature").
 """
 
 from __future__ import annotations

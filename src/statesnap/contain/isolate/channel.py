@@ -1,18 +1,7 @@
 """What an isolated test's child process sends back, and how the parent reads it.
 
-The channel is a file of JSON lines, written and flushed by the child as each report is made,
-so a child that dies mid-test still leaves the reports of the phases it finished.  Reports are
-in the form of ``pytest_report_to_serializable`` (the form pytest-xdist and pytest-reportlog
-send), which keeps the assertion introspection, traceback, captured output and xfail reason.
-
-Message kinds, one JSON object a line:
-
-``{"report": {...}, "phases": {...}, "failure": {...}}``  one finished phase, with the child's
-    statesnap bookkeeping (outcome per phase, the first failure) as it stood after it
-``{"done": true, "changes": [...], "errors": [...]}``       the test's protocol finished
-``{"exit": "message", "returncode": N}``                    the test called ``pytest.exit``
-``{"internal": "traceback"}``                               statesnap itself failed in the child
-``{"warning": "text", "category": "mod:Name", ...}``        a warning the test emitted
+A file of JSON lines, flushed as each report is made, so a child that dies mid-test still leaves
+the phases it finished.  The message kinds: docs/ARCHITECTURE.md ("Isolation").
 """
 
 from __future__ import annotations

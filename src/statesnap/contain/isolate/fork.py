@@ -1,19 +1,7 @@
 """Fork isolation: run one test's setup, call and teardown in a forked child.
 
-The child inherits the collected session as it stands, so it needs no collection; it leads its
-own process group, runs pytest's ``runtestprotocol`` with logging off, streams each report to
-the parent through an unlinked temporary file, and leaves with ``os._exit`` so that nothing of
-the parent's (atexit handlers, buffered files, the record) runs or is written twice.
-
-Fixtures the parent set up before the fork (a module fixture an earlier in-process test
-created) belong to the parent: the child drops their finalisers, so a shared connection or a
-temporary directory is finalised once, by the parent, when its scope really ends.  Fixtures
-the child sets up itself are torn down in the child, all of them, as ``pytest --forked`` does,
-because its copy of them dies with it.
-
-Probes whose state lives outside the process (``files``: the filesystem; its inotify queue is
-shared with the parent across the fork, so reading it in the child would steal the parent's
-events) stay with the parent; the child snapshots the rest from the moment it starts.
+The child streams its reports to the parent through a temporary file and leaves with
+``os._exit``.  Which fixtures and probes stay the parent's: docs/ARCHITECTURE.md ("Isolation").
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
-"""Per-test process isolation: ``--statesnap-isolate[=auto|fork|spawn]`` and ``statesnap_isolate``.
+"""Isolation at collection: the per-test runner is registered only when some test asks.
 
-An isolated test runs in a fresh child process, so what it leaks dies with it.  This module
-finds the tests that ask for it and chooses how (fork when it is safe; a fresh interpreter
-when CUDA is already initialised in this process, because a forked child inherits a CUDA
-context it cannot use); :mod:`statesnap.contain.isolate.run` runs the child
-(:mod:`~statesnap.contain.isolate.fork`, :mod:`~statesnap.contain.isolate.spawn`) and then shows
-the child's
-reports through this process's hooks, exactly as pytest shows any test's: the terminal,
-``-rA`` sections, junitxml and every other plugin see ordinary reports with the captured
-output, the assertion introspection, skips, xfails and xpasses as they were.  A child that
-dies (a segfault, ``abort()``, ``os._exit``) or runs past ``--statesnap-isolate-timeout``
-fails its test with the signal or the exit status, plus whatever it printed before dying, and
-the session goes on.
-
-The test line in the record says ``"contained": true``, how it ran (``isolation``), and the
-changes the test made in its child (``contained_changes``); its ``changes`` are only what
-escaped the child (files it wrote, for instance), so they alone count as leaks.
+``--statesnap-isolate[=auto|fork|spawn]`` or ``@pytest.mark.statesnap_isolate``; a bad marker is
+a usage error before anything runs.  What isolation does: docs/ARCHITECTURE.md ("Isolation").
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Running an isolated test in its child process and showing its reports here.
 
 Registered by :class:`~statesnap.contain.isolate.plugin.IsolatePlugin` only when some test asks
-for isolation
-(see :mod:`statesnap.contain.isolate.plugin` for what isolation means and how the mode is chosen).
+for isolation (what isolation means and how the mode is chosen: docs/ARCHITECTURE.md,
+"Isolation").
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Spawn isolation: run one test in a fresh interpreter, for when forking is not safe.
 
-Forking a process that has initialised CUDA leaves the child with a broken CUDA context, so
-such a test (or any test, with ``--statesnap-isolate=spawn``) runs in a new ``python -m
-pytest`` instead.  The child is the same command line a replay uses (the recorded arguments
-minus selection, parallelism and statesnap's own modes, pytest-randomly pinned), told to run
-exactly this one node id (``--statesnap-order``), and to stream its reports to a channel file
-(``--statesnap-isolate-child``) in the form :mod:`statesnap.contain.isolate.channel` reads.  Its own
-record says what the test changed.  Its terminal reporter writes nowhere: the parent shows
-the reports, and with ``-s`` the test's own output reaches the terminal directly.
-
-A subprocess rather than ``multiprocessing``'s spawn: the child needs pytest's whole
-configuration (plugins, conftests, ini, rootdir) rebuilt anyway, which the command line does
-exactly as a replay does, and a child that dies takes nothing of the parent with it.
+The child is a replay's command line, told to run this one node id and to stream its reports to
+a channel file; :class:`SpawnedChild` is its side.  Why a subprocess: docs/ARCHITECTURE.md
+("Isolation").
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Warnings an isolated test emitted, carried back so pytest's warnings summary lists them.
 
-pytest records a test's warnings with ``catch_warnings(record=True)`` around the whole test
-protocol: in the parent, around the isolated run.  A forked child appends to its own copy of
-that log, and a spawned child to its own session's, so neither reaches the summary unless it
-is carried back and emitted again here, inside the parent's ``catch_warnings``, where pytest
-records it against the test as usual.
+They are emitted again in the parent, inside pytest's ``catch_warnings`` for the test
+(docs/ARCHITECTURE.md, "Isolation").
 """
 
 from __future__ import annotations
