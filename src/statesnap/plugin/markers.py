@@ -1,7 +1,7 @@
 """statesnap's markers: names and the help lines pytest shows for them (``pytest --markers``).
 
-Kept apart from the features they mark, so that registering them imports none of those
-features (strict mode, isolation) in a session that does not use them.
+Each feature registers its own marker's line at configure; the names live here so that the
+core and other features can read a marker without importing the feature that owns it.
 """
 
 from __future__ import annotations
