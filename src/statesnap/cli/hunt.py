@@ -162,10 +162,8 @@ def _write_json(path: Path, summary: dict[str, Any]) -> None:
 
 def _write_report(path: Path, records: list[Record], findings: list[Finding],
                   result: Any) -> None:
-    try:
-        from statesnap.output.report import write_report
-    except ImportError:
-        raise CliError("the HTML report is not available in this build") from None
+    from statesnap.output.report import write_report
+
     facts = {"hunt": f"{len(result.orders)} order(s), {len(result.runs)} pytest run(s) in "
                      f"{result.duration:.1f} s", "hunt logs": str(result.logs_dir)}
     try:

@@ -36,8 +36,6 @@ class RestoreMode:
         self.selection: ProbeSelection | None = None
         self.probes: list[Probe] = []
         self._saved: dict[str, object] = {}
-        #: ``nodeid -> ["env:FOO", ...]``, in run order.
-        self.restored: dict[str, list[str]] = {}
         #: Restores that raised: ``(nodeid, probe, error)``.
         self.failures: list[tuple[str, str, str]] = []
 
@@ -88,7 +86,6 @@ class RestoreMode:
                 self.failures.append((item.nodeid, probe.name, f"restore: {exc!r}"))
         self._saved = {}
         if done:
-            self.restored[item.nodeid] = done
             tracker = self.run.tracker
             if tracker is not None:
                 tracker.baseline()  # re-read the probes whose state was just put back

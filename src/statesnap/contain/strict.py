@@ -140,8 +140,6 @@ class StrictPlugin:
         self.selection: ProbeSelection | None = None
         self.held: dict[tuple[str, str], _Held] = {}
         self._finalised: set[tuple[str, str]] = set()
-        #: Node ids of tests that errored for a leak, with the refs.
-        self.violations: dict[str, list[str]] = {}
         run.config.stash[STRICT_KEY] = self
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -217,7 +215,6 @@ class StrictPlugin:
         leaks = [c for c in leaks if selection.covers(c) and not allowed(c, patterns)]
         if not leaks:
             return None
-        self.violations[item.nodeid] = [c.ref for c in leaks]
         self.run.test.add_field(FIELD, [c.ref for c in leaks])
         return format_leak(item.nodeid, leaks, self.run, held_by)
 

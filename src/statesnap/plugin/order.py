@@ -64,7 +64,6 @@ class RestoreBefore:
         wanted = {p for p, _ in self.keys}
         self.probes = {p.name: p for p in probes if p.name in wanted and p.restorable}
         self.saved: dict[str, object] = {}
-        self.restored: list[str] = []
 
     def save(self) -> None:
         for name, probe in self.probes.items():
@@ -85,5 +84,4 @@ class RestoreBefore:
                 done += [f"{name}:{k}" for k in probe.restore(self.saved[name], keys)]
             except Exception:
                 pass
-        self.restored = done
         return done

@@ -111,20 +111,3 @@ def diff_snapshots(
         out.extend(diff_maps(name, a, b))
     return out
 
-
-def apply_changes(state: dict[tuple[str, str], Any], changes: Iterable[Change]) -> None:
-    """Fold changes into a ``{(probe, key): value}`` state (used to replay a record's history).
-
-    A removed key is stored as the sentinel :data:`ABSENT` so that "removed" and "never seen"
-    stay distinct.
-    """
-    for ch in changes:
-        state[(ch.probe, ch.key)] = ABSENT if ch.change == REMOVED else ch.after
-
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()

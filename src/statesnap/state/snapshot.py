@@ -252,17 +252,6 @@ class Snapshotter:
             out[name] = ProbeCost(c.token_ns, c.tokens + untimed, c.timed, c.read_ns, c.reads)
         return out
 
-    def changed_probes(self, a: Snapshot, b: Snapshot) -> list[str]:
-        """Names of probes whose maps differ between two snapshots (identity first)."""
-        out = []
-        for name in set(a.maps) | set(b.maps):
-            ma, mb = a.maps.get(name), b.maps.get(name)
-            if ma is mb:
-                continue
-            if ma != mb:
-                out.append(name)
-        return sorted(out)
-
     def close(self) -> None:
         for p in self.probes:
             try:
