@@ -42,7 +42,6 @@ from statesnap.hunt.runs import (
     RANDOM,
     REVERSED,
     WITHOUT_LEAKERS,
-    BudgetSpent,
     HuntRun,
     Observed,
     Progress,
@@ -50,7 +49,7 @@ from statesnap.hunt.runs import (
 )
 from statesnap.hunt.suspect import Suspect
 from statesnap.record.journal import Record
-from statesnap.replay.runner import Runner
+from statesnap.replay.runner import BudgetSpent, Runner
 
 
 class HuntError(Exception):

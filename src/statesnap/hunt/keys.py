@@ -14,8 +14,9 @@ from statesnap.analysis.findings import Finding
 from statesnap.analysis.hints import hint_for, restorable
 from statesnap.analysis.keyproof import fresh_module_attributes, smallest_healing_set
 from statesnap.hunt.plan import HuntSuite, observe
-from statesnap.hunt.runs import KEY, BudgetSpent, Observed, Replays
+from statesnap.hunt.runs import KEY, Observed, Replays
 from statesnap.hunt.suspect import Suspect
+from statesnap.replay.runner import BudgetSpent
 
 #: Keys restored one at a time (best ranked first) before all of them together.
 MAX_SINGLE_KEYS = 4

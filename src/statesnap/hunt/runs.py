@@ -17,7 +17,7 @@ from typing import Any
 from statesnap.analysis.leaks import resolve_leaks
 from statesnap.probes.base import Severity
 from statesnap.record.journal import Record, RecordError, read_record
-from statesnap.replay.runner import ReplayResult, Runner
+from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
 
 Progress = Callable[[str], None]
 
@@ -38,10 +38,6 @@ KEY = "key"
 DDMIN = "ddmin"
 ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, CLEANERS_LAST, REVERSED, LOW_FIRST,
                RANDOM)
-
-
-class BudgetSpent(Exception):
-    """The hunt's time budget ran out before this run could start."""
 
 
 @dataclass

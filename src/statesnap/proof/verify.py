@@ -34,7 +34,7 @@ from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.record.journal import Record, TestEntry
 from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
-from statesnap.replay.runner import ReplayResult, Runner
+from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
 
 Progress = Callable[[str], None]
 MAX_SINGLE_SUSPECTS = 5
@@ -42,10 +42,6 @@ MAX_KEY_REPLAYS = 6
 #: Restorable keys a set-level proof restores together (then shrinks) at most.
 MAX_SET_KEYS = 24
 MAX_CLEANER_REPLAYS = 3
-
-
-class BudgetSpent(Exception):
-    """The verification budget ran out; the finding keeps what was learnt so far."""
 
 
 class ReplayError(Exception):

@@ -42,6 +42,14 @@ _PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_
 MAX_LOGGED_IDS = 20
 
 
+class BudgetSpent(Exception):
+    """A time budget (a verification's, a hunt's) ran out: no replay may start any more.
+
+    Raised by the callers of :class:`Runner`, which own the budget; one class, so that each
+    layer above catches the same thing.
+    """
+
+
 @dataclass
 class ReplayResult:
     """What one replay did."""
