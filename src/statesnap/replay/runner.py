@@ -10,7 +10,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from statesnap.replay.filestage import FileStage
 from statesnap.replay.inherited import TRAMPOLINE, Inherited
 from statesnap.replay.log import LogPump, SecretPipe
 from statesnap.replay.orderfile import write_order
+from statesnap.replay.procwait import kill_group
 from statesnap.replay.repro import replay_base_args, repro_command
 
 #: Variables that describe the parent pytest process, never a child's.
@@ -312,13 +312,13 @@ class Runner:
             try:
                 if pump.run(proc, deadline=t0 + limit):
                     result.timed_out = True
-                    kill_group(proc)
+                    _kill(proc)
                     pump.run(proc)
                     log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
                               "process group was killed\n")
                 result.returncode = proc.wait()
             except BaseException:
-                kill_group(proc)  # interrupted (Ctrl-C): leave no replay running
+                _kill(proc)  # interrupted (Ctrl-C): leave no replay running
                 proc.wait()
                 raise
             finally:
@@ -413,11 +413,9 @@ def error_line(log: Path) -> str:
     return " / ".join(lines[-2:]) or "no output"
 
 
-def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """SIGKILL the child's whole process group (it was started in a session of its own)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+def _kill(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the replay's process group, or the child alone when it has no group of its own."""
+    if not kill_group(proc.pid):
         try:
             proc.kill()
         except ProcessLookupError:
