@@ -12,14 +12,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statesnap.analysis.findings import SUSPECTED, UNEXPLAINED, Candidate, Finding
+from statesnap.analysis.findings import (
+    MAX_CANDIDATES,
+    SUSPECTED,
+    UNEXPLAINED,
+    Candidate,
+    Finding,
+)
 from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.record.journal import Record, TestEntry
 from statesnap.replay.repro import repro_command
 from statesnap.state.diff import REMOVED, Change
 
-MAX_CANDIDATES = 20
 _ABSENT = object()
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from statesnap.analysis.findings import (
     BRITTLE,
     LATENT,
+    MAX_CANDIDATES,
     NOT_ORDER_DEPENDENT,
     SUSPECTED,
     UNEXPLAINED,
@@ -29,7 +30,6 @@ from statesnap.record.signature import Signature
 
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
-MAX_CANDIDATES = 20
 
 Want = Callable[[Observed, "Suspect"], bool]
 
