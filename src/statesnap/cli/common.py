@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from statesnap.base.progress import Progress
 from statesnap.cli import CliError
 from statesnap.record.journal import Record, TestEntry, read_record
 from statesnap.record.lanes import read_lanes
 from statesnap.record.paths import find_latest
-
-Progress = Callable[[str], None]
 
 
 def add_record_arg(parser: argparse.ArgumentParser, nargs: str = "?") -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import BRITTLE, LATENT, Finding
+from statesnap.base.progress import Progress
 from statesnap.hunt.plan import (
     HuntSuite,
     Observation,
@@ -44,7 +45,6 @@ from statesnap.hunt.runs import (
     WITHOUT_LEAKERS,
     HuntRun,
     Observed,
-    Progress,
     Replays,
 )
 from statesnap.hunt.suspect import Suspect

@@ -9,17 +9,16 @@ attribution works on exactly as it does on the recorded run.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.leaks import resolve_leaks
+from statesnap.base.progress import Progress
 from statesnap.probes.base import Severity
 from statesnap.record.journal import Record, RecordError, read_record
 from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
-
-Progress = Callable[[str], None]
 
 #: Kinds of run.  The first ones explore orders; the others prove what they found.
 LEAKERS_FIRST = "leakers-first"

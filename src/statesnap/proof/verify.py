@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,13 +30,13 @@ from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
 from statesnap.analysis.own_fixtures import fixture_words
+from statesnap.base.progress import Progress
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.record.journal import Record, TestEntry
 from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
 from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
 
-Progress = Callable[[str], None]
 MAX_SINGLE_SUSPECTS = 5
 MAX_KEY_REPLAYS = 6
 #: Restorable keys a set-level proof restores together (then shrinks) at most.
