@@ -36,6 +36,7 @@ from statesnap.record.journal import Record, TestEntry
 from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
 from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
+from statesnap.state.diff import change_kind
 
 MAX_SINGLE_SUSPECTS = 5
 MAX_KEY_REPLAYS = 6
@@ -308,9 +309,8 @@ class Verifier:
             return
         self._prove_keys(finding, polluters, victim, writes)
         if finding.probe and finding.key:
-            change = ("removed" if finding.after is None else
-                      "added" if finding.before is None else "changed")
-            finding.hint = hint_for(finding.probe, finding.key, change)
+            finding.hint = hint_for(finding.probe, finding.key,
+                                    change_kind(finding.before, finding.after))
             w = writes.get((finding.probe, finding.key))
             if w is not None:
                 finding.note = _fixture_note(w) or finding.note

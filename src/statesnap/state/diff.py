@@ -98,6 +98,19 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -
     return out
 
 
+def change_kind(before: Any, after: Any) -> str:
+    """ADDED, REMOVED or CHANGED, from a key's two sides where None stands for "absent".
+
+    How a finding or a candidate stores them; a :class:`Change` says its kind itself
+    (``change``), which is exact where a key's value was None.
+    """
+    if after is None:
+        return REMOVED
+    if before is None:
+        return ADDED
+    return CHANGED
+
+
 def diff_snapshots(
     before: Snapshot, after: Snapshot, probes: Iterable[str] | None = None
 ) -> list[Change]:
