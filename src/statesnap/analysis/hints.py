@@ -20,10 +20,7 @@ _GENERIC = {
 def probe_class(name: str) -> type[Probe] | None:
     """The built-in probe class called ``name`` (None for third-party or absent probes)."""
     for module_name, class_name in BUILTIN:
-        try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError):
-            continue  # a probe not in this build
+        cls = getattr(importlib.import_module(module_name), class_name)
         if getattr(cls, "name", None) == name:
             return cls  # type: ignore[no-any-return]
     return None
