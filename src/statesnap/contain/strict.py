@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from _pytest.outcomes import Failed
 
-from statesnap.analysis.leaks import WIDE_SCOPES
+from statesnap.analysis.leaks import WIDE_SCOPES, Held, scope_holds
 from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
@@ -51,15 +50,6 @@ FIELD = "strict"
 
 class StateLeaked(Failed):
     """Raised at teardown by strict mode: the test leaked state; the message is the diff."""
-
-
-@dataclass
-class _Held:
-    before: Any
-    fixture: str
-    scope: str
-    nodeid: str
-    change: Change
 
 
 def net_so_far(run: RunState) -> list[Change]:
@@ -138,7 +128,7 @@ class StrictPlugin:
         self.spec = spec
         self.allow = allow
         self.selection: ProbeSelection | None = None
-        self.held: dict[tuple[str, str], _Held] = {}
+        self.held: dict[tuple[str, str], Held] = {}
         self._finalised: set[tuple[str, str]] = set()
         run.config.stash[STRICT_KEY] = self
 
@@ -193,11 +183,11 @@ class StrictPlugin:
         held_by: dict[str, str] = {}
         for ch in net_so_far(self.run):
             ref = (ch.probe, ch.key)
-            if ch.phase == "setup" and ch.scope in WIDE_SCOPES and ch.fixture:
-                self.held.setdefault(ref, _Held(ch.before, ch.fixture, ch.scope, item.nodeid, ch))
+            if scope_holds(ch):
+                self.held.setdefault(ref, Held(ch))
                 continue
             held = self.held.get(ref)
-            if held is not None and ch.after == held.before:
+            if held is not None and held.put_back(ch.after):
                 del self.held[ref]  # the scope ended and put it back
                 continue
             leaks.append(ch)
@@ -208,7 +198,7 @@ class StrictPlugin:
             del self.held[ref]
             if ref in own:
                 continue  # this test changed it last: its own change is listed, not the fixture
-            if _current_value(self.run, *ref) != held.before:
+            if not held.put_back(_current_value(self.run, *ref)):
                 leaks.append(held.change)
                 held_by[held.change.ref] = f"{held.scope} fixture {held.fixture}"
         patterns = self._patterns(item)
