@@ -32,7 +32,7 @@ from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
 from statesnap.plugin.run import MAX_LINES, RunState
-from statesnap.state.diff import Change, diff_snapshots
+from statesnap.state.diff import Change
 from statesnap.state.selection import (
     ProbeSelection,
     SelectionError,
@@ -53,37 +53,17 @@ class StateLeaked(Failed):
 
 
 def net_so_far(run: RunState) -> list[Change]:
-    """The test's net changes up to now (a full snapshot), labelled like the record's.
-
-    Reads the tracker's test in progress; the later ``end()`` reuses this snapshot's tokens.
-    """
+    """The test's net changes up to now (a full snapshot), labelled like the record's."""
     tracker: TestTracker | None = run.tracker
     if tracker is None:
         return []
     # After a quiet teardown (the plugin took no after-call snapshot) all of it is the call's.
-    tracker.checkpoint(Label("call" if run.test.call_is_last else "teardown"), light=False)
-    test = getattr(tracker, "_test", None)
-    if test is None:
-        return []
-    changes = diff_snapshots(test.before, test.last)
-    snapshotter = tracker.snapshotter
-    for ch in changes:
-        label = test.first_seen.get((ch.probe, ch.key))
-        if label is not None:
-            ch.phase, ch.fixture, ch.scope = label.phase, label.fixture, label.scope
-        probe = snapshotter.probe(ch.probe)
-        if probe is not None:
-            try:
-                ch.severity = int(probe.severity_of(ch.key, ch.before, ch.after))
-            except Exception:
-                ch.severity = int(probe.severity)
-    return changes
+    return tracker.net_so_far(Label("call" if run.test.call_is_last else "teardown"))
 
 
 def _current_value(run: RunState, probe: str, key: str) -> Any:
-    tracker = run.tracker
-    test = getattr(tracker, "_test", None)
-    snap = test.last if test is not None else getattr(tracker, "current", None)
+    tracker: TestTracker | None = run.tracker
+    snap = tracker.latest if tracker is not None else None
     if snap is None:
         return None
     return snap.get(probe).get(key)
