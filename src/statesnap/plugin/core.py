@@ -25,14 +25,13 @@ from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
+from statesnap.record.failure import failure_entry
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.record.signature import failing_frame
 from statesnap.state.diff import Change, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 from statesnap.state.tracker import Label, TestTracker
-
-FAILURE_TEXT_LIMIT = 8000
 
 
 def configure(config: pytest.Config) -> None:
@@ -408,29 +407,20 @@ class StatesnapPlugin:
         test.note_phase(when, outcome)
         if report.failed and test.failure is None:
             excinfo = call.excinfo
-            message = ""
-            exc_type = None
+            message, exc_type, where = "", None, None
             if excinfo is not None:
                 exc_type = excinfo.typename
                 try:
-                    message = str(excinfo.value).strip().splitlines()[0][:500]
-                except Exception:
+                    message = str(excinfo.value)
+                except Exception:  # the test's exception has a broken __str__
                     message = ""
-            text = report.longreprtext or ""
-            failure: dict[str, Any] = {
-                "phase": when,
-                "exc_type": exc_type,
-                "message": self._scrub(message),
-                "text": self._scrub(text[-FAILURE_TEXT_LIMIT:]),
-            }
-            if excinfo is not None and item is not None:
-                # With the type, the failure's signature (statesnap.record.signature): a replay
-                # that fails elsewhere in the test fails differently.
-                where = failing_frame(excinfo.traceback, getattr(item, "path", None),
-                                      item.config.rootpath)
-                if where is not None:
-                    failure["where"] = where
-            test.note_failure(failure)
+                if item is not None:
+                    # With the type, the failure's signature (statesnap.record.signature): a
+                    # replay that fails elsewhere in the test fails differently.
+                    where = failing_frame(excinfo.traceback, getattr(item, "path", None),
+                                          item.config.rootpath)
+            test.note_failure(failure_entry(when, exc_type, message, report.longreprtext or "",
+                                            where, scrub=self._scrub))
 
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""
