@@ -29,6 +29,7 @@ from _pytest.outcomes import Failed
 
 from statesnap.analysis.leaks import WIDE_SCOPES, Held, scope_holds
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
 from statesnap.plugin.run import MAX_LINES, RunState
@@ -88,7 +89,8 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
         if probe is not None:
             try:
                 hint = probe.hint(ch.key, ch.change)
-            except Exception:
+            except Exception as exc:
+                note_internal_error(f"probe {ch.probe}: hint", exc)
                 hint = None
             if hint and hint not in hints:
                 hints.append(hint)

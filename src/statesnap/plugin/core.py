@@ -18,6 +18,8 @@ import pytest
 
 from statesnap import probes as probe_registry
 from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
+from statesnap.base.internal import note_internal_error
+from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
@@ -174,6 +176,15 @@ class StatesnapPlugin:
         run.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
         run.tracker = TestTracker(run.snapshotter)
         run.writer.write(session_header(run, statuses))
+
+        def internal_error(entry: dict[str, Any]) -> None:
+            # Only a process that writes the record takes them (a forked child has no writer).
+            if run.writer is None:
+                raise ValueError("no record writer in this process")
+            run.writer.write_open(entry)
+
+        # statesnap's own caught errors (statesnap.base.internal), those noted so far too.
+        set_internal_sink(internal_error)
         if s.restore_before is not None:
             self.restore_before = RestoreBefore(s.restore_before, active)
         if s.record_path is None and run.worker == "main":
@@ -292,8 +303,8 @@ class StatesnapPlugin:
                 continue
             try:
                 out.update(probe.gauges(m))
-            except Exception:
-                pass
+            except Exception as exc:
+                note_internal_error(f"probe {probe.name}: gauges", exc)
         self._gauged = (snap, (out, dumps(out) if out else None))
         return self._gauged[1]
 
@@ -386,13 +397,13 @@ class StatesnapPlugin:
                     self._after_setup()
                 elif when == "call":
                     self._after_call(item)
-            except Exception:  # bookkeeping must never change a test's outcome
-                pass
+            except Exception as exc:  # bookkeeping must never change a test's outcome
+                note_internal_error(f"checkpoint after {call.when}", exc)
         report = yield
         try:
             self._note_report(report, call, item)
-        except Exception:  # bookkeeping must never change a test's outcome
-            pass
+        except Exception as exc:  # bookkeeping must never change a test's outcome
+            note_internal_error("noting a test's report", exc)
         if self.run.report_sink is not None:
             self.run.report_sink(item, report)
         return report

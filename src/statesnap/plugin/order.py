@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from statesnap.base.internal import note_internal_error
 from statesnap.replay import orderfile
 
 
@@ -69,8 +70,8 @@ class RestoreBefore:
         for name, probe in self.probes.items():
             try:
                 self.saved[name] = probe.save()
-            except Exception:
-                pass
+            except Exception as exc:  # its keys are not put back: the replay's log says so
+                note_internal_error(f"--statesnap-restore-before: save {name}", exc)
 
     def maybe_restore(self, nodeid: str) -> list[str]:
         if nodeid != self.before:
@@ -82,6 +83,6 @@ class RestoreBefore:
                 continue
             try:
                 done += [f"{name}:{k}" for k in probe.restore(self.saved[name], keys)]
-            except Exception:
-                pass
+            except Exception as exc:
+                note_internal_error(f"--statesnap-restore-before: restore {name}", exc)
         return done

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import Probe, ProbeMap
 
 ErrorCallback = Callable[[Probe, str, BaseException], None]
@@ -116,8 +117,8 @@ class Snapshotter:
         self._untimed_at_exit[probe.name] = self._untimed
         try:
             probe.close()
-        except Exception:
-            pass
+        except Exception as close_exc:
+            note_internal_error(f"probe {probe.name}: close", close_exc)
         if self._on_error is not None:
             self._on_error(probe, where, exc)
 
@@ -256,8 +257,8 @@ class Snapshotter:
         for p in self.probes:
             try:
                 p.close()
-            except Exception:
-                pass
+            except Exception as exc:
+                note_internal_error(f"probe {p.name}: close", exc)
 
 
 def cost_table(costs: dict[str, ProbeCost], tests: int) -> dict[str, dict[str, Any]]:
