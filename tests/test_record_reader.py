@@ -417,3 +417,30 @@ def test_append_lines_adds_whole_lines_to_a_closed_record(tmp_path: Path) -> Non
     # Nothing to write opens nothing: no file is needed.
     assert append_lines(tmp_path / "absent.jsonl", []) == 0
     assert not (tmp_path / "absent.jsonl").exists()
+
+
+def test_a_merged_record_without_lanes_is_its_own_only_lane(tmp_path: Path) -> None:
+    from statesnap.record.lanes import merge_lanes, read_lanes
+
+    controller = read_record(SAMPLE)
+    target = tmp_path / "merged.jsonl"
+    empty = tmp_path / "run.gw0.jsonl"
+    empty.write_text("", encoding="utf-8")  # a worker that died before its header
+    merge_lanes(target, controller, [("gw0", empty)])
+    merged = read_record(target)
+    assert merged.header["lanes"] == [] and merged.tests == []
+    lanes = read_lanes(target)
+    assert [(lane.path, lane.header) for lane in lanes] == [(target, merged.header)]
+
+
+def test_a_failure_entry_keeps_the_first_line_and_the_end_of_the_text() -> None:
+    from statesnap.record.failure import MESSAGE_LIMIT, TEXT_LIMIT, failure_entry
+
+    text = "x" * TEXT_LIMIT + "assert tail"
+    entry = failure_entry("call", "AssertionError", "\n  first " + "m" * MESSAGE_LIMIT + "\nsecond",
+                          text, "tests/test_x.py:3", scrub=lambda s: s.replace("first", "***"))
+    assert list(entry) == ["phase", "exc_type", "message", "text", "where"]
+    assert entry["message"] == "*** " + "m" * (MESSAGE_LIMIT - len("first "))
+    assert entry["text"] == text[-TEXT_LIMIT:] and entry["text"].endswith("assert tail")
+    assert failure_entry("setup", None, "", "") == {
+        "phase": "setup", "exc_type": None, "message": "", "text": ""}

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from statesnap.probes.base import Probe
+from statesnap.probes.base import Probe, Severity
 from statesnap.state.snapshot import SAMPLE_EVERY, Snapshotter, cost_table
+from statesnap.state.tracker import Label, TestTracker
 
 
 class Counter(Probe):
@@ -107,3 +108,30 @@ def test_a_new_probe_list_is_never_compared_with_an_old_row() -> None:
         current = snap.take(current)
     assert current.get("c") == {"value": 1} and current.get("d") == {"value": 2}
     assert (c.reads, d.reads) == (1, 1)
+
+
+class Graded(Counter):
+    """Grades its change by the value it went to; a value of -1 makes the grading raise."""
+
+    def severity_of(self, key: str, before: object, after: object) -> Severity:
+        if after == -1:
+            raise ValueError("cannot grade")
+        return Severity.LOW if after == 1 else Severity.HIGH
+
+
+def test_changes_so_far_are_labelled_and_graded_as_the_end_labels_them() -> None:
+    probe = Graded("g")
+    tracker = TestTracker(Snapshotter([probe]))
+    tracker.begin()
+    probe.value = 1
+    tracker.checkpoint(Label("setup", "db", "module"), light=False)
+    assert tracker.latest is not None and tracker.latest.get("g") == {"value": 1}
+    so_far = tracker.net_so_far(Label("teardown"))
+    assert [(c.phase, c.fixture, c.scope, c.severity) for c in so_far] == [
+        ("setup", "db", "module", Severity.LOW)]
+    probe.value = -1  # changed again in teardown: still first seen in the fixture's setup
+    (end,) = tracker.end()
+    assert (end.phase, end.fixture, end.scope, end.severity) == (
+        "setup", "db", "module", Severity.MEDIUM)  # the probe's default when grading raises
+    assert tracker.latest is not None and tracker.latest.get("g") == {"value": -1}
+    assert tracker.net_so_far(Label("teardown")) == []  # no test in progress

@@ -7,8 +7,10 @@ from pathlib import Path
 from attribution_records import change, env, failing, nodeid, t, write
 
 from statesnap.analysis.attribution import attribute, dirty_before, rank, victims
+from statesnap.analysis.hints import hint_for
 from statesnap.record.journal import Record
 from statesnap.record.journal import TestEntry as Entry
+from statesnap.state.diff import change_kind
 
 
 def _victim(record: Record, name: str) -> Entry:
@@ -163,6 +165,19 @@ def test_attribute_makes_one_suspected_finding_per_failure(tmp_path: Path) -> No
     assert f.repro.endswith(f"{nodeid('test_pollute')} {nodeid('test_victim')}")
     # The second failure saw the same dirty key: it is suspected too (verification decides).
     assert findings[nodeid("test_broken_alone")].status == "suspected"
+
+
+def test_the_hint_follows_the_kind_of_change(tmp_path: Path) -> None:
+    assert [change_kind(None, "1"), change_kind("1", None), change_kind("1", "2")] == [
+        "added", "removed", "changed"]
+    rec = write(tmp_path / "r.jsonl", [
+        t(0, "test_unset", env("ZOO_HOME", "/zoo", None)),
+        failing(1, "test_victim", code='assert os.environ["ZOO_HOME"]'),
+    ])
+    (f,) = attribute(rec)
+    assert (f.before, f.after) == ("/zoo", None)
+    assert f.hint == hint_for("env", "ZOO_HOME", "removed") != hint_for("env", "ZOO_HOME",
+                                                                        "added")
 
 
 def test_a_failure_with_nothing_dirty_is_unexplained(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
 
 
 def test_replay_of_one_xdist_worker(two_workers: Recorded) -> None:
-    from statesnap.contain.xdist import read_lanes
+    from statesnap.record.lanes import read_lanes
 
     lanes = {lane.worker: [t.nodeid for t in lane.tests] for lane in read_lanes(two_workers.record)}
     assert set(lanes) == {"gw0", "gw1"}

@@ -7,14 +7,18 @@ directory on ``PYTHONPATH`` of a subprocess run, found by ``importlib.metadata``
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
 SMALL_SUITE = '''
+import json
 import os
+import re
 
 
 def test_one():
@@ -40,7 +44,9 @@ def test_five():
 #: A probe registered by the conftest hook; it raises in ``BOOM_WHERE`` after ``BOOM_AFTER``
 #: token calls and logs every call it gets to ``BOOM_CALLS`` (outside the rootdir).
 BOOM_CONFTEST = '''
+import json
 import os
+import re
 
 import pytest
 
@@ -320,3 +326,53 @@ def test_own_redirected_output_is_not_a_leak(inner, pytester) -> None:
     record = run.record()
     assert {t.nodeid for t in record.tests} == {"test_clean.py::test_a", "test_clean.py::test_b"}
     assert [(t.nodeid, c.probe, c.key) for t in record.tests for c in t.changes] == []
+
+
+# -- statesnap's own caught errors land in the record -----------------------------------------
+
+#: A probe whose gauges() raises on every test: a detail statesnap catches so the run goes on.
+GAUGES_CONFTEST = '''
+import pytest
+
+from statesnap.probes.base import Probe
+
+
+class BadGaugesProbe(Probe):
+    name = "badgauges"
+
+    def token(self):
+        return 0
+
+    def read(self):
+        return {"k": 1}
+
+    def gauges(self, current):
+        return {"ratio": 1 / 0}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_statesnap_add_probes(config):
+    return [BadGaugesProbe()]
+'''
+
+
+@pytest.mark.parametrize("subprocess", [False, True], ids=["inprocess", "subprocess"])
+def test_an_internal_error_lands_in_the_record_once(inner, pytester, subprocess: bool) -> None:
+    inner.conftest(GAUGES_CONFTEST)
+    pytester.makepyfile(test_probes_suite=SMALL_SUITE)
+    plain = inner(statesnap=False, subprocess=subprocess)
+    run = inner("--statesnap-verify-budget", "0", "-W", "error", subprocess=subprocess)
+
+    assert run.comparable() == plain.comparable()
+    assert run.result.ret == plain.result.ret == 1
+    assert run.outcomes() == plain.outcomes() == {"passed": 4, "failed": 1}
+    lines = [json.loads(text) for text in run.record_path.read_text("utf-8").splitlines()]
+    internal = [obj for obj in lines if obj["type"] == "internal_error"]
+    # Five tests, one line: the same error at the same place is written once.
+    assert len(internal) == 1, internal
+    assert internal[0]["where"] == "probe badgauges: gauges"
+    assert re.fullmatch(r"ZeroDivisionError: division by zero \(conftest\.py:\d+\)",
+                        internal[0]["error"]), internal[0]
+    assert run.record().internal_errors == internal
+    # The probe itself still works: it is not switched off for a failing detail.
+    assert run.record().errors == []

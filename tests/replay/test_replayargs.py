@@ -272,3 +272,18 @@ def test_plugin_args_of_a_long_line() -> None:
     assert plugin_args(["-o", "a=b", "-k", "x", "--co"]) == []  # other options' values
     # pytest takes the word after -p as its value, whatever it looks like.
     assert plugin_args(["-p", "-p", "x"]) == ["-p"]
+
+
+def test_a_child_keeps_the_parents_env_but_what_describes_the_parent() -> None:
+    from statesnap.base.redact import SECRET_FD_ENV
+    from statesnap.replay.child import child_env
+
+    parent = {"PYTEST_CURRENT_TEST": "t.py::t (call)", SECRET_FD_ENV: "7", "HOME": "/h",
+              "PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "2",
+              "PYTEST_XDIST_TESTRUNUID": "abc", "STATESNAP_REPLAY": "0"}
+    assert child_env(parent, keep_xdist=False, STATESNAP_REPLAY="1") == {
+        "HOME": "/h", "STATESNAP_REPLAY": "1"}
+    # An isolated test runs as part of its xdist worker: it sees the worker's variables.
+    assert child_env(parent, keep_xdist=True, STATESNAP_ISOLATED="spawn") == {
+        "HOME": "/h", "PYTEST_XDIST_WORKER": "gw1", "PYTEST_XDIST_WORKER_COUNT": "2",
+        "PYTEST_XDIST_TESTRUNUID": "abc", "STATESNAP_REPLAY": "0", "STATESNAP_ISOLATED": "spawn"}

@@ -12,14 +12,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statesnap.analysis.findings import SUSPECTED, UNEXPLAINED, Candidate, Finding
+from statesnap.analysis.findings import (
+    MAX_CANDIDATES,
+    SUSPECTED,
+    UNEXPLAINED,
+    Candidate,
+    Finding,
+)
 from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.record.journal import Record, TestEntry
 from statesnap.replay.repro import repro_command
-from statesnap.state.diff import REMOVED, Change
+from statesnap.state.diff import REMOVED, Change, change_kind
 
-MAX_CANDIDATES = 20
 _ABSENT = object()
 
 
@@ -256,9 +261,7 @@ def attribute(record: Record) -> list[Finding]:
             f.polluters = [top.nodeid]
             f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
             f.status = SUSPECTED
-            change = "removed" if top.after is None else ("added" if top.before is None
-                                                           else "changed")
-            f.hint = hint_for(top.probe, top.key, change)
+            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after))
             # No cleaner is named here: only a replay of [polluter, cleaner, victim] that
             # passes names one (statesnap.proof.verify).
             f.repro = repro_command(record.header, [top.nodeid, victim.nodeid])

@@ -28,6 +28,8 @@ STATUSES = (VERIFIED, SUSPECTED, NOT_ORDER_DEPENDENT, UNEXPLAINED, NOT_DETERMINI
 #: Statuses earned by a replay that failed the victim with exactly the finding's ``repro``
 #: order: only their ``repro`` may be printed as a command that reproduces the failure.
 PROVEN_STATUSES = (VERIFIED, NOT_ORDER_DEPENDENT, LATENT, BRITTLE)
+#: The ranked candidates a finding keeps, whether attribution or a hunt made it.
+MAX_CANDIDATES = 20
 
 @dataclass
 class ReplayRun:

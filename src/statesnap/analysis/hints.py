@@ -6,6 +6,7 @@ import functools
 import importlib
 from pathlib import Path
 
+from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import Probe, ProbeContext
 from statesnap.probes.builtin import BUILTIN
 
@@ -20,10 +21,7 @@ _GENERIC = {
 def probe_class(name: str) -> type[Probe] | None:
     """The built-in probe class called ``name`` (None for third-party or absent probes)."""
     for module_name, class_name in BUILTIN:
-        try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError):
-            continue  # a probe not in this build
+        cls = getattr(importlib.import_module(module_name), class_name)
         if getattr(cls, "name", None) == name:
             return cls  # type: ignore[no-any-return]
     return None
@@ -67,11 +65,12 @@ def _ask(cls: type[Probe], key: str, change: str, setup: bool) -> str | None:
         if setup:
             probe.setup(ProbeContext(rootdir=Path.cwd()))
         return probe.hint(key, change)
-    except Exception:
+    except Exception as exc:  # the generic hint then
+        note_internal_error(f"probe {cls.name}: hint", exc)
         return None
     finally:
         if setup:
             try:
                 probe.close()
-            except Exception:
-                pass
+            except Exception as exc:
+                note_internal_error(f"probe {cls.name}: close after a hint", exc)

@@ -2,13 +2,16 @@
 
 A change made while setting up a module-, class-, package- or session-scoped fixture, and
 undone when that scope ends (in the teardown of a later test), is not a leak of anybody.  One
-that is never undone is a leak of the first test whose setup ran the fixture.  Pure functions.
+that is never undone is a leak of the first test whose setup ran the fixture.  Pure functions;
+:class:`Held` and :func:`scope_holds` are the rule, also applied live by strict mode
+(statesnap.contain.strict).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from statesnap.analysis.own_fixtures import is_pytest_own
 from statesnap.record.journal import TestEntry
@@ -17,27 +20,51 @@ from statesnap.state.diff import Change
 WIDE_SCOPES = frozenset({"module", "class", "package", "session"})
 
 
+def scope_holds(ch: Change) -> bool:
+    """Whether a wide-scoped fixture's setup made ``ch``: its scope's until the scope ends."""
+    return ch.phase == "setup" and ch.scope in WIDE_SCOPES and bool(ch.fixture)
+
+
 @dataclass
-class _Held:
-    index: int
+class Held:
+    """A change a wide-scoped fixture's setup made, held for its scope.
+
+    Put back by the time the scope ends, nobody leaked it; still there, it is a leak of the
+    test whose setup ran the fixture.
+    """
+
     change: Change
+    #: The record index of the test whose setup ran the fixture (-1 where none is kept).
+    index: int = -1
+
+    @property
+    def fixture(self) -> str:
+        return self.change.fixture or ""
+
+    @property
+    def scope(self) -> str:
+        return self.change.scope or ""
+
+    def put_back(self, value: Any) -> bool:
+        """Whether ``value`` is the key's value from before the fixture's setup."""
+        return bool(value == self.change.before)
 
 
 def resolve_leaks(tests: Iterable[TestEntry]) -> dict[int, list[Change]]:
     """``{test index: [leaks]}`` for every test with at least one leak."""
     leaks: dict[int, list[Change]] = {}
-    held: dict[tuple[str, str], _Held] = {}
+    held: dict[tuple[str, str], Held] = {}
     for test in tests:
         mine: list[Change] = []
         for ch in test.changes:
             if is_pytest_own(ch.fixture):
                 continue  # pytest's own tmp_path setup (see own_fixtures): nobody's leak
             ref = (ch.probe, ch.key)
-            if ch.phase == "setup" and ch.scope in WIDE_SCOPES and ref not in held:
-                held[ref] = _Held(test.index, ch)
+            if scope_holds(ch) and ref not in held:
+                held[ref] = Held(ch, test.index)
                 continue
             h = held.get(ref)
-            if h is not None and ch.phase == "teardown" and ch.after == h.change.before:
+            if h is not None and ch.phase == "teardown" and h.put_back(ch.after):
                 del held[ref]  # the scope ended and put the value back: nobody leaked it
                 continue
             if h is not None:

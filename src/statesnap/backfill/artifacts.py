@@ -19,6 +19,7 @@ from statesnap.backfill.orderrecord import replay_invocation
 from statesnap.backfill.pytestreplay import is_replay_file, parse_replay
 from statesnap.backfill.shard import KIND_RANK, BadArtifact, Shard
 from statesnap.record.journal import RecordError
+from statesnap.record.lanes import read_lanes
 from statesnap.replay.args import OptionTable
 from statesnap.replay.repro import without_statesnap
 
@@ -71,8 +72,6 @@ def read_artifact(path: Path, collected: Callable[[], set[str] | None]) -> list[
 
 
 def _statesnap(path: Path) -> list[Shard]:
-    from statesnap.contain.xdist import read_lanes
-
     try:
         lanes = read_lanes(path)
     except RecordError as exc:

@@ -8,7 +8,6 @@ The steps are in docs/ARCHITECTURE.md ("Backfill").
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,7 @@ from statesnap.analysis.findings import (
 )
 from statesnap.backfill.remote import RemoteRunner
 from statesnap.backfill.shard import Shard
+from statesnap.base.progress import Progress
 from statesnap.proof.verify import Verifier
 from statesnap.record.journal import Record
 from statesnap.replay.repro import repro_command
@@ -69,7 +69,7 @@ def base_finding(state: Record, victim: str, shard: Shard) -> Finding:
 
 
 def investigate(shard: Shard, state: Record, victim: str, runner: RemoteRunner,
-                repeat: int, progress: Callable[[str], None]) -> VictimResult:
+                repeat: int, progress: Progress) -> VictimResult:
     shutil.rmtree(runner.logs_dir, ignore_errors=True)  # a resumed run writes them again
     finding = base_finding(state, victim, shard)
     finding.worker = shard.worker

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from statesnap.base.version import __version__
 from statesnap.record.journal import RecordError
 
-#: Subcommand modules under ``statesnap.cli``, in ``--help`` order.  A module that is missing
-#: (a feature not built yet) is skipped rather than breaking the others.
+#: Subcommand modules under ``statesnap.cli``, in ``--help`` order.
 SUBCOMMANDS = ("explain", "replay", "bisect", "diff", "report", "hunt", "backfill")
 
 
@@ -32,13 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"statesnap {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"statesnap.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"statesnap.cli.{name}":
-                continue
-            raise
-        module.add_parser(sub)
+        importlib.import_module(f"statesnap.cli.{name}").add_parser(sub)
     return parser
 
 

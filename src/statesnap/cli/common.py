@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from statesnap.base.progress import Progress
 from statesnap.cli import CliError
 from statesnap.record.journal import Record, TestEntry, read_record
+from statesnap.record.lanes import read_lanes
 from statesnap.record.paths import find_latest
-
-Progress = Callable[[str], None]
 
 
 def add_record_arg(parser: argparse.ArgumentParser, nargs: str = "?") -> None:
@@ -38,16 +38,9 @@ def load(path: Path | None) -> Record:
 
 
 def load_lanes(path: Path | None) -> list[Record]:
-    """One record per process of the run: the xdist workers' lanes of a merged record, or
-    the record itself.  Findings and replays never mix tests of two processes."""
-    target = record_path(path)
-    record = read_record(target)  # errors (missing, truncated, unknown format) come from here
-    if "lanes" not in record.header:
-        return [record]
-    from statesnap.contain.xdist import read_lanes
-
-    lanes = read_lanes(target)  # each with the verdicts stored for its worker's victims
-    return lanes or [record]
+    """One record per process of the run (or the last run): see
+    :func:`statesnap.record.lanes.read_lanes`; each lane has its worker's stored verdicts."""
+    return read_lanes(record_path(path))
 
 
 def lane_of(lanes: Sequence[Record], nodeid: str) -> tuple[Record, TestEntry]:

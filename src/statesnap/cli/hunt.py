@@ -15,7 +15,14 @@ from typing import Any
 from statesnap.analysis.findings import Finding
 from statesnap.base.argtypes import count, positive_seconds
 from statesnap.cli import CliError
-from statesnap.cli.common import SplitAtDashes, add_record_arg, load, progress_printer, stop
+from statesnap.cli.common import (
+    SplitAtDashes,
+    add_record_arg,
+    load_lanes,
+    progress_printer,
+    record_path,
+    stop,
+)
 from statesnap.record.journal import Record, read_record
 
 
@@ -57,17 +64,6 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
 
 
-def load_lanes(path: Path | None) -> tuple[Path, list[Record]]:
-    """The record's path and lanes (one per xdist worker of a merged record, or itself)."""
-    record = load(path)
-    try:
-        from statesnap.contain.xdist import read_lanes
-    except ImportError:
-        return record.path, [record]
-    lanes = read_lanes(record.path)  # each with the verdicts stored for its worker's victims
-    return record.path, [lane for lane in lanes if lane.tests] or [record]
-
-
 def _refuse_overwriting_a_record(path: Path) -> None:
     # `statesnap hunt --json run.jsonl` would take the record for the output path.
     if not path.is_file():
@@ -88,10 +84,13 @@ def run(args: argparse.Namespace) -> int:
     json_path = None if args.json_path in (None, "-") else Path(args.json_path)
     if json_path is not None:
         _refuse_overwriting_a_record(json_path)
-    record_path, lanes = load_lanes(args.record)
+    path = record_path(args.record)
+    lanes = load_lanes(path)
+    # A lane with no finished test (a worker that died at once) has nothing to hunt in.
+    lanes = [lane for lane in lanes if lane.tests] or lanes
     workers = sorted({t.worker for lane in lanes for t in lane.tests})
     if args.worker and args.worker not in workers:
-        raise CliError(f"no worker {args.worker!r} in {record_path} "
+        raise CliError(f"no worker {args.worker!r} in {path} "
                        f"(workers: {', '.join(workers)})")
     random_orders = args.random_orders or (1 if args.seed is not None else 0)
     options = HuntOptions(budget=args.budget, random_orders=random_orders,
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.json_path == "-"
     progress = progress_printer(quiet=args.quiet or to_stdout)
     try:
-        hunter = Hunter(lanes, options, progress, logs_dir=default_logs_dir(record_path))
+        hunter = Hunter(lanes, options, progress, logs_dir=default_logs_dir(path))
         result = hunter.hunt()
     except HuntError as exc:
         raise CliError(str(exc)) from None
@@ -162,10 +161,8 @@ def _write_json(path: Path, summary: dict[str, Any]) -> None:
 
 def _write_report(path: Path, records: list[Record], findings: list[Finding],
                   result: Any) -> None:
-    try:
-        from statesnap.output.report import write_report
-    except ImportError:
-        raise CliError("the HTML report is not available in this build") from None
+    from statesnap.output.report import write_report
+
     facts = {"hunt": f"{len(result.orders)} order(s), {len(result.runs)} pytest run(s) in "
                      f"{result.duration:.1f} s", "hunt logs": str(result.logs_dir)}
     try:

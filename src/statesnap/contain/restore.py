@@ -28,8 +28,6 @@ class RestoreMode:
         self.selection: ProbeSelection | None = None
         self.probes: list[Probe] = []
         self._saved: dict[str, object] = {}
-        #: ``nodeid -> ["env:FOO", ...]``, in run order.
-        self.restored: dict[str, list[str]] = {}
         #: Restores that raised: ``(nodeid, probe, error)``.
         self.failures: list[tuple[str, str, str]] = []
 
@@ -80,7 +78,6 @@ class RestoreMode:
                 self.failures.append((item.nodeid, probe.name, f"restore: {exc!r}"))
         self._saved = {}
         if done:
-            self.restored[item.nodeid] = done
             tracker = self.run.tracker
             if tracker is not None:
                 tracker.baseline()  # re-read the probes whose state was just put back

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Generator, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from _pytest.outcomes import Failed
 
-from statesnap.analysis.leaks import WIDE_SCOPES
+from statesnap.analysis.leaks import WIDE_SCOPES, Held, scope_holds
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
 from statesnap.plugin.run import MAX_LINES, RunState
-from statesnap.state.diff import Change, diff_snapshots
+from statesnap.state.diff import Change
 from statesnap.state.selection import (
     ProbeSelection,
     SelectionError,
@@ -40,47 +40,18 @@ class StateLeaked(Failed):
     """Raised at teardown by strict mode: the test leaked state; the message is the diff."""
 
 
-@dataclass
-class _Held:
-    before: Any
-    fixture: str
-    scope: str
-    nodeid: str
-    change: Change
-
-
 def net_so_far(run: RunState) -> list[Change]:
-    """The test's net changes up to now (a full snapshot), labelled like the record's.
-
-    Reads the tracker's test in progress; the later ``end()`` reuses this snapshot's tokens.
-    """
+    """The test's net changes up to now (a full snapshot), labelled like the record's."""
     tracker: TestTracker | None = run.tracker
     if tracker is None:
         return []
     # After a quiet teardown (the plugin took no after-call snapshot) all of it is the call's.
-    tracker.checkpoint(Label("call" if run.test.call_is_last else "teardown"), light=False)
-    test = getattr(tracker, "_test", None)
-    if test is None:
-        return []
-    changes = diff_snapshots(test.before, test.last)
-    snapshotter = tracker.snapshotter
-    for ch in changes:
-        label = test.first_seen.get((ch.probe, ch.key))
-        if label is not None:
-            ch.phase, ch.fixture, ch.scope = label.phase, label.fixture, label.scope
-        probe = snapshotter.probe(ch.probe)
-        if probe is not None:
-            try:
-                ch.severity = int(probe.severity_of(ch.key, ch.before, ch.after))
-            except Exception:
-                ch.severity = int(probe.severity)
-    return changes
+    return tracker.net_so_far(Label("call" if run.test.call_is_last else "teardown"))
 
 
 def _current_value(run: RunState, probe: str, key: str) -> Any:
-    tracker = run.tracker
-    test = getattr(tracker, "_test", None)
-    snap = test.last if test is not None else getattr(tracker, "current", None)
+    tracker: TestTracker | None = run.tracker
+    snap = tracker.latest if tracker is not None else None
     if snap is None:
         return None
     return snap.get(probe).get(key)
@@ -105,7 +76,8 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
         if probe is not None:
             try:
                 hint = probe.hint(ch.key, ch.change)
-            except Exception:
+            except Exception as exc:
+                note_internal_error(f"probe {ch.probe}: hint", exc)
                 hint = None
             if hint and hint not in hints:
                 hints.append(hint)
@@ -125,10 +97,8 @@ class StrictPlugin:
         self.spec = spec
         self.allow = allow
         self.selection: ProbeSelection | None = None
-        self.held: dict[tuple[str, str], _Held] = {}
+        self.held: dict[tuple[str, str], Held] = {}
         self._finalised: set[tuple[str, str]] = set()
-        #: Node ids of tests that errored for a leak, with the refs.
-        self.violations: dict[str, list[str]] = {}
         run.config.stash[STRICT_KEY] = self
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -182,11 +152,11 @@ class StrictPlugin:
         held_by: dict[str, str] = {}
         for ch in net_so_far(self.run):
             ref = (ch.probe, ch.key)
-            if ch.phase == "setup" and ch.scope in WIDE_SCOPES and ch.fixture:
-                self.held.setdefault(ref, _Held(ch.before, ch.fixture, ch.scope, item.nodeid, ch))
+            if scope_holds(ch):
+                self.held.setdefault(ref, Held(ch))
                 continue
             held = self.held.get(ref)
-            if held is not None and ch.after == held.before:
+            if held is not None and held.put_back(ch.after):
                 del self.held[ref]  # the scope ended and put it back
                 continue
             leaks.append(ch)
@@ -197,14 +167,13 @@ class StrictPlugin:
             del self.held[ref]
             if ref in own:
                 continue  # this test changed it last: its own change is listed, not the fixture
-            if _current_value(self.run, *ref) != held.before:
+            if not held.put_back(_current_value(self.run, *ref)):
                 leaks.append(held.change)
                 held_by[held.change.ref] = f"{held.scope} fixture {held.fixture}"
         patterns = self._patterns(item)
         leaks = [c for c in leaks if selection.covers(c) and not allowed(c, patterns)]
         if not leaks:
             return None
-        self.violations[item.nodeid] = [c.ref for c in leaks]
         self.run.test.add_field(FIELD, [c.ref for c in leaks])
         return format_leak(item.nodeid, leaks, self.run, held_by)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import BRITTLE, LATENT, Finding
+from statesnap.base.progress import Progress
 from statesnap.hunt.plan import (
     HuntSuite,
     Observation,
@@ -42,15 +43,13 @@ from statesnap.hunt.runs import (
     RANDOM,
     REVERSED,
     WITHOUT_LEAKERS,
-    BudgetSpent,
     HuntRun,
     Observed,
-    Progress,
     Replays,
 )
 from statesnap.hunt.suspect import Suspect
 from statesnap.record.journal import Record
-from statesnap.replay.runner import Runner
+from statesnap.replay.runner import BudgetSpent, Runner
 
 
 class HuntError(Exception):

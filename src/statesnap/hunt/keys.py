@@ -14,8 +14,10 @@ from statesnap.analysis.findings import Finding
 from statesnap.analysis.hints import hint_for, restorable
 from statesnap.analysis.keyproof import fresh_module_attributes, smallest_healing_set
 from statesnap.hunt.plan import HuntSuite, observe
-from statesnap.hunt.runs import KEY, BudgetSpent, Observed, Replays
+from statesnap.hunt.runs import KEY, Observed, Replays
 from statesnap.hunt.suspect import Suspect
+from statesnap.replay.runner import BudgetSpent
+from statesnap.state.diff import ADDED, REMOVED
 
 #: Keys restored one at a time (best ranked first) before all of them together.
 MAX_SINGLE_KEYS = 4
@@ -56,11 +58,10 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     f.probe, f.key = healing[0]
     change = writes[healing[0]].change
-    f.before, f.after = change.before, (None if change.change == "removed" else change.after)
-    kind = "removed" if f.after is None else ("added" if f.before is None else "changed")
-    f.hint = hint_for(f.probe, f.key, kind)
+    f.before, f.after = change.before, (None if change.change == REMOVED else change.after)
+    f.hint = hint_for(f.probe, f.key, change.change)
     f.hint_proven = True
-    if len(healing) == 1 and f.probe == "modules" and change.change == "added":
+    if len(healing) == 1 and f.probe == "modules" and change.change == ADDED:
         return _name_module_settings(suite, f, s, causes)
     return None
 
@@ -75,9 +76,7 @@ def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list
         return None
     top = changed[0]
     f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-    kind = "removed" if top.change == "removed" else ("added" if top.before is None
-                                                       else "changed")
-    f.hint = hint_for(top.probe, top.key, kind)
+    f.hint = hint_for(top.probe, top.key, top.change)
     f.hint_proven = False  # proven: taking the module out; the attribute: the record
     return (f"taking {module} out of sys.modules before the victim makes it pass (the "
             f"polluter imported it first there); in the recorded run, where it was "

@@ -13,6 +13,7 @@ from typing import Any
 from statesnap.analysis.findings import (
     BRITTLE,
     LATENT,
+    MAX_CANDIDATES,
     NOT_ORDER_DEPENDENT,
     SUSPECTED,
     UNEXPLAINED,
@@ -26,10 +27,10 @@ from statesnap.hunt.repro import args_file_of, order_command, up_to
 from statesnap.hunt.runs import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
 from statesnap.hunt.suspect import Suspect
 from statesnap.record.signature import Signature
+from statesnap.state.diff import change_kind
 
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
-MAX_CANDIDATES = 20
 
 Want = Callable[[Observed, "Suspect"], bool]
 
@@ -210,9 +211,7 @@ class Prover:
         if mine:
             top = mine[0]
             f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-            change = "removed" if top.after is None else ("added" if top.before is None
-                                                          else "changed")
-            f.hint = hint_for(top.probe, top.key, change)
+            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after))
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:

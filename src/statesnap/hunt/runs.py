@@ -9,17 +9,16 @@ attribution works on exactly as it does on the recorded run.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.leaks import resolve_leaks
+from statesnap.base.progress import Progress
 from statesnap.probes.base import Severity
 from statesnap.record.journal import Record, RecordError, read_record
-from statesnap.replay.runner import ReplayResult, Runner
-
-Progress = Callable[[str], None]
+from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
 
 #: Kinds of run.  The first ones explore orders; the others prove what they found.
 LEAKERS_FIRST = "leakers-first"
@@ -38,10 +37,6 @@ KEY = "key"
 DDMIN = "ddmin"
 ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, CLEANERS_LAST, REVERSED, LOW_FIRST,
                RANDOM)
-
-
-class BudgetSpent(Exception):
-    """The hunt's time budget ran out before this run could start."""
 
 
 @dataclass

@@ -18,6 +18,8 @@ import pytest
 
 from statesnap import probes as probe_registry
 from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
+from statesnap.base.internal import note_internal_error
+from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
@@ -25,14 +27,13 @@ from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
+from statesnap.record.failure import failure_entry
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.record.signature import failing_frame
 from statesnap.state.diff import Change, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 from statesnap.state.tracker import Label, TestTracker
-
-FAILURE_TEXT_LIMIT = 8000
 
 
 def configure(config: pytest.Config) -> None:
@@ -175,6 +176,15 @@ class StatesnapPlugin:
         run.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
         run.tracker = TestTracker(run.snapshotter)
         run.writer.write(session_header(run, statuses))
+
+        def internal_error(entry: dict[str, Any]) -> None:
+            # Only a process that writes the record takes them (a forked child has no writer).
+            if run.writer is None:
+                raise ValueError("no record writer in this process")
+            run.writer.write_open(entry)
+
+        # statesnap's own caught errors (statesnap.base.internal), those noted so far too.
+        set_internal_sink(internal_error)
         if s.restore_before is not None:
             self.restore_before = RestoreBefore(s.restore_before, active)
         if s.record_path is None and run.worker == "main":
@@ -293,8 +303,8 @@ class StatesnapPlugin:
                 continue
             try:
                 out.update(probe.gauges(m))
-            except Exception:
-                pass
+            except Exception as exc:
+                note_internal_error(f"probe {probe.name}: gauges", exc)
         self._gauged = (snap, (out, dumps(out) if out else None))
         return self._gauged[1]
 
@@ -387,13 +397,13 @@ class StatesnapPlugin:
                     self._after_setup()
                 elif when == "call":
                     self._after_call(item)
-            except Exception:  # bookkeeping must never change a test's outcome
-                pass
+            except Exception as exc:  # bookkeeping must never change a test's outcome
+                note_internal_error(f"checkpoint after {call.when}", exc)
         report = yield
         try:
             self._note_report(report, call, item)
-        except Exception:  # bookkeeping must never change a test's outcome
-            pass
+        except Exception as exc:  # bookkeeping must never change a test's outcome
+            note_internal_error("noting a test's report", exc)
         if self.run.report_sink is not None:
             self.run.report_sink(item, report)
         return report
@@ -408,29 +418,20 @@ class StatesnapPlugin:
         test.note_phase(when, outcome)
         if report.failed and test.failure is None:
             excinfo = call.excinfo
-            message = ""
-            exc_type = None
+            message, exc_type, where = "", None, None
             if excinfo is not None:
                 exc_type = excinfo.typename
                 try:
-                    message = str(excinfo.value).strip().splitlines()[0][:500]
-                except Exception:
+                    message = str(excinfo.value)
+                except Exception:  # the test's exception has a broken __str__
                     message = ""
-            text = report.longreprtext or ""
-            failure: dict[str, Any] = {
-                "phase": when,
-                "exc_type": exc_type,
-                "message": self._scrub(message),
-                "text": self._scrub(text[-FAILURE_TEXT_LIMIT:]),
-            }
-            if excinfo is not None and item is not None:
-                # With the type, the failure's signature (statesnap.record.signature): a replay
-                # that fails elsewhere in the test fails differently.
-                where = failing_frame(excinfo.traceback, getattr(item, "path", None),
-                                      item.config.rootpath)
-                if where is not None:
-                    failure["where"] = where
-            test.note_failure(failure)
+                if item is not None:
+                    # With the type, the failure's signature (statesnap.record.signature): a
+                    # replay that fails elsewhere in the test fails differently.
+                    where = failing_frame(excinfo.traceback, getattr(item, "path", None),
+                                          item.config.rootpath)
+            test.note_failure(failure_entry(when, exc_type, message, report.longreprtext or "",
+                                            where, scrub=self._scrub))
 
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""

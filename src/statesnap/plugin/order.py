@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from statesnap.base.internal import note_internal_error
 from statesnap.replay import orderfile
 
 
@@ -62,14 +63,13 @@ class RestoreBefore:
         wanted = {p for p, _ in self.keys}
         self.probes = {p.name: p for p in probes if p.name in wanted and p.restorable}
         self.saved: dict[str, object] = {}
-        self.restored: list[str] = []
 
     def save(self) -> None:
         for name, probe in self.probes.items():
             try:
                 self.saved[name] = probe.save()
-            except Exception:
-                pass
+            except Exception as exc:  # its keys are not put back: the replay's log says so
+                note_internal_error(f"--statesnap-restore-before: save {name}", exc)
 
     def maybe_restore(self, nodeid: str) -> list[str]:
         if nodeid != self.before:
@@ -81,7 +81,6 @@ class RestoreBefore:
                 continue
             try:
                 done += [f"{name}:{k}" for k in probe.restore(self.saved[name], keys)]
-            except Exception:
-                pass
-        self.restored = done
+            except Exception as exc:
+                note_internal_error(f"--statesnap-restore-before: restore {name}", exc)
         return done

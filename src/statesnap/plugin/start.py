@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from statesnap.base.fsinfo import mtime_resolution
+from statesnap.base.internal import note_internal_error
 from statesnap.plugin.run import RunState
 from statesnap.record.header import build_header, plugin_label
 from statesnap.replay.args import OptionTable, option_table, replay_args
@@ -37,7 +38,8 @@ def watch_installed_project(run: RunState) -> None:
 
     try:
         found = find_project(run.settings.rootdir)
-    except Exception:  # odd metadata must not stop the session; the rootdir still counts
+    except Exception as exc:  # odd metadata must not stop the session; the rootdir counts
+        note_internal_error("finding the installed project", exc)
         return
     if found is None or run.ctx is None:
         return

@@ -11,7 +11,7 @@ import enum
 import importlib
 import os
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeAlias
@@ -163,13 +163,6 @@ def fingerprint_repr(value: object, limit: int = 200) -> str:
     if len(text) > limit:
         return f"{text[:limit]}… ({len(text)} chars)"
     return text
-
-
-def redact_mapping(values: Mapping[str, Any], redactor: Any) -> dict[str, Any]:
-    """Apply ``redactor(name, value)`` to every item when a redactor is configured."""
-    if redactor is None:
-        return dict(values)
-    return {k: redactor(k, v) for k, v in values.items()}
 
 
 class ProcFile:

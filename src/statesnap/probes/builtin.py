@@ -28,13 +28,5 @@ BUILTIN: tuple[tuple[str, str], ...] = (
 
 def builtin_probes() -> list[Probe]:
     """Fresh instances of every built-in probe (one set per pytest process)."""
-    out: list[Probe] = []
-    for module_name, class_name in BUILTIN:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue  # a probe left out of this build (a trimmed vendored copy)
-        out.append(getattr(module, class_name)())
-    return out
+    return [getattr(importlib.import_module(module_name), class_name)()
+            for module_name, class_name in BUILTIN]

@@ -11,6 +11,7 @@ import os
 import socket
 from typing import Any
 
+from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import (
     Probe,
     ProbeContext,
@@ -270,8 +271,8 @@ class FdsProbe(Probe):
                     out[str(c.fd)] = describe_socket(
                         int(c.family), int(c.type), c.laddr, c.raddr, c.status
                     )
-        except Exception:
-            pass  # access denied on some platforms: what we have is still worth showing
+        except Exception as exc:  # access denied on some platforms: what we have still shows
+            note_internal_error("probe fds: psutil's open files and sockets", exc)
         return out
 
     # -- reporting --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
+from statesnap.base.internal import note_internal_error
 from statesnap.probes._attrdescribe import short, tag
 from statesnap.probes._dictwatch import Reader, version_reader
 from statesnap.probes._processitems import (
@@ -246,7 +247,8 @@ class ProcessProbe(Probe):
                 continue
             try:
                 values[item.key] = item.get()
-            except Exception:
+            except Exception as exc:  # not saved: not put back either
+                note_internal_error(f"probe process: save {item.key}", exc)
                 continue
         return {"items": values, "builtins": dict(vars(builtins))}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import fingerprint_repr
 
 #: ``(key in the probe's map, module name)``.
@@ -90,8 +91,9 @@ class ConfigWatcher:
             if name in now and _differs(now[name], value):
                 try:
                     setattr(self.mod, name, value)
-                except Exception:  # a knob that became read-only or an alias: leave it
-                    continue
+                except Exception as exc:  # a knob that became read-only or an alias: leave it
+                    note_internal_error(f"torch config {self.mod.__name__}: restore {name}",
+                                        exc)
 
 
 def loaded_configs() -> list[tuple[str, Any]]:

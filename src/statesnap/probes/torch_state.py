@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.base.internal import note_internal_error
 from statesnap.probes import torch_cuda as cuda_keys
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, fingerprint_repr
 from statesnap.probes.torch_config import ConfigWatcher, current_values, describe_change
@@ -347,7 +348,8 @@ class TorchState(Probe):
                     continue
                 try:
                     flag.setter(t, saved.flags[key])
-                except Exception:  # e.g. a thread count that can no longer be set
+                except Exception as exc:  # e.g. a thread count that can no longer be set
+                    note_internal_error(f"probe torch: restore {key}", exc)
                     continue
                 done.append(key)
             elif key.startswith("nn.module.") and key[10:] in saved.hooks:

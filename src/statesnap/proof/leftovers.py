@@ -17,6 +17,7 @@ from statesnap.analysis.findings import NOT_REPRODUCED, UNEXPLAINED, VERIFIED, F
 from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
+from statesnap.base.progress import Progress
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
 
@@ -29,7 +30,7 @@ class LeftoverReplays:
     fails: Callable[[list[str], str], bool]
     #: Sets files aside for the next replays (an empty list puts them all back).
     set_aside: Callable[[list[Path]], None]
-    progress: Callable[[str], None]
+    progress: Progress
     header: dict[str, Any]
 
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from statesnap.base.progress import Progress
 from statesnap.base.redact import Redactor
 from statesnap.record.journal import Record, RecordError, append_lines, read_record
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
 
-Say = Callable[[str], None]
 
 
 class OutputLedger(Protocol):
@@ -48,7 +48,7 @@ class EndContext:
     own_fds: set[int]
     initial_env: dict[str, str]
     redactor: Redactor
-    say: Say
+    say: Progress
     outputs: OutputLedger
     #: Features' own findings per record (pytest-rerunfailures' order-dependent tests).
     finders: list[Callable[[Record, list[Finding]], list[Finding]]] = field(
@@ -131,7 +131,7 @@ class Replays:
 
 
 def prove(record: Record, findings: list[Finding], replays: Replays,
-          progress: Say | None = None) -> list[Finding]:
+          progress: Progress | None = None) -> list[Finding]:
     """Verify ``findings`` by replay in fresh processes, within the budget."""
     from statesnap.proof.verify import verify_findings
     from statesnap.replay.runner import Runner
@@ -143,7 +143,7 @@ def prove(record: Record, findings: list[Finding], replays: Replays,
 
 
 def attribute_and_prove(record: Record, replays: Replays,
-                        progress: Say | None = None) -> list[Finding]:
+                        progress: Progress | None = None) -> list[Finding]:
     """The CLI's pipeline: attribute from the record alone, then prove by replay."""
     from statesnap.analysis.attribution import attribute
 

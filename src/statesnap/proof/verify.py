@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,22 +30,19 @@ from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
 from statesnap.analysis.own_fixtures import fixture_words
+from statesnap.base.progress import Progress
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.record.journal import Record, TestEntry
 from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
-from statesnap.replay.runner import ReplayResult, Runner
+from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
+from statesnap.state.diff import change_kind
 
-Progress = Callable[[str], None]
 MAX_SINGLE_SUSPECTS = 5
 MAX_KEY_REPLAYS = 6
 #: Restorable keys a set-level proof restores together (then shrinks) at most.
 MAX_SET_KEYS = 24
 MAX_CLEANER_REPLAYS = 3
-
-
-class BudgetSpent(Exception):
-    """The verification budget ran out; the finding keeps what was learnt so far."""
 
 
 class ReplayError(Exception):
@@ -312,9 +309,8 @@ class Verifier:
             return
         self._prove_keys(finding, polluters, victim, writes)
         if finding.probe and finding.key:
-            change = ("removed" if finding.after is None else
-                      "added" if finding.before is None else "changed")
-            finding.hint = hint_for(finding.probe, finding.key, change)
+            finding.hint = hint_for(finding.probe, finding.key,
+                                    change_kind(finding.before, finding.after))
             w = writes.get((finding.probe, finding.key))
             if w is not None:
                 finding.note = _fixture_note(w) or finding.note

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from statesnap.base.internal import note_internal_error
 from statesnap.base.redact import Redactor
 from statesnap.base.version import __version__
 from statesnap.record.journal import FORMAT
@@ -64,7 +65,8 @@ def installed_packages() -> dict[str, str]:
             try:
                 dist = importlib.metadata.PathDistribution(Path(entry or ".") / folder)
                 meta_name = dist.metadata["Name"]
-            except Exception:
+            except Exception as exc:  # odd metadata: the package is left out of the header
+                note_internal_error(f"header: packages ({folder})", exc)
                 continue
             if meta_name:
                 out.setdefault(str(meta_name), str(dist.version))

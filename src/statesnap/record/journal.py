@@ -85,6 +85,13 @@ class RecordWriter:
     def write(self, obj: Mapping[str, Any]) -> None:
         self.write_line(dumps(obj))
 
+    def write_open(self, obj: Mapping[str, Any]) -> None:
+        """:meth:`write`, or ValueError once closed: for a caller that keeps what was not
+        written (:func:`statesnap.base.internal.set_sink`)."""
+        if self._fd is None:
+            raise ValueError(f"{self.path}: the record is closed")
+        self.write(obj)
+
     def write_start(self, index: int, nodeid: str) -> None:
         """The ``start`` line of a test (written before every test: formatted by hand)."""
         self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":'
@@ -180,6 +187,8 @@ class Record:
     verdicts: list[dict[str, Any]] = field(default_factory=list)
     #: The actions of the ``released`` lines: what the session let go of before replaying.
     released: list[dict[str, Any]] = field(default_factory=list)
+    #: The ``internal_error`` lines: statesnap's own errors, caught so the run went on.
+    internal_errors: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def worker(self) -> str:
@@ -295,6 +304,8 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
                 record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
             elif kind == "probe_error":
                 record.errors.append(obj)
+            elif kind == "internal_error":
+                record.internal_errors.append(obj)
             elif kind == "footer":
                 record.footer = obj
             elif kind == "released":

@@ -101,12 +101,17 @@ def _wait_exited(pid: int, timeout: float | None) -> os.waitid_result | None:
             os.close(pidfd)
 
 
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
-    """Signal a whole process group; a group already gone is fine."""
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
+    """Signal a whole process group; False when there was no such group to signal.
+
+    A group already gone is fine: the caller that started its child without a session of its
+    own (an interactive replay) then signals the child alone.
+    """
     try:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
-        pass
+        return False
+    return True
 
 
 def wait_child(pid: int, timeout: float | None = None, group: bool = True) -> Exit:

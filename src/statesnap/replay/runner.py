@@ -10,7 +10,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,24 +21,29 @@ from pathlib import Path
 from typing import IO, Any
 
 from statesnap.base.redact import PREFIX as REDACTED
-from statesnap.base.redact import SECRET_FD_ENV, Redactor
+from statesnap.base.redact import Redactor
 from statesnap.record.header import REPLAY_ENV_PREFIXES
 from statesnap.record.journal import Record, RecordError, read_record
 from statesnap.record.signature import CRASH, Signature
 from statesnap.replay.args import plugin_args
+from statesnap.replay.child import PARENT_ONLY_ENV, XDIST_ENV, child_command, child_env
 from statesnap.replay.filestage import FileStage
 from statesnap.replay.inherited import TRAMPOLINE, Inherited
 from statesnap.replay.log import LogPump, SecretPipe
 from statesnap.replay.orderfile import write_order
-from statesnap.replay.repro import replay_base_args, repro_command
-
-#: Variables that describe the parent pytest process, never a child's.
-_PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
-                    "PYTEST_XDIST_TESTRUNUID", "STATESNAP_REPLAY", SECRET_FD_ENV)
-
+from statesnap.replay.procwait import kill_group
+from statesnap.replay.repro import repro_command
 
 #: How many node ids of the order a log's heading lists (the order file has them all).
 MAX_LOGGED_IDS = 20
+
+
+class BudgetSpent(Exception):
+    """A time budget (a verification's, a hunt's) ran out: no replay may start any more.
+
+    Raised by the callers of :class:`Runner`, which own the budget; one class, so that each
+    layer above catches the same thing.
+    """
 
 
 @dataclass
@@ -97,7 +101,8 @@ def replay_env(header: Mapping[str, Any], base: Mapping[str, str]) -> dict[str, 
     if isinstance(recorded, Mapping):
         for name, value in recorded.items():
             if (isinstance(value, str) and name.startswith(REPLAY_ENV_PREFIXES)
-                    and not value.startswith(REDACTED) and name not in _PARENT_ONLY_ENV):
+                    and not value.startswith(REDACTED)
+                    and name not in (*PARENT_ONLY_ENV, *XDIST_ENV)):
                 env[name] = value
     return env
 
@@ -187,9 +192,6 @@ class Runner:
                 return Path(candidate)
         return Path.cwd()
 
-    def base_args(self) -> list[str]:
-        return replay_base_args(self.header)
-
     def cache_dir(self) -> Path:
         # The child's pytest cache goes to a scratch folder: a replay never rewrites the
         # user's lastfailed, and nothing but logs accumulates beside the record.
@@ -216,25 +218,21 @@ class Runner:
                 restore_file: Path | None = None, own_cache: bool = True) -> list[str]:
         """The child's command line; ``own_cache=False`` leaves pytest's cache where the
         suite keeps it (a command printed for the user to run)."""
-        cmd = [self.python(), "-m", "pytest", *self.base_args(), *self.extra_args,
-               f"--statesnap-order={order_file}", f"--statesnap-record={record_file}",
-               "--statesnap-verify-budget=0"]
-        if self.probes is not None:
-            cmd.append(f"--statesnap-probes={','.join(self.probes)}")
-        if own_cache and self.has_cache():
-            cmd += ["-o", f"cache_dir={self.cache_dir()}"]
-        if restore_file is not None:
-            cmd.append(f"--statesnap-restore-before={restore_file}")
-        cmd += test_files(order, self.rootdir)
-        return cmd
+        # The recorded interpreter (a replay from the CLI may run from another environment),
+        # and a scratch cache only where the recorded run had the cacheprovider.
+        return child_command(
+            self.python(), self.header, order_file, record_file, test_files(order, self.rootdir),
+            extra_args=self.extra_args, probes=self.probes,
+            cache_dir=self.cache_dir() if own_cache and self.has_cache() else None,
+            options=([f"--statesnap-restore-before={restore_file}"]
+                     if restore_file is not None else []))
 
     def repro_command(self, order: Sequence[str]) -> str:
         return repro_command(self.header, order)
 
     def child_env(self) -> dict[str, str]:
-        env = {k: v for k, v in self.env.items() if k not in _PARENT_ONLY_ENV}
-        env["STATESNAP_REPLAY"] = "1"
-        return env
+        # A replay runs outside any xdist run, whatever the parent was part of.
+        return child_env(self.env, keep_xdist=False, STATESNAP_REPLAY="1")
 
     def claim(self, label: str) -> tuple[str, Path]:
         """The next free ``NNN-label`` stem and its log, created exclusively.
@@ -304,13 +302,13 @@ class Runner:
             try:
                 if pump.run(proc, deadline=t0 + limit):
                     result.timed_out = True
-                    kill_group(proc)
+                    _kill(proc)
                     pump.run(proc)
                     log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
                               "process group was killed\n")
                 result.returncode = proc.wait()
             except BaseException:
-                kill_group(proc)  # interrupted (Ctrl-C): leave no replay running
+                _kill(proc)  # interrupted (Ctrl-C): leave no replay running
                 proc.wait()
                 raise
             finally:
@@ -405,11 +403,9 @@ def error_line(log: Path) -> str:
     return " / ".join(lines[-2:]) or "no output"
 
 
-def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """SIGKILL the child's whole process group (it was started in a session of its own)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+def _kill(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the replay's process group, or the child alone when it has no group of its own."""
+    if not kill_group(proc.pid):
         try:
             proc.kill()
         except ProcessLookupError:

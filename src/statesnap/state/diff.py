@@ -98,6 +98,19 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -
     return out
 
 
+def change_kind(before: Any, after: Any) -> str:
+    """ADDED, REMOVED or CHANGED, from a key's two sides where None stands for "absent".
+
+    How a finding or a candidate stores them; a :class:`Change` says its kind itself
+    (``change``), which is exact where a key's value was None.
+    """
+    if after is None:
+        return REMOVED
+    if before is None:
+        return ADDED
+    return CHANGED
+
+
 def diff_snapshots(
     before: Snapshot, after: Snapshot, probes: Iterable[str] | None = None
 ) -> list[Change]:
@@ -111,20 +124,3 @@ def diff_snapshots(
         out.extend(diff_maps(name, a, b))
     return out
 
-
-def apply_changes(state: dict[tuple[str, str], Any], changes: Iterable[Change]) -> None:
-    """Fold changes into a ``{(probe, key): value}`` state (used to replay a record's history).
-
-    A removed key is stored as the sentinel :data:`ABSENT` so that "removed" and "never seen"
-    stay distinct.
-    """
-    for ch in changes:
-        state[(ch.probe, ch.key)] = ABSENT if ch.change == REMOVED else ch.after
-
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Any = _Absent()

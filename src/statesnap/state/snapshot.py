@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import Probe, ProbeMap
 
 ErrorCallback = Callable[[Probe, str, BaseException], None]
@@ -116,8 +117,8 @@ class Snapshotter:
         self._untimed_at_exit[probe.name] = self._untimed
         try:
             probe.close()
-        except Exception:
-            pass
+        except Exception as close_exc:
+            note_internal_error(f"probe {probe.name}: close", close_exc)
         if self._on_error is not None:
             self._on_error(probe, where, exc)
 
@@ -252,23 +253,12 @@ class Snapshotter:
             out[name] = ProbeCost(c.token_ns, c.tokens + untimed, c.timed, c.read_ns, c.reads)
         return out
 
-    def changed_probes(self, a: Snapshot, b: Snapshot) -> list[str]:
-        """Names of probes whose maps differ between two snapshots (identity first)."""
-        out = []
-        for name in set(a.maps) | set(b.maps):
-            ma, mb = a.maps.get(name), b.maps.get(name)
-            if ma is mb:
-                continue
-            if ma != mb:
-                out.append(name)
-        return sorted(out)
-
     def close(self) -> None:
         for p in self.probes:
             try:
                 p.close()
-            except Exception:
-                pass
+            except Exception as exc:
+                note_internal_error(f"probe {p.name}: close", exc)
 
 
 def cost_table(costs: dict[str, ProbeCost], tests: int) -> dict[str, dict[str, Any]]:

@@ -81,6 +81,31 @@ class TestTracker:
             return []
         if after is not t.last:
             self._label_final(t, after, final_phase)
+        net = self._net(t, after)
+        self.current = after
+        self._test = None
+        return net
+
+    def net_so_far(self, label: Label) -> list[Change]:
+        """The test's net changes up to now, labelled as :meth:`end` labels them.
+
+        Takes a full checkpoint labelled ``label`` first (strict mode, at the end of the
+        teardown); the later :meth:`end` reuses its tokens.
+        """
+        t = self._test
+        if t is None:
+            return []
+        self.checkpoint(label, light=False)
+        return self._net(t, t.last)
+
+    @property
+    def latest(self) -> Snapshot | None:
+        """The latest snapshot: the test in progress's last checkpoint, or the baseline."""
+        return self._test.last if self._test is not None else self.current
+
+    def _net(self, t: _Test, after: Snapshot) -> list[Change]:
+        """Changes from before the test to ``after``, each with where it first happened and
+        its severity by its probe (the probe's default where ``severity_of`` raises)."""
         net = diff_snapshots(t.before, after)
         for ch in net:
             label = t.first_seen.get((ch.probe, ch.key))
@@ -92,8 +117,6 @@ class TestTracker:
                     ch.severity = int(probe.severity_of(ch.key, ch.before, ch.after))
                 except Exception:
                     ch.severity = int(probe.severity)
-        self.current = after
-        self._test = None
         return net
 
     def _label_final(self, t: _Test, after: Snapshot, final_phase: str) -> None:

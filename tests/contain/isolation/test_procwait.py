@@ -11,7 +11,7 @@ from pathlib import Path
 
 from statesnap.contain.isolate.modes import choose_mode, cuda_initialised
 from statesnap.contain.isolate.run import trim_frames
-from statesnap.replay.procwait import wait_child
+from statesnap.replay.procwait import kill_group, wait_child
 
 
 def _fork(body: str) -> int:
@@ -41,6 +41,14 @@ def test_signal_is_named() -> None:
     assert result.signal == signal.SIGTERM
     assert result.signal_name == "SIGTERM"
     assert result.to_json() == {"signal": "SIGTERM"}
+
+
+def test_kill_group_says_whether_there_was_a_group() -> None:
+    pid = _fork("import time; time.sleep(60)")
+    assert kill_group(pid) is True
+    assert wait_child(pid).signal == signal.SIGKILL
+    # Reaped: no group of that id is left (the interactive replay's case: kill the child alone).
+    assert kill_group(pid) is False
 
 
 def test_timeout_aborts_then_kills() -> None:

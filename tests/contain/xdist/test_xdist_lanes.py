@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from statesnap.contain.xdist import lane_path, read_lanes
+from statesnap.contain.xdist import lane_path
+from statesnap.record.lanes import read_lanes
 
 Run = Callable[..., Any]
 

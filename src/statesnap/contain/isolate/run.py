@@ -25,6 +25,7 @@ from statesnap.contain.isolate.modes import (
 from statesnap.contain.isolate.spawn import run_spawned
 from statesnap.contain.isolate.warnings import emit as emit_warnings
 from statesnap.contain.strict import escaped_leak_message
+from statesnap.record.failure import failure_entry
 
 if TYPE_CHECKING:
     from statesnap.plugin.run import RunState
@@ -168,9 +169,7 @@ def _crash_report(run: RunState, item: pytest.Item, phase: str, message: str,
     outcome = "xfailed" if hasattr(report, "wasxfail") else "failed"
     run.test.note_phase(phase, outcome)
     if outcome == "failed":
-        run.test.note_failure({"phase": phase, "exc_type": ProcessCrashed.__name__,
-                               "message": message.splitlines()[0][:500],
-                               "text": message[-8000:]})
+        run.test.note_failure(failure_entry(phase, ProcessCrashed.__name__, message, message))
     return report
 
 

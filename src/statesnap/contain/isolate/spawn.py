@@ -21,6 +21,7 @@ import pytest
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
 from statesnap.contain.isolate.warnings import to_message
 from statesnap.record.journal import RecordError, read_record
+from statesnap.replay.child import child_command, child_env
 from statesnap.replay.orderfile import write_order
 from statesnap.replay.procwait import kill_group, wait_child
 
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from statesnap.plugin.run import RunState
 
 _HEADER_KEY = pytest.StashKey[dict[str, Any]]()
-_PARENT_ONLY_ENV = ("PYTEST_CURRENT_TEST",)
 LOG_TAIL = 6000
 
 
@@ -84,29 +84,20 @@ def _header(run: RunState) -> dict[str, Any]:
     return header
 
 
-def child_command(run: RunState, item: pytest.Item, workdir: Path) -> list[str]:
+def spawn_command(run: RunState, item: pytest.Item, workdir: Path) -> list[str]:
     """The ``python -m pytest`` line that runs ``item`` alone, reporting into ``workdir``."""
-    from statesnap.replay.repro import replay_base_args
-
-    header = _header(run)
     order = workdir / "order.json"
     write_order(order, [item.nodeid])
     active = [p.name for p in (run.snapshotter.probes if run.snapshotter else [])]
-    probes = ",".join(n for n in active if n != "files") or "-files"
-    # A scratch cache only where there is one: without the cacheprovider ``cache_dir`` is an
-    # unknown ini key, which ``filterwarnings = error`` turns into an internal error.
-    cache = (["-o", f"cache_dir={workdir / 'cache'}"]
-             if run.config.pluginmanager.has_plugin("cacheprovider") else [])
-    return [
-        sys.executable, "-m", "pytest", *replay_base_args(header),
-        f"--statesnap-order={order}",
-        f"--statesnap-isolate-child={workdir / 'channel.jsonl'}",
-        f"--statesnap-record={workdir / 'record.jsonl'}",
-        f"--statesnap-probes={probes}",
-        "--statesnap-verify-budget=0",
-        *cache,
-        str(item.path),
-    ]
+    # This very interpreter (the test runs as part of this session), and a scratch cache
+    # only where this session has one: without the cacheprovider ``cache_dir`` is an unknown
+    # ini key, which ``filterwarnings = error`` turns into an internal error.
+    cache = (workdir / "cache" if run.config.pluginmanager.has_plugin("cacheprovider")
+             else None)
+    return child_command(
+        sys.executable, _header(run), order, workdir / "record.jsonl", [str(item.path)],
+        probes=[n for n in active if n != "files"] or ["-files"], cache_dir=cache,
+        options=[f"--statesnap-isolate-child={workdir / 'channel.jsonl'}"])
 
 
 def _capture_off(config: pytest.Config) -> bool:
@@ -119,9 +110,9 @@ def run_spawned(run: RunState, item: pytest.Item,
     result = ChildResult(ok_codes=(0, 1))
     workdir = Path(tempfile.mkdtemp(prefix="statesnap-spawn-"))
     try:
-        cmd = child_command(run, item, workdir)
-        env = {k: v for k, v in os.environ.items() if k not in _PARENT_ONLY_ENV}
-        env["STATESNAP_ISOLATED"] = "spawn"
+        cmd = spawn_command(run, item, workdir)
+        # The test runs as part of this session (and its xdist worker): it keeps their env.
+        env = child_env(os.environ, keep_xdist=True, STATESNAP_ISOLATED="spawn")
         log_path = workdir / "output.log"
         cwd = Path(run.config.invocation_params.dir)
         with open(log_path, "wb") as log:

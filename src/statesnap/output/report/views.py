@@ -82,12 +82,6 @@ class TestRef:
 
 
 @dataclass
-class Link:
-    text: str
-    href: str
-
-
-@dataclass
 class ReplayView:
     label: str
     command: str
