@@ -149,8 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def terminal_lines(run: RunState) -> list[str]:
-    reruns = [(t.nodeid, t.extra[FIELD]) for r in run.results.all() for t in r.tests
-              if t.extra.get(FIELD)]
+    reruns = run.results.tests_with(FIELD)
     if not reruns:
         return []
     return [f"pytest-rerunfailures reran {len(reruns)} test(s): "

@@ -117,8 +117,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _restored_lines(run: RunState) -> list[str]:
-    restored = [(t.nodeid, t.extra["restored"]) for r in run.results.all() for t in r.tests
-                if t.extra.get("restored")]
+    restored = run.results.tests_with("restored")
     if not restored:
         return []
     keys = sum(len(k) for _, k in restored)

@@ -224,8 +224,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def terminal_lines(run: RunState) -> list[str]:
-    strict = [(t.nodeid, t.extra[FIELD]) for r in run.results.all() for t in r.tests
-              if t.extra.get(FIELD)]
+    strict = run.results.tests_with(FIELD)
     if not strict:
         return []
     return [f"strict mode: {len(strict)} test(s) errored for leaking state:"] + [

@@ -117,6 +117,11 @@ class SessionResults:
         """The records to show: every lane, or the one record."""
         return self.records or ([self.record] if self.record is not None else [])
 
+    def tests_with(self, name: str) -> list[tuple[str, Any]]:
+        """``(node id, value)`` of every test whose record line has field ``name`` set."""
+        return [(t.nodeid, t.extra[name]) for r in self.all() for t in r.tests
+                if t.extra.get(name)]
+
 
 class RunState:
     """Everything one pytest process knows about its statesnap session."""
