@@ -239,7 +239,7 @@ class StatesnapPlugin:
             return (yield)
         finally:
             duration = time.perf_counter() - self._started
-            changes = tracker.end(test.last_phase())
+            changes = tracker.end("call" if test.call_is_last else "teardown")
             for hook in run.observers:
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
@@ -249,14 +249,15 @@ class StatesnapPlugin:
     def _write_test(self, item: pytest.Item, index: int, duration: float,
                     changes: Sequence[Change],
                     restored: list[str], test: TestState) -> None:
-        assert self.run.writer is not None and self.run.tracker is not None
+        run = self.run
+        assert run.writer is not None and run.tracker is not None
         phases, failure, extra = test.phases, test.failure, test.fields
         gauges = self._gauges()
-        self.run.tests_written += 1
+        run.tests_written += 1
         if not changes and failure is None and not restored and not extra:
             # Most tests: nothing but the outcome, formatted by hand.
             outcome, phases_json = self._phase_text(phases)
-            self.run.writer.write_line(plain_test_line(
+            run.writer.write_line(plain_test_line(
                 index, encode_string(item.nodeid), self._worker_json, outcome, phases_json,
                 round(duration, 6), gauges[1]))
             return
@@ -264,7 +265,7 @@ class StatesnapPlugin:
             "type": "test",
             "index": index,
             "nodeid": item.nodeid,
-            "worker": self.run.worker,
+            "worker": run.worker,
             "outcome": _overall(phases),
             "phases": phases,
             "duration": round(duration, 6),
@@ -272,13 +273,13 @@ class StatesnapPlugin:
         }
         if failure is not None:
             entry["failure"] = failure
-            self.run.failures_written += 1
+            run.failures_written += 1
         if restored:
             entry["restored"] = restored
         if gauges[0]:
             entry["gauges"] = gauges[0]
         entry.update(extra)
-        self.run.writer.write(entry)
+        run.writer.write(entry)
 
     def _phase_text(self, phases: dict[str, str]) -> tuple[str, str]:
         """The overall outcome and the JSON text of ``phases``; a run has few distinct ones."""
@@ -311,13 +312,14 @@ class StatesnapPlugin:
     def _after_setup(self) -> None:
         # With no fixture of the user's in its setup, a test's setup runs only pytest's own
         # code: the checkpoint is skipped and the next one covers both phases.
-        assert self.run.tracker is not None
-        names = self.run.test.function_fixtures
-        if names or self.run.test.wide_fixtures:
+        tracker, test = self.run.tracker, self.run.test
+        assert tracker is not None
+        names = test.function_fixtures
+        if names or test.wide_fixtures:
             # Function-scoped fixtures run on every test, so they get no checkpoint of their
             # own (that would multiply the per-test cost); a setup change is put down to them
             # together, and to the one by name when there is only one.
-            self.run.tracker.checkpoint(Label(
+            tracker.checkpoint(Label(
                 "setup",
                 " or ".join(names) if names else None,
                 "function" if names else None,
@@ -340,8 +342,9 @@ class StatesnapPlugin:
         parent (so no module- or class-scoped fixture is torn down).  Finalisers a plugin
         added with ``item.addfinalizer`` would then be counted as the call's.
         """
-        nextitem = self.run.test.nextitem
-        return (not self.run.test.function_fixtures and not self.run.test.wide_fixtures
+        test = self.run.test
+        nextitem = test.nextitem
+        return (not test.function_fixtures and not test.wide_fixtures
                 and not getattr(item, "fixturenames", None)
                 and nextitem is not None and nextitem.parent is item.parent)
 
@@ -415,7 +418,7 @@ class StatesnapPlugin:
         if hasattr(report, "wasxfail"):
             outcome = "xfailed" if report.skipped else "xpassed"
         test = self.run.test
-        test.note_phase(when, outcome)
+        test.phases[when] = outcome  # no method call: three times per test
         if report.failed and test.failure is None:
             excinfo = call.excinfo
             message, exc_type, where = "", None, None

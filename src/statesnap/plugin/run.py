@@ -97,9 +97,6 @@ class TestState:
         """A feature's field on this test's record line."""
         self.fields[name] = value
 
-    def last_phase(self) -> str:
-        """The phase the test's final changes belong to."""
-        return "call" if self.call_is_last else "teardown"
 
 
 @dataclass
