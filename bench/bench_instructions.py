@@ -29,6 +29,9 @@ def count(suite: Path, src: Path | None, record: Path, log: Path) -> int:
     from bench_overhead import child_env, command, instructions
 
     env = child_env("cached")
+    # One hash seed for every run: with a random one, set and dict orders (and so the counts)
+    # differ from run to run by a few percent.
+    env["PYTHONHASHSEED"] = "0"
     if src is not None:
         env["PYTHONPATH"] = str(src)
     # A run outside callgrind first writes the bytecode caches, as on a developer's machine.
