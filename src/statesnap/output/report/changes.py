@@ -85,12 +85,19 @@ class ChangeViews:
         self.scrubber = scrubber
         self._diffs: dict[tuple[str, str], StructuralDiff | None] = {}
 
+    def value(self, probe: str, key: str, value: Any) -> Any:
+        """A key's value as the report shows it: secrets scrubbed, and a file's fingerprint
+        in words ("19 bytes, same mtime"), not its JSON."""
+        return file_words(probe, self.scrubber.change(probe, key, value))
+
+    def side(self, probe: str, key: str, value: Any) -> ValueView:
+        """One side (before or after) of a finding's or a candidate's key; None is absent."""
+        return show(self.value(probe, key, value), absent=value is None)
+
     def build(self, ch: Change, *, leak: bool, limit: int = SHORT_LIMIT,
               with_diff: bool = False) -> ChangeView:
-        before = self.scrubber.change(ch.probe, ch.key, ch.before)
-        after = self.scrubber.change(ch.probe, ch.key, ch.after)
-        # A file's fingerprint in words ("19 bytes, same mtime"), not its JSON.
-        before, after = file_words(ch.probe, before), file_words(ch.probe, after)
+        before = self.value(ch.probe, ch.key, ch.before)
+        after = self.value(ch.probe, ch.key, ch.after)
         pretty = limit > SHORT_LIMIT
         view = ChangeView(
             probe=ch.probe,

@@ -27,7 +27,7 @@ from statesnap.analysis.mtimerace import HINT as MTIME_HINT
 from statesnap.analysis.mtimerace import finding_sentence, races
 from statesnap.analysis.mtimerace import sentence as race_sentence
 from statesnap.base.version import __version__
-from statesnap.output.report.changes import KEY_LIMIT, ChangeView, ChangeViews, file_words
+from statesnap.output.report.changes import KEY_LIMIT, ChangeView, ChangeViews
 from statesnap.output.report.lanes import (
     NODEID_LIMIT,
     Lane,
@@ -198,8 +198,8 @@ def _source(f: Finding) -> str:
     return "replayed"
 
 
-def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
-                 views: ChangeViews, logs: LogBudget) -> FindingView:
+def finding_view(i: int, f: Finding, lanes: Sequence[Lane], views: ChangeViews,
+                 logs: LogBudget) -> FindingView:
     victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=True)
     record: Record | None = victim_at[0].record if victim_at else None
     worker = f.worker
@@ -208,8 +208,7 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
         label, help_text = "suspected, not replayed", STATUS_TEXT[SUSPECTED][1]
     probe, key = f.probe or "", f.key or ""
     has_key = f.probe is not None or f.key is not None
-    before = file_words(probe, scrubber.change(probe, key, f.before))
-    after = file_words(probe, scrubber.change(probe, key, f.after))
+    before, after = views.value(probe, key, f.before), views.value(probe, key, f.after)
     # Only a command a replay saw fail the victim is shown as a reproduction.
     repro = f.repro if f.repro_proven else ""
     mtime = (finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
@@ -247,10 +246,8 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], scrubber: Scrubber,
             CandidateView(
                 test=_ref(lanes, c.nodeid, worker),
                 ref=cut(f"{c.probe}:{c.key}", KEY_LIMIT),
-                before=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.before)),
-                            absent=c.before is None),
-                after=show(file_words(c.probe, scrubber.change(c.probe, c.key, c.after)),
-                           absent=c.after is None),
+                before=views.side(c.probe, c.key, c.before),
+                after=views.side(c.probe, c.key, c.after),
                 score=round(c.score, 2),
                 reasons=list(c.reasons),
             )
@@ -343,7 +340,7 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
         version=__version__,
         stats=_stats(lanes, tl, ordered),
-        findings=[finding_view(i, f, lanes, scrubber, views, log_budget)
+        findings=[finding_view(i, f, lanes, views, log_budget)
                   for i, f in enumerate(ordered)],
         races=[race_sentence(r) for lane in lanes for r in races(lane.record.tests,
                                                                      lane.record.header)],
