@@ -16,6 +16,7 @@ from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import MODULE_PART
 from statesnap.probes._dictwatch import portable_reader, versions
 from statesnap.probes._listwatch import contents_reader
+from statesnap.probes._subclasswatch import slots
 
 if TYPE_CHECKING:
     from statesnap.probes._attrscan import Tracked
@@ -51,8 +52,9 @@ class Watch:
 
     Readings come in segments: version tags (one per distinct dict, address order), mapping
     proxies, lengths of small sequences, item-id sums of the non-empty ones, signatures of
-    huge sequences, cache-dict lengths, slow cache sizes.  Each segment has its objects and
-    their owning modules, so a changed reading names the module to describe again.
+    huge sequences, cache-dict lengths, slow cache sizes, classes' subclass slots.  Each
+    segment has its objects and their owning modules, so a changed reading names the module
+    to describe again.
     """
 
     def __init__(self, mods: list[Tracked], previous: Watch | None = None) -> None:
@@ -62,13 +64,17 @@ class Watch:
         self.huge: list[Any] = []
         self.cache_dicts: list[dict[Any, Any]] = []
         self.slow_caches: list[Any] = []
-        own: dict[str, list[Owner]] = {k: [] for k in "tpshcf"}
+        classes: list[type] = []
+        own: dict[str, list[Owner]] = {k: [] for k in "tpshcfk"}
         for t in mods:
             t.rewatch = False
             tagged.append(t.ns)
             own["t"].append((t, MODULE_PART))
             for key, part in t.parts.items():
                 owner = (t, key)
+                if part.cls is not None:
+                    classes.append(part.cls[1])
+                    own["k"].append(owner)
                 for m in ((part.cls[2],) if part.cls is not None else ()) + part.dicts:
                     if isinstance(m, dict):
                         tagged.append(m)
@@ -97,13 +103,18 @@ class Watch:
         self._tags: Callable[[], object] = self._versions.read
         self._proxies: Callable[[], object] = portable_reader(proxies)
         self._ntags = len(tagged)
+        #: Each class's subclass slot: the first subclass made or the last one freed.
+        self.classes = classes
+        self._slots = slots(classes)
+        self._slot_reader: Callable[[], object] = self._slots.read
         #: Per segment of :meth:`readings`: the objects read, and the modules owning them.
         #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
         self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
-                                          self.huge, self.cache_dicts, self.slow_caches]
+                                          self.huge, self.cache_dicts, self.slow_caches,
+                                          classes]
         self.owners: list[list[Owner]] = [
             own["t"], own["p"], own["s"], list(compress(own["s"], self._filled)), own["h"],
-            own["c"], own["f"]]
+            own["c"], own["f"], own["k"]]
         #: Readings when the owners were last described (None: not known), and, for a watch
         #: rebuilt since, the last tag of each dict (the raw tag segment belongs to a layout).
         self.last: tuple[Any, ...] | None = None
@@ -166,6 +177,7 @@ class Watch:
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
+            self._slot_reader(),
         )
 
     def light(self) -> object:
@@ -173,7 +185,13 @@ class Watch:
         # length of sequences and caches: an append or a cache fill shows, a same-length
         # change of a list waits for the full token.
         return (self._tags(), sum(map(len, self.small)), sum(map(len, self.huge)),
-                sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)))
+                sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)),
+                self._slot_reader())
+
+    def _slot_items(self) -> tuple[Any, ...]:
+        # Per class as listed (the raw reading is in address order).
+        values = self._slots.per_item(self._slot_reader())  # type: ignore[arg-type]
+        return tuple(values[: len(self.classes)])
 
     def readings(self) -> tuple[Any, ...]:
         """One segment of readings per entry of :attr:`segments` (C-level loops only)."""
@@ -185,6 +203,7 @@ class Watch:
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
+            self._slot_items(),
         )
 
 

@@ -167,18 +167,28 @@ def _identity(values: tuple[object, ...]) -> tuple[object, ...]:
 
 
 def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
-    """A :class:`Versions` over ``dicts``: tags where supported, else the portable signature.
-
-    With tags, one precompiled ``struct`` format covers the address range of all the dicts:
-    ``Q`` at each tag, ``x`` padding between them.  ``unpack_from`` skips padding without
-    touching it, so a single C call reads exactly the tags, ~3x faster than indexing.
-    """
+    """A :class:`Versions` over ``dicts``: tags where supported, else the portable signature."""
     items = list(dicts)
     if not items:
         return Versions(tuple, _identity)
     if not probe_support():
         return Versions(portable_reader(items), _identity)
-    addrs = sorted({id(d) + _VERSION_OFFSET for d in items})
+    return words(items, _VERSION_OFFSET)
+
+
+def words(objects: Sequence[Any], offset: int) -> Versions:
+    """A :class:`Versions` reading the 8-byte word at ``offset`` in each of ``objects``.
+
+    Only for layouts a self-check in this process has confirmed (a dict's version tag, a
+    type's subclass slot).  One precompiled ``struct`` format covers the address range of all
+    the objects: ``Q`` at each word, ``x`` padding between them.  ``unpack_from`` skips
+    padding without touching it, so a single C call reads exactly the words, ~3x faster than
+    indexing.
+    """
+    items = list(objects)
+    if not items:
+        return Versions(tuple, _identity)
+    addrs = sorted({id(d) + offset for d in items})
     parts = ["="]  # standard sizes, no alignment: the offsets are exact
     at = addrs[0]
     for addr in addrs:
@@ -187,12 +197,12 @@ def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
         parts.append("Q")
         at = addr + 8
     layout = struct.Struct("".join(parts))
-    # A partial is called without a Python frame; it carries the dicts so that they (and so
+    # A partial is called without a Python frame; it carries the objects so that they (and so
     # the addresses read) live exactly as long as the reader.
     read = functools.partial(layout.unpack_from, _window(), addrs[0] - _BASE)
     read.keep_alive = items  # type: ignore[attr-defined]
     slot = {a: i for i, a in enumerate(addrs)}
-    positions = [slot[id(d) + _VERSION_OFFSET] for d in items]
+    positions = [slot[id(d) + offset] for d in items]
     if len(positions) == 1:
         positions.append(positions[0])  # itemgetter of one index returns a scalar
     return Versions(read, operator.itemgetter(*positions))

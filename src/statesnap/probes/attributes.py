@@ -13,15 +13,18 @@ Keys, with fingerprints from :mod:`statesnap.probes._attrdescribe`:
   set or deque also shows in-place changes through its length and content digest, one level
   deeper for small containers; so does a SimpleNamespace or project-class instance);
 - ``pkg.mod:Class.attr``: an entry of the ``__dict__`` of a class defined in that module;
+- ``pkg.mod:Class.__subclasses__``: the live subclasses of a class defined in that module,
+  while it has any (a class defined inside a test stays among them until collected, and a
+  base class that aggregates its subclasses sees it in later tests);
 - ``pkg.mod:func#cache`` / ``pkg.mod:Class.meth#cache``: an ``lru_cache``/``cache`` fill level
   (a cache filled while the environment was patched keeps serving stale results).
 
 Cost: the token reads one version tag per watched dict (:mod:`._dictwatch`), the length of each
-watched list or set (and the item ids of the non-empty ones), and the length of each cache's
-internal dict -- not every attribute: ~50 ns per watched object with hot caches here (a project
-of 100 modules, 800 watched objects: ~30-40 us), two to three times that inside a real run,
-where every object read is a cache miss.  ``read`` re-describes only the modules whose part of
-the token moved.
+watched list or set (and the item ids of the non-empty ones), the length of each cache's
+internal dict and one word per class (:mod:`._subclasswatch`) -- not every attribute: ~50 ns
+per watched object with hot caches here (a project of 100 modules, 800 watched objects:
+~30-40 us), two to three times that inside a real run, where every object read is a cache
+miss.  ``read`` re-describes only the modules whose part of the token moved.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import (
+    SUBCLASSES,
     Tracked,
     is_project_file,
     module_namespace,
@@ -50,6 +54,8 @@ def _live_kind(module: str, path: str) -> str:
     """The kind of a key's current value, for a probe that never read it (a replay, the CLI)."""
     if path.endswith("#cache"):
         return "cache"
+    if path.endswith("." + SUBCLASSES):
+        return "subclasses"
     found = sys.modules.get(module)
     if not isinstance(found, types.ModuleType):
         return "value"
@@ -211,7 +217,9 @@ class AttributesProbe(Probe):
         return self._map
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
-        if key.endswith("#cache"):
+        if key.endswith("#cache") or key.endswith("." + SUBCLASSES):
+            # A subclass defined in a test lives until the next collection: a leak only for
+            # a base class that looks at its subclasses.
             return Severity.MEDIUM
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
@@ -229,6 +237,11 @@ class AttributesProbe(Probe):
         owner, _, attr = path.rpartition(".")
         owner = f"{module}.{owner}" if owner else module
         attr = attr or path
+        if kind == "subclasses" or attr == SUBCLASSES:
+            return (f"a subclass of {owner} defined inside a test stays among "
+                    f"{owner}.__subclasses__() until it is garbage-collected: define it at "
+                    "module level (once), or have the base class keep a registry that a "
+                    "fixture resets")
         if kind == "container" and change == "changed":
             return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
                     f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")
