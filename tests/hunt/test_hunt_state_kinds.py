@@ -63,3 +63,71 @@ def test_declares_a_kind():
     assert "(restoring it makes the victim pass)" in block, block
     check_reproductions(block, suite.root, ["test_catalogue_starts_empty"],
                         expect="unexpected kinds")
+
+
+def test_a_rule_instance_in_a_module_registry_that_every_test_works_through(
+        suite: Suite) -> None:
+    # Every test lints through the one rule instance held in the module-level RULES registry,
+    # so every test leaves it changed, each differently; the rule forgets its depth only when
+    # the source name changes.  The victim shares its source name with the polluter, and
+    # fails only right after it: in every order that puts the polluter first, another test
+    # (which resets the rule) stands in between.
+    suite.write({
+        "linter.py": '''
+class DepthRule:
+    def __init__(self):
+        self.source = None
+        self.depth = 0
+
+    def feed(self, source, line):
+        if source != self.source:
+            self.source, self.depth = source, 0
+        if line.startswith("IF"):
+            self.depth += 1
+        elif line.startswith("ENDIF"):
+            self.depth -= 1
+        return self.depth
+
+RULES = {"code": [DepthRule()], "comment": []}
+
+def lint(source, lines):
+    return [rule.feed(source, line) for rule in RULES["code"] for line in lines]
+''',
+        "test_a_plain.py": '''
+from linter import lint
+
+def test_a_first():
+    assert lint("first", ["x = 1"]) == [0]
+
+def test_check():
+    assert lint("check", ["x = 1"]) == [0], "depth carried over"
+''',
+        "test_b_other.py": '''
+from linter import lint
+
+def test_other():
+    assert lint("other", ["IF a", "ENDIF"]) == [1, 0]
+''',
+        "test_c_open.py": '''
+from linter import lint
+
+def test_check():
+    assert lint("check", ["IF a"]) == [1]
+''',
+        "test_d_more.py": '''
+from linter import lint
+
+def test_more():
+    assert lint("more", ["y = 2"]) == [0]
+''',
+    })
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "neighbours-" in proc.stdout, proc.stdout
+    block = finding_blocks(proc.stdout)["test_a_plain.py::test_check"]
+    assert "polluted by: test_c_open.py::test_check" in block, block
+    assert "state: attributes:linter:RULES:" in block, block
+    assert "(restoring it makes the victim pass)" in block, block
+    check_reproductions(block, suite.root, ["test_a_plain.py::test_check"],
+                        expect="depth carried over")

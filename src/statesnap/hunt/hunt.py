@@ -14,7 +14,9 @@ already says which tests leak what, so instead of shuffling blindly a hunt runs:
    those runs saw tests change a leaked key again, the leakers first and those tests last
    (cleaners on both sides of a victim); the tests whose
    only leaks are LOW (an import) first; the whole order backwards (a victim that leaks too,
-   and so ran in front of the others in every order so far);
+   and so ran in front of the others in every order so far); where many tests change the
+   leaked keys again, those tests with each right before each other one (a victim that
+   changes the state too sees only the test before it);
 4. optionally, ``random_orders`` seeded shuffles, each seed recorded, for what 1-3 miss.
 
 Each test that passed in the record and failed in one of those runs is then classified (does
@@ -41,6 +43,7 @@ from statesnap.hunt.plan import (
     group_keys,
     leaker_groups,
     leakers_first,
+    neighbour_orders,
     new_failures,
     observe,
     random_order,
@@ -55,6 +58,7 @@ from statesnap.hunt.runs import (
     CLEANERS_LAST,
     LEAKERS_FIRST,
     LOW_FIRST,
+    NEIGHBOURS,
     ORDER_KINDS,
     RANDOM,
     REVERSED,
@@ -67,6 +71,10 @@ from statesnap.hunt.runs import (
 )
 from statesnap.record.journal import Record
 from statesnap.replay.runner import Runner
+
+#: Tests changing the leaked keys above which no neighbour orders are run (n tests take n
+#: orders of n tests: quadratic).
+MAX_NEIGHBOURS = 40
 
 
 class HuntError(Exception):
@@ -185,9 +193,11 @@ class Hunter:
                           f"leakers-first-rest-reversed-{i}", CLEANERS_AFTER,
                           f"{len(group)} leaking test(s) first, the rest backwards "
                           f"(group {i}/{len(groups)})", group=i)
+        overwriters: list[str] = []
         for i, group in enumerate(groups, start=1):
             cleaners = self._cleaners(group, i)
             if cleaners:
+                overwriters += [*group, *cleaners]
                 self._explore(cleaners_last(suite, group, cleaners),
                               f"leakers-first-cleaners-last-{i}", CLEANERS_LAST,
                               f"{len(group)} leaking test(s) first, {len(cleaners)} test(s) "
@@ -200,6 +210,7 @@ class Hunter:
         if groups or suite.low_leakers:
             self._explore(reversed_order(suite), "reversed", REVERSED,
                           "the recorded order backwards")
+        self._neighbours(overwriters)
         base = self.options.seed
         if base is None and self.options.random_orders:
             base = random.SystemRandom().randrange(2**32)
@@ -209,6 +220,29 @@ class Hunter:
             if self._explore(random_order(suite, seed), f"random-{seed}", RANDOM,
                              f"random order, seed {seed}", seed=seed):
                 self.seeds.append(seed)
+
+    def _neighbours(self, overwriters: list[str]) -> None:
+        """The tests that change the leaked keys, each right before each other one once.
+
+        Only where at least three do (two are covered by the orders so far) and at most
+        :data:`MAX_NEIGHBOURS` (the orders grow as the square of their number)."""
+        wanted = set(overwriters)
+        tests = [n for n in self.suite.order() if n in wanted]
+        if len(tests) < 3:
+            return
+        if len(tests) > MAX_NEIGHBOURS:
+            self.skipped.append(f"neighbour orders ({len(tests)} tests change the leaked "
+                                f"state again, more than {MAX_NEIGHBOURS})")
+            return
+        orders = neighbour_orders(tests)
+        for i, order in enumerate(orders, start=1):
+            before = len(self.skipped)
+            self._explore(order, f"neighbours-{i}", NEIGHBOURS,
+                          f"{len(order)} tests that change the same state, each right "
+                          f"before another (order {i}/{len(orders)})")
+            if len(self.skipped) > before:
+                self.skipped[-1] = f"neighbours-{i} to -{len(orders)} ({len(order)} tests each)"
+                return
 
     def _cleaners(self, group: list[str], number: int) -> list[str]:
         """Tests that changed a key of the group's leaks after the group's leakers ran first
@@ -229,7 +263,7 @@ class Hunter:
         one already run is not run again."""
         if not order:
             return False
-        if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED) and any(
+        if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED, NEIGHBOURS) and any(
                 o.order == order for o in self.explored):
             return False
         try:

@@ -27,7 +27,11 @@ More orders reach what those miss:
   every other test runs right after the leakers' state;
 - *reversed*: the whole recorded order backwards, so every test runs after each test that ran
   after it in the record -- a victim that itself leaks (so always ran in front of the others)
-  and a polluter whose leak the probes cannot see.
+  and a polluter whose leak the probes cannot see;
+- *neighbours*: where the leaked keys are changed again by many tests (a registry every test
+  works through), each one overwrites the last, and a victim that changes it too sees only
+  the test right before it: the tests that change those keys, in orders where each stands
+  right before each other one once (:func:`neighbour_orders`).
 
 The candidates for a new failure come from :mod:`~statesnap.analysis.attribution`, on the record of
 the
@@ -221,6 +225,33 @@ def without_leakers(suite: HuntSuite, then: Iterable[str] = ()) -> list[str]:
     """
     tail = [n for n in dict.fromkeys(then) if n in suite.leaks]
     return [n for n in suite.order() if n not in suite.leaks] + tail
+
+
+def neighbour_orders(tests: Sequence[str]) -> list[list[str]]:
+    """Orders of ``tests`` in which each test stands right before each other one at least once.
+
+    ``n`` tests have ``n * (n - 1)`` ordered pairs and an order of them ``n - 1`` adjacent
+    ones, so ``n`` orders are the least that can do it: Walecki's zigzag paths (``0, 1,
+    n-1, 2, n-2, ...`` shifted by ``0 .. n/2-1``) cover every unordered pair once, and each
+    is run both ways.  An odd count gets a stand-in test, dropped from every order (its two
+    neighbours become adjacent: a pair covered twice, none missed).
+    """
+    items = list(tests)
+    n = len(items)
+    if n < 2:
+        return []
+    m = n + n % 2
+    base = [0]
+    for j in range(1, m // 2 + 1):
+        base.append(j)
+        if len(base) < m:
+            base.append(m - j)
+    orders: list[list[str]] = []
+    for shift in range(m // 2):
+        path = [(v + shift) % m for v in base]
+        for way in (path, path[::-1]):
+            orders.append([items[v] for v in way if v < n])
+    return orders
 
 
 def random_order(suite: HuntSuite, seed: int) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._dictwatch import class_dict
-from statesnap.probes._subclasswatch import subclasses_dict
+from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
 
 #: Module attributes that pytest's assertion rewriting adds to every test module.
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
@@ -353,17 +353,16 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
             continue
         _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
         _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
-    subs = _subs(cls)
-    if subs:
+    if has_subclasses(cls):
         # Only while it has some: a key per class of a thousand-class project would be noise.
         key = f"{t.name}:{name}.{SUBCLASSES}"
-        part.fps[key] = D.subclasses(subs)
+        part.fps[key] = D.subclasses(_subs(cls))
         kinds[key] = "subclasses"
-    owned = subclasses_dict(cls)
-    if owned is not None:
-        # Its version tag moves as subclasses come and go (the watch reads the slot itself
-        # for the first one and the last).
-        part.dicts += (owned,)
+        owned = subclasses_dict(cls)
+        if owned is not None:
+            # Its version tag moves as subclasses come and go (the watch reads the slot
+            # itself for the first one and the last).
+            part.dicts += (owned,)
     return part
 
 

@@ -26,6 +26,7 @@ from statesnap.probes._dictwatch import (
     _BASE,
     _VERSION_OFFSET,
     Versions,
+    _ctypes,
     _identity,
     _window,
     checked_once,
@@ -85,10 +86,18 @@ def _tag(d: dict[Any, Any]) -> int:
 
 def _owned(cls: type) -> Any:
     """The object ``cls``'s subclass slot points to (a new reference), or None."""
-    import ctypes
-
     address = _word(cls, _SUBCLASSES_OFFSET)
-    return ctypes.cast(address, ctypes.py_object).value if address else None
+    if not address:
+        return None
+    ctypes = _ctypes()
+    return ctypes.cast(address, ctypes.py_object).value
+
+
+def has_subclasses(cls: type) -> bool:
+    """Whether ``cls`` has live subclasses (one word read where the slot can be read)."""
+    if supported():
+        return bool(_word(cls, _SUBCLASSES_OFFSET))
+    return bool(type.__subclasses__(cls))
 
 
 #: Whether the subclass slot can be read here.
