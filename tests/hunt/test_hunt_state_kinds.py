@@ -131,3 +131,61 @@ def test_more():
     assert "(restoring it makes the victim pass)" in block, block
     check_reproductions(block, suite.root, ["test_a_plain.py::test_check"],
                         expect="depth carried over")
+
+
+def test_a_nested_config_dict_filled_from_variables_the_polluter_left_set(
+        suite: Suite) -> None:
+    # The polluter sets variables and loads them into the library's nested config dict; the
+    # victim first reads the dict (the failure seen), then loads a file whose empty values
+    # fall back to the environment.  Restoring the dict alone or the variables alone does not
+    # heal it; the set does, and the dict is the key the failure is about, though the
+    # variables' names are what the failure text quotes.
+    suite.write({
+        "tally/__init__.py": "",
+        "tally/config.py": '''
+import copy, os
+
+_CONFIG = {"session": {"tally_host": "", "tally_port": "443"},
+           "storage": {"tally_store": "", "tally_folder": ""}}
+_config = copy.deepcopy(_CONFIG)
+
+def read():
+    return copy.deepcopy(_config)
+
+def load(values=None):
+    for section, content in _config.items():
+        for key in content:
+            given = (values or {}).get(key, "")
+            content[key] = given or os.getenv(key, _CONFIG[section][key])
+''',
+        "test_a_config.py": '''
+from tally.config import load, read
+
+def test_read():
+    assert read()["storage"] == {"tally_store": "", "tally_folder": ""}, "loaded before"
+    load({"tally_host": "example"})
+    assert read()["storage"] == {"tally_store": "", "tally_folder": ""}, "from the env"
+''',
+        "test_b_deploy.py": '''
+import os
+from tally.config import load, read
+
+def test_deploy():
+    os.environ["tally_store"] = "datastore1"
+    os.environ["tally_folder"] = "vms"
+    load()
+    assert read()["storage"]["tally_store"] == "datastore1"
+''',
+    })
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    block = finding_blocks(proc.stdout)["test_a_config.py::test_read"]
+    assert "polluted by: test_b_deploy.py::test_deploy" in block, block
+    assert "state: attributes:tally.config:_config:" in block, block
+    assert "(restoring it makes the victim pass)" not in block, block
+    together = next(line for line in block.splitlines() if "only together with" in line)
+    assert "env:tally_store" in together and "env:tally_folder" in together, block
+    assert "leaving any one of them out, it fails" in block, block
+    check_reproductions(block, suite.root, ["test_a_config.py::test_read"],
+                        expect="loaded before")

@@ -2,11 +2,12 @@
 
 The polluters' restorable changes (cwd and environment included) seen before the victim in the
 run that proved it are restored before the victim, one at a time and then together
-(:func:`~statesnap.analysis.keyproof.smallest_healing_set`); the smallest set that lets it pass is
-the
-finding's key.  One case is read further: a module the polluter imported first in that run
-heals the victim when taken out, and then the settings the recorded run saw the polluter
-change on it are named as the key (the module entry stays among the proven keys).
+(:func:`~statesnap.analysis.keyproof.smallest_healing_set`); the smallest set that lets it pass
+is the finding's key, led by the one the victim's failure is about (the one whose leak alone,
+the others restored, fails it the way the proof did).  One case is read further: a module the
+polluter imported first in that run heals the victim when taken out, and then the settings the
+recorded run saw the polluter change on it are named as the key (the module entry stays among
+the proven keys).
 """
 
 from __future__ import annotations
@@ -17,9 +18,14 @@ from typing import TYPE_CHECKING
 from statesnap.analysis.attribution import dirty_before
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.hints import hint_for, restorable
-from statesnap.analysis.keyproof import fresh_module_attributes, smallest_healing_set
+from statesnap.analysis.keyproof import (
+    fresh_module_attributes,
+    lead_first,
+    smallest_healing_set,
+)
 from statesnap.hunt.plan import HuntSuite, observe
 from statesnap.hunt.runs import KEY, BudgetSpent, Observed, Replays
+from statesnap.record.signature import Signature
 
 if TYPE_CHECKING:
     from statesnap.hunt.prove import Suspect
@@ -44,15 +50,36 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     rank = {(c.probe, c.key): i for i, c in enumerate(s.candidates)}
     keys = sorted(writes, key=lambda ref: (rank.get(ref, len(rank)), ref))[:MAX_PROOF_KEYS]
     order = [*causes, s.nodeid]
+    ran: dict[frozenset[tuple[str, str]], Observed] = {}
 
-    def heals(subset: Sequence[tuple[str, str]]) -> bool:
+    def restoring(subset: Sequence[tuple[str, str]]) -> Observed:
+        found = ran.get(frozenset(subset))
+        if found is not None:
+            return found
         spec = {"before": s.nodeid, "keys": [list(ref) for ref in subset]}
         what = ", ".join(f"{p}:{k}" for p, k in subset[:3]) + (
             f" (+{len(subset) - 3})" if len(subset) > 3 else "")
-        obs = replays.run(order, KEY, KEY, f"restoring {what} before {s.nodeid}",
-                               restore=spec)
+        obs = ran[frozenset(subset)] = replays.run(
+            order, KEY, KEY, f"restoring {what} before {s.nodeid}", restore=spec)
         s.note_log(obs)
-        return obs.passed(s.nodeid)
+        return obs
+
+    def heals(subset: Sequence[tuple[str, str]]) -> bool:
+        return restoring(subset).passed(s.nodeid)
+
+    proved = Signature.of(seen.entry.failure)
+
+    def fails_as_recorded(others: Sequence[tuple[str, str]]) -> bool | None:
+        # The same exception at the same line of the victim: the same failure.
+        try:
+            obs = restoring(others)
+        except BudgetSpent:
+            return None
+        child = obs.child()
+        there = observe(child, s.nodeid) if child is not None else None
+        if there is None or not obs.failed(s.nodeid) or proved.where is None:
+            return None
+        return Signature.of(there.entry.failure) == proved
 
     try:
         healing = smallest_healing_set(keys, heals, MAX_SINGLE_KEYS)
@@ -60,6 +87,7 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
         return None
     if not healing:
         return None
+    healing = lead_first(healing, fails_as_recorded)
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     f.probe, f.key = healing[0]
     change = writes[healing[0]].change
@@ -69,6 +97,13 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     f.hint_proven = True
     if len(healing) == 1 and f.probe == "modules" and change.change == "added":
         return _name_module_settings(suite, f, s, causes)
+    if len(healing) > 1:
+        # The named key's fix alone is not proven to heal it: the set's is.
+        f.hint_proven = False
+        # What delta debugging's answer guarantees: it is 1-minimal.
+        return (f"restoring {f.probe}:{f.key} together with "
+                f"{', '.join(f'{p}:{k}' for p, k in healing[1:])} makes the victim pass; "
+                "leaving any one of them out, it fails")
     return None
 
 def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str]
