@@ -12,6 +12,9 @@ from hunt_helpers import Suite
 from test_hunt_proofs import finding_blocks, statesnap_hunt
 
 from repro_check import check_reproductions
+from statesnap.analysis.findings import LATENT
+from statesnap.hunt.hunt import Hunter, HuntOptions
+from statesnap.record.journal import read_record
 
 pytestmark = pytest.mark.slow
 
@@ -189,3 +192,44 @@ def test_deploy():
     assert "leaving any one of them out, it fails" in block, block
     check_reproductions(block, suite.root, ["test_a_config.py::test_read"],
                         expect="loaded before")
+
+
+def test_once_an_order_exposed_a_victim_half_the_budget_is_left_for_proving(
+        suite: Suite) -> None:
+    # Two groups of leakers (one variable left with two values); the first group's order
+    # exposes the victim.  With half the budget taken already (the hunt's clock set back, as
+    # on a slow machine), the second group's order is not run and the victim is proven.
+    suite.write({
+        "test_a_victim.py": '''
+import os
+
+def test_gate_closed():
+    assert os.environ.get("ZOO_GATE", "closed") == "closed", "gate left open"
+''',
+        "test_b_open.py": '''
+import os
+
+def test_opens_gate():
+    os.environ["ZOO_GATE"] = "open"
+''',
+        "test_c_ajar.py": '''
+import os
+
+def test_leaves_gate_ajar():
+    os.environ["ZOO_GATE"] = "ajar"
+''',
+    })
+    record = suite.record()
+    hunter = Hunter([read_record(record)], HuntOptions(budget=600),
+                    logs_dir=suite.out / "hunt-logs")
+    hunter.replays.started -= 0.5 * 600 + 1
+    result = hunter.hunt()
+    ran = [r.label for r in result.orders]
+    assert ran == ["leakers-first-1", "without-leakers"], ran
+    assert any(s.startswith("leakers-first-2 ") and "proves what the orders found" in s
+               for s in result.skipped), result.skipped
+    (f,) = result.findings
+    assert (f.victim, f.status) == ("test_a_victim.py::test_gate_closed", LATENT)
+    assert f.probe == "env" and f.key == "ZOO_GATE"
+    check_reproductions(f"reproduce: {f.repro}", suite.root, [f.victim],
+                        expect="gate left open")

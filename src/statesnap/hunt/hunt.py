@@ -29,11 +29,11 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statesnap.analysis.findings import BRITTLE, LATENT, Finding
+from statesnap.analysis.findings import BRITTLE, LATENT
 from statesnap.hunt.plan import (
     HuntSuite,
     Observation,
@@ -53,18 +53,17 @@ from statesnap.hunt.plan import (
     without_leakers,
 )
 from statesnap.hunt.prove import Prover, Suspect
+from statesnap.hunt.result import HuntResult
 from statesnap.hunt.runs import (
     CLEANERS_AFTER,
     CLEANERS_LAST,
     LEAKERS_FIRST,
     LOW_FIRST,
     NEIGHBOURS,
-    ORDER_KINDS,
     RANDOM,
     REVERSED,
     WITHOUT_LEAKERS,
     BudgetSpent,
-    HuntRun,
     Observed,
     Progress,
     Replays,
@@ -75,6 +74,10 @@ from statesnap.replay.runner import Runner
 #: Tests changing the leaked keys above which no neighbour orders are run (n tests take n
 #: orders of n tests: quadratic).
 MAX_NEIGHBOURS = 40
+#: Once an order has exposed a new failure, no order starts past this share of the budget:
+#: the rest goes to proving what was found (a suite of many leaking groups on a slow machine
+#: would otherwise spend it all exploring and prove nothing).
+EXPLORE_SHARE = 0.5
 
 
 class HuntError(Exception):
@@ -92,43 +95,6 @@ class HuntOptions:
     worker: str | None = None
     all_leaks: bool = False
     extra_args: Sequence[str] = ()
-
-
-@dataclass
-class HuntResult:
-    """What a hunt ran and found."""
-
-    tests: int
-    leakers: int
-    ignored_low: int
-    groups: int
-    runs: list[HuntRun]
-    findings: list[Finding]
-    logs_dir: Path
-    duration: float
-    #: Plans the budget left unrun, in words.
-    skipped: list[str] = field(default_factory=list)
-    seeds: list[int] = field(default_factory=list)
-
-    @property
-    def orders(self) -> list[HuntRun]:
-        """The exploring runs (the hunt orders), as opposed to the proving ones."""
-        return [r for r in self.runs if r.kind in ORDER_KINDS]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tests": self.tests,
-            "leakers": self.leakers,
-            "ignored_low_leaks": self.ignored_low,
-            "groups": self.groups,
-            "orders": len(self.orders),
-            "pytest_runs": len(self.runs),
-            "duration": round(self.duration, 3),
-            "seeds": self.seeds,
-            "skipped": self.skipped,
-            "logs_dir": str(self.logs_dir),
-            "runs": [r.to_json() for r in self.runs],
-        }
 
 
 def default_logs_dir(record_path: Path) -> Path:
@@ -257,7 +223,8 @@ class Hunter:
 
     def _explore(self, order: list[str], label: str, kind: str, message: str,
                  **meta: Any) -> bool:
-        """Run one hunt order; False when the budget left no time for it.
+        """Run one hunt order; False when the budget left no time for it (or, once an order
+        exposed a new failure, :data:`EXPLORE_SHARE` of it is spent).
 
         An extra order (not the first two kinds, not a random one asked for) that equals
         one already run is not run again."""
@@ -265,6 +232,12 @@ class Hunter:
             return False
         if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED, NEIGHBOURS) and any(
                 o.order == order for o in self.explored):
+            return False
+        spent = time.monotonic() - self.replays.started
+        if (kind != WITHOUT_LEAKERS and spent > EXPLORE_SHARE * self.options.budget
+                and any(o.run.new_failures for o in self.explored)):
+            self.skipped.append(f"{label} ({len(order)} tests; the rest of the budget "
+                                "proves what the orders found)")
             return False
         try:
             obs = self.replays.run(order, label, kind, message, **meta)
@@ -390,26 +363,3 @@ def hunt(records: Sequence[Record], options: HuntOptions | None = None,
          progress: Progress | None = None, runner: Runner | None = None) -> HuntResult:
     """Hunt latent and brittle order-dependent tests in the run of ``records``."""
     return Hunter(records, options or HuntOptions(), progress, runner).hunt()
-
-
-def describe(result: HuntResult) -> list[str]:
-    """What each order found, in words, for the terminal."""
-    lines = [f"hunted {result.tests} test(s): {result.leakers} leaking test(s) in "
-             f"{result.groups} group(s)"
-             + (f"; {result.ignored_low} LOW-severity leak(s) left out (--all-leaks)"
-                if result.ignored_low else "")]
-    orders = result.orders
-    lines.append(f"{len(orders)} order(s) ran:")
-    for i, run in enumerate(orders, start=1):
-        found = (f"{len(run.new_failures)} new failure(s): " + ", ".join(run.new_failures[:5])
-                 + (" ..." if len(run.new_failures) > 5 else "")) if run.new_failures \
-            else "nothing new"
-        extra = f" (error: {run.error})" if run.error else ""
-        lines.append(f"  {i}. {run.label}, {run.tests} tests, {run.duration:.1f}s: "
-                     f"{found}{extra}")
-    proving = len(result.runs) - len(orders)
-    lines.append(f"{proving} proving run(s); {len(result.runs)} pytest run(s) in "
-                 f"{result.duration:.1f}s; logs: {result.logs_dir}")
-    for skipped in result.skipped:
-        lines.append(f"  not run (budget spent): {skipped}")
-    return lines
