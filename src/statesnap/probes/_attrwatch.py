@@ -14,9 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import MODULE_PART
-from statesnap.probes._dictwatch import portable_reader, versions
+from statesnap.probes._dictwatch import (
+    VERSION_OFFSET,
+    Versions,
+    portable_reader,
+    probe_support,
+    versions,
+    words_at,
+)
 from statesnap.probes._listwatch import contents_reader
-from statesnap.probes._subclasswatch import slots
+from statesnap.probes._subclasswatch import slot_places, slots
 
 if TYPE_CHECKING:
     from statesnap.probes._attrscan import Tracked
@@ -99,14 +106,21 @@ class Watch:
         self._filled = tuple(map(bool, self.small))
         self.nonempty = list(compress(self.small, self._filled))
         self._item_ids: Callable[[], object] = contents_reader(self.nonempty)
-        self._versions = versions(tagged)
+        self._ntags = len(tagged)
+        #: Each class's subclass slot: the first subclass made or the last one freed.  Where
+        #: both can be read, in the same call as the dicts' tags (one word more per class).
+        self.classes = classes
+        places = slot_places(classes) if probe_support() and tagged else None
+        if places is not None:
+            self._versions = words_at([(d, VERSION_OFFSET) for d in tagged] + places)
+            self._slots: Versions | None = None
+            self._slot_reader: Callable[[], object] = tuple
+        else:
+            self._versions = versions(tagged)
+            self._slots = slots(classes)
+            self._slot_reader = self._slots.read
         self._tags: Callable[[], object] = self._versions.read
         self._proxies: Callable[[], object] = portable_reader(proxies)
-        self._ntags = len(tagged)
-        #: Each class's subclass slot: the first subclass made or the last one freed.
-        self.classes = classes
-        self._slots = slots(classes)
-        self._slot_reader: Callable[[], object] = self._slots.read
         #: Per segment of :meth:`readings`: the objects read, and the modules owning them.
         #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
         self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
@@ -188,22 +202,26 @@ class Watch:
                 sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)),
                 self._slot_reader())
 
-    def _slot_items(self) -> tuple[Any, ...]:
-        # Per class as listed (the raw reading is in address order).
+    def _slot_items(self, tags: object) -> tuple[Any, ...]:
+        # Per class as listed (a raw reading is in address order).
+        if self._slots is None:
+            values = self._versions.per_item(tags)  # type: ignore[arg-type]
+            return tuple(values[self._ntags: self._ntags + len(self.classes)])
         values = self._slots.per_item(self._slot_reader())  # type: ignore[arg-type]
         return tuple(values[: len(self.classes)])
 
     def readings(self) -> tuple[Any, ...]:
         """One segment of readings per entry of :attr:`segments` (C-level loops only)."""
+        tags = self._tags()
         return (
-            self._tags(),
+            tags,
             self._proxies(),
             tuple(map(len, self.small)),
             tuple(map(sum, map(_ID_MAP, self.nonempty))),
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
-            self._slot_items(),
+            self._slot_items(tags),
         )
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 #: Offsets of ``ma_used`` and ``ma_version_tag`` in ``PyDictObject`` on 64-bit CPython.
 _USED_OFFSET = 16
-_VERSION_OFFSET = 24
+_VERSION_OFFSET = VERSION_OFFSET = 24
 
 Reader = Callable[[], object]
 
@@ -177,18 +177,23 @@ def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
 
 
 def words(objects: Sequence[Any], offset: int) -> Versions:
-    """A :class:`Versions` reading the 8-byte word at ``offset`` in each of ``objects``.
+    """A :class:`Versions` reading the 8-byte word at ``offset`` in each of ``objects``."""
+    return words_at([(o, offset) for o in objects])
+
+
+def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
+    """A :class:`Versions` reading the 8-byte word at each ``(object, offset)``.
 
     Only for layouts a self-check in this process has confirmed (a dict's version tag, a
     type's subclass slot).  One precompiled ``struct`` format covers the address range of all
-    the objects: ``Q`` at each word, ``x`` padding between them.  ``unpack_from`` skips
-    padding without touching it, so a single C call reads exactly the words, ~3x faster than
+    the words: ``Q`` at each word, ``x`` padding between them.  ``unpack_from`` skips padding
+    without touching it, so a single C call reads exactly the words, ~3x faster than
     indexing.
     """
-    items = list(objects)
+    items = list(places)
     if not items:
         return Versions(tuple, _identity)
-    addrs = sorted({id(d) + offset for d in items})
+    addrs = sorted({id(o) + offset for o, offset in items})
     parts = ["="]  # standard sizes, no alignment: the offsets are exact
     at = addrs[0]
     for addr in addrs:
@@ -200,9 +205,9 @@ def words(objects: Sequence[Any], offset: int) -> Versions:
     # A partial is called without a Python frame; it carries the objects so that they (and so
     # the addresses read) live exactly as long as the reader.
     read = functools.partial(layout.unpack_from, _window(), addrs[0] - _BASE)
-    read.keep_alive = items  # type: ignore[attr-defined]
+    read.keep_alive = [o for o, _ in items]  # type: ignore[attr-defined]
     slot = {a: i for i, a in enumerate(addrs)}
-    positions = [slot[id(d) + offset] for d in items]
+    positions = [slot[id(o) + offset] for o, offset in items]
     if len(positions) == 1:
         positions.append(positions[0])  # itemgetter of one index returns a scalar
     return Versions(read, operator.itemgetter(*positions))

@@ -117,6 +117,14 @@ def _counts(classes: Sequence[type]) -> tuple[int, ...]:
     return tuple(map(len, map(type.__subclasses__, classes)))
 
 
+def slot_places(classes: Sequence[type]) -> list[tuple[Any, int]] | None:
+    """``(class, offset)`` of each class's subclass slot, to read with other words in one
+    call (:func:`~statesnap.probes._dictwatch.words_at`); None where it cannot be read."""
+    if not supported():
+        return None
+    return [(cls, _SUBCLASSES_OFFSET) for cls in classes]
+
+
 def slots(classes: Sequence[type]) -> Versions:
     """A :class:`Versions` over ``classes``' subclass slots: a reading moves when a class gets
     its first subclass or loses its last (more are seen through :func:`subclasses_dict`'s
