@@ -233,3 +233,33 @@ def test_leaves_gate_ajar():
     assert f.probe == "env" and f.key == "ZOO_GATE"
     check_reproductions(f"reproduce: {f.repro}", suite.root, [f.victim],
                         expect="gate left open")
+
+
+def test_settings_of_a_package_module_the_polluter_imported_first_are_the_key(
+        suite: Suite) -> None:
+    # In the proof the polluter imports the package and its settings module first: only
+    # taking both out of sys.modules heals the victim (``from zoo import settings`` finds
+    # either one's old copy).  The recorded run, where the victim had imported them, saw
+    # the polluter change the setting: that is named.
+    suite.write({
+        "zoo/__init__.py": "",
+        "zoo/settings.py": "LEVEL = 1\n",
+        "test_a_victim.py": '''
+def test_reads_level():
+    from zoo import settings
+    assert settings.LEVEL == 1, "level raised"
+''',
+        "test_b_polluter.py": '''
+def test_raises_level():
+    from zoo import settings
+    settings.LEVEL = 5
+''',
+    })
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    block = finding_blocks(proc.stdout)["test_a_victim.py::test_reads_level"]
+    assert "polluted by: test_b_polluter.py::test_raises_level" in block, block
+    assert "state: attributes:zoo.settings:LEVEL: 1 → 5" in block, block
+    assert "with 1 other module(s) it imported out of sys.modules" in block, block
+    check_reproductions(block, suite.root, ["test_reads_level"], expect="level raised")

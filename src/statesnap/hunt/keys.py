@@ -95,8 +95,13 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     kind = "removed" if f.after is None else ("added" if f.before is None else "changed")
     f.hint = hint_for(f.probe, f.key, kind)
     f.hint_proven = True
-    if len(healing) == 1 and f.probe == "modules" and change.change == "added":
-        return _name_module_settings(suite, f, s, causes)
+    if all(p == "modules" and writes[(p, k)].change.change == "added" for p, k in healing):
+        # Modules the causes imported first (a package and its submodules, taken out
+        # together): the settings the recorded run saw changed on one of them.
+        for _, module in healing:
+            extra = _name_module_settings(suite, f, s, causes, module, len(healing))
+            if extra is not None:
+                return extra
     if len(healing) > 1:
         # The named key's fix alone is not proven to heal it: the set's is.
         f.hint_proven = False
@@ -106,11 +111,12 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
                 "leaving any one of them out, it fails")
     return None
 
-def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str]
-                          ) -> str | None:
-    """A module the causes imported first in the proof heals the victim when taken out;
-    where the recorded run saw them change its attributes, those are the leak's key."""
-    module = str(f.key)
+
+def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str],
+                          module: str, taken: int) -> str | None:
+    """A module the causes imported first in the proof heals the victim when taken out
+    (with ``taken - 1`` others); where the recorded run saw them change its attributes,
+    those are the leak's key."""
     text = " ".join(str((s.failure or {}).get(k) or "") for k in ("message", "text"))
     changed = fresh_module_attributes(module, causes, suite.tests, text)
     if not changed:
@@ -121,6 +127,7 @@ def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list
                                                        else "changed")
     f.hint = hint_for(top.probe, top.key, kind)
     f.hint_proven = False  # proven: taking the module out; the attribute: the record
-    return (f"taking {module} out of sys.modules before the victim makes it pass (the "
-            f"polluter imported it first there); in the recorded run, where it was "
+    others = f" with {taken - 1} other module(s) it imported" if taken > 1 else ""
+    return (f"taking {module}{others} out of sys.modules before the victim makes it pass "
+            f"(the polluter imported it first there); in the recorded run, where it was "
             f"already imported, the polluter changed {top.key}")
