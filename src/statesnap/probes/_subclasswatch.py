@@ -17,7 +17,6 @@ has checked, in this process, that the slot sits where expected and behaves so; 
 
 from __future__ import annotations
 
-import gc
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -73,11 +72,9 @@ def _check() -> bool:
         return False
     before = _tag(owned)
     two = type("Two", (Base,), {})
-    if len(owned) != 2 or _tag(owned) == before:
-        return False
-    del one, two, owned
-    gc.collect()
-    return _word(Base, _SUBCLASSES_OFFSET) == 0 and not type.__subclasses__(Base)
+    # Freeing them would need a collection (a class is a cycle), which costs a session more
+    # than all its tokens: the slot's other half (back to NULL) is trusted to CPython.
+    return len(owned) == 2 and _tag(owned) != before and two is not one
 
 
 def _tag(d: dict[Any, Any]) -> int:
