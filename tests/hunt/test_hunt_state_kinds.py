@@ -263,3 +263,34 @@ def test_raises_level():
     assert "state: attributes:zoo.settings:LEVEL: 1 → 5" in block, block
     assert "with 1 other module(s) it imported out of sys.modules" in block, block
     check_reproductions(block, suite.root, ["test_reads_level"], expect="level raised")
+
+
+def test_a_session_fixture_object_changed_in_place_is_reached_backwards(
+        suite: Suite) -> None:
+    # The shared state is a session fixture's own object: no probe sees it, so the record
+    # shows no leak at all; the recorded order backwards still runs the polluter first.
+    suite.write({
+        "conftest.py": '''
+import pytest
+
+@pytest.fixture(scope="session")
+def roster():
+    return {"lion": 2}
+''',
+        "test_a_roster.py": '''
+def test_counts_lions(roster):
+    assert roster == {"lion": 2}, "roster changed"
+''',
+        "test_b_roster.py": '''
+def test_adds_a_tiger(roster):
+    roster["tiger"] = 1
+''',
+    })
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "reversed" in proc.stdout, proc.stdout
+    block = finding_blocks(proc.stdout)["test_a_roster.py::test_counts_lions"]
+    assert "polluted by: test_b_roster.py::test_adds_a_tiger" in block, block
+    assert "state:" not in block, block  # nothing recorded names it: no key is claimed
+    check_reproductions(block, suite.root, ["test_counts_lions"], expect="roster changed")

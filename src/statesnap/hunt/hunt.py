@@ -14,7 +14,8 @@ already says which tests leak what, so instead of shuffling blindly a hunt runs:
    those runs saw tests change a leaked key again, the leakers first and those tests last
    (cleaners on both sides of a victim); the tests whose
    only leaks are LOW (an import) first; the whole order backwards (a victim that leaks too,
-   and so ran in front of the others in every order so far); where many tests change the
+   and so ran in front of the others in every order so far; run even where nothing leaked
+   that the probes see); where many tests change the
    leaked keys again, those tests with each right before each other one (a victim that
    changes the state too sees only the test before it);
 4. optionally, ``random_orders`` seeded shuffles, each seed recorded, for what 1-3 miss.
@@ -173,7 +174,10 @@ class Hunter:
             low = suite.low_leakers
             self._explore(leakers_first(suite, low), "low-leakers-first", LOW_FIRST,
                           f"{len(low)} test(s) with LOW-severity leaks first")
-        if groups or suite.low_leakers:
+        if len(suite.tests) > 1:
+            # Even where no test leaked anything seen: a session fixture's object changed in
+            # place is state no probe reaches, and backwards every polluter that followed its
+            # victim runs before it.
             self._explore(reversed_order(suite), "reversed", REVERSED,
                           "the recorded order backwards")
         self._neighbours(overwriters)
