@@ -145,3 +145,15 @@ def test_markdown_code_survives_backticks_and_an_empty_header() -> None:
     assert "- Python ? on ?, pytest ?" in text
     assert "- plugins: none" in text and "- pytest-randomly seed: 7" in text
     assert "- args: ``" in text
+
+
+def test_a_healing_set_led_by_the_named_key_says_they_heal_only_together() -> None:
+    f = Finding(victim="t.py::v", polluters=["t.py::a"], probe="attributes", key="m:CONF",
+                status="latent", before="{}", after="{'a': 1}", hint="patch it",
+                hint_proven=False, proven_keys=["attributes:m:CONF", "env:A"],
+                repro="python -m pytest t.py::a t.py::v")
+    lines = format_finding(f)
+    assert "    state: attributes:m:CONF: {} → {'a': 1}" in lines, lines
+    assert "    restoring it heals only together with: env:A" in lines, lines
+    assert not [line for line in lines if "restoring also heals" in line
+                or "makes the victim pass" in line], lines

@@ -191,7 +191,10 @@ def test_works_in_a_scratch_dir():
     assert dirs.status == LATENT
     assert dirs.polluters == ["test_b_polluters.py::test_moves_home"]
     assert sorted(dirs.proven_keys) == ["env:XDG_CONFIG_HOME", "env:XDG_DATA_HOME"]
-    assert dirs.probe == "env" and dirs.hint_proven
+    # Neither variable's fix heals it alone: the named one's hint is not called proven, and
+    # the note says what is.
+    assert dirs.probe == "env" and not dirs.hint_proven
+    assert "leaving any one of them out, it fails" in dirs.note, dirs.note
     data = by_victim["test_a_victims.py::test_reads_data"]
     assert data.status == LATENT
     assert data.polluters == ["test_b_polluters.py::test_works_in_a_scratch_dir"]

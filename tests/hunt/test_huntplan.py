@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
+import pytest
 from hunt_helpers import change, entry, write_record
 
 from statesnap.hunt.plan import (
@@ -12,6 +14,7 @@ from statesnap.hunt.plan import (
     candidates,
     leaker_groups,
     leakers_first,
+    neighbour_orders,
     new_failures,
     observe,
     random_order,
@@ -172,3 +175,18 @@ def test_the_test_that_was_running_at_a_crash_is_left_out(tmp_path: Path) -> Non
     suite = build_suite([record])
     assert suite.order() == ["t.py::ok"]
     assert suite.left_out == ["t.py::segfaults"]
+
+
+@pytest.mark.parametrize("n", range(2, 14))
+def test_neighbour_orders_put_each_test_right_before_each_other_one(n: int) -> None:
+    tests = [f"t{i}" for i in range(n)]
+    orders = neighbour_orders(tests)
+    # n orders at the least (n * (n - 1) pairs, n - 1 per order); one more for an odd n.
+    assert len(orders) == n + n % 2
+    assert all(sorted(o) == sorted(tests) for o in orders)
+    adjacent = {pair for o in orders for pair in itertools.pairwise(o)}
+    assert adjacent == {(a, b) for a in tests for b in tests if a != b}
+
+
+def test_neighbour_orders_of_fewer_than_two_tests_are_none() -> None:
+    assert neighbour_orders([]) == [] and neighbour_orders(["t"]) == []

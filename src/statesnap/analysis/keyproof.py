@@ -31,6 +31,26 @@ def smallest_healing_set(keys: Sequence[K], heals: Callable[[Sequence[K]], bool]
     return ddmin(list(keys), heals, known_failing=True)
 
 
+def lead_first(healing: Sequence[K], fails_as_recorded: Callable[[Sequence[K]], bool | None]
+               ) -> list[K]:
+    """``healing`` with the key the victim's failure is about first.
+
+    Each key of a smallest healing set is needed, but the failure seen is about one of them:
+    a config dict filled from the environment fails the victim's first assertion, and the
+    variables still set fail a later one only once the dict is restored.  The lead is the
+    first key (best ranked first) whose leak, with every other key of the set restored,
+    fails the victim the way the proving run did: ``fails_as_recorded(others)`` says so
+    (None: not known, e.g. no time left for the replay).  Without one, the order stays.
+    """
+    keys = list(healing)
+    if len(keys) < 2:
+        return keys
+    for key in keys:
+        if fails_as_recorded([k for k in keys if k != key]):
+            return [key, *(k for k in keys if k != key)]
+    return keys
+
+
 def fresh_module_attributes(module: str, causes: Sequence[str],
                             recorded: Iterable[TestEntry], failure_text: str = ""
                             ) -> list[Change]:

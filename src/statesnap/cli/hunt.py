@@ -77,7 +77,8 @@ def _refuse_overwriting_a_record(path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from statesnap.hunt.hunt import Hunter, HuntError, HuntOptions, default_logs_dir, describe
+    from statesnap.hunt.hunt import Hunter, HuntError, HuntOptions, default_logs_dir
+    from statesnap.hunt.result import describe
     from statesnap.output.explain import format_findings
 
     pytest_args = list(args.pytest_args)

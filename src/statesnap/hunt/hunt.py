@@ -10,11 +10,11 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statesnap.analysis.findings import BRITTLE, LATENT, Finding
+from statesnap.analysis.findings import BRITTLE, LATENT
 from statesnap.base.progress import Progress
 from statesnap.hunt.plan import (
     HuntSuite,
@@ -25,6 +25,7 @@ from statesnap.hunt.plan import (
     group_keys,
     leaker_groups,
     leakers_first,
+    neighbour_orders,
     new_failures,
     observe,
     random_order,
@@ -34,22 +35,30 @@ from statesnap.hunt.plan import (
     without_leakers,
 )
 from statesnap.hunt.prove import Prover
+from statesnap.hunt.result import HuntResult
 from statesnap.hunt.runs import (
     CLEANERS_AFTER,
     CLEANERS_LAST,
     LEAKERS_FIRST,
     LOW_FIRST,
-    ORDER_KINDS,
+    NEIGHBOURS,
     RANDOM,
     REVERSED,
     WITHOUT_LEAKERS,
-    HuntRun,
     Observed,
     Replays,
 )
 from statesnap.hunt.suspect import Suspect
 from statesnap.record.journal import Record
 from statesnap.replay.runner import BudgetSpent, Runner
+
+#: Tests changing the leaked keys above which no neighbour orders are run (n tests take n
+#: orders of n tests: quadratic).
+MAX_NEIGHBOURS = 40
+#: Once an order has exposed a new failure, no order starts past this share of the budget:
+#: the rest goes to proving what was found (a suite of many leaking groups on a slow machine
+#: would otherwise spend it all exploring and prove nothing).
+EXPLORE_SHARE = 0.5
 
 
 class HuntError(Exception):
@@ -67,43 +76,6 @@ class HuntOptions:
     worker: str | None = None
     all_leaks: bool = False
     extra_args: Sequence[str] = ()
-
-
-@dataclass
-class HuntResult:
-    """What a hunt ran and found."""
-
-    tests: int
-    leakers: int
-    ignored_low: int
-    groups: int
-    runs: list[HuntRun]
-    findings: list[Finding]
-    logs_dir: Path
-    duration: float
-    #: Plans the budget left unrun, in words.
-    skipped: list[str] = field(default_factory=list)
-    seeds: list[int] = field(default_factory=list)
-
-    @property
-    def orders(self) -> list[HuntRun]:
-        """The exploring runs (the hunt orders), as opposed to the proving ones."""
-        return [r for r in self.runs if r.kind in ORDER_KINDS]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tests": self.tests,
-            "leakers": self.leakers,
-            "ignored_low_leaks": self.ignored_low,
-            "groups": self.groups,
-            "orders": len(self.orders),
-            "pytest_runs": len(self.runs),
-            "duration": round(self.duration, 3),
-            "seeds": self.seeds,
-            "skipped": self.skipped,
-            "logs_dir": str(self.logs_dir),
-            "runs": [r.to_json() for r in self.runs],
-        }
 
 
 def default_logs_dir(record_path: Path) -> Path:
@@ -168,9 +140,11 @@ class Hunter:
                           f"leakers-first-rest-reversed-{i}", CLEANERS_AFTER,
                           f"{len(group)} leaking test(s) first, the rest backwards "
                           f"(group {i}/{len(groups)})", group=i)
+        overwriters: list[str] = []
         for i, group in enumerate(groups, start=1):
             cleaners = self._cleaners(group, i)
             if cleaners:
+                overwriters += [*group, *cleaners]
                 self._explore(cleaners_last(suite, group, cleaners),
                               f"leakers-first-cleaners-last-{i}", CLEANERS_LAST,
                               f"{len(group)} leaking test(s) first, {len(cleaners)} test(s) "
@@ -180,9 +154,13 @@ class Hunter:
             low = suite.low_leakers
             self._explore(leakers_first(suite, low), "low-leakers-first", LOW_FIRST,
                           f"{len(low)} test(s) with LOW-severity leaks first")
-        if groups or suite.low_leakers:
+        if len(suite.tests) > 1:
+            # Even where no test leaked anything seen: a session fixture's object changed in
+            # place is state no probe reaches, and backwards every polluter that followed its
+            # victim runs before it.
             self._explore(reversed_order(suite), "reversed", REVERSED,
                           "the recorded order backwards")
+        self._neighbours(overwriters)
         base = self.options.seed
         if base is None and self.options.random_orders:
             base = random.SystemRandom().randrange(2**32)
@@ -192,6 +170,29 @@ class Hunter:
             if self._explore(random_order(suite, seed), f"random-{seed}", RANDOM,
                              f"random order, seed {seed}", seed=seed):
                 self.seeds.append(seed)
+
+    def _neighbours(self, overwriters: list[str]) -> None:
+        """The tests that change the leaked keys, each right before each other one once.
+
+        Only where at least three do (two are covered by the orders so far) and at most
+        :data:`MAX_NEIGHBOURS` (the orders grow as the square of their number)."""
+        wanted = set(overwriters)
+        tests = [n for n in self.suite.order() if n in wanted]
+        if len(tests) < 3:
+            return
+        if len(tests) > MAX_NEIGHBOURS:
+            self.skipped.append(f"neighbour orders ({len(tests)} tests change the leaked "
+                                f"state again, more than {MAX_NEIGHBOURS})")
+            return
+        orders = neighbour_orders(tests)
+        for i, order in enumerate(orders, start=1):
+            before = len(self.skipped)
+            self._explore(order, f"neighbours-{i}", NEIGHBOURS,
+                          f"{len(order)} tests that change the same state, each right "
+                          f"before another (order {i}/{len(orders)})")
+            if len(self.skipped) > before:
+                self.skipped[-1] = f"neighbours-{i} to -{len(orders)} ({len(order)} tests each)"
+                return
 
     def _cleaners(self, group: list[str], number: int) -> list[str]:
         """Tests that changed a key of the group's leaks after the group's leakers ran first
@@ -206,14 +207,21 @@ class Hunter:
 
     def _explore(self, order: list[str], label: str, kind: str, message: str,
                  **meta: Any) -> bool:
-        """Run one hunt order; False when the budget left no time for it.
+        """Run one hunt order; False when the budget left no time for it (or, once an order
+        exposed a new failure, :data:`EXPLORE_SHARE` of it is spent).
 
         An extra order (not the first two kinds, not a random one asked for) that equals
         one already run is not run again."""
         if not order:
             return False
-        if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED) and any(
+        if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED, NEIGHBOURS) and any(
                 o.order == order for o in self.explored):
+            return False
+        spent = time.monotonic() - self.replays.started
+        if (kind != WITHOUT_LEAKERS and spent > EXPLORE_SHARE * self.options.budget
+                and any(o.run.new_failures for o in self.explored)):
+            self.skipped.append(f"{label} ({len(order)} tests; the rest of the budget "
+                                "proves what the orders found)")
             return False
         try:
             obs = self.replays.run(order, label, kind, message, **meta)
@@ -339,26 +347,3 @@ def hunt(records: Sequence[Record], options: HuntOptions | None = None,
          progress: Progress | None = None, runner: Runner | None = None) -> HuntResult:
     """Hunt latent and brittle order-dependent tests in the run of ``records``."""
     return Hunter(records, options or HuntOptions(), progress, runner).hunt()
-
-
-def describe(result: HuntResult) -> list[str]:
-    """What each order found, in words, for the terminal."""
-    lines = [f"hunted {result.tests} test(s): {result.leakers} leaking test(s) in "
-             f"{result.groups} group(s)"
-             + (f"; {result.ignored_low} LOW-severity leak(s) left out (--all-leaks)"
-                if result.ignored_low else "")]
-    orders = result.orders
-    lines.append(f"{len(orders)} order(s) ran:")
-    for i, run in enumerate(orders, start=1):
-        found = (f"{len(run.new_failures)} new failure(s): " + ", ".join(run.new_failures[:5])
-                 + (" ..." if len(run.new_failures) > 5 else "")) if run.new_failures \
-            else "nothing new"
-        extra = f" (error: {run.error})" if run.error else ""
-        lines.append(f"  {i}. {run.label}, {run.tests} tests, {run.duration:.1f}s: "
-                     f"{found}{extra}")
-    proving = len(result.runs) - len(orders)
-    lines.append(f"{proving} proving run(s); {len(result.runs)} pytest run(s) in "
-                 f"{result.duration:.1f}s; logs: {result.logs_dir}")
-    for skipped in result.skipped:
-        lines.append(f"  not run (budget spent): {skipped}")
-    return lines

@@ -12,10 +12,15 @@ from collections.abc import Sequence
 from statesnap.analysis.attribution import dirty_before
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.hints import hint_for, restorable
-from statesnap.analysis.keyproof import fresh_module_attributes, smallest_healing_set
+from statesnap.analysis.keyproof import (
+    fresh_module_attributes,
+    lead_first,
+    smallest_healing_set,
+)
 from statesnap.hunt.plan import HuntSuite, observe
 from statesnap.hunt.runs import KEY, Observed, Replays
 from statesnap.hunt.suspect import Suspect
+from statesnap.record.signature import Signature
 from statesnap.replay.runner import BudgetSpent
 from statesnap.state.diff import ADDED, REMOVED
 
@@ -39,15 +44,36 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     rank = {(c.probe, c.key): i for i, c in enumerate(s.candidates)}
     keys = sorted(writes, key=lambda ref: (rank.get(ref, len(rank)), ref))[:MAX_PROOF_KEYS]
     order = [*causes, s.nodeid]
+    ran: dict[frozenset[tuple[str, str]], Observed] = {}
 
-    def heals(subset: Sequence[tuple[str, str]]) -> bool:
+    def restoring(subset: Sequence[tuple[str, str]]) -> Observed:
+        found = ran.get(frozenset(subset))
+        if found is not None:
+            return found
         spec = {"before": s.nodeid, "keys": [list(ref) for ref in subset]}
         what = ", ".join(f"{p}:{k}" for p, k in subset[:3]) + (
             f" (+{len(subset) - 3})" if len(subset) > 3 else "")
-        obs = replays.run(order, KEY, KEY, f"restoring {what} before {s.nodeid}",
-                               restore=spec)
+        obs = ran[frozenset(subset)] = replays.run(
+            order, KEY, KEY, f"restoring {what} before {s.nodeid}", restore=spec)
         s.note_log(obs)
-        return obs.passed(s.nodeid)
+        return obs
+
+    def heals(subset: Sequence[tuple[str, str]]) -> bool:
+        return restoring(subset).passed(s.nodeid)
+
+    proved = Signature.of(seen.entry.failure)
+
+    def fails_as_recorded(others: Sequence[tuple[str, str]]) -> bool | None:
+        # The same exception at the same line of the victim: the same failure.
+        try:
+            obs = restoring(others)
+        except BudgetSpent:
+            return None
+        child = obs.child()
+        there = observe(child, s.nodeid) if child is not None else None
+        if there is None or not obs.failed(s.nodeid) or proved.where is None:
+            return None
+        return Signature.of(there.entry.failure) == proved
 
     try:
         healing = smallest_healing_set(keys, heals, MAX_SINGLE_KEYS)
@@ -55,21 +81,35 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
         return None
     if not healing:
         return None
+    healing = lead_first(healing, fails_as_recorded)
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     f.probe, f.key = healing[0]
     change = writes[healing[0]].change
     f.before, f.after = change.before, (None if change.change == REMOVED else change.after)
     f.hint = hint_for(f.probe, f.key, change.change)
     f.hint_proven = True
-    if len(healing) == 1 and f.probe == "modules" and change.change == ADDED:
-        return _name_module_settings(suite, f, s, causes)
+    if all(p == "modules" and writes[(p, k)].change.change == ADDED for p, k in healing):
+        # Modules the causes imported first (a package and its submodules, taken out
+        # together): the settings the recorded run saw changed on one of them.
+        for _, module in healing:
+            extra = _name_module_settings(suite, f, s, causes, module, len(healing))
+            if extra is not None:
+                return extra
+    if len(healing) > 1:
+        # The named key's fix alone is not proven to heal it: the set's is.
+        f.hint_proven = False
+        # What delta debugging's answer guarantees: it is 1-minimal.
+        return (f"restoring {f.probe}:{f.key} together with "
+                f"{', '.join(f'{p}:{k}' for p, k in healing[1:])} makes the victim pass; "
+                "leaving any one of them out, it fails")
     return None
 
-def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str]
-                          ) -> str | None:
-    """A module the causes imported first in the proof heals the victim when taken out;
-    where the recorded run saw them change its attributes, those are the leak's key."""
-    module = str(f.key)
+
+def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str],
+                          module: str, taken: int) -> str | None:
+    """A module the causes imported first in the proof heals the victim when taken out
+    (with ``taken - 1`` others); where the recorded run saw them change its attributes,
+    those are the leak's key."""
     text = " ".join(str((s.failure or {}).get(k) or "") for k in ("message", "text"))
     changed = fresh_module_attributes(module, causes, suite.tests, text)
     if not changed:
@@ -78,6 +118,7 @@ def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list
     f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
     f.hint = hint_for(top.probe, top.key, top.change)
     f.hint_proven = False  # proven: taking the module out; the attribute: the record
-    return (f"taking {module} out of sys.modules before the victim makes it pass (the "
-            f"polluter imported it first there); in the recorded run, where it was "
+    others = f" with {taken - 1} other module(s) it imported" if taken > 1 else ""
+    return (f"taking {module}{others} out of sys.modules before the victim makes it pass "
+            f"(the polluter imported it first there); in the recorded run, where it was "
             f"already imported, the polluter changed {top.key}")

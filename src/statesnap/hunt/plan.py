@@ -194,6 +194,33 @@ def without_leakers(suite: HuntSuite, then: Iterable[str] = ()) -> list[str]:
     return [n for n in suite.order() if n not in suite.leaks] + tail
 
 
+def neighbour_orders(tests: Sequence[str]) -> list[list[str]]:
+    """Orders of ``tests`` in which each test stands right before each other one at least once.
+
+    ``n`` tests have ``n * (n - 1)`` ordered pairs and an order of them ``n - 1`` adjacent
+    ones, so ``n`` orders are the least that can do it: Walecki's zigzag paths (``0, 1,
+    n-1, 2, n-2, ...`` shifted by ``0 .. n/2-1``) cover every unordered pair once, and each
+    is run both ways.  An odd count gets a stand-in test, dropped from every order (its two
+    neighbours become adjacent: a pair covered twice, none missed).
+    """
+    items = list(tests)
+    n = len(items)
+    if n < 2:
+        return []
+    m = n + n % 2
+    base = [0]
+    for j in range(1, m // 2 + 1):
+        base.append(j)
+        if len(base) < m:
+            base.append(m - j)
+    orders: list[list[str]] = []
+    for shift in range(m // 2):
+        path = [(v + shift) % m for v in base]
+        for way in (path, path[::-1]):
+            orders.append([items[v] for v in way if v < n])
+    return orders
+
+
 def random_order(suite: HuntSuite, seed: int) -> list[str]:
     """The suite shuffled with ``random.Random(seed)``: the same seed gives the same order."""
     order = suite.order()

@@ -29,6 +29,8 @@ CLEANERS_AFTER = "leakers-first-rest-reversed"
 CLEANERS_LAST = "leakers-first-cleaners-last"
 REVERSED = "reversed"
 LOW_FIRST = "low-leakers-first"
+#: Tests that change the same state, each right before each other one once.
+NEIGHBOURS = "neighbours"
 RANDOM = "random"
 ALONE = "alone"
 PAIR = "pair"
@@ -36,7 +38,7 @@ SETTER = "setter"
 KEY = "key"
 DDMIN = "ddmin"
 ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, CLEANERS_LAST, REVERSED, LOW_FIRST,
-               RANDOM)
+               NEIGHBOURS, RANDOM)
 
 
 @dataclass

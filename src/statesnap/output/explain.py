@@ -84,8 +84,12 @@ def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[
         healed = " (restoring it makes the victim pass)" if f.hint_proven else ""
         lines.append(f"    state: {f.probe}:{f.key}: {_value(f.before)} → {_value(f.after)}"
                      f"{healed}")
-        others = [k for k in f.proven_keys if k != f"{f.probe}:{f.key}"]
-        if others:
+        named = f"{f.probe}:{f.key}"
+        others = [k for k in f.proven_keys if k != named]
+        if others and not f.hint_proven and f.proven_keys[0] == named:
+            # A healing set led by the named key: none of them heals the victim alone.
+            lines.append(f"    restoring it heals only together with: {', '.join(others)}")
+        elif others:
             lines.append(f"    restoring also heals it: {', '.join(others)}")
         race = race_line(f, header)
         if race:

@@ -249,6 +249,14 @@ def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
 
 
+def subclasses(subs: list[type]) -> str:
+    """A class's live subclasses: sorted names with identity tags, count and a digest (a
+    subclass freed and another made under the same name is a change)."""
+    names = ", ".join(sorted(f"{qualified(sub)} {tag(sub)}" for sub in subs))
+    sig = hash(frozenset(map(id, subs))) & 0xFFFFFFFF
+    return f"{_clip(f'[{names}]')} len={len(subs)} ~{sig:08x}"
+
+
 def describe(value: object, project_modules: frozenset[str]) -> tuple[str, bool]:
     """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not."""
     t = type(value)

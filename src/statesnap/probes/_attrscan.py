@@ -12,12 +12,14 @@ import gc
 import os
 import sys
 import types
+import weakref
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._dictwatch import class_dict
+from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
 
 #: Module attributes that pytest's assertion rewriting adds to every test module.
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
@@ -122,6 +124,10 @@ def _put_back(container: Any, saved: Any) -> None:
         container.update(saved)
 
 
+#: The key suffix of a class's live subclasses (``pkg.mod:Class.__subclasses__``).
+SUBCLASSES = "__subclasses__"
+
+
 #: The owner of a module's namespace dict itself (a name bound, rebound or deleted); every
 #: other part is one module attribute (by name) or one class defined there (name + ``.``).
 MODULE_PART = ""
@@ -177,7 +183,9 @@ class Tracked:
         return {k: v for p in self.parts.values() for k, v in (p.containers or {}).items()}
 
     def save(self) -> SavedModule:
-        classes = {name: (cls, dict(cls.__dict__)) for name, cls, _ in self.classes}
+        # Subclasses by weak reference: holding them would keep alive what a test left.
+        classes = {name: (cls, dict(cls.__dict__), [weakref.ref(sub) for sub in _subs(cls)])
+                   for name, cls, _ in self.classes}
         containers = {path: [(c, _copy(c)) for c in items]
                       for path, items in self.containers.items()}
         return SavedModule(self.module, dict(self.ns), classes, containers)
@@ -189,7 +197,7 @@ class SavedModule:
 
     module: types.ModuleType
     ns: dict[str, Any]
-    classes: dict[str, tuple[type, dict[str, Any]]]
+    classes: dict[str, tuple[type, dict[str, Any], list[weakref.ref[type]]]]
     containers: dict[str, list[tuple[Any, Any]]]
 
     def _live_module(self) -> types.ModuleType:
@@ -222,7 +230,9 @@ class SavedModule:
             entry = self.classes.get(name)
             if entry is None:
                 return False
-            cls, saved = entry
+            cls, saved, subclasses = entry
+            if attr == SUBCLASSES:
+                return _drop_subclasses(cls, subclasses)
             if attr in saved:
                 if cls.__dict__.get(attr, _MISSING) is not saved[attr]:
                     setattr(cls, attr, saved[attr])
@@ -236,6 +246,24 @@ class SavedModule:
         for container, contents in self.containers.get(path, ()):
             _put_back(container, contents)
         return True
+
+
+def _subs(cls: type) -> list[type]:
+    """``cls``'s live subclasses (through ``type``: a metaclass may define its own)."""
+    found: list[type] = type.__subclasses__(cls)
+    return found
+
+
+def _drop_subclasses(cls: type, saved: list[weakref.ref[type]]) -> bool:
+    """Whether ``cls`` is back to the subclasses it had when saved, after a collection.
+
+    A subclass cannot be taken out of its base's list; one that nothing but reference cycles
+    keeps alive (a class defined inside a test, with its instances) goes with a collection.
+    One still alive after it is referenced from somewhere: not restored, and said so.
+    """
+    gc.collect()
+    kept = {id(sub) for sub in (ref() for ref in saved) if sub is not None}
+    return all(id(sub) in kept for sub in _subs(cls))
 
 
 def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
@@ -325,6 +353,16 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
             continue
         _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
         _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
+    if has_subclasses(cls):
+        # Only while it has some: a key per class of a thousand-class project would be noise.
+        key = f"{t.name}:{name}.{SUBCLASSES}"
+        part.fps[key] = D.subclasses(_subs(cls))
+        kinds[key] = "subclasses"
+        owned = subclasses_dict(cls)
+        if owned is not None:
+            # Its version tag moves as subclasses come and go (the watch reads the slot
+            # itself for the first one and the last).
+            part.dicts += (owned,)
     return part
 
 

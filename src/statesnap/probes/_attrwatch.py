@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import MODULE_PART
-from statesnap.probes._dictwatch import portable_reader, versions
+from statesnap.probes._dictwatch import (
+    VERSION_OFFSET,
+    Versions,
+    portable_reader,
+    probe_support,
+    versions,
+    words_at,
+)
 from statesnap.probes._listwatch import contents_reader
+from statesnap.probes._subclasswatch import slot_places, slots
 
 if TYPE_CHECKING:
     from statesnap.probes._attrscan import Tracked
@@ -51,8 +59,9 @@ class Watch:
 
     Readings come in segments: version tags (one per distinct dict, address order), mapping
     proxies, lengths of small sequences, item-id sums of the non-empty ones, signatures of
-    huge sequences, cache-dict lengths, slow cache sizes.  Each segment has its objects and
-    their owning modules, so a changed reading names the module to describe again.
+    huge sequences, cache-dict lengths, slow cache sizes, classes' subclass slots.  Each
+    segment has its objects and their owning modules, so a changed reading names the module
+    to describe again.
     """
 
     def __init__(self, mods: list[Tracked], previous: Watch | None = None) -> None:
@@ -62,13 +71,17 @@ class Watch:
         self.huge: list[Any] = []
         self.cache_dicts: list[dict[Any, Any]] = []
         self.slow_caches: list[Any] = []
-        own: dict[str, list[Owner]] = {k: [] for k in "tpshcf"}
+        classes: list[type] = []
+        own: dict[str, list[Owner]] = {k: [] for k in "tpshcfk"}
         for t in mods:
             t.rewatch = False
             tagged.append(t.ns)
             own["t"].append((t, MODULE_PART))
             for key, part in t.parts.items():
                 owner = (t, key)
+                if part.cls is not None:
+                    classes.append(part.cls[1])
+                    own["k"].append(owner)
                 for m in ((part.cls[2],) if part.cls is not None else ()) + part.dicts:
                     if isinstance(m, dict):
                         tagged.append(m)
@@ -93,17 +106,29 @@ class Watch:
         self._filled = tuple(map(bool, self.small))
         self.nonempty = list(compress(self.small, self._filled))
         self._item_ids: Callable[[], object] = contents_reader(self.nonempty)
-        self._versions = versions(tagged)
+        self._ntags = len(tagged)
+        #: Each class's subclass slot: the first subclass made or the last one freed.  Where
+        #: both can be read, in the same call as the dicts' tags (one word more per class).
+        self.classes = classes
+        places = slot_places(classes) if probe_support() and tagged else None
+        if places is not None:
+            self._versions = words_at([(d, VERSION_OFFSET) for d in tagged] + places)
+            self._slots: Versions | None = None
+            self._slot_reader: Callable[[], object] = tuple
+        else:
+            self._versions = versions(tagged)
+            self._slots = slots(classes)
+            self._slot_reader = self._slots.read
         self._tags: Callable[[], object] = self._versions.read
         self._proxies: Callable[[], object] = portable_reader(proxies)
-        self._ntags = len(tagged)
         #: Per segment of :meth:`readings`: the objects read, and the modules owning them.
         #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
         self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
-                                          self.huge, self.cache_dicts, self.slow_caches]
+                                          self.huge, self.cache_dicts, self.slow_caches,
+                                          classes]
         self.owners: list[list[Owner]] = [
             own["t"], own["p"], own["s"], list(compress(own["s"], self._filled)), own["h"],
-            own["c"], own["f"]]
+            own["c"], own["f"], own["k"]]
         #: Readings when the owners were last described (None: not known), and, for a watch
         #: rebuilt since, the last tag of each dict (the raw tag segment belongs to a layout).
         self.last: tuple[Any, ...] | None = None
@@ -166,6 +191,7 @@ class Watch:
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
+            self._slot_reader(),
         )
 
     def light(self) -> object:
@@ -173,18 +199,29 @@ class Watch:
         # length of sequences and caches: an append or a cache fill shows, a same-length
         # change of a list waits for the full token.
         return (self._tags(), sum(map(len, self.small)), sum(map(len, self.huge)),
-                sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)))
+                sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)),
+                self._slot_reader())
+
+    def _slot_items(self, tags: object) -> tuple[Any, ...]:
+        # Per class as listed (a raw reading is in address order).
+        if self._slots is None:
+            values = self._versions.per_item(tags)  # type: ignore[arg-type]
+            return tuple(values[self._ntags: self._ntags + len(self.classes)])
+        values = self._slots.per_item(self._slot_reader())  # type: ignore[arg-type]
+        return tuple(values[: len(self.classes)])
 
     def readings(self) -> tuple[Any, ...]:
         """One segment of readings per entry of :attr:`segments` (C-level loops only)."""
+        tags = self._tags()
         return (
-            self._tags(),
+            tags,
             self._proxies(),
             tuple(map(len, self.small)),
             tuple(map(sum, map(_ID_MAP, self.nonempty))),
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
+            self._slot_items(tags),
         )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 #: Offsets of ``ma_used`` and ``ma_version_tag`` in ``PyDictObject`` on 64-bit CPython.
 _USED_OFFSET = 16
-_VERSION_OFFSET = 24
+VERSION_OFFSET = VERSION_OFFSET = 24
 
 Reader = Callable[[], object]
 
@@ -35,14 +35,14 @@ def memory_window() -> Any:
     """
     global _window_obj
     if _window_obj is None:
-        ctypes = _ctypes()
+        ctypes = load_ctypes()
         length = (sys.maxsize - WINDOW_BASE) // 8
         array = (ctypes.c_uint64 * length).from_address(WINDOW_BASE)
         _window_obj = memoryview(array).cast("B")
     return _window_obj
 
 
-def _ctypes() -> Any:
+def load_ctypes() -> Any:
     try:
         import ctypes
     except ImportError:
@@ -51,7 +51,7 @@ def _ctypes() -> Any:
 
 
 def _tag(ctypes: Any, d: object) -> int:
-    return int(ctypes.c_uint64.from_address(id(d) + _VERSION_OFFSET).value)
+    return int(ctypes.c_uint64.from_address(id(d) + VERSION_OFFSET).value)
 
 
 def class_dict(cls: type) -> dict[str, Any] | None:
@@ -61,10 +61,10 @@ def class_dict(cls: type) -> dict[str, Any] | None:
 
 
 def _check() -> bool:
-    ctypes = _ctypes()
+    ctypes = load_ctypes()
     if ctypes is None or sys.implementation.name != "cpython" or sys.maxsize < 2**63 - 1:
         return False
-    if dict.__basicsize__ < _VERSION_OFFSET + 8:
+    if dict.__basicsize__ < VERSION_OFFSET + 8:
         return False
     probe: dict[str, object] = {"a": object(), "b": 1}
     if ctypes.c_ssize_t.from_address(id(probe) + _USED_OFFSET).value != len(probe):
@@ -151,23 +151,38 @@ class Versions:
     per_item: Callable[[tuple[object, ...]], tuple[object, ...]]
 
 
-def _identity(values: tuple[object, ...]) -> tuple[object, ...]:
+def identity(values: tuple[object, ...]) -> tuple[object, ...]:
     return values
 
 
 def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
-    """A :class:`Versions` over ``dicts``: tags where supported, else the portable signature.
-
-    With tags, one precompiled ``struct`` format covers the address range of all the dicts:
-    ``Q`` at each tag, ``x`` padding between them.  ``unpack_from`` skips padding without
-    touching it, so a single C call reads exactly the tags, ~3x faster than indexing.
-    """
+    """A :class:`Versions` over ``dicts``: tags where supported, else the portable signature."""
     items = list(dicts)
     if not items:
-        return Versions(tuple, _identity)
+        return Versions(tuple, identity)
     if not probe_support():
-        return Versions(portable_reader(items), _identity)
-    addrs = sorted({id(d) + _VERSION_OFFSET for d in items})
+        return Versions(portable_reader(items), identity)
+    return words(items, VERSION_OFFSET)
+
+
+def words(objects: Sequence[Any], offset: int) -> Versions:
+    """A :class:`Versions` reading the 8-byte word at ``offset`` in each of ``objects``."""
+    return words_at([(o, offset) for o in objects])
+
+
+def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
+    """A :class:`Versions` reading the 8-byte word at each ``(object, offset)``.
+
+    Only for layouts a self-check in this process has confirmed (a dict's version tag, a
+    type's subclass slot).  One precompiled ``struct`` format covers the address range of all
+    the words: ``Q`` at each word, ``x`` padding between them.  ``unpack_from`` skips padding
+    without touching it, so a single C call reads exactly the words, ~3x faster than
+    indexing.
+    """
+    items = list(places)
+    if not items:
+        return Versions(tuple, identity)
+    addrs = sorted({id(o) + offset for o, offset in items})
     parts = ["="]  # standard sizes, no alignment: the offsets are exact
     at = addrs[0]
     for addr in addrs:
@@ -176,12 +191,12 @@ def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
         parts.append("Q")
         at = addr + 8
     layout = struct.Struct("".join(parts))
-    # A partial is called without a Python frame; it carries the dicts so that they (and so
+    # A partial is called without a Python frame; it carries the objects so that they (and so
     # the addresses read) live exactly as long as the reader.
     read = functools.partial(layout.unpack_from, memory_window(), addrs[0] - WINDOW_BASE)
-    read.keep_alive = items  # type: ignore[attr-defined]
+    read.keep_alive = [o for o, _ in items]  # type: ignore[attr-defined]
     slot = {a: i for i, a in enumerate(addrs)}
-    positions = [slot[id(d) + _VERSION_OFFSET] for d in items]
+    positions = [slot[id(o) + offset] for o, offset in items]
     if len(positions) == 1:
         positions.append(positions[0])  # itemgetter of one index returns a scalar
     return Versions(read, operator.itemgetter(*positions))

@@ -17,6 +17,7 @@ from typing import Any
 
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import (
+    SUBCLASSES,
     Tracked,
     is_project_file,
     module_namespace,
@@ -31,6 +32,8 @@ def _live_kind(module: str, path: str) -> str:
     """The kind of a key's current value, for a probe that never read it (a replay, the CLI)."""
     if path.endswith("#cache"):
         return "cache"
+    if path.endswith("." + SUBCLASSES):
+        return "subclasses"
     found = sys.modules.get(module)
     if not isinstance(found, types.ModuleType):
         return "value"
@@ -192,7 +195,9 @@ class AttributesProbe(Probe):
         return self._map
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
-        if key.endswith("#cache"):
+        if key.endswith("#cache") or key.endswith("." + SUBCLASSES):
+            # A subclass defined in a test lives until the next collection: a leak only for
+            # a base class that looks at its subclasses.
             return Severity.MEDIUM
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
@@ -210,6 +215,11 @@ class AttributesProbe(Probe):
         owner, _, attr = path.rpartition(".")
         owner = f"{module}.{owner}" if owner else module
         attr = attr or path
+        if kind == "subclasses" or attr == SUBCLASSES:
+            return (f"a subclass of {owner} defined inside a test stays among "
+                    f"{owner}.__subclasses__() until it is garbage-collected: define it at "
+                    "module level (once), or have the base class keep a registry that a "
+                    "fixture resets")
         if kind == "container" and change == "changed":
             return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
                     f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")

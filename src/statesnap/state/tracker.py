@@ -4,14 +4,19 @@ Pure of pytest.  The plugin calls :meth:`TestTracker.begin` before a test's setu
 :meth:`checkpoint` at phase and fixture boundaries, and :meth:`end` after teardown.  Checkpoints
 use light tokens, so a test that changes nothing costs a few token reads per probe; a change is
 diffed where it happened, which names the phase and the fixture that made it.
+
+A project module the test imported shows in the net diff as the module appearing, and its
+attributes go with it (:data:`~statesnap.state.diff.OWNED_KEYS`); what the test then changed
+on it -- a fixture imports the library, the test body forces a class attribute -- is diffed
+from the module as first seen at a checkpoint, so that change is recorded too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from statesnap.probes.base import Probe
-from statesnap.state.diff import Change, diff_snapshots
+from statesnap.probes.base import Probe, ProbeMap
+from statesnap.state.diff import OWNED_KEYS, Change, diff_maps, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 
 
@@ -30,6 +35,9 @@ class _Test:
     last: Snapshot
     #: First sighting of each changed key: ``(probe, key) -> Label``.
     first_seen: dict[tuple[str, str], Label] = field(default_factory=dict)
+    #: ``(probe, owner key) -> the probe's map`` at the checkpoint where an owner (a module)
+    #: appeared during the test.
+    appeared: dict[tuple[str, str], ProbeMap] = field(default_factory=dict)
 
 
 class TestTracker:
@@ -106,7 +114,7 @@ class TestTracker:
     def _net(self, t: _Test, after: Snapshot) -> list[Change]:
         """Changes from before the test to ``after``, each with where it first happened and
         its severity by its probe (the probe's default where ``severity_of`` raises)."""
-        net = diff_snapshots(t.before, after)
+        net = diff_snapshots(t.before, after) + self._changed_since_seen(t, after)
         for ch in net:
             label = t.first_seen.get((ch.probe, ch.key))
             if label is not None:
@@ -148,6 +156,28 @@ class TestTracker:
     def _note(t: _Test, a: Snapshot, b: Snapshot, label: Label) -> None:
         for ch in diff_snapshots(a, b):
             t.first_seen.setdefault((ch.probe, ch.key), label)
+        for probe, sep in OWNED_KEYS.items():
+            before, now = a.get(probe), b.get(probe)
+            if before is now:
+                continue
+            # An owner's own key is never a change (it goes with the owner): found here.
+            for key in now.keys() - before.keys():
+                if key.endswith(sep):
+                    t.appeared.setdefault((probe, key), now)
+
+    @staticmethod
+    def _changed_since_seen(t: _Test, after: Snapshot) -> list[Change]:
+        """Changes of owned keys of owners that appeared during the test, from the owner as
+        first seen to the end (the net diff leaves them to the owner's appearing)."""
+        out: list[Change] = []
+        for (probe, owner), first in t.appeared.items():
+            now = after.get(probe)
+            if owner not in now:
+                continue  # gone again by the end: nothing of it is left behind
+            mine = {k: v for k, v in first.items() if k.startswith(owner)}
+            later = {k: v for k, v in now.items() if k.startswith(owner)}
+            out += diff_maps(probe, mine, later)
+        return out
 
 
 def _light_is_full(probe: Probe) -> bool:

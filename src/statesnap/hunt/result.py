@@ -1,0 +1,70 @@
+"""What a hunt ran and found, and the lines that say so on the terminal."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from statesnap.analysis.findings import Finding
+from statesnap.hunt.runs import ORDER_KINDS, HuntRun
+
+
+@dataclass
+class HuntResult:
+    """What a hunt ran and found."""
+
+    tests: int
+    leakers: int
+    ignored_low: int
+    groups: int
+    runs: list[HuntRun]
+    findings: list[Finding]
+    logs_dir: Path
+    duration: float
+    #: Plans the budget left unrun, in words.
+    skipped: list[str] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+
+    @property
+    def orders(self) -> list[HuntRun]:
+        """The exploring runs (the hunt orders), as opposed to the proving ones."""
+        return [r for r in self.runs if r.kind in ORDER_KINDS]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tests": self.tests,
+            "leakers": self.leakers,
+            "ignored_low_leaks": self.ignored_low,
+            "groups": self.groups,
+            "orders": len(self.orders),
+            "pytest_runs": len(self.runs),
+            "duration": round(self.duration, 3),
+            "seeds": self.seeds,
+            "skipped": self.skipped,
+            "logs_dir": str(self.logs_dir),
+            "runs": [r.to_json() for r in self.runs],
+        }
+
+
+def describe(result: HuntResult) -> list[str]:
+    """What each order found, in words, for the terminal."""
+    lines = [f"hunted {result.tests} test(s): {result.leakers} leaking test(s) in "
+             f"{result.groups} group(s)"
+             + (f"; {result.ignored_low} LOW-severity leak(s) left out (--all-leaks)"
+                if result.ignored_low else "")]
+    orders = result.orders
+    lines.append(f"{len(orders)} order(s) ran:")
+    for i, run in enumerate(orders, start=1):
+        found = (f"{len(run.new_failures)} new failure(s): " + ", ".join(run.new_failures[:5])
+                 + (" ..." if len(run.new_failures) > 5 else "")) if run.new_failures \
+            else "nothing new"
+        extra = f" (error: {run.error})" if run.error else ""
+        lines.append(f"  {i}. {run.label}, {run.tests} tests, {run.duration:.1f}s: "
+                     f"{found}{extra}")
+    proving = len(result.runs) - len(orders)
+    lines.append(f"{proving} proving run(s); {len(result.runs)} pytest run(s) in "
+                 f"{result.duration:.1f}s; logs: {result.logs_dir}")
+    for skipped in result.skipped:
+        lines.append(f"  not run (budget spent): {skipped}")
+    return lines

@@ -1,0 +1,50 @@
+"""The key-level proof's pure parts: the smallest healing set and the key leading it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from statesnap.analysis.keyproof import lead_first, smallest_healing_set
+
+
+def test_a_single_key_that_heals_alone_is_the_answer() -> None:
+    tried: list[list[str]] = []
+
+    def heals(keys: Sequence[str]) -> bool:
+        tried.append(list(keys))
+        return list(keys) == ["b"]
+
+    assert smallest_healing_set(["a", "b", "c"], heals, singles=4) == ["b"]
+    assert tried == [["a"], ["b"]]
+
+
+def test_keys_needed_together_are_shrunk_to_the_smallest_set() -> None:
+    def heals(keys: Sequence[str]) -> bool:
+        return {"env:A", "attributes:m:CONF"} <= set(keys)
+
+    found = smallest_healing_set(["env:A", "env:B", "attributes:m:CONF", "cwd:cwd"], heals,
+                                 singles=4)
+    assert sorted(found) == ["attributes:m:CONF", "env:A"]
+
+
+def test_the_lead_is_the_key_whose_leak_alone_fails_the_victim_as_recorded() -> None:
+    # Leaving the config dict leaked (the rest restored) fails as in the proof; leaving a
+    # variable leaked fails a later assertion.
+    asked: list[list[str]] = []
+
+    def fails_as_recorded(others: Sequence[str]) -> bool | None:
+        asked.append(list(others))
+        return "attributes:m:CONF" not in others
+
+    keys = ["env:A", "env:B", "attributes:m:CONF"]
+    assert lead_first(keys, fails_as_recorded) == ["attributes:m:CONF", "env:A", "env:B"]
+    assert asked == [["env:B", "attributes:m:CONF"], ["env:A", "attributes:m:CONF"],
+                     ["env:A", "env:B"]]
+
+
+def test_without_a_known_lead_the_ranked_order_stays() -> None:
+    keys = ["env:A", "attributes:m:CONF"]
+    assert lead_first(keys, lambda others: None) == keys
+    assert lead_first(keys, lambda others: False) == keys
+    # One key: nothing to ask.
+    assert lead_first(["env:A"], lambda others: 1 / 0 > 0) == ["env:A"]
