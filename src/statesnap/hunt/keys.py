@@ -121,4 +121,5 @@ def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list
     others = f" with {taken - 1} other module(s) it imported" if taken > 1 else ""
     return (f"taking {module}{others} out of sys.modules before the victim makes it pass "
             f"(the polluter imported it first there); in the recorded run, where it was "
-            f"already imported, the polluter changed {top.key}")
+            f"already imported, the polluter changed {top.key} (read from that record; "
+            "the replays proved taking the module out)")
