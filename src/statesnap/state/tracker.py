@@ -74,8 +74,9 @@ class TestTracker:
         if t is None:
             return
         snap = self.snapshotter.take(t.last, light=light)
-        self._note(t, t.last, snap, label)
-        t.last = snap
+        if snap is not t.last:  # the same snapshot back: no token moved, nothing to note
+            self._note(t, t.last, snap, label)
+            t.last = snap
 
     def end(self, final_phase: str = "teardown") -> list[Change]:
         """Full snapshot after teardown; the net changes of the test, each with its phase."""
