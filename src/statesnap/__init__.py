@@ -41,16 +41,19 @@ _skip_assertion_rewriting()
 
 
 #: Each containment feature is a pytest plugin module of its own (its options, configure
-#: step, per-test observer and terminal lines); pytest loads them by name after this module,
-#: as it does ``pytest_plugins`` of any plugin.  The core plugin never imports them.
-pytest_plugins = [
+#: step, per-test observer and terminal lines), registered by name right after the core's
+#: options; the core plugin never imports them.  Not through ``pytest_plugins``: for each name
+#: there pytest searches every installed distribution's entry points (about 8 M instructions
+#: a name, a sixth of what statesnap added to a small session) and marks it for assertion
+#: rewriting, which statesnap skips (above).
+FEATURES = (
     "statesnap.contain.isolate.feature",
     "statesnap.contain.guards",
     "statesnap.contain.strict",
     "statesnap.contain.restore",
     "statesnap.contain.reruns",
     "statesnap.contain.xdist",
-]
+)
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
@@ -63,6 +66,19 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
     from statesnap.plugin import options
 
     options.addoption(parser)
+    _register_features(pluginmanager)
+
+
+def _register_features(pluginmanager: Any) -> None:
+    """Import and register each feature as pytest does a ``pytest_plugins`` name: not when
+    blocked (``-p no:NAME``) or already registered.  pytest_addoption is called once, when
+    this module is registered, so their options follow the core's, as before."""
+    import importlib
+
+    for name in FEATURES:
+        if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
+            continue
+        pluginmanager.register(importlib.import_module(name), name)
 
 
 def pytest_configure(config: Any) -> None:
