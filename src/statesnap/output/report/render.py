@@ -13,9 +13,16 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import (
+    BytecodeCache,
+    Environment,
+    PackageLoader,
+    StrictUndefined,
+    select_autoescape,
+)
 from markupsafe import Markup
 
+from statesnap.output.report.templatecache import pycache_for
 from statesnap.output.report.views import ReportView
 
 #: What a JSON string may hold that would end the script element or confuse an HTML parser
@@ -57,8 +64,14 @@ def _sha256(text: str) -> str:
 
 @cache
 def environment() -> Environment:
+    return make_environment(pycache_for(__file__))
+
+
+def make_environment(compiled: BytecodeCache | None) -> Environment:
+    """The report's environment, with ``compiled`` templates kept there (None: not kept)."""
     env = Environment(
         loader=PackageLoader("statesnap.output.report", "templates"),
+        bytecode_cache=compiled,
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,
