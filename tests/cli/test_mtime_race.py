@@ -86,6 +86,18 @@ def test_terminal_report_and_markdown_say_the_mtime_did_not_change(tmp_path: Pat
         assert "\"size\":" not in text and "size-changed-mtime-kept" not in text
 
 
+def test_a_race_in_a_session_without_failures_is_still_said(tmp_path: Path) -> None:
+    """The race lines do not depend on a failure (the terminal skips them only when no test
+    changed a file)."""
+    root = write_suite(tmp_path / "suite", SUITE)
+    run = run_suite(root, tmp_path / "out", "test_build.py", "--deselect",
+                    "test_build.py::test_c_trusts_the_cache", budget=0)
+    assert run.proc.returncode == 0, run.output[-3000:]
+    out = run.proc.stdout.split(" statesnap ", 1)[1]
+    assert SENTENCE in out, out[-4000:]
+    assert "1 file(s) changed while the mtime did not change:" in out
+
+
 def test_a_finding_whose_state_is_the_raced_file_says_so_with_both_tests() -> None:
     from statesnap.analysis.findings import Finding
     from statesnap.output.explain import format_finding, markdown

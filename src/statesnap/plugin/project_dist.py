@@ -6,7 +6,6 @@ how they are named: docs/PROBES.md (``attributes``).
 
 from __future__ import annotations
 
-import configparser
 import importlib.metadata
 import json
 from pathlib import Path
@@ -51,6 +50,8 @@ def project_name(rootdir: Path) -> str | None:
             return name
     setup_cfg = rootdir / "setup.cfg"
     if setup_cfg.is_file():
+        import configparser  # only here: most projects have none (7 M instructions a session)
+
         parser = configparser.ConfigParser(interpolation=None)
         try:
             parser.read(setup_cfg, encoding="utf-8")

@@ -12,11 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
-from statesnap.analysis.findings import Finding
 from statesnap.base.redact import Redactor
 from statesnap.plugin import cleanroom
 from statesnap.plugin.options import Settings
@@ -27,6 +26,11 @@ from statesnap.record.journal import Record, RecordWriter
 from statesnap.state.diff import Change
 from statesnap.state.snapshot import Snapshot, Snapshotter
 from statesnap.state.tracker import TestTracker
+
+if TYPE_CHECKING:
+    # Only a session with a failure (or a feature's finder) makes findings: the module is
+    # imported then, at the session end, not by every session.
+    from statesnap.analysis.findings import Finding
 
 RUN_KEY = pytest.StashKey["RunState"]()
 
@@ -45,7 +49,7 @@ class TestObserver(Protocol):
 MAX_LINES = 12
 
 #: Extra findings a feature adds at session end, from a record and the findings so far.
-Finder = Callable[[Record, list[Finding]], list[Finding]]
+Finder = Callable[[Record, list["Finding"]], list["Finding"]]
 
 
 class TestState:

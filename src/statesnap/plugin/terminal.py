@@ -6,13 +6,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from statesnap.analysis.findings import VERIFIED, Finding
 from statesnap.analysis.leaks import resolve_leaks
 from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.output.lines import short
 from statesnap.state.diff import Change
 
 if TYPE_CHECKING:
+    from statesnap.analysis.findings import Finding
     from statesnap.plugin.run import RunState
 
 MAX_PER_PROBE = 12
@@ -54,7 +54,7 @@ def write_summary(run: RunState, tr: Any) -> None:
     leaks = resolve_leaks(record.tests)
     by_probe: dict[str, list[str]] = defaultdict(list)
     ids = {t.index: t.nodeid for t in record.tests}
-    causes = proven_causes(run.results.findings)
+    causes = proven_causes(run.results.findings) if run.results.findings else set()
     leaking_tests = 0
     for index in sorted(leaks):
         shown = [c for c in leaks[index]
@@ -75,14 +75,17 @@ def write_summary(run: RunState, tr: Any) -> None:
                 tr.write_line(f"    … and {len(lines) - MAX_PER_PROBE} more (see the record)")
     else:
         tr.write_line("no test leaked state")
-    from statesnap.output.explain import format_findings, race_lines
-
-    for line in race_lines(record.tests, record.header):
-        tr.write_line(line)
     findings = run.results.findings
-    if findings:
-        for line in format_findings(findings, record.header):
+    # Races are flagged ``files`` changes, findings come from failures: a session with
+    # neither does not import the text of either (findings, mtime races, reproductions).
+    if findings or any(ch.probe == "files" for t in record.tests for ch in t.changes):
+        from statesnap.output.explain import format_findings, race_lines
+
+        for line in race_lines(record.tests, record.header):
             tr.write_line(line)
+        if findings:
+            for line in format_findings(findings, record.header):
+                tr.write_line(line)
     tr.write_line(f"record: {run.record_path}")
     summary = run.settings.json_path
     if summary is not None and summary in run.outputs.done:
@@ -98,6 +101,8 @@ def proven_causes(findings: Iterable[Finding]) -> set[tuple[str, str]]:
     A low-severity leak (a new module, an RNG state) is not listed for its own sake, but one
     that broke a test is the leak the user must see.
     """
+    from statesnap.analysis.findings import VERIFIED  # imported by whoever made a finding
+
     out: set[tuple[str, str]] = set()
     for f in findings:
         if f.status != VERIFIED:
