@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         "sys of the child (`os.wait4`).", "",
         f"Machine: {platform.platform()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs; load average {load:.2f} at the start (shared: expect noise).",
+        "CPU and wall times move with the machine's load; the instruction counts below do "
+        "not, and are the figures to compare.",
         "",
         "| variant | median CPU | added CPU | median wall | added wall | target |",
         "|---|---:|---:|---:|---:|---:|",
