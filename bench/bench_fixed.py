@@ -85,6 +85,18 @@ def instructions(root: Path, argv: list[str], env: dict[str, str]) -> int:
     return int(found[-1].rsplit(":", 1)[1].strip())
 
 
+def against_src(checkout: Path) -> Path:
+    """The source folder of ``--against``: CHECKOUT/src, or CHECKOUT itself when it is one.
+
+    A folder without the package would leave PYTHONPATH pointing nowhere, and the runs would
+    silently measure this checkout (its editable install) as the other one.
+    """
+    for src in (checkout.resolve() / "src", checkout.resolve()):
+        if (src / "statesnap" / "__init__.py").is_file():
+            return src
+    raise SystemExit(f"--against {checkout}: no statesnap package in it or in its src/")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--pairs", type=int, default=9, help="alternating rounds")
@@ -99,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     here_src = HERE.parent / "src"
     variants = {"plain": here_src, "record": here_src, "report": here_src}
     if args.against is not None:
-        other = args.against.resolve() / "src"
+        other = against_src(args.against)
         variants |= {"record@against": other, "report@against": other}
     cpu: dict[str, list[float]] = {v: [] for v in variants}
     wall: dict[str, list[float]] = {v: [] for v in variants}
