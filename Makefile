@@ -94,6 +94,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_overhead.py --pairs 9 $(COUNT_INSTRUCTIONS) --bytecode off \
 		--out bench/results/overhead-nocache.md
 	$(BIN)/python bench/bench_fixed.py --pairs 9 $(COUNT_INSTRUCTIONS)
+	$(if $(COUNT_INSTRUCTIONS),$(BIN)/python bench/bench_fixed_breakdown.py)
 
 # click, jinja2 and more-itertools from their PyPI sdists (cached in bench/.cache/), with and
 # without statesnap: tests reported leaking, CPU ratio.

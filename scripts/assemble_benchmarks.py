@@ -10,8 +10,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDER = ("overhead", "instructions-now", "instructions-start", "overhead-nocache",
-         "overhead-before-after", "overhead-probes-against", "fixed", "healthy", "locate",
-         "report", "isolate", "hunt", "demo-verdicts", "mutation", "realworld", "backfill")
+         "overhead-before-after", "overhead-probes-against", "fixed", "fixed-breakdown",
+         "healthy", "locate", "report", "isolate", "hunt", "demo-verdicts", "mutation",
+         "realworld", "backfill")
 INTRO = """# Benchmarks
 
 Every figure here was produced by a command in this repository, with its baseline measured in
