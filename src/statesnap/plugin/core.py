@@ -393,7 +393,8 @@ class StatesnapPlugin:
         # pytest asks for a phase's report the moment the phase has ended, before the next
         # one starts: the phase checkpoints sit here, which spares two hook wrappers of their
         # own (setup, call) on every test.
-        if self.run.tracker is not None:
+        run = self.run
+        if run.tracker is not None:
             try:
                 when = call.when
                 if when == "setup":
@@ -407,8 +408,8 @@ class StatesnapPlugin:
             self._note_report(report, call, item)
         except Exception as exc:  # bookkeeping must never change a test's outcome
             note_internal_error("noting a test's report", exc)
-        if self.run.report_sink is not None:
-            self.run.report_sink(item, report)
+        if run.report_sink is not None:
+            run.report_sink(item, report)
         return report
 
     def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None],

@@ -13,7 +13,7 @@ from the module as first seen at a checkpoint, so that change is recorded too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from statesnap.probes.base import Probe, ProbeMap
 from statesnap.state.diff import OWNED_KEYS, Change, diff_maps, diff_snapshots
@@ -29,15 +29,19 @@ class Label:
     scope: str | None = None
 
 
-@dataclass
 class _Test:
-    before: Snapshot
-    last: Snapshot
-    #: First sighting of each changed key: ``(probe, key) -> Label``.
-    first_seen: dict[tuple[str, str], Label] = field(default_factory=dict)
-    #: ``(probe, owner key) -> the probe's map`` at the checkpoint where an owner (a module)
-    #: appeared during the test.
-    appeared: dict[tuple[str, str], ProbeMap] = field(default_factory=dict)
+    """The test in progress: a plain slotted class, made once per test."""
+
+    __slots__ = ("appeared", "before", "first_seen", "last")
+
+    def __init__(self, before: Snapshot, last: Snapshot) -> None:
+        self.before = before
+        self.last = last
+        #: First sighting of each changed key: ``(probe, key) -> Label``.
+        self.first_seen: dict[tuple[str, str], Label] = {}
+        #: ``(probe, owner key) -> the probe's map`` at the checkpoint where an owner (a
+        #: module) appeared during the test.
+        self.appeared: dict[tuple[str, str], ProbeMap] = {}
 
 
 class TestTracker:
@@ -61,7 +65,7 @@ class TestTracker:
         if self.current is None:
             self.baseline()
         assert self.current is not None
-        self._test = _Test(before=self.current, last=self.current)
+        self._test = _Test(self.current, self.current)
 
     def checkpoint(self, label: Label, light: bool = True) -> None:
         """A snapshot; changes since the previous checkpoint are labelled ``label``.
