@@ -376,3 +376,72 @@ def test_an_internal_error_lands_in_the_record_once(inner, pytester, subprocess:
     assert run.record().internal_errors == internal
     # The probe itself still works: it is not switched off for a failing detail.
     assert run.record().errors == []
+    # Said at the end of the run too, never only in the record.
+    text = run.result.stdout.str()
+    assert "statesnap caught 1 error(s) of its own and went on" in text
+    assert re.search(r"^  probe badgauges: gauges: ZeroDivisionError: division by zero",
+                     text, re.M), text
+
+
+CHILD_DETAIL_CONFTEST = '''
+import os
+
+import pytest
+
+from statesnap.base.internal import note_internal_error
+from statesnap.probes.base import Probe
+
+PARENT = os.getpid()
+
+
+class ChildDetailProbe(Probe):
+    """Reads fine, but a detail it tries fails in a forked child (as a socket address can)."""
+    name = "childdetail"
+
+    def token(self):
+        return os.getpid()  # read again in the child
+
+    def read(self):
+        if os.getpid() != PARENT:
+            try:
+                1 / 0
+            except ZeroDivisionError as exc:
+                note_internal_error("probe childdetail: detail", exc)
+        return {"k": 1}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_statesnap_add_probes(config):
+    return [ChildDetailProbe()]
+'''
+
+
+def test_an_isolated_childs_internal_error_reaches_the_record_and_the_summary(
+        inner, pytester) -> None:
+    """A forked child has no record: what statesnap caught in it travels back."""
+    inner.conftest(CHILD_DETAIL_CONFTEST)
+    pytester.makepyfile(test_probes_suite=SMALL_SUITE)
+    plain = inner(statesnap=False, subprocess=True)
+    summary = pytester.path / "summary.json"
+    run = inner("--statesnap-isolate=fork", "--statesnap-verify-budget", "0",
+                "--statesnap-json", str(summary), subprocess=True)
+
+    assert run.result.ret == plain.result.ret == 1
+    assert run.outcomes() == plain.outcomes() == {"passed": 4, "failed": 1}
+    internal = run.record().internal_errors
+    assert [e["where"] for e in internal] == ["isolated child: probe childdetail: detail"]
+    assert internal[0]["error"].startswith("ZeroDivisionError: division by zero")
+    data = json.loads(summary.read_text("utf-8"))
+    assert [(e["where"], e["worker"]) for e in data["internal_errors"]] == [
+        ("isolated child: probe childdetail: detail", "main")]
+    assert "statesnap caught 1 error(s) of its own" in run.result.stdout.str()
+
+
+def test_a_healthy_run_says_nothing_of_internal_errors(inner, pytester) -> None:
+    pytester.makepyfile(test_probes_suite=SMALL_SUITE)
+    summary = pytester.path / "summary.json"
+    run = inner("--statesnap-verify-budget", "0", "--statesnap-json", str(summary),
+                subprocess=True)
+    assert run.record().internal_errors == []
+    assert json.loads(summary.read_text("utf-8"))["internal_errors"] == []
+    assert "error(s) of its own" not in run.result.stdout.str()

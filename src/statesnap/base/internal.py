@@ -52,13 +52,26 @@ def describe(exc: BaseException) -> str:
 def note_internal_error(where: str, exc: BaseException) -> None:
     """Keep ``exc``, caught in ``where`` (``"probe fds: socket addresses"``), for the record."""
     try:
-        entry = {"type": "internal_error", "where": where, "error": describe(exc)}
-        key = (where, entry["error"])
-        _counts[key] = _counts.get(key, 0) + 1
-        _noted.setdefault(key, entry)
-        _offer(key, entry)
+        _keep(where, describe(exc))
     except Exception:  # the one place that cannot report its own failure
         pass
+
+
+def adopt(where: str, error: str) -> None:
+    """Keep an error another process of this run noted (an isolated test's child), which
+    has no record of its own to write it to."""
+    try:
+        _keep(where, error)
+    except Exception:
+        pass
+
+
+def _keep(where: str, error: str) -> None:
+    entry = {"type": "internal_error", "where": where, "error": error}
+    key = (where, error)
+    _counts[key] = _counts.get(key, 0) + 1
+    _noted.setdefault(key, entry)
+    _offer(key, entry)
 
 
 def _offer(key: _Key, entry: dict[str, Any]) -> None:

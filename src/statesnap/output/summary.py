@@ -53,7 +53,19 @@ def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dic
         "records": [str(r.path) for r in records],
         "tests": tests,
         "findings": [f.to_summary() for f in findings],
+        "internal_errors": internal_errors(records),
     }
+
+
+def internal_errors(records: Sequence[Record]) -> list[dict[str, str]]:
+    """statesnap's own errors the records kept (each distinct one once, across workers)."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for record in records:
+        for entry in record.internal_errors:
+            where, error = str(entry.get("where", "")), str(entry.get("error", ""))
+            seen.setdefault((where, error), {"where": where, "error": error,
+                                             "worker": record.worker})
+    return list(seen.values())
 
 
 def write_summary(path: Path, records: Sequence[Record], findings: Iterable[Finding]) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
+from statesnap.base.internal import noted
 from statesnap.base.redact import Redactor
 from statesnap.plugin import cleanroom
 from statesnap.plugin.options import Settings
@@ -161,6 +162,9 @@ class RunState:
         #: Each feature's mode for the record header (``{"isolate": None, "strict": "all"}``).
         self.modes: dict[str, str | None] = {}
         self.results = SessionResults()
+        #: statesnap's own errors noted before this session (another in-process session's):
+        #: the terminal section counts only those after.
+        self.internal_mark = len(noted())
         #: In a child that runs one isolated test (spawned: from the start; forked: from
         #: :meth:`enter_child`): its changes die with it, it writes no outputs.
         self.child = settings.isolate_child is not None

@@ -48,6 +48,8 @@ def write_summary(run: RunState, tr: Any) -> None:
         tr.write_line(f"probe {name} unavailable: {reason}")
     for err in run.errors:
         tr.write_line(f"probe {err['probe']} switched off after an error: {err['error']}", red=True)
+    for line in internal_error_lines(run):
+        tr.write_line(line, red=True)
     if record.collection:
         tr.write_line(f"collection changed {len(record.collection)} key(s) "
                       "(imports with side effects)")
@@ -93,6 +95,31 @@ def write_summary(run: RunState, tr: Any) -> None:
     report = run.results.report_written
     if report is not None:
         tr.write_line(f"report: {report}")
+
+
+#: The internal errors named one by one in the terminal section; the rest are counted.
+MAX_INTERNAL = 3
+
+
+def internal_error_lines(run: RunState) -> list[str]:
+    """statesnap's own caught errors (this process's and the records'), so that a verdict
+    built on a part that failed is never shown without saying so."""
+    from statesnap.base.internal import noted
+
+    seen: dict[tuple[str, str], None] = {}
+    for entry, _count in noted()[run.internal_mark:]:
+        seen.setdefault((str(entry.get("where")), str(entry.get("error"))), None)
+    for record in run.results.all():
+        for entry in record.internal_errors:
+            seen.setdefault((str(entry.get("where")), str(entry.get("error"))), None)
+    if not seen:
+        return []
+    lines = [f"statesnap caught {len(seen)} error(s) of its own and went on; what they "
+             "touched may be incomplete:"]
+    lines += [f"  {where}: {error}" for where, error in list(seen)[:MAX_INTERNAL]]
+    if len(seen) > MAX_INTERNAL:
+        lines.append(f"  … and {len(seen) - MAX_INTERNAL} more (see the record)")
+    return lines
 
 
 def proven_causes(findings: Iterable[Finding]) -> set[tuple[str, str]]:

@@ -26,6 +26,8 @@ class ChildResult:
     warnings: list[dict[str, Any]] = field(default_factory=list)
     #: Probe errors in the child (``probe_error`` record lines, written by the parent).
     errors: list[dict[str, Any]] = field(default_factory=list)
+    #: statesnap's own caught errors in the child (``where``, ``error``), for the record.
+    internal_errors: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
     exit: Exit = field(default_factory=Exit)
     #: ``pytest.exit`` called by the test: (message, return code).
@@ -73,6 +75,8 @@ def parse_messages(data: bytes, result: ChildResult) -> None:
             result.done = True
             result.changes = list(msg.get("changes") or [])
             result.errors = list(msg.get("errors") or [])
+            result.internal_errors = [e for e in msg.get("internal_errors") or []
+                                      if isinstance(e, dict)]
         elif "exit" in msg:
             code = msg.get("returncode")
             result.exit_request = (str(msg["exit"]), code if isinstance(code, int) else None)

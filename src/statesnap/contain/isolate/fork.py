@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
+from statesnap.base.internal import noted
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, read_tail, write_message
 from statesnap.contain.isolate.warnings import recording_log, to_message
 from statesnap.replay.procwait import kill_group, wait_child
@@ -83,6 +84,7 @@ def _child_main(run: RunState, item: pytest.Item, channel: IO[bytes],
     status = 0
     try:
         errors_before = len(run.errors)
+        internal_before = len(noted())
         _start_child(run, item, channel, crash)
         from _pytest.outcomes import Exit as PytestExit
         from _pytest.runner import runtestprotocol
@@ -100,6 +102,9 @@ def _child_main(run: RunState, item: pytest.Item, channel: IO[bytes],
             "done": True,
             "changes": [c.to_json() for c in changes],
             "errors": run.errors[errors_before:],
+            # statesnap's own errors in the child: it has no record, the parent writes them.
+            "internal_errors": [{"where": e["where"], "error": e["error"]}
+                                for e, _ in noted()[internal_before:]],
         })
     except BaseException:
         status = INTERNAL_ERROR_STATUS

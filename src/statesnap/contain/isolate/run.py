@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.outcomes import Failed
 
+from statesnap.base.internal import adopt
 from statesnap.contain.guards import guard_verdict
 from statesnap.contain.isolate.channel import ChildResult
 from statesnap.contain.isolate.fields import CONTAINED, CONTAINED_CHANGES, FIELD, Isolation
@@ -197,6 +198,8 @@ def publish(run: RunState, item: pytest.Item, nextitem: pytest.Item | None,
         entry = dict(err)
         entry["where"] = f"isolated child: {entry.get('where', '?')}"
         run.note_error(entry)
+    for internal in result.internal_errors:
+        adopt(f"isolated child: {internal.get('where', '?')}", str(internal.get("error", "?")))
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     emit_warnings(result.warnings)  # inside pytest's catch_warnings for this test
     finished = result.done and [r.when for r in reports][-1:] == ["teardown"]

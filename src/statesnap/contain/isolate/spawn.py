@@ -153,6 +153,7 @@ def _read_child_record(path: Path, result: ChildResult) -> None:
     except RecordError:
         return
     result.errors = list(record.errors)
+    result.internal_errors = list(record.internal_errors)
     if record.tests:
         test = record.tests[0]
         result.done = True
