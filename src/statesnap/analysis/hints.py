@@ -8,7 +8,7 @@ from pathlib import Path
 
 from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import Probe, ProbeContext
-from statesnap.probes.builtin import BUILTIN
+from statesnap.probes.builtin import BUILTIN, ON_DEMAND
 
 _GENERIC = {
     "added": "undo it in the test's teardown or a fixture finaliser",
@@ -20,7 +20,7 @@ _GENERIC = {
 @functools.cache
 def probe_class(name: str) -> type[Probe] | None:
     """The built-in probe class called ``name`` (None for third-party or absent probes)."""
-    for module_name, class_name in BUILTIN:
+    for module_name, class_name in (*BUILTIN, *ON_DEMAND):
         cls = getattr(importlib.import_module(module_name), class_name)
         if getattr(cls, "name", None) == name:
             return cls  # type: ignore[no-any-return]

@@ -7,7 +7,7 @@ it pass (:func:`~statesnap.analysis.keyproof.smallest_healing_set`).  See docs/A
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from statesnap.analysis.attribution import dirty_before
 from statesnap.analysis.findings import Finding
@@ -20,6 +20,7 @@ from statesnap.analysis.keyproof import (
 from statesnap.hunt.plan import HuntSuite, observe
 from statesnap.hunt.runs import KEY, Observed, Replays
 from statesnap.hunt.suspect import Suspect
+from statesnap.probes.fixtures import EVERY, FixturesProbe, scope_of
 from statesnap.record.signature import Signature
 from statesnap.replay.runner import BudgetSpent
 from statesnap.state.diff import ADDED, REMOVED
@@ -80,7 +81,7 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     except BudgetSpent:
         return None
     if not healing:
-        return None
+        return _prove_fixture(f, s, restoring, heals, writes)
     healing = lead_first(healing, fails_as_recorded)
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     f.probe, f.key = healing[0]
@@ -95,6 +96,10 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
             extra = _name_module_settings(suite, f, s, causes, module, len(healing))
             if extra is not None:
                 return extra
+    if f.probe == FixturesProbe.name and len(healing) == 1:
+        return (f"re-creating the {scope_of(f.after) or 'wide'} fixture {f.key!r} before "
+                "the victim heals it (pytest's own teardown of it, so the victim builds it "
+                "fresh): a test changed its shared value in place")
     if len(healing) > 1:
         # The named key's fix alone is not proven to heal it: the set's is.
         f.hint_proven = False
@@ -103,6 +108,65 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
                 f"{', '.join(f'{p}:{k}' for p, k in healing[1:])} makes the victim pass; "
                 "leaving any one of them out, it fails")
     return None
+
+
+def _prove_fixture(f: Finding, s: Suspect,
+                   restoring: Callable[[Sequence[tuple[str, str]]], Observed],
+                   heals: Callable[[Sequence[tuple[str, str]]], bool],
+                   writes: Mapping[tuple[str, str], object]) -> str | None:
+    """No recorded change heals the victim: try re-creating the wide fixtures live before
+    it (the state may lie in what one made: a directory, a repository), then the fewest of
+    them that still heal it.  Where none does, say what is not watched."""
+    name = FixturesProbe.name
+    try:
+        everything = restoring([(name, EVERY)])
+        if not everything.passed(s.nodeid):
+            return _not_watched(writes)
+        child = everything.child()
+        seen = observe(child, s.nodeid) if child is not None else None
+        restored = (seen.entry.extra or {}).get("restored") if seen is not None else None
+        live = [(name, ref.split(":", 1)[1]) for ref in restored or []
+                if isinstance(ref, str) and ref.startswith(f"{name}:")]
+        if not live:
+            return _not_watched(writes)
+        healing = smallest_healing_set(live, heals, MAX_SINGLE_KEYS)
+    except BudgetSpent:
+        return None
+    if not healing:
+        return _not_watched(writes)
+    f.proven_keys = [f"{p}:{k}" for p, k in healing]
+    f.probe, f.key = healing[0]
+    f.before = f.after = None
+    f.hint = made_hint(f.key)
+    f.hint_proven = len(healing) == 1
+    named = ", ".join(repr(k) for _, k in healing)
+    return (f"no recorded change of the polluter heals the victim, but re-creating the wide "
+            f"fixture(s) {named} before it does (pytest's own teardown, so the victim builds "
+            "them fresh): the state lies in what the fixture made, outside its value; "
+            f"{NOT_WATCHED}")
+
+
+def made_hint(key: str) -> str:
+    """The fix for a state that lies in what a wide fixture made."""
+    per_test = ("move it to setup_method so each test gets its own"
+                if key.endswith(".setup_class") else
+                "move it to setUp so each test gets its own" if key.endswith(".setUpClass")
+                else "narrow its scope so each test gets its own")
+    return (f"tests share what {key!r} made (a directory, its files, a repository, a server) "
+            f"and a test changes it: {per_test}, or undo the change in the test's teardown")
+
+
+#: What no probe watches, said where a proof found nothing to restore.
+NOT_WATCHED = ("files outside the watched roots (the temporary directories a suite makes: "
+               "pytest's basetemp, tempfile.mkdtemp) are not watched: their names differ in "
+               "every process, so no replay could name or restore them")
+
+
+def _not_watched(writes: Mapping[tuple[str, str], object]) -> str:
+    tried = f"restoring none of the polluter's {len(writes)} recorded change(s)" if writes else (
+        "the polluter has no recorded change that can be restored")
+    return (f"no key proven: {tried} heals the victim, nor does re-creating the wide "
+            f"fixtures; {NOT_WATCHED}")
 
 
 def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str],

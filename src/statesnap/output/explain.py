@@ -61,6 +61,25 @@ def fix_hint(f: Finding) -> str | None:
     return f.hint
 
 
+def _made_by_fixture(f: Finding) -> bool:
+    """A fixture proven by re-creating it, with no recorded change: the state lies in what
+    it made (its directory, its files), not in its value."""
+    return f.probe == "fixtures" and f.before is None and f.after is None
+
+
+def _change_text(f: Finding) -> str:
+    if _made_by_fixture(f):
+        return "what the fixture made (not its value: no probe saw it change)"
+    return f"{_value(f.before)} → {_value(f.after)}"
+
+
+def _healed(f: Finding) -> str:
+    # A fixture is re-created (pytest's teardown of it), not put back.
+    if f.probe == "fixtures":
+        return "re-creating it before the victim makes it pass"
+    return "restoring it makes the victim pass"
+
+
 def candidate_lines(f: Finding, limit: int = 3) -> list[str]:
     """The ranked candidates of an unproven finding, each with why it ranks there."""
     out = []
@@ -81,9 +100,8 @@ def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[
     if f.setter:
         lines.append(f"    relies on state set by: {f.setter}")
     if f.probe and f.key and f.status not in NO_STATE:
-        healed = " (restoring it makes the victim pass)" if f.hint_proven else ""
-        lines.append(f"    state: {f.probe}:{f.key}: {_value(f.before)} → {_value(f.after)}"
-                     f"{healed}")
+        healed = f" ({_healed(f)})" if f.hint_proven else ""
+        lines.append(f"    state: {f.probe}:{f.key}: {_change_text(f)}{healed}")
         named = f"{f.probe}:{f.key}"
         others = [k for k in f.proven_keys if k != named]
         if others and not f.hint_proven and f.proven_keys[0] == named:
@@ -207,9 +225,10 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
             msg = f": {_code(short(f.message, 200))}" if f.message else ""
             out.append(f"- **failure**: {_code(f.exc_type)}{msg}")
         if f.probe and f.key and f.status not in NO_STATE:
-            healed = " (proven: restoring it makes the victim pass)" if f.hint_proven else ""
-            out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {_code(_value(f.before))}"
-                       f" → {_code(_value(f.after))}{healed}")
+            healed = f" (proven: {_healed(f)})" if f.hint_proven else ""
+            change = (_change_text(f) if _made_by_fixture(f) else
+                      f"{_code(_value(f.before))} → {_code(_value(f.after))}")
+            out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {change}{healed}")
             race = race_line(f, header)
             if race:
                 out.append(f"- **mtime**: {race}")

@@ -27,6 +27,7 @@ from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
+from statesnap.probes.fixtures import FixturesProbe
 from statesnap.record.failure import failure_entry
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
@@ -76,6 +77,8 @@ class StatesnapPlugin:
         self.index = 0
         self._started = 0.0
         self.restore_before: RestoreBefore | None = None
+        #: The fixtures probe, where it runs (replays, --statesnap-watch-fixtures).
+        self.fixtures: FixturesProbe | None = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
         #: The snapshot the last gauges were read from, and those gauges (also as JSON).
@@ -109,7 +112,11 @@ class StatesnapPlugin:
             if extra:
                 found.extend(extra)
         only, drop = probe_registry.parse_selection(self.settings.probes)
-        known = {p.name for p in found}
+        # Known by name everywhere; run only where asked (its read digests every live wide
+        # fixture after each test) or where a selection names it.
+        if self.settings.watch_fixtures or (only is not None and FixturesProbe.name in only):
+            found.append(FixturesProbe())
+        known = {p.name for p in found} | {FixturesProbe.name}
         unknown = (only or set()) - known | (drop - known)
         if unknown:
             raise pytest.UsageError(
@@ -173,6 +180,7 @@ class StatesnapPlugin:
             statuses.append({"name": probe.name, "status": "ok",
                              "detail": str(mode) if mode else None})
             active.append(probe)
+        self.fixtures = next((p for p in active if isinstance(p, FixturesProbe)), None)
         run.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
         run.tracker = TestTracker(run.snapshotter)
         run.writer.write(session_header(run, statuses))
@@ -364,8 +372,10 @@ class StatesnapPlugin:
             before = self.run.test.function_fixtures
             self.run.tracker.checkpoint(Label("setup", " or ".join(before) or None,
                                           "function" if before else None))
+        value: object = None
         try:
-            return (yield)
+            value = yield
+            return value
         finally:
             if own and self.run.tracker is not None:
                 self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
@@ -374,14 +384,42 @@ class StatesnapPlugin:
                     self.run.test.function_fixtures.append(fixturedef.argname)
                 else:
                     self.run.test.wide_fixtures = True
+                    if self.fixtures is not None:
+                        self._watch_fixture(fixturedef, request, value)
                     self.run.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
+
+    def _watch_fixture(self, fixturedef: Any, request: pytest.FixtureRequest,
+                       value: object) -> None:
+        """Hand a wide fixture's value to the fixtures probe, with how to re-create it.
+
+        Re-creating is pytest's own finalisation, ``FixtureDef.finish(request)`` (a public
+        method of pytest 8 and 9, with the request the fixture was set up with); where this
+        pytest lacks it the value is still watched, and the record says it cannot be
+        re-created."""
+        assert self.fixtures is not None
+        finish = getattr(fixturedef, "finish", None)
+        recreate = None
+        if callable(finish):
+            def recreate() -> None:
+                finish(request)
+        elif self.run.ctx is not None:
+            self.run.ctx.notes["fixtures"] = (
+                f"pytest {pytest.__version__}: a fixture has no finish(): wide fixtures are "
+                "watched but cannot be re-created before a test (no key-level proof)")
+        try:
+            self.fixtures.set_up(str(fixturedef.argname), str(fixturedef.scope), value,
+                                 recreate, owner=fixturedef)
+        except Exception as exc:  # bookkeeping must never change a test's outcome
+            note_internal_error("watching a wide fixture", exc)
 
     @pytest.hookimpl(trylast=True)
     def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
         if (self.run.tracker is not None and str(fixturedef.scope) != "function"
                 and not _is_builtin_fixture(fixturedef)):
+            if self.fixtures is not None:
+                self.fixtures.torn_down(fixturedef)
             self.run.tracker.checkpoint(
                 Label("teardown", fixturedef.argname, str(fixturedef.scope)), light=False
             )

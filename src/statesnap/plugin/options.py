@@ -8,6 +8,7 @@ one users type most).  Bad values, and output paths that cannot be written, beco
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -75,6 +76,13 @@ def addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="also name tests of the suite that undo each polluter's leak",
+    )
+    group.addoption(
+        "--statesnap-watch-fixtures",
+        action="store_true",
+        default=False,
+        help="also digest the values of session-, package-, module- and class-scoped "
+        "fixtures after every test (the fixtures probe; on in every replay)",
     )
     group.addoption(
         "--statesnap-order",
@@ -150,6 +158,9 @@ class Settings:
     verify_budget: float = 120.0
     verify_repeat: int = 1
     find_cleaners: bool = False
+    #: The ``fixtures`` probe runs: ``--statesnap-watch-fixtures``, or a replay (the hunt's
+    #: runs, key-level proofs), whose parent marks it with ``STATESNAP_REPLAY=1``.
+    watch_fixtures: bool = False
     order_file: Path | None = None
     restore_before: Path | None = None
     verdicts_from: Path | None = None
@@ -207,6 +218,8 @@ def settings_from(config: pytest.Config) -> Settings:
         verify_budget=120.0 if budget is None else float(budget),
         verify_repeat=int(opt.statesnap_verify_repeat),
         find_cleaners=bool(opt.statesnap_find_cleaners),
+        watch_fixtures=(bool(opt.statesnap_watch_fixtures)
+                        or os.environ.get("STATESNAP_REPLAY") == "1"),
         order_file=option_path(config, opt.statesnap_order),
         restore_before=option_path(config, opt.statesnap_restore_before),
         verdicts_from=option_path(config, opt.statesnap_verdicts_from),

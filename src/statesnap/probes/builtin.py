@@ -25,6 +25,12 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ("statesnap.probes.nvml", "NvmlProbe"),
 )
 
+#: Built-in probes the pytest layer adds only where asked (replays, an option), never by
+#: discovery: their cost is paid in the runs that need them, not in every recording run.
+ON_DEMAND: tuple[tuple[str, str], ...] = (
+    ("statesnap.probes.fixtures", "FixturesProbe"),
+)
+
 
 def builtin_probes() -> list[Probe]:
     """Fresh instances of every built-in probe (one set per pytest process)."""
