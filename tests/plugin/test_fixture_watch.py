@@ -162,3 +162,17 @@ def test_re_creating_only_the_index_leaves_the_edited_records(suite: Runner,
     assert run.outcomes().get("failed") == 1, run.result.stdout.str()
     [victim] = [t for t in run.record().tests if t.nodeid.endswith("::test_names")]
     assert (victim.extra or {}).get("restored") == ["fixtures:index"], victim.extra
+
+
+def test_strict_mode_in_a_replay_acts_on_fixtures_only_where_named(
+        suite: Runner, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A replay of a run recorded with --statesnap-strict keeps that option, and runs the
+    # fixtures probe the recording did not: its tests must not fail where the recording's
+    # passed.  Named, strict mode does act on a fixture changed in place.
+    monkeypatch.setenv("STATESNAP_REPLAY", "1")
+    run = suite("--statesnap-strict", "--statesnap-verify-budget", "0", subprocess=True)
+    assert run.ret == 0, run.result.stdout.str()
+    named = suite("--statesnap-strict=fixtures", "--statesnap-verify-budget", "0",
+                  subprocess=True)
+    assert named.ret == 1, named.result.stdout.str()
+    assert "test_rename" in named.result.stdout.str()

@@ -1,6 +1,7 @@
 """Which changes strict and restore mode act on: a probe selection and a severity floor.
 
-Alone, every (restorable) probe above low severity; named probes (``=env,cwd``) with low
+Alone, every (restorable) probe above low severity, on-demand probes (``fixtures``) only
+where named; named probes (``=env,cwd``) with low
 severity too; ``=-files`` drops probes.  Allowances are ``probe:key`` globs.
 """
 
@@ -12,7 +13,13 @@ from dataclasses import dataclass
 
 from statesnap.probes import parse_selection
 from statesnap.probes.base import Probe, Severity
+from statesnap.probes.fixtures import FixturesProbe
 from statesnap.state.diff import Change
+
+#: Probes that run in replays whatever the recorded run had (the fixtures probe): strict and
+#: restore mode act on them only where named, or a replay of a strict run would fail tests
+#: its recording passed, and a restore run would re-create fixtures its recording did not.
+ON_DEMAND_NAMES = frozenset({FixturesProbe.name})
 
 
 class SelectionError(ValueError):
@@ -40,7 +47,7 @@ def resolve(spec: str, option: str, active: Sequence[Probe], known: Iterable[str
     known_names = set(known) | {p.name for p in active}
     pool = [p for p in active if p.restorable or not restorable_only]
     if spec == "all":
-        return ProbeSelection(frozenset(p.name for p in pool))
+        return ProbeSelection(frozenset(p.name for p in pool if p.name not in ON_DEMAND_NAMES))
     only, drop = parse_selection(spec)
     unknown = ((only or set()) | drop) - known_names
     if unknown:
@@ -57,7 +64,8 @@ def resolve(spec: str, option: str, active: Sequence[Probe], known: Iterable[str
                 f"{option}: probe(s) {', '.join(cannot)} cannot put state back "
                 f"(restorable: {can})"
             )
-    names = {p.name for p in pool if (only is None or p.name in only) and p.name not in drop}
+    names = {p.name for p in pool if (only is None or p.name in only) and p.name not in drop
+             and (p.name not in ON_DEMAND_NAMES or (only is not None and p.name in only))}
     floor = int(Severity.LOW) if only else int(Severity.MEDIUM)
     return ProbeSelection(frozenset(names), floor)
 
