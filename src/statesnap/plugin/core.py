@@ -53,6 +53,9 @@ def configure(config: pytest.Config) -> None:
         config.pluginmanager.register(OrderPlugin(settings.order_file), "statesnap-order")
 
 
+#: A fixture's value while its set-up has not returned (it raised): nothing to watch.
+_FAILED = object()
+
 #: Fixtures pytest makes for the user's own code: xunit ``setup_*``/``teardown_*`` functions
 #: and unittest's ``setUpClass``.  Their functions live in ``_pytest``; they run user code.
 _USER_CODE_FIXTURES = ("_xunit_setup_", "_unittest_")
@@ -372,7 +375,7 @@ class StatesnapPlugin:
             before = self.run.test.function_fixtures
             self.run.tracker.checkpoint(Label("setup", " or ".join(before) or None,
                                           "function" if before else None))
-        value: object = None
+        value: object = _FAILED
         try:
             value = yield
             return value
@@ -384,7 +387,7 @@ class StatesnapPlugin:
                     self.run.test.function_fixtures.append(fixturedef.argname)
                 else:
                     self.run.test.wide_fixtures = True
-                    if self.fixtures is not None:
+                    if self.fixtures is not None and value is not _FAILED:
                         self._watch_fixture(fixturedef, request, value)
                     self.run.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
