@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,7 +27,6 @@ from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
-from statesnap.probes.fixtures import FixturesProbe
 from statesnap.record.failure import failure_entry
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
@@ -35,6 +34,13 @@ from statesnap.record.signature import failing_frame
 from statesnap.state.diff import Change, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 from statesnap.state.tracker import Label, TestTracker
+
+if TYPE_CHECKING:
+    from statesnap.probes.fixtures import FixturesProbe
+
+#: The on-demand probe of wide fixtures' values (statesnap.probes.fixtures), imported only in
+#: the runs that use it: a recording run pays no import for it.
+FIXTURES = "fixtures"
 
 
 def configure(config: pytest.Config) -> None:
@@ -117,9 +123,11 @@ class StatesnapPlugin:
         only, drop = probe_registry.parse_selection(self.settings.probes)
         # Known by name everywhere; run only where asked (its read digests every live wide
         # fixture after each test) or where a selection names it.
-        if self.settings.watch_fixtures or (only is not None and FixturesProbe.name in only):
+        if self.settings.watch_fixtures or (only is not None and FIXTURES in only):
+            from statesnap.probes.fixtures import FixturesProbe
+
             found.append(FixturesProbe())
-        known = {p.name for p in found} | {FixturesProbe.name}
+        known = {p.name for p in found} | {FIXTURES}
         unknown = (only or set()) - known | (drop - known)
         if unknown:
             raise pytest.UsageError(
@@ -183,7 +191,10 @@ class StatesnapPlugin:
             statuses.append({"name": probe.name, "status": "ok",
                              "detail": str(mode) if mode else None})
             active.append(probe)
-        self.fixtures = next((p for p in active if isinstance(p, FixturesProbe)), None)
+        if any(p.name == FIXTURES for p in active):
+            from statesnap.probes.fixtures import FixturesProbe
+
+            self.fixtures = next((p for p in active if isinstance(p, FixturesProbe)), None)
         run.snapshotter = Snapshotter(active, on_error=self._on_probe_error)
         run.tracker = TestTracker(run.snapshotter)
         run.writer.write(session_header(run, statuses))

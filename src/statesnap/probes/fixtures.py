@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from typing import Any
 
 from statesnap.probes._attrdescribe import SCALARS, describe
@@ -32,19 +31,24 @@ from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 WIDE_SCOPES = frozenset({"class", "module", "package", "session"})
 
 
-@dataclass
 class LiveFixture:
-    """One wide fixture while its value is cached."""
+    """One wide fixture while its value is cached (a plain slotted class: no dataclass
+    machinery to import in every replay)."""
 
-    name: str
-    scope: str
-    value: object
-    #: pytest's finalisation of this fixture (its teardown; the next request re-creates it).
-    finish: Callable[[], None] | None
-    #: The pytest object this entry stands for, compared by identity only.
-    owner: object = None
-    #: The value's description as its fixture returned it.
-    as_set_up: str = ""
+    __slots__ = ("as_set_up", "finish", "name", "owner", "scope", "value")
+
+    def __init__(self, name: str, scope: str, value: object,
+                 finish: Callable[[], None] | None, owner: object = None) -> None:
+        self.name = name
+        self.scope = scope
+        self.value = value
+        #: pytest's finalisation of this fixture (its teardown; the next request re-creates
+        #: it).
+        self.finish = finish
+        #: The pytest object this entry stands for, compared by identity only.
+        self.owner = owner
+        #: The value's description as its fixture returned it.
+        self.as_set_up = ""
 
 
 class _Project(frozenset[str]):

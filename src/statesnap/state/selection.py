@@ -13,13 +13,12 @@ from dataclasses import dataclass
 
 from statesnap.probes import parse_selection
 from statesnap.probes.base import Probe, Severity
-from statesnap.probes.fixtures import FixturesProbe
 from statesnap.state.diff import Change
 
 #: Probes that run in replays whatever the recorded run had (the fixtures probe): strict and
 #: restore mode act on them only where named, or a replay of a strict run would fail tests
 #: its recording passed, and a restore run would re-create fixtures its recording did not.
-ON_DEMAND_NAMES = frozenset({FixturesProbe.name})
+ON_DEMAND_NAMES = frozenset({"fixtures"})
 
 
 class SelectionError(ValueError):
