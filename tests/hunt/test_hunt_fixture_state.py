@@ -73,11 +73,12 @@ def test_unrelated():
                         expect="someone is retired")
 
 
-def test_state_made_by_a_setup_class_and_a_session_fixture_outside_the_rootdir(
+def test_state_made_by_a_setup_class_and_session_fixtures_outside_the_rootdir(
         suite: Suite) -> None:
     # Neither value changes: what they made does.  setup_class makes a temporary directory
     # (outside the rootdir) for the class and a test leaves a symlink in it; a session
-    # fixture makes a workspace under pytest's basetemp and a test leaves a lock file there.
+    # fixture makes a workspace under pytest's basetemp and a test leaves a lock file there;
+    # another session fixture hands out the same folder whenever it is set up.
     suite.write({
         "test_a_tree.py": '''
 import os
@@ -117,11 +118,38 @@ def test_takes_the_lock(workspace):
     (workspace / "LOCK").write_text("held")
     assert (workspace / "LOCK").exists()
 ''',
+        "test_c_store.py": '''
+import pytest
+
+
+@pytest.fixture(scope="session")
+def store(tmp_path_factory):
+    # The same folder whenever it is set up again: re-creating it does not empty it.
+    path = tmp_path_factory.getbasetemp() / "store"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def test_store_empty(store):
+    assert list(store.iterdir()) == [], "the store holds a file"
+
+
+def test_put(store):
+    (store / "item").write_text("x")
+''',
     })
     record = suite.record()
     proc = statesnap_hunt(record, suite.root)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     blocks = finding_blocks(proc.stdout)
+    # Nothing re-created heals it: no key is claimed, and the finding says what is not
+    # watched.
+    store = blocks["test_c_store.py::test_store_empty"]
+    assert "polluted by: test_c_store.py::test_put" in store, store
+    assert "no key proven: the polluter has no recorded change that can be restored, and " \
+        "re-creating the wide fixtures does not heal the victim" in store, store
+    assert "state: fixtures:" not in store and "makes it pass" not in store, store
+    check_reproductions(store, suite.root, ["test_store_empty"], expect="holds a file")
     tree = blocks["test_a_tree.py::TestTree::test_walk"]
     assert "polluted by: test_a_tree.py::TestTree::test_linked_leaf" in tree, tree
     # The user's method, never pytest's name for the fixture it made of it.

@@ -163,10 +163,11 @@ NOT_WATCHED = ("files outside the watched roots (the temporary directories a sui
 
 
 def _not_watched(writes: Mapping[tuple[str, str], object]) -> str:
-    tried = f"restoring none of the polluter's {len(writes)} recorded change(s)" if writes else (
-        "the polluter has no recorded change that can be restored")
-    return (f"no key proven: {tried} heals the victim, nor does re-creating the wide "
-            f"fixtures; {NOT_WATCHED}")
+    tried = (f"restoring the polluter's {len(writes)} recorded change(s) does not heal the "
+             "victim, nor does re-creating the wide fixtures" if writes else
+             "the polluter has no recorded change that can be restored, and re-creating the "
+             "wide fixtures does not heal the victim")
+    return f"no key proven: {tried}; {NOT_WATCHED}"
 
 
 def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str],
