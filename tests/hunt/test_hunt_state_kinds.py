@@ -267,8 +267,9 @@ def test_raises_level():
 
 def test_a_session_fixture_object_changed_in_place_is_reached_backwards(
         suite: Suite) -> None:
-    # The shared state is a session fixture's own object: no probe sees it, so the record
-    # shows no leak at all; the recorded order backwards still runs the polluter first.
+    # The shared state is a session fixture's own object: the recording run does not watch
+    # fixtures, so the record shows no leak at all; the recorded order backwards still runs
+    # the polluter first, and the hunt's replays (which do watch them) name the fixture.
     suite.write({
         "conftest.py": '''
 import pytest
@@ -292,5 +293,6 @@ def test_adds_a_tiger(roster):
     assert "reversed" in proc.stdout, proc.stdout
     block = finding_blocks(proc.stdout)["test_a_roster.py::test_counts_lions"]
     assert "polluted by: test_b_roster.py::test_adds_a_tiger" in block, block
-    assert "state:" not in block, block  # nothing recorded names it: no key is claimed
+    assert "state: fixtures:roster: ∅ → session fixture changed in place" in block, block
+    assert "(re-creating it before the victim makes it pass)" in block, block
     check_reproductions(block, suite.root, ["test_counts_lions"], expect="roster changed")
