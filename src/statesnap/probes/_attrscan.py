@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import operator
 import os
 import sys
 import types
@@ -157,6 +158,8 @@ class Part:
     caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = ()
     #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
     containers: dict[str, list[Any]] | None = None
+    #: For a class part: its dict's items as described (see :func:`same_bindings`).
+    seen: dict[str, Any] | None = None
 
 
 @dataclass(eq=False)
@@ -173,6 +176,8 @@ class Tracked:
     #: Each module attribute by name, and each class defined in the module by its name and
     #: :data:`CLASS_SUFFIX`, in the namespace's order.
     parts: dict[str, Part] = field(default_factory=dict)
+    #: The namespace's items as last described (see :func:`same_bindings`).
+    seen: dict[str, Any] = field(default_factory=dict)
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -266,6 +271,50 @@ def _drop_subclasses(cls: type, saved: list[weakref.ref[type]]) -> bool:
     return all(id(sub) in kept for sub in _subs(cls))
 
 
+def _same_items(now: Mapping[str, Any], seen: dict[str, Any], skip: frozenset[str]) -> bool:
+    """Whether ``now`` binds every name ``seen`` did, but for dunders, pytest's names and
+    ``skip``, to the very same objects (identity only: no project ``__eq__`` is called)."""
+    if now.keys() == seen.keys() and all(map(operator.is_, now.values(), seen.values())):
+        return True  # in C: nothing was rebound (a name swapped and put back, say)
+    for name, value in now.items():
+        if seen.get(name, _MISSING) is not value and not (skip_name(name) or name in skip):
+            return False
+    return all(name in now or skip_name(name) or name in skip for name in seen)
+
+
+def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:
+    """Whether a part whose only moved objects are its own namespace -- the module's
+    (:data:`MODULE_PART`) or its class's dict -- still binds every name it describes to
+    the object it was described with; then describing it again would give the same
+    fingerprints, and is skipped.
+
+    A dict's version tag moves on every store, even of the same value: click's test runner
+    swaps a few module functions and puts them back around each invocation, and unittest
+    sets ``tearDown_exceptions`` on each class as its last test ends.  Anything else that
+    moved (a container, a subclass slot, a cache) is described again as usual.
+    """
+    if not t.fresh:
+        return False
+    if key == MODULE_PART:
+        if not all(obj is t.ns for obj in moved):
+            return False
+        if not _same_items(t.ns, t.seen, frozenset()):
+            return False
+        t.seen = dict(t.ns)
+        return True
+    part = t.parts.get(key)
+    if part is None or part.cls is None or part.seen is None:
+        return False
+    _, cls, own = part.cls
+    if not all(obj is own for obj in moved):
+        return False
+    now = cls.__dict__
+    if not _same_items(now, part.seen, class_skip(cls)):
+        return False
+    part.seen = dict(now)
+    return True
+
+
 def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
             only: Collection[str] | None = None) -> bool:
     """Describe module ``t`` again; return whether its fingerprints changed.
@@ -280,7 +329,8 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     #: Parts described now, and the old parts they replace (None: a name bound anew).
     made: list[tuple[Part, Part | None]] = []
     seen: set[int] = set()
-    for name, value in list(t.ns.items()):
+    items = list(t.ns.items())
+    for name, value in items:
         kept = old.get(name)
         if kept is not None and kept.value is value and name not in redo:
             parts[name] = kept  # bound to the same object, nothing of it moved
@@ -320,6 +370,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             fps.update(part.fps)
         t.rewatch = True
     t.parts = parts
+    t.seen = dict(items)
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
@@ -346,9 +397,10 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
 
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
                     project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
-    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy))
+    items = list(proxy.items())
+    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy), seen=dict(items))
     machinery = class_skip(cls)
-    for attr, member in list(proxy.items()):
+    for attr, member in items:
         if skip_name(attr) or attr in machinery:
             continue
         _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)

@@ -22,6 +22,7 @@ from statesnap.probes._attrscan import (
     is_project_file,
     module_namespace,
     refresh,
+    same_bindings,
 )
 from statesnap.probes._attrwatch import Watch
 from statesnap.probes._dictwatch import probe_support, version_reader
@@ -168,10 +169,17 @@ class AttributesProbe(Probe):
         now = watch.readings()
         # Each module once, in order, with the parts that moved (None: all of it).
         dirty: dict[Tracked, set[str] | None] = {t: None for t in self._mods if not t.fresh}
-        for t, part in watch.dirty(now):
+        moved: dict[tuple[Tracked, str], list[Any]] = {}
+        for owner, obj in watch.dirty(now):
+            moved.setdefault(owner, []).append(obj)
+        for (t, part), objs in moved.items():
+            if t in dirty and dirty[t] is None:
+                continue  # described whole anyway
+            if same_bindings(t, part, objs):
+                continue  # its namespace was written to, but binds what it did
             parts = dirty.setdefault(t, set())
-            if parts is not None:
-                parts.add(part)
+            assert parts is not None
+            parts.add(part)
         changed, self._regather = self._regather, False
         names = frozenset(self._by_name)
         rewatch = False
