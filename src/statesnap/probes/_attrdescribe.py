@@ -113,6 +113,12 @@ def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[st
     return None
 
 
+def cache_like(name: object, value: object) -> bool:
+    """Whether ``value`` is a cache by its name (a key, an attribute) or its class's name."""
+    return (type(name) is str and "cache" in name.lower()) or (
+        type(value) not in SCALARS and "cache" in type(value).__name__.lower())
+
+
 def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
     """The containers and watched namespaces directly inside a small container."""
     if not is_container(obj) or len(obj) > SMALL:
@@ -120,8 +126,7 @@ def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
     out: list[Any] = []
     pairs = obj.items() if kind(obj, dict) else ((None, v) for v in obj)
     for k, v in pairs:
-        if (type(k) is str and "cache" in k.lower()) or (
-                type(v) not in SCALARS and "cache" in type(v).__name__.lower()):
+        if cache_like(k, v):
             # A cache inside (an environment's template cache, by its key or class name)
             # fills up as code runs, which is what caches are for: not walked into.
             continue
@@ -134,16 +139,16 @@ def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
     return out
 
 
-def reachable(value: Any, project_modules: frozenset[str]) -> list[Any]:
+def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH) -> list[Any]:
     """Containers and project-object namespaces below ``value`` (not itself), breadth first.
 
-    Up to :data:`DEPTH` levels and :data:`BUDGET` objects, only through containers of at most
+    Up to ``depth`` levels and :data:`BUDGET` objects, only through containers of at most
     :data:`SMALL` items; each object once (shared or cyclic structures end).
     """
     out: list[Any] = []
     seen = {id(value)}
     level = [value]
-    for _ in range(DEPTH):
+    for _ in range(depth):
         below: list[Any] = []
         for obj in level:
             for c in _children(obj, project_modules):
@@ -217,7 +222,7 @@ def _sample(items: Iterable[Any], n: int) -> list[Any]:
 
 
 def digest(value: Any, nested: bool = True,
-           project_modules: frozenset[str] = frozenset()) -> str:
+           project_modules: frozenset[str] = frozenset(), depth: int = DEPTH) -> str:
     """A content digest of a container: items by value (scalars) or identity (the rest).
 
     Small containers also fold in the flat signatures of what :func:`reachable` finds below
@@ -238,7 +243,8 @@ def digest(value: Any, nested: bool = True,
         inner = _sample(value, n)
         sig = tuple(map(_item_sig, inner))
     if nested and n <= SMALL:
-        deeper = tuple(digest(v, nested=False) for v in reachable(value, project_modules))
+        deeper = tuple(digest(v, nested=False)
+                       for v in reachable(value, project_modules, depth))
         sig = (sig, deeper)
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
     return text if n <= HUGE else f"{text} sampled"
@@ -257,19 +263,23 @@ def subclasses(subs: list[type]) -> str:
     return f"{_clip(f'[{names}]')} len={len(subs)} ~{sig:08x}"
 
 
-def describe(value: object, project_modules: frozenset[str]) -> tuple[str, bool]:
-    """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not."""
+def describe(value: object, project_modules: frozenset[str],
+             depth: int = DEPTH) -> tuple[str, bool]:
+    """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not.
+
+    A container's digest folds in what :func:`reachable` finds below it, ``depth`` levels.
+    """
     t = type(value)
     if t in SCALARS or t in (tuple, frozenset):
         return _clip(short(value)), True
     if is_container(value):
         text = _clip(short(value))
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
-        sig = digest(value, project_modules=project_modules)
+        sig = digest(value, True, project_modules, depth)
         return f"{text} {tag(value)}{label} len={len(value)} ~{sig}", True  # type: ignore[arg-type]
     ns = watched_namespace(value, project_modules)
     if ns is not None:
-        sig = digest(ns, project_modules=project_modules)
+        sig = digest(ns, True, project_modules, depth)
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

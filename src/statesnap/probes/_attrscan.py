@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import gc
-import operator
 import os
 import sys
 import types
@@ -271,50 +270,6 @@ def _drop_subclasses(cls: type, saved: list[weakref.ref[type]]) -> bool:
     return all(id(sub) in kept for sub in _subs(cls))
 
 
-def _same_items(now: Mapping[str, Any], seen: dict[str, Any], skip: frozenset[str]) -> bool:
-    """Whether ``now`` binds every name ``seen`` did, but for dunders, pytest's names and
-    ``skip``, to the very same objects (identity only: no project ``__eq__`` is called)."""
-    if now.keys() == seen.keys() and all(map(operator.is_, now.values(), seen.values())):
-        return True  # in C: nothing was rebound (a name swapped and put back, say)
-    for name, value in now.items():
-        if seen.get(name, _MISSING) is not value and not (skip_name(name) or name in skip):
-            return False
-    return all(name in now or skip_name(name) or name in skip for name in seen)
-
-
-def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:
-    """Whether a part whose only moved objects are its own namespace -- the module's
-    (:data:`MODULE_PART`) or its class's dict -- still binds every name it describes to
-    the object it was described with; then describing it again would give the same
-    fingerprints, and is skipped.
-
-    A dict's version tag moves on every store, even of the same value: click's test runner
-    swaps a few module functions and puts them back around each invocation, and unittest
-    sets ``tearDown_exceptions`` on each class as its last test ends.  Anything else that
-    moved (a container, a subclass slot, a cache) is described again as usual.
-    """
-    if not t.fresh:
-        return False
-    if key == MODULE_PART:
-        if not all(obj is t.ns for obj in moved):
-            return False
-        if not _same_items(t.ns, t.seen, frozenset()):
-            return False
-        t.seen = dict(t.ns)
-        return True
-    part = t.parts.get(key)
-    if part is None or part.cls is None or part.seen is None:
-        return False
-    _, cls, own = part.cls
-    if not all(obj is own for obj in moved):
-        return False
-    now = cls.__dict__
-    if not _same_items(now, part.seen, class_skip(cls)):
-        return False
-    part.seen = dict(now)
-    return True
-
-
 def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
             only: Collection[str] | None = None) -> bool:
     """Describe module ``t`` again; return whether its fingerprints changed.
@@ -421,7 +376,12 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
            project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
     key = f"{t.name}:{path}"
-    text, data = D.describe(value, project)
+    # A cache (by its name or its class's) fills up as code runs, which is what caches are
+    # for: its own contents are watched (one level down: an object's table), what they hold
+    # is not walked into, as below the top level (jinja2's lexer cache of lexers would be
+    # re-read whole on every new one).
+    depth = 1 if D.cache_like(attr, value) else D.DEPTH
+    text, data = D.describe(value, project, depth)
     part.fps[key] = redactor(attr, text) if data and redactor is not None else text
     watched: list[Any] = []
     if D.is_container(value):
@@ -433,7 +393,7 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
     if watched:
         # Nested containers and project objects' namespaces, to DEPTH levels (see
         # reachable): an in-place change deep inside moves the token too.
-        watched += D.reachable(watched[0], project)
+        watched += D.reachable(watched[0], project, depth)
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:

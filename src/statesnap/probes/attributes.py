@@ -16,16 +16,17 @@ from operator import ne
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
     SUBCLASSES,
     Tracked,
     is_project_file,
     module_namespace,
     refresh,
-    same_bindings,
 )
 from statesnap.probes._attrwatch import Watch
 from statesnap.probes._dictwatch import probe_support, version_reader
+from statesnap.probes._subclassreaders import names_subclasses
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
@@ -91,6 +92,8 @@ class AttributesProbe(Probe):
         self._regather = False
         #: Last known kind of each key ("container", "cache", "value"), for hints.
         self._kinds: dict[str, str] = {}
+        #: Per module name: the module object, and whether its code names __subclasses__.
+        self._subclass_readers: dict[str, tuple[types.ModuleType, bool]] = {}
 
     def setup(self, ctx: ProbeContext) -> None:
         root = os.path.abspath(str(ctx.rootdir))
@@ -203,15 +206,37 @@ class AttributesProbe(Probe):
         return self._map
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
-        if key.endswith("#cache") or key.endswith("." + SUBCLASSES):
-            # A subclass defined in a test lives until the next collection: a leak only for
-            # a base class that looks at its subclasses.
-            return Severity.MEDIUM
+        if key.endswith("#cache"):
+            # A function cache filling: a later call would compute the same, unless the test
+            # patched what it computes from (the tracker raises it then: is_memo).
+            return Severity.LOW
+        if key.endswith("." + SUBCLASSES):
+            # A subclass defined in a test lives until the next collection: a leak only
+            # where some code looks at classes' subclasses.
+            return Severity.MEDIUM if self._subclasses_read() else Severity.LOW
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
         if _cache_filled(key, before, after):
             return Severity.LOW
         return self.severity
+
+    def _subclasses_read(self) -> bool:
+        """Whether any watched module's functions or methods name ``__subclasses__``."""
+        found = False
+        for t in self._mods:
+            known = self._subclass_readers.get(t.name)
+            if known is None or known[0] is not t.module:
+                known = (t.module, names_subclasses(t.name, t.ns))
+                self._subclass_readers[t.name] = known
+            found = found or known[1]
+        return found
+
+    def is_memo(self, key: str) -> bool:
+        return key.endswith("#cache")
+
+    def feeds_memos(self, key: str) -> bool:
+        # Module globals and class attributes; not caches, subclasses or a module's own key.
+        return not (key.endswith(("#cache", "." + SUBCLASSES, ":")))
 
     def hint(self, key: str, change: str) -> str | None:
         module, _, path = key.partition(":")

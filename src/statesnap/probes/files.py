@@ -337,6 +337,10 @@ class FilesProbe(Probe):
         return {k: next_fingerprint(old_map.get(k), fp, False) for k, fp in fresh.items()}
 
     # -- reporting --------------------------------------------------------------------------
+    def feeds_memos(self, key: str) -> bool:
+        # A cached function reading a file keeps what it read.
+        return True
+
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         state = parse_file_fingerprint(after)
         if state is not None and state.flag is not None:

@@ -1,0 +1,59 @@
+"""Whether a module's namespace or a class's dict, written to, still binds what it did.
+
+A dict's version tag moves on every store, even of the same object; the ``attributes`` probe
+then skips describing the part again (:func:`same_bindings`).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from statesnap.probes._attrscan import MODULE_PART, Tracked, class_skip, skip_name
+
+_MISSING = object()
+
+
+def _same_items(now: Mapping[str, Any], seen: dict[str, Any], skip: frozenset[str]) -> bool:
+    """Whether ``now`` binds every name ``seen`` did, but for dunders, pytest's names and
+    ``skip``, to the very same objects (identity only: no project ``__eq__`` is called)."""
+    if now.keys() == seen.keys() and all(map(operator.is_, now.values(), seen.values())):
+        return True  # in C: nothing was rebound (a name swapped and put back, say)
+    for name, value in now.items():
+        if seen.get(name, _MISSING) is not value and not (skip_name(name) or name in skip):
+            return False
+    return all(name in now or skip_name(name) or name in skip for name in seen)
+
+
+def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:
+    """Whether a part whose only moved objects are its own namespace -- the module's
+    (:data:`MODULE_PART`) or its class's dict -- still binds every name it describes to
+    the object it was described with; then describing it again would give the same
+    fingerprints, and is skipped.
+
+    A dict's version tag moves on every store, even of the same value: click's test runner
+    swaps a few module functions and puts them back around each invocation, and unittest
+    sets ``tearDown_exceptions`` on each class as its last test ends.  Anything else that
+    moved (a container, a subclass slot, a cache) is described again as usual.
+    """
+    if not t.fresh:
+        return False
+    if key == MODULE_PART:
+        if not all(obj is t.ns for obj in moved):
+            return False
+        if not _same_items(t.ns, t.seen, frozenset()):
+            return False
+        t.seen = dict(t.ns)
+        return True
+    part = t.parts.get(key)
+    if part is None or part.cls is None or part.seen is None:
+        return False
+    _, cls, own = part.cls
+    if not all(obj is own for obj in moved):
+        return False
+    now = cls.__dict__
+    if not _same_items(now, part.seen, class_skip(cls)):
+        return False
+    part.seen = dict(now)
+    return True
