@@ -15,9 +15,11 @@ from statesnap.probes._attrscan import MODULE_PART, Tracked, class_skip, skip_na
 _MISSING = object()
 
 
-def _same_items(now: Mapping[str, Any], seen: dict[str, Any], skip: frozenset[str]) -> bool:
-    """Whether ``now`` binds every name ``seen`` did, but for dunders, pytest's names and
+def _same_items(now: Mapping[str, Any], described: list[tuple[str, Any]],
+                skip: frozenset[str]) -> bool:
+    """Whether ``now`` binds every name ``described`` did, but for dunders, pytest's names and
     ``skip``, to the very same objects (identity only: no project ``__eq__`` is called)."""
+    seen = dict(described)  # only here: describing keeps the list it was made from
     if now.keys() == seen.keys() and all(map(operator.is_, now.values(), seen.values())):
         return True  # in C: nothing was rebound (a name swapped and put back, say)
     for name, value in now.items():
@@ -44,7 +46,7 @@ def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:
             return False
         if not _same_items(t.ns, t.seen, frozenset()):
             return False
-        t.seen = dict(t.ns)
+        t.seen = list(t.ns.items())
         return True
     part = t.parts.get(key)
     if part is None or part.cls is None or part.seen is None:
@@ -55,5 +57,5 @@ def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:
     now = cls.__dict__
     if not _same_items(now, part.seen, class_skip(cls)):
         return False
-    part.seen = dict(now)
+    part.seen = list(now.items())
     return True

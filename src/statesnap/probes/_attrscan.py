@@ -157,8 +157,8 @@ class Part:
     caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = ()
     #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
     containers: dict[str, list[Any]] | None = None
-    #: For a class part: its dict's items as described (see :func:`same_bindings`).
-    seen: dict[str, Any] | None = None
+    #: For a class part: its dict's items as described (see ``_attrsame.same_bindings``).
+    seen: list[tuple[str, Any]] | None = None
 
 
 @dataclass(eq=False)
@@ -175,8 +175,8 @@ class Tracked:
     #: Each module attribute by name, and each class defined in the module by its name and
     #: :data:`CLASS_SUFFIX`, in the namespace's order.
     parts: dict[str, Part] = field(default_factory=dict)
-    #: The namespace's items as last described (see :func:`same_bindings`).
-    seen: dict[str, Any] = field(default_factory=dict)
+    #: The namespace's items as last described (see ``_attrsame.same_bindings``).
+    seen: list[tuple[str, Any]] = field(default_factory=list)
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -325,7 +325,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             fps.update(part.fps)
         t.rewatch = True
     t.parts = parts
-    t.seen = dict(items)
+    t.seen = items  # the list described from: kept, not copied
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
@@ -353,7 +353,7 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
                     project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
     items = list(proxy.items())
-    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy), seen=dict(items))
+    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy), seen=items)
     machinery = class_skip(cls)
     for attr, member in items:
         if skip_name(attr) or attr in machinery:
