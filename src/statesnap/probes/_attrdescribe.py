@@ -263,11 +263,23 @@ def subclasses(subs: list[type]) -> str:
     return f"{_clip(f'[{names}]')} len={len(subs)} ~{sig:08x}"
 
 
+def depth_below(name: object, value: object) -> int:
+    """How deep below ``value`` (bound to ``name``) to watch and digest.
+
+    A cache (by its name or its class's) fills up as code runs, which is what caches are for:
+    its own table is watched (one level down), what it holds is not walked into, as inside
+    containers (jinja2's lexer cache of lexers would be described again whole with each new
+    one).
+    """
+    return 1 if cache_like(name, value) else DEPTH
+
+
 def describe(value: object, project_modules: frozenset[str],
-             depth: int = DEPTH) -> tuple[str, bool]:
+             name: object = None) -> tuple[str, bool]:
     """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not.
 
-    A container's digest folds in what :func:`reachable` finds below it, ``depth`` levels.
+    A container's digest folds in what :func:`reachable` finds below it, as deep as
+    :func:`depth_below` says for ``name``.
     """
     t = type(value)
     if t in SCALARS or t in (tuple, frozenset):
@@ -275,11 +287,11 @@ def describe(value: object, project_modules: frozenset[str],
     if is_container(value):
         text = _clip(short(value))
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
-        sig = digest(value, True, project_modules, depth)
+        sig = digest(value, True, project_modules, depth_below(name, value))
         return f"{text} {tag(value)}{label} len={len(value)} ~{sig}", True  # type: ignore[arg-type]
     ns = watched_namespace(value, project_modules)
     if ns is not None:
-        sig = digest(ns, True, project_modules, depth)
+        sig = digest(ns, True, project_modules, depth_below(name, value))
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

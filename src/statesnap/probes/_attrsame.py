@@ -10,7 +10,13 @@ import operator
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from statesnap.probes._attrscan import MODULE_PART, Tracked, class_skip, skip_name
+from statesnap.probes._attrscan import (
+    CLASS_SUFFIX,
+    MODULE_PART,
+    Tracked,
+    class_skip,
+    skip_name,
+)
 
 _MISSING = object()
 
@@ -28,26 +34,38 @@ def _same_items(now: Mapping[str, Any], described: list[tuple[str, Any]],
     return all(name in now or skip_name(name) or name in skip for name in seen)
 
 
+def _module_same(t: Tracked) -> bool:
+    """Whether every attribute of ``t``'s namespace is bound to the object its part was
+    described from, and no described one is gone (the parts hold those objects: no copy of
+    the namespace is kept, which every garbage collection would walk)."""
+    parts = t.parts
+    bound = 0
+    for name, value in t.ns.items():
+        if skip_name(name):
+            continue
+        part = parts.get(name)
+        if part is None or part.value is not value:
+            return False
+        bound += 1
+    return bound == sum(not key.endswith(CLASS_SUFFIX) for key in parts)
+
+
 def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:
     """Whether a part whose only moved objects are its own namespace -- the module's
-    (:data:`MODULE_PART`) or its class's dict -- still binds every name it describes to
-    the object it was described with; then describing it again would give the same
+    (:data:`MODULE_PART`) or a test case class's dict -- still binds every name it describes
+    to the object it was described with; then describing it again would give the same
     fingerprints, and is skipped.
 
     A dict's version tag moves on every store, even of the same value: click's test runner
     swaps a few module functions and puts them back around each invocation, and unittest
-    sets ``tearDown_exceptions`` on each class as its last test ends.  Anything else that
-    moved (a container, a subclass slot, a cache) is described again as usual.
+    sets ``tearDown_exceptions`` on each class as its last test ends (only test case classes
+    keep what they were described from).  Anything else that moved (a container, a subclass
+    slot, a cache) is described again as usual.
     """
     if not t.fresh:
         return False
     if key == MODULE_PART:
-        if not all(obj is t.ns for obj in moved):
-            return False
-        if not _same_items(t.ns, t.seen, frozenset()):
-            return False
-        t.seen = list(t.ns.items())
-        return True
+        return all(obj is t.ns for obj in moved) and _module_same(t)
     part = t.parts.get(key)
     if part is None or part.cls is None or part.seen is None:
         return False

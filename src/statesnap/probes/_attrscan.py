@@ -32,7 +32,7 @@ CLASS_MACHINERY = frozenset({"_abc_impl"})
 UNITTEST_MACHINERY = frozenset({"tearDown_exceptions", "_classSetupFailed", "_class_cleanups"})
 
 
-def _is_testcase(cls: type) -> bool:
+def is_testcase(cls: type) -> bool:
     """Whether ``cls`` is a ``unittest.TestCase`` subclass (unittest is never imported here)."""
     case = sys.modules.get("unittest.case")
     base = module_namespace(case).get("TestCase") if isinstance(case, types.ModuleType) else None
@@ -41,7 +41,7 @@ def _is_testcase(cls: type) -> bool:
 
 def class_skip(cls: type) -> frozenset[str]:
     """Class attribute names that are a framework's bookkeeping on ``cls``, not state."""
-    return CLASS_MACHINERY | UNITTEST_MACHINERY if _is_testcase(cls) else CLASS_MACHINERY
+    return CLASS_MACHINERY | UNITTEST_MACHINERY if is_testcase(cls) else CLASS_MACHINERY
 _MISSING = object()
 #: ``module.__dict__`` without attribute lookup (a LazyLoader module loads on any access).
 _MODULE_DICT: Any = vars(types.ModuleType)["__dict__"]
@@ -157,7 +157,7 @@ class Part:
     caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = ()
     #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
     containers: dict[str, list[Any]] | None = None
-    #: For a class part: its dict's items as described (see ``_attrsame.same_bindings``).
+    #: For a test case class: its dict's items as described (``_attrsame.same_bindings``).
     seen: list[tuple[str, Any]] | None = None
 
 
@@ -175,8 +175,6 @@ class Tracked:
     #: Each module attribute by name, and each class defined in the module by its name and
     #: :data:`CLASS_SUFFIX`, in the namespace's order.
     parts: dict[str, Part] = field(default_factory=dict)
-    #: The namespace's items as last described (see ``_attrsame.same_bindings``).
-    seen: list[tuple[str, Any]] = field(default_factory=list)
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -284,8 +282,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     #: Parts described now, and the old parts they replace (None: a name bound anew).
     made: list[tuple[Part, Part | None]] = []
     seen: set[int] = set()
-    items = list(t.ns.items())
-    for name, value in items:
+    for name, value in list(t.ns.items()):
         kept = old.get(name)
         if kept is not None and kept.value is value and name not in redo:
             parts[name] = kept  # bound to the same object, nothing of it moved
@@ -325,7 +322,6 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             fps.update(part.fps)
         t.rewatch = True
     t.parts = parts
-    t.seen = items  # the list described from: kept, not copied
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
@@ -353,8 +349,12 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
                     project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
     items = list(proxy.items())
-    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy), seen=items)
-    machinery = class_skip(cls)
+    # A test case class keeps the items it was described from, for unittest's bookkeeping
+    # (_attrsame.same_bindings); others keep nothing more for every collection to walk.
+    testcase = is_testcase(cls)
+    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy),
+                seen=items if testcase else None)
+    machinery = CLASS_MACHINERY | UNITTEST_MACHINERY if testcase else CLASS_MACHINERY
     for attr, member in items:
         if skip_name(attr) or attr in machinery:
             continue
@@ -376,12 +376,7 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
            project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
     key = f"{t.name}:{path}"
-    # A cache (by its name or its class's) fills up as code runs, which is what caches are
-    # for: its own contents are watched (one level down: an object's table), what they hold
-    # is not walked into, as below the top level (jinja2's lexer cache of lexers would be
-    # re-read whole on every new one).
-    depth = 1 if D.cache_like(attr, value) else D.DEPTH
-    text, data = D.describe(value, project, depth)
+    text, data = D.describe(value, project, name=attr)
     part.fps[key] = redactor(attr, text) if data and redactor is not None else text
     watched: list[Any] = []
     if D.is_container(value):
@@ -392,8 +387,8 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
             watched.append(ns)
     if watched:
         # Nested containers and project objects' namespaces, to DEPTH levels (see
-        # reachable): an in-place change deep inside moves the token too.
-        watched += D.reachable(watched[0], project, depth)
+        # reachable): an in-place change deep inside moves the token too; a cache's one.
+        watched += D.reachable(watched[0], project, D.depth_below(attr, value))
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:
