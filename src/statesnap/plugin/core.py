@@ -21,7 +21,6 @@ from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.base.internal import note_internal_error
 from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
-from statesnap.plugin.calledges import CallEdges
 from statesnap.plugin.end import SessionEnd
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
 from statesnap.plugin.order import RestoreBefore
@@ -340,6 +339,8 @@ class StatesnapPlugin:
         # each one from inside the call.  A checkpoint after each would cost a snapshot per
         # subtest (more-itertools: 2332 of them on 664 tests) and label nothing new: from
         # now on the call phase's edges are watched and those reports take none.
+        from statesnap.plugin.calledges import CallEdges  # only where subtests are used
+
         self._call_edges = True
         self.config.pluginmanager.register(CallEdges(self), "statesnap-call-edges")
 

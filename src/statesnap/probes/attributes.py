@@ -26,7 +26,6 @@ from statesnap.probes._attrscan import (
 )
 from statesnap.probes._attrwatch import Watch
 from statesnap.probes._dictwatch import probe_support, version_reader
-from statesnap.probes._subclassreaders import names_subclasses
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
@@ -222,6 +221,9 @@ class AttributesProbe(Probe):
 
     def _subclasses_read(self) -> bool:
         """Whether any watched module's functions or methods name ``__subclasses__``."""
+        # Imported on the first subclass change (statesnap's modules are never a test's).
+        from statesnap.probes._subclassreaders import names_subclasses
+
         found = False
         for t in self._mods:
             known = self._subclass_readers.get(t.name)
