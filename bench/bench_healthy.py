@@ -170,7 +170,7 @@ def count_row(tree: Path, suite: Suite, work: Path, against: Path | None) -> str
     if against is not None:
         other = instructions(tree, suite, snap, work / "i-other.log", against)
         row += f" {other:,} | {other / plain:.3f} |"
-    print(f"{suite.name}: instructions counted", file=sys.stderr)
+    print(row, file=sys.stderr)
     return row
 
 
