@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Collection, Mapping
+from itertools import repeat
 from typing import Any
 
 from statesnap.probes._attrscan import (
-    CLASS_SUFFIX,
     MODULE_PART,
     Tracked,
     class_skip,
@@ -35,19 +35,13 @@ def _same_items(now: Mapping[str, Any], described: list[tuple[str, Any]],
 
 
 def _module_same(t: Tracked) -> bool:
-    """Whether every attribute of ``t``'s namespace is bound to the object its part was
-    described from, and no described one is gone (the parts hold those objects: no copy of
-    the namespace is kept, which every garbage collection would walk)."""
-    parts = t.parts
-    bound = 0
-    for name, value in t.ns.items():
-        if skip_name(name):
-            continue
-        part = parts.get(name)
-        if part is None or part.value is not value:
-            return False
-        bound += 1
-    return bound == sum(not key.endswith(CLASS_SUFFIX) for key in parts)
+    """Whether ``t``'s namespace has the names it had when described, each described one
+    bound to the object its part was described from (C-level loops: click's runner writes
+    four namespaces twice per invocation)."""
+    keys, names, values = t.bound
+    ns = t.ns
+    return bool(ns.keys() == keys
+                and all(map(operator.is_, map(ns.get, names, repeat(_MISSING)), values)))
 
 
 def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:

@@ -175,6 +175,10 @@ class Tracked:
     #: Each module attribute by name, and each class defined in the module by its name and
     #: :data:`CLASS_SUFFIX`, in the namespace's order.
     parts: dict[str, Part] = field(default_factory=dict)
+    #: When last described: the namespace's names, and each described name with its object
+    #: (``_attrsame.same_bindings``).
+    bound: tuple[frozenset[str], tuple[str, ...], tuple[Any, ...]] = (
+        frozenset(), (), ())
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -282,7 +286,10 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     #: Parts described now, and the old parts they replace (None: a name bound anew).
     made: list[tuple[Part, Part | None]] = []
     seen: set[int] = set()
-    for name, value in list(t.ns.items()):
+    items = list(t.ns.items())
+    names: list[str] = []
+    values: list[Any] = []
+    for name, value in items:
         kept = old.get(name)
         if kept is not None and kept.value is value and name not in redo:
             parts[name] = kept  # bound to the same object, nothing of it moved
@@ -291,6 +298,8 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
         else:
             parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
             made.append((parts[name], kept))
+        names.append(name)
+        values.append(value)
         if not D.kind(value, type) or id(value) in seen:
             continue
         proxy = value.__dict__
@@ -322,6 +331,9 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             fps.update(part.fps)
         t.rewatch = True
     t.parts = parts
+    # One tuple of names and one of objects, not a copy of the namespace: a tuple of strings
+    # leaves the garbage collector's lists, and one tuple is one object for it to walk.
+    t.bound = (frozenset(name for name, _ in items), tuple(names), tuple(values))
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
