@@ -7,7 +7,6 @@ The check is the outermost wrapper of ``pytest_runtest_teardown`` and raises
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Generator, Iterable
 from typing import Any
 
@@ -113,7 +112,7 @@ class StrictPlugin:
             # pytest's warnings plugin runs every test inside catch_warnings, which puts the
             # filters back after the protocol, i.e. after this check: inside a test, warnings
             # changes can never leak, and seen from teardown they always look as if they do.
-            selection = dataclasses.replace(selection, names=selection.names - {"warnings"})
+            selection = ProbeSelection(selection.names - {"warnings"}, selection.min_severity)
         self.selection = selection
 
     def _patterns(self, item: pytest.Item) -> list[str]:

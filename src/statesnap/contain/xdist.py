@@ -8,7 +8,6 @@ Each worker writes its own lane next to the controller's record (``run.jsonl`` â
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,7 @@ def combined_view(path: Path, header: dict[str, Any], lanes: list[Record]) -> Re
     errors: list[dict[str, Any]] = []
     for lane in lanes:
         offset = len(tests)
-        tests += [dataclasses.replace(t, index=offset + i) for i, t in
+        tests += [t.renumbered(offset + i) for i, t in
                   enumerate(sorted(lane.tests, key=lambda t: t.index))]
         collection += lane.collection
         errors += lane.errors

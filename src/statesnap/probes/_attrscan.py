@@ -14,9 +14,9 @@ import sys
 import types
 import weakref
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.base.plain import Plain, Value
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._dictwatch import class_dict
 from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
@@ -134,8 +134,7 @@ MODULE_PART = ""
 CLASS_SUFFIX = "."
 
 
-@dataclass(eq=False, slots=True)
-class Part:
+class Part(Plain):
     """What one part of a module (one attribute, or one class) was described as.
 
     A change re-describes only the parts whose objects moved and the names bound anew: a
@@ -146,33 +145,46 @@ class Part:
     costs a thousand small objects, not five thousand.
     """
 
-    #: The object described: the attribute's value, or the class.
-    value: Any = None
-    fps: dict[str, str] = field(default_factory=dict)
-    #: ``(NAME, class, real class dict or its proxy)`` for a class part.
-    cls: tuple[str, type, Mapping[str, Any]] | None = None
-    dicts: tuple[dict[Any, Any], ...] = ()
-    seqs: tuple[Any, ...] = ()
-    #: ``(key, wrapper, internal dict or None)``
-    caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = ()
-    #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
-    containers: dict[str, list[Any]] | None = None
+    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers")
+    __slots__ = _fields
+
+    def __init__(self, value: Any = None, fps: dict[str, str] | None = None,
+                 cls: tuple[str, type, Mapping[str, Any]] | None = None,
+                 dicts: tuple[dict[Any, Any], ...] = (), seqs: tuple[Any, ...] = (),
+                 caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = (),
+                 containers: dict[str, list[Any]] | None = None) -> None:
+        #: The object described: the attribute's value, or the class.
+        self.value = value
+        self.fps: dict[str, str] = {} if fps is None else fps
+        #: ``(NAME, class, real class dict or its proxy)`` for a class part.
+        self.cls = cls
+        self.dicts = dicts
+        self.seqs = seqs
+        #: ``(key, wrapper, internal dict or None)``
+        self.caches = caches
+        #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
+        self.containers = containers
 
 
-@dataclass(eq=False)
-class Tracked:
+class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
-    name: str
-    module: types.ModuleType
-    ns: dict[str, Any]
-    fresh: bool = False
-    #: Its set of watched objects changed since the current :class:`Watch` was built.
-    rewatch: bool = True
-    fps: dict[str, str] = field(default_factory=dict)
-    #: Each module attribute by name, and each class defined in the module by its name and
-    #: :data:`CLASS_SUFFIX`, in the namespace's order.
-    parts: dict[str, Part] = field(default_factory=dict)
+    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts")
+    __slots__ = _fields
+
+    def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
+                 rewatch: bool = True, fps: dict[str, str] | None = None,
+                 parts: dict[str, Part] | None = None) -> None:
+        self.name = name
+        self.module = module
+        self.ns = ns
+        self.fresh = fresh
+        #: Its set of watched objects changed since the current :class:`Watch` was built.
+        self.rewatch = rewatch
+        self.fps: dict[str, str] = {} if fps is None else fps
+        #: Each module attribute by name, and each class defined in the module by its name and
+        #: :data:`CLASS_SUFFIX`, in the namespace's order.
+        self.parts: dict[str, Part] = {} if parts is None else parts
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -191,14 +203,19 @@ class Tracked:
         return SavedModule(self.module, dict(self.ns), classes, containers)
 
 
-@dataclass
-class SavedModule:
+class SavedModule(Value):
     """A module's real objects and container contents, as :meth:`Tracked.save` found them."""
 
-    module: types.ModuleType
-    ns: dict[str, Any]
-    classes: dict[str, tuple[type, dict[str, Any], list[weakref.ref[type]]]]
-    containers: dict[str, list[tuple[Any, Any]]]
+    _fields = ("module", "ns", "classes", "containers")
+    __slots__ = _fields
+
+    def __init__(self, module: types.ModuleType, ns: dict[str, Any],
+                 classes: dict[str, tuple[type, dict[str, Any], list[weakref.ref[type]]]],
+                 containers: dict[str, list[tuple[Any, Any]]]) -> None:
+        self.module = module
+        self.ns = ns
+        self.classes = classes
+        self.containers = containers
 
     def _live_module(self) -> types.ModuleType:
         name = module_namespace(self.module).get("__name__")

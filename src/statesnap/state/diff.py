@@ -6,9 +6,9 @@ Pure functions.  A :class:`Change` is also the unit stored in the record (as a d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from statesnap.base.plain import Value
 from statesnap.state.snapshot import Snapshot
 
 ADDED = "added"
@@ -16,24 +16,31 @@ REMOVED = "removed"
 CHANGED = "changed"
 
 
-@dataclass
-class Change:
+class Change(Value):
     """One key that differs between two moments."""
 
-    probe: str
-    key: str
-    change: str  # added | removed | changed
-    before: Any
-    after: Any
-    #: Where the change first happened: collection, setup, call, teardown (None if unknown).
-    phase: str | None = None
-    #: The fixture whose setup or finalisation made it, with its scope, when known.
-    fixture: str | None = None
-    scope: str | None = None
-    severity: int = 2
+    _fields = ("probe", "key", "change", "before", "after", "phase", "fixture", "scope",
+                 "severity")
+    __slots__ = _fields
+
+    def __init__(self, probe: str, key: str, change: str, before: Any, after: Any,
+                 phase: str | None = None, fixture: str | None = None,
+                 scope: str | None = None, severity: int = 2) -> None:
+        self.probe = probe
+        self.key = key
+        self.change = change  # added | removed | changed
+        self.before = before
+        self.after = after
+        #: Where the change first happened: collection, setup, call, teardown (None if
+        #: unknown).
+        self.phase = phase
+        #: The fixture whose setup or finalisation made it, with its scope, when known.
+        self.fixture = fixture
+        self.scope = scope
+        self.severity = severity
 
     def to_json(self) -> dict[str, Any]:
-        # Built by hand: dataclasses.asdict deep-copies every value, and this runs for every
+        # Built by hand: an asdict would deep-copy every value, and this runs for every
         # change written.  Unknown phase/fixture/scope are left out to keep records small.
         data: dict[str, Any] = {"probe": self.probe, "key": self.key, "change": self.change,
                                 "before": self.before, "after": self.after}

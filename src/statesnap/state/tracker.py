@@ -13,26 +13,32 @@ from the module as first seen at a checkpoint, so that change is recorded too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
 
+from statesnap.base.plain import Frozen
 from statesnap.probes.base import Probe, ProbeMap
 from statesnap.state.diff import OWNED_KEYS, Change, diff_maps, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(Frozen):
     """Where a checkpoint sits: a phase, and the fixture whose setup/finaliser just ran."""
 
-    phase: str
-    fixture: str | None = None
-    scope: str | None = None
+    _fields = ("phase", "fixture", "scope")
+    __slots__ = _fields
+
+    def __init__(self, phase: str, fixture: str | None = None, scope: str | None = None
+                 ) -> None:
+        self.phase: Final = phase
+        self.fixture: Final = fixture
+        self.scope: Final = scope
 
 
 class _Test:
     """The test in progress: a plain slotted class, made once per test."""
 
-    __slots__ = ("appeared", "before", "first_seen", "last")
+    _fields = ("appeared", "before", "first_seen", "last")
+    __slots__ = _fields
 
     def __init__(self, before: Snapshot, last: Snapshot) -> None:
         self.before = before
