@@ -18,6 +18,7 @@ from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.state.diff import Change
 from statesnap.state.selection import (
@@ -88,7 +89,7 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
     return "\n".join(lines)
 
 
-class StrictPlugin:
+class StrictPlugin(HookPlugin):
     """Checks every test's leaks at the end of its teardown."""
 
     def __init__(self, run: RunState, spec: str, allow: tuple[str, ...]) -> None:

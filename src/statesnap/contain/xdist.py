@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import RunState
 from statesnap.record.journal import Record, RecordError, TestEntry, read_record
 from statesnap.record.lanes import merge_lanes
@@ -41,7 +42,7 @@ def is_controller(config: pytest.Config) -> bool:
             and config.pluginmanager.get_plugin("dsession") is not None)
 
 
-class XdistHooks:
+class XdistHooks(HookPlugin):
     """Registered only when pytest-xdist is installed, so its hooks exist."""
 
     def __init__(self, run: RunState) -> None:

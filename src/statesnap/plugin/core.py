@@ -22,6 +22,7 @@ from statesnap.base.internal import note_internal_error
 from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
 from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
@@ -75,7 +76,7 @@ def _is_builtin_fixture(fixturedef: Any) -> bool:
     return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
-class StatesnapPlugin:
+class StatesnapPlugin(HookPlugin):
     """The core's hooks.  One instance per pytest process; its state is the :class:`RunState`
     in ``config.stash[RUN_KEY]``."""
 

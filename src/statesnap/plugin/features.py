@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from statesnap.plugin.hookplugin import HookPlugin
+
 __all__ = ["Features"]
 
 
@@ -26,7 +28,7 @@ def _call(hook: Callable[..., Any], **available: Any) -> None:
     hook(**{k: v for k, v in available.items() if k in code.co_varnames[:code.co_argcount]})
 
 
-class Features:
+class Features(HookPlugin):
     """The feature modules' ``pytest_addoption`` and ``pytest_configure``, in order."""
 
     def __init__(self, modules: list[types.ModuleType]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from statesnap.base.internal import note_internal_error
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.replay import orderfile
 
 
@@ -24,7 +25,7 @@ def read_order(path: Path) -> list[str]:
         raise pytest.UsageError(f"--statesnap-order {path}: {exc}") from None
 
 
-class OrderPlugin:
+class OrderPlugin(HookPlugin):
     """Reorders and filters the collected items to the given order."""
 
     def __init__(self, order_file: Path) -> None:
