@@ -24,19 +24,17 @@ from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
-from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
-from statesnap.record.failure import failure_entry
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
-from statesnap.record.signature import failing_frame
 from statesnap.state.diff import Change, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 from statesnap.state.tracker import Label, TestTracker
 
 if TYPE_CHECKING:
+    from statesnap.plugin.order import RestoreBefore
     from statesnap.probes.fixtures import FixturesProbe
 
 #: The on-demand probe of wide fixtures' values (statesnap.probes.fixtures), imported only in
@@ -209,6 +207,8 @@ class StatesnapPlugin(HookPlugin):
         # statesnap's own caught errors (statesnap.base.internal), those noted so far too.
         set_internal_sink(internal_error)
         if s.restore_before is not None:
+            from statesnap.plugin.order import RestoreBefore
+
             self.restore_before = RestoreBefore(s.restore_before, active)
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
@@ -474,6 +474,10 @@ class StatesnapPlugin(HookPlugin):
         test = self.run.test
         test.phases[when] = outcome  # no method call: three times per test
         if report.failed and test.failure is None:
+            # Imported on the first failure: a session with none never needs them.
+            from statesnap.record.failure import failure_entry
+            from statesnap.record.signature import failing_frame
+
             excinfo = call.excinfo
             message, exc_type, where = "", None, None
             if excinfo is not None:

@@ -67,6 +67,13 @@ def _prefixes() -> list[str]:
     return sorted({os.path.abspath(getattr(sys, n)) for n in names if getattr(sys, n, None)})
 
 
+def is_normal_path(file: str) -> bool:
+    """Whether ``file`` is an absolute POSIX path that ``os.path.normpath`` returns unchanged
+    (no ``.``, ``..`` or empty part, no trailing slash)."""
+    return (os.sep == "/" and file[:1] == "/" and "//" not in file and "/./" not in file
+            and "/../" not in file and not file.endswith(("/", "/.", "/..")))
+
+
 def is_project_file(file: str, roots: tuple[str, ...], venv_dirs: dict[str, bool]) -> bool:
     """Whether ``file`` is the project's own: under a root, outside any virtual environment."""
     path = os.path.normpath(file) if os.path.isabs(file) else os.path.abspath(file)

@@ -19,6 +19,7 @@ from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrscan import (
     SUBCLASSES,
     Tracked,
+    is_normal_path,
     is_project_file,
     module_namespace,
     refresh,
@@ -73,6 +74,8 @@ class AttributesProbe(Probe):
 
     def __init__(self) -> None:
         self._roots: tuple[str, ...] = ()
+        #: Each root with one trailing separator: what a project file's path starts with.
+        self._root_prefixes: tuple[str, ...] = ()
         self._packages: tuple[str, ...] = ()
         self._redactor: Any = None
         self._nmods = -1
@@ -94,6 +97,7 @@ class AttributesProbe(Probe):
     def setup(self, ctx: ProbeContext) -> None:
         root = os.path.abspath(str(ctx.rootdir))
         self._roots = tuple(dict.fromkeys((root, os.path.realpath(root))))
+        self._root_prefixes = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
         self._packages = tuple(p for p in ctx.packages if p)
         self._redactor = ctx.redactor
         self._nmods = -1
@@ -120,6 +124,10 @@ class AttributesProbe(Probe):
         assert isinstance(module, types.ModuleType)
         file = module_namespace(module).get("__file__")
         if not isinstance(file, str) or not file:
+            return False
+        if is_normal_path(file) and not file.startswith(self._root_prefixes):
+            # Most modules (the standard library, site-packages): one C call says no, where
+            # is_project_file would find the same after normalising the path.
             return False
         return is_project_file(file, self._roots, self._venv_dirs)
 
