@@ -41,12 +41,11 @@ _skip_assertion_rewriting()
 
 
 #: Each containment feature is a pytest plugin module of its own (its options, configure
-#: step, per-test observer and terminal lines); the core plugin never imports them.  They are
-#: imported right after the core's options and registered together, as one plugin
-#: (statesnap.plugin.features) that calls their hooks in this order.  Not through
-#: ``pytest_plugins``: for each name there pytest searches every installed distribution's
-#: entry points (about 8 M instructions a name, a sixth of what statesnap added to a small
-#: session) and marks it for assertion rewriting, which statesnap skips (above).
+#: step, per-test observer and terminal lines), registered by name right after the core's
+#: options; the core plugin never imports them.  Not through ``pytest_plugins``: for each name
+#: there pytest searches every installed distribution's entry points (about 8 M instructions
+#: a name, a sixth of what statesnap added to a small session) and marks it for assertion
+#: rewriting, which statesnap skips (above).
 FEATURES = (
     "statesnap.contain.isolate.feature",
     "statesnap.contain.guards",
@@ -71,17 +70,15 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
 
 
 def _register_features(pluginmanager: Any) -> None:
-    """Import the features pytest would import as ``pytest_plugins`` names (not one blocked
-    with ``-p no:NAME``, nor one already registered under its name) and register them as one
-    plugin.  pytest_addoption is called once, when this module is registered, so their options
-    follow the core's, as before."""
+    """Import and register each feature as pytest does a ``pytest_plugins`` name: not when
+    blocked (``-p no:NAME``) or already registered.  pytest_addoption is called once, when
+    this module is registered, so their options follow the core's, as before."""
     import importlib
 
-    from statesnap.plugin.features import Features
-
-    modules = [importlib.import_module(name) for name in FEATURES
-               if not pluginmanager.is_blocked(name) and pluginmanager.get_plugin(name) is None]
-    pluginmanager.register(Features(modules), "statesnap-features")
+    for name in FEATURES:
+        if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
+            continue
+        pluginmanager.register(importlib.import_module(name), name)
 
 
 def pytest_configure(config: Any) -> None:
