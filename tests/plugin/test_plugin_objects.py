@@ -31,5 +31,5 @@ def test_every_hook_of_every_statesnap_plugin_is_registered(pytester: pytest.Pyt
         assert listed and all(n.startswith("pytest_") for n in listed), name
         registered = {caller.name for caller in pm.get_hookcallers(plugin) or []}
         assert registered == _hooks_in_full_dir(pm, plugin), name
-    assert {"statesnap-features", "statesnap-session", "statesnap-end", "statesnap-isolate",
+    assert {"statesnap-session", "statesnap-end", "statesnap-isolate",
             "statesnap-guards", "statesnap-strict", "statesnap-restore"} <= set(seen)
