@@ -152,14 +152,15 @@ class Part(Plain):
     costs a thousand small objects, not five thousand.
     """
 
-    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers")
+    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst")
     __slots__ = _fields
 
     def __init__(self, value: Any = None, fps: dict[str, str] | None = None,
                  cls: tuple[str, type, Mapping[str, Any]] | None = None,
                  dicts: tuple[dict[Any, Any], ...] = (), seqs: tuple[Any, ...] = (),
                  caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = (),
-                 containers: dict[str, list[Any]] | None = None) -> None:
+                 containers: dict[str, list[Any]] | None = None,
+                 inst: dict[str, Any] | None = None) -> None:
         #: The object described: the attribute's value, or the class.
         self.value = value
         self.fps: dict[str, str] = {} if fps is None else fps
@@ -171,6 +172,9 @@ class Part(Plain):
         self.caches = caches
         #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
         self.containers = containers
+        #: The namespace of a large project object whose attributes are keyed one by one
+        #: (:func:`~statesnap.probes._attrdescribe.large_namespace`), for save/restore.
+        self.inst = inst
 
 
 class Tracked(Plain):
@@ -207,22 +211,29 @@ class Tracked(Plain):
                    for name, cls, _ in self.classes}
         containers = {path: [(c, _copy(c)) for c in items]
                       for path, items in self.containers.items()}
-        return SavedModule(self.module, dict(self.ns), classes, containers)
+        objects = {name: (p.inst, dict(p.inst)) for name, p in self.parts.items()
+                   if p.inst is not None}
+        return SavedModule(self.module, dict(self.ns), classes, containers, objects)
 
 
 class SavedModule(Value):
     """A module's real objects and container contents, as :meth:`Tracked.save` found them."""
 
-    _fields = ("module", "ns", "classes", "containers")
+    _fields = ("module", "ns", "classes", "containers", "objects")
     __slots__ = _fields
 
     def __init__(self, module: types.ModuleType, ns: dict[str, Any],
                  classes: dict[str, tuple[type, dict[str, Any], list[weakref.ref[type]]]],
-                 containers: dict[str, list[tuple[Any, Any]]]) -> None:
+                 containers: dict[str, list[tuple[Any, Any]]],
+                 objects: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None
+                 ) -> None:
         self.module = module
         self.ns = ns
         self.classes = classes
         self.containers = containers
+        #: ``NAME -> (the large object's namespace, its contents)``.
+        self.objects: dict[str, tuple[dict[str, Any], dict[str, Any]]] = (
+            {} if objects is None else objects)
 
     def _live_module(self) -> types.ModuleType:
         name = module_namespace(self.module).get("__name__")
@@ -250,7 +261,16 @@ class SavedModule(Value):
             func.cache_clear()  # type: ignore[attr-defined]
             return True
         name, _, attr = path.partition(".")
-        if attr:
+        if attr and name in self.objects:
+            ns, contents = self.objects[name]
+            # Straight into the object's namespace, as a test's ``obj.attr = x`` left it:
+            # no ``__setattr__`` of the project's to run.
+            if attr in contents:
+                if ns.get(attr, _MISSING) is not contents[attr]:
+                    ns[attr] = contents[attr]
+            else:
+                ns.pop(attr, None)
+        elif attr:
             entry = self.classes.get(name)
             if entry is None:
                 return False
@@ -362,6 +382,17 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
                         redactor: Any, kinds: dict[str, str]) -> Part:
     part = Part(value=value)
     _entry(t, part, name, name, value, project, redactor, kinds)
+    ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
+    if ns is not None:
+        # Too many attributes to digest as one value: each keyed by itself, like a class's,
+        # and the namespace's version tag moves the token when one is set.  Only in the
+        # module of its class (a ``from pkg.mod import factory`` elsewhere binds the same
+        # object: one key for one setting, as a class is described where it is defined).
+        for attr, member in list(ns.items()):
+            if type(attr) is str and not skip_name(attr):
+                _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
+        part.dicts += (ns,)
+        part.inst = ns
     if (not D.kind(value, type) and D.is_cache(value)
             and getattr(value, "__module__", None) == t.name):
         _cache_entry(t, part, name, value, kinds)

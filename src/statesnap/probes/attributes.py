@@ -41,7 +41,9 @@ def _live_kind(module: str, path: str) -> str:
     name, _, attr = path.partition(".")
     value = module_namespace(found).get(name)
     if attr:
-        value = vars(value).get(attr) if D.kind(value, type) else None
+        owner = value if D.kind(value, type) else D.large_namespace(value, frozenset({module}))
+        value = None if owner is None else vars(owner).get(attr) if D.kind(owner, type) \
+            else owner.get(attr)
     if D.is_container(value):
         return "container"
     if D.watched_namespace(value, frozenset({module})) is not None:
