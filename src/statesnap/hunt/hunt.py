@@ -364,8 +364,11 @@ class Hunter:
                         self._attribute(s)
                 self.prover.brittle([s for s in items if s.kind == BRITTLE])
         except BudgetSpent:
-            return False
-        return True
+            done = False
+        else:
+            done = True
+        self.prover.keys()  # each stops at the budget itself, keeping the ranked key
+        return done
 
     def hunt(self) -> HuntResult:
         """Run the orders, then prove each test they exposed, all within the budget."""
