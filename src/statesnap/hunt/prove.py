@@ -128,6 +128,9 @@ class Prover:
                             runs.append([m])  # tainted by another member: try it alone
                         elif want(obs, m):
                             self._confirm(m, [head], obs, want, kind)
+        # The findings the shared rounds made get their keys before delta debugging
+        # searches (many runs each) for the polluters of the rest.
+        self.keys()
         for s in suspects:
             if s.finding is None and s.kind == proving:
                 found = self._minimise(s, want)
@@ -240,10 +243,11 @@ class Prover:
     def keys(self) -> None:
         """The key-level proofs of the latent findings made so far, best first.
 
-        Run once every suspect had its turn: a victim and its polluter proven are a finding
-        already (its key the best-ranked candidate, not proven), and on a slow machine the
-        budget goes to making each one before naming the key of any (pykicad: 27 victims of
-        one polluter, three runs each).  What the budget leaves unproven keeps that key.
+        Run once every suspect had its turn in the shared rounds (again after delta debugging):
+        a victim and its polluter proven are a finding already (its key the best-ranked
+        candidate, not proven), and on a slow machine the budget goes to making each one
+        before naming the key of any (pykicad: 27 victims of one polluter, three runs each).
+        What the budget leaves unproven keeps that key.
         """
         while self.key_proofs:
             s, causes, proof = self.key_proofs.pop(0)
