@@ -186,7 +186,11 @@ class StatesnapPlugin:
         # statesnap's own caught errors (statesnap.base.internal), those noted so far too.
         set_internal_sink(internal_error)
         if s.restore_before is not None:
-            self.restore_before = RestoreBefore(s.restore_before, active)
+            tracker = run.tracker
+            self.restore_before = RestoreBefore(s.restore_before, active,
+                                                lambda: tracker.latest)
+            self.config.pluginmanager.register(self.restore_before,
+                                               "statesnap-restore-before")
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
         run.tracker.baseline()  # before collection
@@ -203,6 +207,8 @@ class StatesnapPlugin:
     def _baseline_after_collection(self) -> None:
         if self.run.tracker is None or self.run.writer is None:
             return
+        if self.restore_before is not None:
+            self.restore_before.prepare()
         before = self.run.tracker.current
         after = self.run.tracker.baseline()
         self.run.session_baseline = after
