@@ -31,6 +31,28 @@ def smallest_healing_set(keys: Sequence[K], heals: Callable[[Sequence[K]], bool]
     return ddmin(list(keys), heals, known_failing=True)
 
 
+def narrowest(key: K, inside: Callable[[K], Sequence[K]],
+              heals: Callable[[Sequence[K]], bool], limit: int) -> K:
+    """``key`` (which heals alone) narrowed to the innermost key inside it that heals alone.
+
+    Putting back a directory puts back all that is in it: the test directory the victim
+    recreates heals it as well as the one folder in it the victim trips over, which is what
+    the victim relies on.  ``inside(k)``: the keys within ``k``, best ranked first; at most
+    ``limit`` replays.
+    """
+    tried = 0
+    while True:
+        for candidate in inside(key):
+            if tried >= limit:
+                return key
+            tried += 1
+            if heals([candidate]):
+                key = candidate
+                break
+        else:
+            return key
+
+
 def lead_first(healing: Sequence[K], fails_as_recorded: Callable[[Sequence[K]], bool | None]
                ) -> list[K]:
     """``healing`` with the key the victim's failure is about first.

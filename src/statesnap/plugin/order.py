@@ -78,7 +78,8 @@ class RestoreBefore:
         self.first_seen = {(p, k) for p, k in spec.get("first_seen") or ()} & set(self.keys)
         self.imports: list[str] = [str(m) for m in spec.get("import") or ()]
         wanted = {p for p, _ in self.keys}
-        self.probes = {p.name: p for p in probes if p.name in wanted and p.restorable}
+        self.probes = {p.name: p for p in probes
+                       if p.name in wanted and (p.restorable or p.replay_restorable)}
         self._latest = latest
         #: Each probe's state after collection.
         self.saved: dict[str, object] = {}
