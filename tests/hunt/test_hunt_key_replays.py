@@ -210,3 +210,49 @@ def test_make_nested_shelves():
             "pass)") in block, block
     check_reproductions(block, suite.root, ["test_make_shelf"], expect="already there")
     assert not (suite.root / "pkg" / "tests" / "work").exists()  # the replays left nothing
+
+
+def test_a_dunder_flag_a_base_class_sets_on_itself(suite: Suite) -> None:
+    # The base class checks its settings once, then sets ``__initialised__`` on the class it
+    # was called on.  Called on the base itself, every later subclass inherits the flag and
+    # skips the check: the victim's required-setting error never comes.  Both the flag and
+    # the setting the polluter stored on the base are needed to heal it.
+    suite.write({
+        "gauges.py": '''
+class Gauge:
+    __initialised__ = False
+
+    def __new__(cls, **kwargs):
+        if not cls.__initialised__:
+            if "unit" in kwargs:
+                cls._unit = kwargs.pop("unit")
+            elif not hasattr(cls, "_unit"):
+                raise ValueError("_unit is required")
+            cls.__initialised__ = True
+        return super().__new__(cls)
+''',
+        "test_gauges.py": '''
+import pytest
+from gauges import Gauge
+
+
+def test_unit_is_required():
+    class Bare(Gauge):
+        pass
+
+    with pytest.raises(ValueError):
+        Bare(level=1)
+
+
+def test_unit_given_to_the_base():
+    assert Gauge(unit="bar", level=2) is not None
+''',
+    })
+    record = suite.record()
+    proc = statesnap_hunt(record, suite.root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    block = finding_blocks(proc.stdout)["test_gauges.py::test_unit_is_required"]
+    assert "polluted by: test_gauges.py::test_unit_given_to_the_base" in block, block
+    assert "state: attributes:gauges:Gauge.__initialised__: False → True" in block, block
+    assert "restoring it heals only together with: attributes:gauges:Gauge._unit" in block, block
+    check_reproductions(block, suite.root, ["test_unit_is_required"], expect="DID NOT RAISE")
