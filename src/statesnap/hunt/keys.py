@@ -173,6 +173,9 @@ def _prove_module_settings(suite: HuntSuite, replays: Replays, f: Finding, s: Su
     f.hint = hint_for(top.probe, top.key, top.change)
     f.hint_proven = len(healing) == 1
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
+    if f.hint_proven:
+        # Taking the modules out heals it too (proven first): "restoring also heals it".
+        f.proven_keys += [f"modules:{m}" for m in modules]
     restored = ", ".join(f"{p}:{k}" for p, k in healing)
     return (f"{taken}; with it imported before the tests, restoring {restored} before the "
             f"victim makes it pass" + ("" if len(healing) == 1 else
