@@ -176,7 +176,7 @@ import os
 import shutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORK = os.path.join(HERE, "work")
+WORK = os.path.join(HERE, "shop")
 
 
 def setup_function(function):
@@ -206,10 +206,10 @@ def test_make_nested_shelves():
     assert proc.returncode == 1, proc.stdout + proc.stderr
     block = finding_blocks(proc.stdout)["pkg/tests/test_shelves.py::test_make_shelf"]
     assert "polluted by: pkg/tests/test_shelves.py::test_make_nested_shelves" in block, block
-    assert ("state: files:pkg/tests/work/shelf/: ∅ → directory (restoring it makes the victim "
+    assert ("state: files:pkg/tests/shop/shelf/: ∅ → directory (restoring it makes the victim "
             "pass)") in block, block
     check_reproductions(block, suite.root, ["test_make_shelf"], expect="already there")
-    assert not (suite.root / "pkg" / "tests" / "work").exists()  # the replays left nothing
+    assert not (suite.root / "pkg" / "tests" / "shop").exists()  # the replays left nothing
 
 
 def test_a_dunder_flag_a_base_class_sets_on_itself(suite: Suite) -> None:
