@@ -252,6 +252,8 @@ def restore_plan(changes: Iterable[Any]) -> RestorePlan:
         if _field(ch, "probe") != "files":
             continue
         key = str(_field(ch, "key"))
+        if key.endswith("/"):
+            continue  # a directory: its files are what a replay undoes
         if key not in first:
             first[key] = _field(ch, "before")
         last[key] = _field(ch, "after")

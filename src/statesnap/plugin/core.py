@@ -209,7 +209,11 @@ class StatesnapPlugin(HookPlugin):
         if s.restore_before is not None:
             from statesnap.plugin.order import RestoreBefore
 
-            self.restore_before = RestoreBefore(s.restore_before, active)
+            tracker = run.tracker
+            self.restore_before = RestoreBefore(s.restore_before, active,
+                                                lambda: tracker.latest)
+            self.config.pluginmanager.register(self.restore_before,
+                                               "statesnap-restore-before")
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
         run.tracker.baseline()  # before collection
@@ -226,6 +230,8 @@ class StatesnapPlugin(HookPlugin):
     def _baseline_after_collection(self) -> None:
         if self.run.tracker is None or self.run.writer is None:
             return
+        if self.restore_before is not None:
+            self.restore_before.prepare()
         before = self.run.tracker.current
         after = self.run.tracker.baseline()
         self.run.session_baseline = after

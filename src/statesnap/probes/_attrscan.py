@@ -54,10 +54,43 @@ def module_namespace(module: types.ModuleType) -> dict[str, Any]:
     return ns
 
 
-def skip_name(name: str) -> bool:
-    """Dunders (``__doc__``, ``__dict__``, ``__warningregistry__``...) and pytest's own names."""
+#: Dunder names Python, its standard library and pytest set on modules and classes for
+#: themselves (``copyreg`` caches ``__slotnames__`` on a class the first time an instance is
+#: copied): never a test's state.
+PYTHON_DUNDERS = frozenset({
+    "__name__", "__doc__", "__package__", "__loader__", "__spec__", "__path__", "__file__",
+    "__cached__", "__builtins__", "__annotations__", "__annotate__", "__annotate_func__",
+    "__annotations_cache__", "__conditional_annotations__", "__all__", "__warningregistry__",
+    "__version__", "__author__", "__email__", "__license__", "__copyright__", "__credits__",
+    "__status__", "__maintainer__", "__module__", "__qualname__", "__dict__", "__weakref__",
+    "__slots__", "__slotnames__", "__orig_bases__", "__orig_class__", "__parameters__",
+    "__type_params__", "__firstlineno__", "__static_attributes__", "__classcell__",
+    "__classdictcell__", "__abstractmethods__", "__match_args__", "__hash__", "__test__",
+    "__signature__", "__text_signature__", "__wrapped__", "__isabstractmethod__",
+    "__deprecated__", "__final__", "__total__", "__required_keys__", "__optional_keys__",
+    "__readonly_keys__", "__mutable_keys__", "__protocol_attrs__",
+    "__non_callable_proto_members__", "__callable_proto_members_only__", "__members__",
+    "__bases__", "__mro__", "__base__", "__basicsize__", "__class__", "__objclass__",
+})
+#: Prefixes of the dunders libraries keep on the classes they build (dataclasses, attrs,
+#: pydantic, SQLAlchemy, pytest's own), some of them filled lazily on first use.
+LIBRARY_DUNDERS = ("__dataclass_", "__attrs_", "__pydantic_", "__pytest", "__sqlalchemy_",
+                   "__mapper", "__table", "__get_pydantic_", "__typing_")
+_DESCRIPTORS = (classmethod, staticmethod, property, types.MemberDescriptorType,
+                types.GetSetDescriptorType)
+
+
+def skip_name(name: str, value: Any = None) -> bool:
+    """Python's own dunders (``__doc__``, ``__dict__``, ``__warningregistry__``...), special
+    methods and pytest's own names.
+
+    A dunder-named attribute of the project's own making (``__initialised__ = False``, which
+    a ``__new__`` flips to True on the base class, so that every later subclass skips its
+    checks) is state like any other name: watched.
+    """
     if name.startswith("__") and name.endswith("__"):
-        return True
+        return (name in PYTHON_DUNDERS or name.startswith(LIBRARY_DUNDERS) or callable(value)
+                or issubclass(type(value), _DESCRIPTORS))
     # pytest's xunit fixtures, name-mangled: _Module__pytest_setup_module, _Class__pytest_...
     return name in PYTEST_NAMES or "__pytest_" in name
 
@@ -328,7 +361,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
         kept = old.get(name)
         if kept is not None and kept.value is value and name not in redo:
             parts[name] = kept  # bound to the same object, nothing of it moved
-        elif skip_name(name):
+        elif skip_name(name, value):
             continue
         else:
             parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
@@ -404,7 +437,7 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
     part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy))
     machinery = class_skip(cls)
     for attr, member in list(proxy.items()):
-        if skip_name(attr) or attr in machinery:
+        if skip_name(attr, member) or attr in machinery:
             continue
         _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
         _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)

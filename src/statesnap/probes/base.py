@@ -81,6 +81,9 @@ class Probe:
     severity: ClassVar[Severity] = Severity.MEDIUM
     #: Whether :meth:`save` / :meth:`restore` put state back (restore mode, key-level replay).
     restorable: ClassVar[bool] = False
+    #: Whether :meth:`save` / :meth:`restore` put keys back in a key-level replay only; restore
+    #: mode (after every test of a real run) leaves such a probe alone (files a test wrote).
+    replay_restorable: ClassVar[bool] = False
 
     def setup(self, ctx: ProbeContext) -> None:
         """Prepare once per process.  Raise :class:`ProbeUnavailable` to opt out cleanly."""
@@ -125,7 +128,7 @@ class Probe:
         """Optional fix hint for a polluter that changed ``key``, in this probe's terms."""
         return None
 
-    # -- restoring (only for probes with ``restorable = True``) ------------------------------
+    # -- restoring (only for probes with ``restorable`` or ``replay_restorable``) -------------
     def save(self) -> object:
         """Capture the real current state (objects, not fingerprints) for :meth:`restore`."""
         raise NotImplementedError

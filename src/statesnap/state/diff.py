@@ -20,12 +20,13 @@ class Change(Value):
     """One key that differs between two moments."""
 
     _fields = ("probe", "key", "change", "before", "after", "phase", "fixture", "scope",
-                 "severity")
+               "severity", "then")
     __slots__ = _fields
 
     def __init__(self, probe: str, key: str, change: str, before: Any, after: Any,
                  phase: str | None = None, fixture: str | None = None,
-                 scope: str | None = None, severity: int = 2) -> None:
+                 scope: str | None = None, severity: int = 2,
+                 then: dict[str, Any] | None = None) -> None:
         self.probe = probe
         self.key = key
         self.change = change  # added | removed | changed
@@ -38,6 +39,11 @@ class Change(Value):
         self.fixture = fixture
         self.scope = scope
         self.severity = severity
+        #: A key a wide-scoped fixture's setup made or changed, then changed again in the same
+        #: test: ``{"before": value the setup left, "phase", "fixture", "scope"}`` of the later
+        #: change (phase unknown: absent).  The setup's part is shared by the tests of its
+        #: scope; the rest is the test's own (:meth:`after_setup`).
+        self.then = then
 
     def to_json(self) -> dict[str, Any]:
         # Built by hand: an asdict would deep-copy every value, and this runs for every
@@ -51,6 +57,8 @@ class Change(Value):
         if self.scope is not None:
             data["scope"] = self.scope
         data["severity"] = self.severity
+        if self.then is not None:
+            data["then"] = self.then
         return data
 
     @classmethod
@@ -65,7 +73,18 @@ class Change(Value):
             fixture=data.get("fixture"),
             scope=data.get("scope"),
             severity=int(data.get("severity", 2)),
+            then=then if isinstance(then := data.get("then"), dict) else None,
         )
+
+    def after_setup(self) -> Change | None:
+        """What the test changed after the wide setup that made this key (None if nothing)."""
+        if self.then is None:
+            return None
+        then = self.then
+        kind = REMOVED if self.change == REMOVED else (
+            ADDED if then.get("before") is None else CHANGED)
+        return Change(self.probe, self.key, kind, then.get("before"), self.after,
+                      then.get("phase"), then.get("fixture"), then.get("scope"), self.severity)
 
     @property
     def ref(self) -> str:
