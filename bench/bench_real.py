@@ -10,7 +10,11 @@ with one line):
    a right polluter (one of the known ones among its polluters), a right key (the finding's
    ``probe:key`` holds one of the case's key substrings), false positives (every latent finding
    whose printed reproduction, run under plain pytest, does not fail its victim, or whose
-   victim does not pass alone), pytest runs and wall time;
+   victim does not pass alone), pytest runs and wall time.  A victim that fails in the default
+   order under plain pytest is no latent victim: the hunt looks for the ones that order hides,
+   so such a case is scored by the session's verdict instead (``verified``, its polluters and
+   key, from the summary JSON; its reproduction run under plain pytest like the hunt's), and
+   the table says so;
 4. detect-test-pollution 1.2.0 told the victim (``--failing-test``), as the baseline.
 
     .venv/bin/python bench/bench_real.py [--case ID ...] [--budget 300] [--no-dtp]
@@ -66,7 +70,11 @@ class Row:
     wall_plain: float = 0.0
     wall_snap: float = 0.0
     default_fails: bool = False
+    #: The victim failed in the default order under plain pytest (None: it did not run).
+    plain_fails: bool | None = None
     verdict: str = ""
+    #: Found, polluter and key come from the session's verdict (the victim is not latent).
+    by_session: bool = False
     found: bool = False
     polluter_right: bool = False
     key_right: bool = False
@@ -134,6 +142,7 @@ class Hunted:
     tests: int
     same: bool
     snap_stdout: subprocess.CompletedProcess[str]
+    plain_stdout: subprocess.CompletedProcess[str]
     hunt: dict[str, Any] = field(default_factory=dict)
     hunt_s: float = 0.0
     #: ``{(victim, polluters): proven under plain pytest}`` for each checked finding.
@@ -188,7 +197,17 @@ def score_hunt(row: Row, h: Hunted) -> None:
             row.key_right = right_key(case, f)
 
 
-def score_verdict(row: Row, out: Path) -> None:
+def score_verdict(row: Row, out: Path, python: Path, src: Path) -> None:
+    """A victim that fails in the default order: the session's verdict on it is what counts.
+
+    The hunt looks for the victims that order hides, so it is not asked to find this one
+    again; found, polluter and key are the session's (``verified`` only), and its printed
+    reproduction must fail the victim under plain pytest and the victim pass alone, as for
+    the hunt's findings.
+    """
+    row.by_session = True
+    row.found = row.polluter_right = row.key_right = False
+    row.key = ""
     summary = out / "summary.json"
     if not summary.exists():
         row.verdict = "no summary"
@@ -200,6 +219,18 @@ def score_verdict(row: Row, out: Path) -> None:
             right = bool(set(f.get("polluters") or []) & set(row.case.polluters))
             row.verdict = (f"{f.get('status')} ({who or '?'}, "
                            f"{'right' if right else 'wrong'} polluter)")
+            if f.get("status") != "verified":
+                return
+            repro = run_repro(str(f.get("repro") or ""), python, src)
+            alone = plain(python, src, [*row.case.args, row.case.victim])
+            if not (failed(repro, row.case.victim) and passed(alone, row.case.victim)):
+                row.false_positives += 1
+                row.notes.append(f"false positive (session): {row.case.victim} after "
+                                 f"{f.get('polluters')}")
+                return
+            row.found, row.polluter_right = True, right
+            row.key = f"{f.get('probe')}:{f.get('key')}"
+            row.key_right = right_key(row.case, f)
             return
     row.verdict = "no finding"
 
@@ -252,7 +283,7 @@ def run_case(case: Case, budget: float, dtp: bool) -> Row:
         s_proc, wall_snap, s_out = run_suite(case, python, src, out, snap=True)
         h = Hunted(case.id, out, p_proc.returncode, s_proc.returncode, wall_plain, wall_snap,
                    len(p_out), p_out == s_out and p_proc.returncode == s_proc.returncode,
-                   s_proc)
+                   s_proc, p_proc)
         SHARED[shared] = h
         if (out / "record.jsonl").exists():
             hunt_suite(h, case, python, src, budget)
@@ -261,17 +292,33 @@ def run_case(case: Case, budget: float, dtp: bool) -> Row:
     if h.first == case.id:
         row.wall_plain, row.wall_snap = h.wall_plain, h.wall_snap
     row.default_fails = outcome(h.snap_stdout, case.victim) in ("failed", "error")
-    if row.default_fails == case.hidden:
-        row.notes.append(f"manifest says hidden={case.hidden}, the default order disagrees")
-    if row.default_fails:
-        score_verdict(row, h.out)
+    plain_outcome = outcome(h.plain_stdout, case.victim)
+    row.plain_fails = None if plain_outcome is None else plain_outcome in ("failed", "error")
+    if row.plain_fails is not None and row.plain_fails == case.hidden:
+        row.notes.append(f"manifest says hidden={case.hidden}, the default order under plain "
+                         f"pytest disagrees (the victim {plain_outcome} there)")
+    if row.default_fails != bool(row.plain_fails):
+        row.notes.append(f"the victim {plain_outcome} under plain pytest but "
+                         f"{outcome(h.snap_stdout, case.victim)} with statesnap")
     score_hunt(row, h)
+    if row.default_fails:
+        score_verdict(row, h.out, python, src)
     if dtp:
         run_dtp(row, python, src)
     print(f"{case.id}: found={row.found} polluter={row.polluter_right} "
           f"key={row.key_right} ({row.key}) fp={row.false_positives} "
           f"runs={row.hunt_runs} {row.hunt_s:.0f}s dtp={row.dtp_right}", flush=True)
     return row
+
+
+def _why(r: Row) -> list[str]:
+    """Why a row is scored by the session's verdict, said plainly."""
+    if not r.by_session:
+        return []
+    where = ("under plain pytest and with statesnap" if r.plain_fails
+             else "with statesnap (not under plain pytest)")
+    return [f"not hidden here: the victim fails in the default order {where}, so it is no "
+            "latent victim for the hunt; scored by the session's verdict"]
 
 
 def _yn(value: bool | None) -> str:
@@ -295,17 +342,22 @@ def table(rows: list[Row]) -> list[str]:
             _yn(r.same_outcomes), f"{r.exit_plain}/{r.exit_snap}",
             f"{r.wall_plain:.1f}/{r.wall_snap:.1f}",
             r.verdict if r.default_fails else "passes (hidden)",
-            _yn(r.found), _yn(r.polluter_right), f"{_yn(r.key_right)} `{r.key}`" if r.key
+            _yn(r.found) + (" (session)" if r.by_session else ""), _yn(r.polluter_right),
+            f"{_yn(r.key_right)} `{r.key}`" if r.key
             else _yn(r.key_right), str(r.false_positives), str(r.hunt_runs),
             f"{r.hunt_s:.0f}", _yn(r.dtp_right), f"{r.dtp_s:.0f}",
-            "; ".join(r.notes) or c.note]) + " |")
+            "; ".join(_why(r) + r.notes) or c.note]) + " |")
     ran = [r for r in rows if not (r.skipped or r.invalid)]
+    latent = [r for r in ran if not r.by_session]
+    failing = [r for r in ran if r.by_session]
     lines.append(" | ".join([
         "| **total**", "", "", f"{sum(r.case.hidden for r in ran)} hidden",
         str(sum(r.tests for r in ran if r.wall_plain)),
         f"{sum(bool(r.same_outcomes) for r in ran)}/{len(ran)}",
         "", f"{sum(r.wall_plain for r in ran):.0f}/{sum(r.wall_snap for r in ran):.0f}", "",
-        f"{sum(r.found for r in ran)}/{len(ran)}", f"{sum(r.polluter_right for r in ran)}",
+        f"{sum(r.found for r in ran)}/{len(ran)}: hunt {sum(r.found for r in latent)}/"
+        f"{len(latent)} latent, session {sum(r.found for r in failing)}/{len(failing)} failing "
+        "in the default order", f"{sum(r.polluter_right for r in ran)}",
         f"{sum(r.key_right for r in ran)}", f"{sum(r.false_positives for r in ran)}",
         f"{sum(r.hunt_runs for r in ran)}", f"{sum(r.hunt_s for r in ran):.0f}",
         f"{sum(bool(r.dtp_right) for r in ran)}", f"{sum(r.dtp_s for r in ran):.0f}",

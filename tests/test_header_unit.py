@@ -67,3 +67,42 @@ def test_build_header_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         mtime_resolution={}, redactor=Redactor(), notes={})
     assert again["run_id"] != header["run_id"]
     assert again["inifile"] == str(tmp_path / "pytest.ini")
+
+
+EGG_METADATA = {
+    "plain": "Metadata-Version: 2.1\nName: plain-egg\nVersion: 1.0\n\nbody: not a header\n",
+    "lower": "metadata-version: 2.1\nname:   lower_egg \nversion:\t2.0\n",
+    "twice": "Name: first-name\nVersion: 3.0\nName: second-name\nVersion: 9.9\n",
+    "folded": "Name: folded\n  -name\nVersion: 4.0\n",
+    "spaced": "Metadata-Version: 2.1\nBad Header: x\nName: spaced\nVersion: 5.0\n",
+    "crlf": "Name: crlf-egg\r\nVersion: 6.0\r\n",
+    "noversion": "Name: noversion-egg\n",
+    "noname": "Version: 7.0\n",
+    "unixfrom": "From someone\nName: unixfrom-egg\nVersion: 8.0\n",
+}
+
+
+def test_egg_metadata_is_read_as_importlib_metadata_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain headers are read by hand (no email package); anything else by importlib.metadata:
+    the header says the same either way."""
+    import importlib.metadata
+
+    site = tmp_path / "site"
+    for folder, text in EGG_METADATA.items():
+        egg = site / f"{folder}.egg-info"
+        egg.mkdir(parents=True)
+        (egg / "PKG-INFO").write_bytes(text.encode())
+    both = site / "both.egg-info"  # METADATA first, as importlib.metadata reads it
+    both.mkdir()
+    (both / "METADATA").write_text("Name: from-metadata\nVersion: 1\n", encoding="utf-8")
+    (both / "PKG-INFO").write_text("Name: from-pkg-info\nVersion: 2\n", encoding="utf-8")
+    expected: dict[str, str] = {}
+    for egg in sorted(site.iterdir()):
+        dist = importlib.metadata.PathDistribution(egg)
+        if dist.metadata["Name"]:
+            expected.setdefault(str(dist.metadata["Name"]), str(dist.version))
+    monkeypatch.setattr(sys, "path", [str(site)])
+    assert installed_packages() == dict(sorted(expected.items(), key=lambda kv: kv[0].lower()))
+    assert expected["lower_egg "] == "2.0" and expected["first-name"] == "3.0"
+    assert expected["from-metadata"] == "1"

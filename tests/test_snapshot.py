@@ -135,3 +135,34 @@ def test_changes_so_far_are_labelled_and_graded_as_the_end_labels_them() -> None
         "setup", "db", "module", Severity.MEDIUM)  # the probe's default when grading raises
     assert tracker.latest is not None and tracker.latest.get("g") == {"value": -1}
     assert tracker.net_so_far(Label("teardown")) == []  # no test in progress
+
+
+def test_a_key_a_wide_setup_made_then_changed_again_carries_the_setups_value() -> None:
+    probe = Graded("g")
+    tracker = TestTracker(Snapshotter([probe]))
+    tracker.begin()
+    probe.value = 2
+    tracker.checkpoint(Label("setup", "setup_class", "class"), light=False)
+    tracker.checkpoint(Label("setup"))
+    probe.value = 3
+    tracker.checkpoint(Label("call"))
+    (end,) = tracker.end()
+    assert (end.before, end.after, end.phase, end.scope) == (0, 3, "setup", "class")
+    assert end.then == {"before": 2, "phase": "call"}
+    rest = end.after_setup()
+    assert rest is not None
+    assert (rest.change, rest.before, rest.after, rest.phase) == ("changed", 2, 3, "call")
+    assert end.to_json()["then"] == end.then  # kept in the record
+    # Made by the wide setup and left alone: nothing after it.
+    tracker.begin()
+    probe.value = 4
+    tracker.checkpoint(Label("setup", "db", "module"), light=False)
+    (end,) = tracker.end()
+    assert end.then is None and end.after_setup() is None
+    # A function fixture's change is the test's own from the start.
+    tracker.begin()
+    probe.value = 5
+    tracker.checkpoint(Label("setup", "f", "function"))
+    probe.value = 6
+    (end,) = tracker.end()
+    assert end.then is None

@@ -84,6 +84,39 @@ def test_a_module_fixture_is_the_victims_own_setup_in_its_module_only(tmp_path: 
     assert dirty.writes[("env", "DB_URL")].change.fixture == "db"
 
 
+def test_what_a_test_changed_after_its_shared_class_setup_is_its_write(tmp_path: Path) -> None:
+    # setup_class made the buffer (shared by the class's tests); the same test then filled it.
+    made = change("attributes", "test_x:TestX.buf", None, "['a'] len=1", phase="setup",
+                  fixture="_xunit_setup_class_fixture_TestX", scope="class",
+                  then={"before": "[] len=0", "phase": "call"})
+    victim = failing(1, "test_victim")
+    victim["nodeid"] = "tests/test_x.py::TestX::test_victim"
+    polluter = t(0, "test_fills", made)
+    polluter["nodeid"] = "tests/test_x.py::TestX::test_fills"
+    rec = write(tmp_path / "r.jsonl", [polluter, victim])
+    in_class = rec.test_by_id("tests/test_x.py::TestX::test_victim")
+    assert in_class is not None
+    w = dirty_before(rec.tests, in_class).writes[("attributes", "test_x:TestX.buf")]
+    assert (w.change.change, w.change.before, w.change.after, w.change.phase) == (
+        "changed", "[] len=0", "['a'] len=1", "call")
+    assert w.baseline == "[] len=0"  # put back as the setup left it, not deleted
+    # Without a later change, the class setup's part is the victim's own setup.
+    quiet = dict(made)
+    del quiet["then"]
+    polluter["changes"] = [quiet]
+    rec2 = write(tmp_path / "r2.jsonl", [polluter, victim])
+    v2 = rec2.test_by_id("tests/test_x.py::TestX::test_victim")
+    assert v2 is not None and dirty_before(rec2.tests, v2).writes == {}
+    # A victim of another class shares nothing: the whole change is the polluter's.
+    victim["nodeid"] = "tests/test_x.py::TestY::test_victim"
+    polluter["changes"] = [made]
+    rec3 = write(tmp_path / "r3.jsonl", [polluter, victim])
+    v3 = rec3.test_by_id("tests/test_x.py::TestY::test_victim")
+    assert v3 is not None
+    w3 = dirty_before(rec3.tests, v3).writes[("attributes", "test_x:TestX.buf")]
+    assert (w3.change.change, w3.baseline) == ("added", None)
+
+
 # -- rank -----------------------------------------------------------------------------------
 def test_a_key_the_failing_code_names_outranks_severity_and_recency(tmp_path: Path) -> None:
     rec = write(tmp_path / "r.jsonl", [

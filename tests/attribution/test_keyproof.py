@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statesnap.analysis.keyproof import lead_first, smallest_healing_set
+from statesnap.analysis.keyproof import (
+    lead_first,
+    narrowest,
+    restore_spec,
+    smallest_healing_set,
+)
 
 
 def test_a_single_key_that_heals_alone_is_the_answer() -> None:
@@ -48,3 +53,32 @@ def test_without_a_known_lead_the_ranked_order_stays() -> None:
     assert lead_first(keys, lambda others: False) == keys
     # One key: nothing to ask.
     assert lead_first(["env:A"], lambda others: 1 / 0 > 0) == ["env:A"]
+
+
+def test_a_key_that_had_a_value_is_put_back_as_it_first_existed() -> None:
+    keys = [("attributes", "m:Class.buf"), ("env", "MODE")]
+    spec = restore_spec("t.py::test_v", keys, {("attributes", "m:Class.buf"): "[] len=0",
+                                               ("env", "MODE"): None})
+    # MODE was absent before the causes: putting it back deletes it, as collection left it.
+    assert spec == {"before": "t.py::test_v", "keys": [list(k) for k in keys],
+                    "first_seen": [["attributes", "m:Class.buf"]]}
+    spec = restore_spec("t.py::test_v", [], {}, imports=["pkg", "pkg.config"])
+    assert spec == {"before": "t.py::test_v", "keys": [], "import": ["pkg", "pkg.config"]}
+
+
+def test_a_healing_directory_is_narrowed_to_the_innermost_key_that_heals() -> None:
+    keys = ["work/", "work/inbox/", "work/shelf/", "work/shelf/box/", "work/notes.txt"]
+    tried: list[str] = []
+
+    def inside(key: str) -> list[str]:
+        return [k for k in keys if k != key and k.startswith(key)]
+
+    def heals(subset: Sequence[str]) -> bool:
+        tried.append(subset[0])
+        return subset[0] in ("work/", "work/shelf/")
+
+    assert narrowest("work/", inside, heals, limit=8) == "work/shelf/"
+    assert tried == ["work/inbox/", "work/shelf/", "work/shelf/box/"]
+    tried.clear()
+    assert narrowest("work/", inside, heals, limit=1) == "work/"  # out of replays
+    assert tried == ["work/inbox/"]

@@ -120,7 +120,9 @@ def test_new_directories_are_watched_as_they_appear(make: Factory, tmp_path: Pat
     deep = tmp_path / "a" / "b" / "c"
     deep.mkdir(parents=True)
     (deep / "early.txt").write_text("1")
-    assert _changes(probe, before) == [("a/b/c/early.txt", "added")]
+    # Each new directory is a key of its own (its mtime is no part of it).
+    assert _changes(probe, before) == [("a/", "added"), ("a/b/", "added"), ("a/b/c/", "added"),
+                                       ("a/b/c/early.txt", "added")]
     mid = probe.read()
     (deep / "late.txt").write_text("2")  # only seen if c/ got its own watch
     assert _changes(probe, mid) == [("a/b/c/late.txt", "added")]
@@ -136,8 +138,9 @@ def test_directory_removed_and_moved(make: Factory, tmp_path: Path) -> None:
     shutil.rmtree(tmp_path / "gone")
     (tmp_path / "moving").rename(tmp_path / "moved")
     assert sorted(_changes(probe, before)) == [
-        ("gone/sub/f.txt", "removed"), ("moved/sub/f.txt", "added"),
-        ("moving/sub/f.txt", "removed"),
+        ("gone/", "removed"), ("gone/sub/", "removed"), ("gone/sub/f.txt", "removed"),
+        ("moved/", "added"), ("moved/sub/", "added"), ("moved/sub/f.txt", "added"),
+        ("moving/", "removed"), ("moving/sub/", "removed"), ("moving/sub/f.txt", "removed"),
     ]
     mid = probe.read()
     (tmp_path / "moved" / "sub" / "g.txt").write_text("g")  # watched under its new name
@@ -207,7 +210,8 @@ def test_limit_reached_at_runtime_switches_to_scanning(make: Factory, tmp_path: 
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     (tmp_path / "two" / "f.txt").write_text("f")
-    assert _changes(probe, before) == [("two/f.txt", "added")]
+    assert _changes(probe, before) == [("one/", "added"), ("two/", "added"),
+                                       ("two/f.txt", "added")]
     assert probe.mode == SCAN
 
 
@@ -235,7 +239,7 @@ def test_token_does_not_stat_the_tree(
             (d / f"f{j}.txt").write_text("x")
     probe = make()
     before = probe.read()
-    assert len(before) == 2000
+    assert len(before) == 2000 + 40  # the files and their directories
     calls: list[str] = []
 
     def spy(name: str) -> None:
@@ -289,7 +293,7 @@ def test_event_queue_overflow_rescans(make: Factory, tmp_path: Path) -> None:
     assert probe.token() != token
     after = probe.read()
     added = [c.key for c in diff_maps("files", before, after) if c.change == "added"]
-    assert len(added) == count
+    assert len(added) == count + 1  # and burst/
     mid = probe.read()
     (burst / "0.txt").write_text("after the flood")  # the watches still work after a rescan
     assert _changes(probe, mid) == [("burst/0.txt", "changed")]
@@ -321,3 +325,44 @@ def test_forked_child_gets_its_own_queue(make: Factory, tmp_path: Path) -> None:
     # The parent's queue was not drained by the child: it sees the file too.
     assert ctx.own_fds == {parent_fd}
     assert _changes(probe, before) == [("from-child.txt", "added")]
+
+
+@pytest.mark.parametrize("use_inotify", MODES, ids=lambda v: "inotify" if v else "scan")
+def test_a_key_replay_removes_what_was_made_since_the_save(
+    make: Factory, tmp_path: Path, use_inotify: bool
+) -> None:
+    (tmp_path / "work" / "inbox").mkdir(parents=True)
+    (tmp_path / "work" / "kept.txt").write_text("k")
+    (tmp_path / "gone").mkdir()
+    probe = make(use_inotify=use_inotify)
+    probe.token()
+    saved = probe.save()
+    (tmp_path / "work" / "shelf" / "box").mkdir(parents=True)
+    (tmp_path / "work" / "shelf" / "box" / "lid.txt").write_text("l")
+    (tmp_path / "work" / "new.txt").write_text("n")
+    (tmp_path / "work" / "kept.txt").write_text("changed")
+    (tmp_path / "gone").rmdir()
+    probe.token()
+    keys = ["work/shelf/", "work/new.txt", "gone/", "work/kept.txt", "work/inbox/"]
+    done = probe.restore(saved, keys)
+    # Made since: removed (the directory with all in it); removed since: made again, empty;
+    # a file changed since cannot be put back; a directory there all along stays as it is.
+    assert sorted(done) == ["gone/", "work/inbox/", "work/new.txt", "work/shelf/"]
+    assert not (tmp_path / "work" / "shelf").exists()
+    assert not (tmp_path / "work" / "new.txt").exists()
+    assert (tmp_path / "gone").is_dir() and (tmp_path / "work" / "inbox").is_dir()
+    assert (tmp_path / "work" / "kept.txt").read_text() == "changed"
+    probe.token()
+    after = probe.read()
+    assert {k for k in after if k.startswith(("work/shelf", "work/new"))} == set()
+    assert after["gone/"] == "directory"
+
+
+def test_only_a_directorys_coming_and_going_is_a_change(make: Factory, tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    probe = make()
+    before = probe.read()
+    assert before["d/"] == "directory"
+    (tmp_path / "d" / "f.txt").write_text("f")  # the directory's mtime moves: no change of it
+    assert _changes(probe, before) == [("d/f.txt", "added")]
+    assert "d/" in probe.hint("d/", "added") and "remove it" in probe.hint("d/", "added")

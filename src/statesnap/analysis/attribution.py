@@ -90,8 +90,16 @@ class _Fold:
                 self.writes[ref] = Write(t, ch, self.baseline[ref])
 
     def dirty_for(self, victim: TestEntry) -> Dirty:
-        writes = {ref: w for ref, w in self.writes.items()
-                  if not _shares_scope(w.change, w.test, victim)}
+        writes: dict[tuple[str, str], Write] = {}
+        for ref, w in self.writes.items():
+            if not _shares_scope(w.change, w.test, victim):
+                writes[ref] = w
+                continue
+            # The wide setup's part is the victim's own setup; what the same test changed
+            # after it (a setup_class list the test body appended to) is a write like any.
+            rest = w.change.after_setup()
+            if rest is not None and not _shares_scope(rest, w.test, victim):
+                writes[ref] = Write(w.test, rest, rest.before)
         return Dirty(writes, {ref: list(c) for ref, c in self.cleaners.items()})
 
 

@@ -28,9 +28,10 @@ def probe_class(name: str) -> type[Probe] | None:
 
 
 def restorable(probe: str) -> bool:
-    """Whether a key-level replay can put this probe's keys back (``Probe.restorable``)."""
+    """Whether a key-level replay can put this probe's keys back (``Probe.restorable`` or
+    ``Probe.replay_restorable``)."""
     cls = probe_class(probe)
-    return bool(cls is not None and cls.restorable)
+    return bool(cls is not None and (cls.restorable or cls.replay_restorable))
 
 
 def _instance(cls: type[Probe]) -> Probe:

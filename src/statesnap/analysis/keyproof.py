@@ -6,8 +6,8 @@ over them.  Pure: ``heals(keys)`` runs the replay.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from statesnap.analysis.minimize import ddmin
 from statesnap.record.journal import TestEntry
@@ -31,6 +31,28 @@ def smallest_healing_set(keys: Sequence[K], heals: Callable[[Sequence[K]], bool]
     return ddmin(list(keys), heals, known_failing=True)
 
 
+def narrowest(key: K, inside: Callable[[K], Sequence[K]],
+              heals: Callable[[Sequence[K]], bool], limit: int) -> K:
+    """``key`` (which heals alone) narrowed to the innermost key inside it that heals alone.
+
+    Putting back a directory puts back all that is in it: the test directory the victim
+    recreates heals it as well as the one folder in it the victim trips over, which is what
+    the victim relies on.  ``inside(k)``: the keys within ``k``, best ranked first; at most
+    ``limit`` replays.
+    """
+    tried = 0
+    while True:
+        for candidate in inside(key):
+            if tried >= limit:
+                return key
+            tried += 1
+            if heals([candidate]):
+                key = candidate
+                break
+        else:
+            return key
+
+
 def lead_first(healing: Sequence[K], fails_as_recorded: Callable[[Sequence[K]], bool | None]
                ) -> list[K]:
     """``healing`` with the key the victim's failure is about first.
@@ -51,6 +73,33 @@ def lead_first(healing: Sequence[K], fails_as_recorded: Callable[[Sequence[K]], 
     return keys
 
 
+def restore_spec(victim: str, keys: Sequence[tuple[str, str]],
+                 baselines: Mapping[tuple[str, str], Any], imports: Sequence[str] = ()
+                 ) -> dict[str, Any]:
+    """The replay child's ``--statesnap-restore-before`` spec: ``keys`` put back before
+    ``victim``.
+
+    ``baselines``: each key's value before the causes changed it (None: absent).  A key that
+    had a value is put back as it was when it first existed in the replay (``first_seen``):
+    a class attribute a ``setup_class`` made, a module a fixture imported first -- not
+    deleted because it did not exist yet when the run started.  ``imports``: modules the
+    child imports before its first save, so that their state as imported is put back.
+    """
+    spec: dict[str, Any] = {"before": victim, "keys": [list(ref) for ref in keys]}
+    first = [list(ref) for ref in keys if baselines.get(ref) is not None]
+    if first:
+        spec["first_seen"] = first
+    if imports:
+        spec["import"] = list(imports)
+    return spec
+
+
+def named_first(changes: Iterable[Change], failure_text: str) -> list[Change]:
+    """``changes`` with those whose attribute name the failure quotes first (stable)."""
+    return sorted(changes, key=lambda c: c.key.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+                  not in failure_text)
+
+
 def fresh_module_attributes(module: str, causes: Sequence[str],
                             recorded: Iterable[TestEntry], failure_text: str = ""
                             ) -> list[Change]:
@@ -65,5 +114,4 @@ def fresh_module_attributes(module: str, causes: Sequence[str],
     wanted = set(causes)
     found = [c for t in recorded if t.nodeid in wanted for c in t.changes
              if c.probe == "attributes" and c.key.startswith(f"{module}:")]
-    return sorted(found, key=lambda c: c.key.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
-                  not in failure_text)
+    return named_first(found, failure_text)

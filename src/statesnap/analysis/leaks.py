@@ -10,10 +10,10 @@ that is never undone is a leak of the first test whose setup ran the fixture.  P
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from statesnap.analysis.own_fixtures import is_pytest_own
+from statesnap.base.plain import Value
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import Change
 
@@ -25,17 +25,20 @@ def scope_holds(ch: Change) -> bool:
     return ch.phase == "setup" and ch.scope in WIDE_SCOPES and bool(ch.fixture)
 
 
-@dataclass
-class Held:
+class Held(Value):
     """A change a wide-scoped fixture's setup made, held for its scope.
 
     Put back by the time the scope ends, nobody leaked it; still there, it is a leak of the
     test whose setup ran the fixture.
     """
 
-    change: Change
-    #: The record index of the test whose setup ran the fixture (-1 where none is kept).
-    index: int = -1
+    _fields = ("change", "index")
+    __slots__ = _fields
+
+    def __init__(self, change: Change, index: int = -1) -> None:
+        self.change = change
+        #: The record index of the test whose setup ran the fixture (-1 where none is kept).
+        self.index = index
 
     @property
     def fixture(self) -> str:

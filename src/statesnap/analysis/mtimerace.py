@@ -7,11 +7,11 @@ stamps, the mtime resolution) for the terminal, the report and the Markdown.  Pu
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from statesnap.base.fsinfo import REWRITTEN_STAT_KEPT, parse_file_fingerprint, resolution_parts
+from statesnap.base.plain import Value
 from statesnap.record.journal import TestEntry
 
 HINT = ("caches keyed on mtime (mypy's incremental cache, make, build tools) cannot see this "
@@ -19,17 +19,21 @@ HINT = ("caches keyed on mtime (mypy's incremental cache, make, build tools) can
         "(os.utime with a later time) after rewriting it")
 
 
-@dataclass
-class Race:
-    key: str
-    #: The test that changed the file without moving its mtime.
-    test: str
-    #: The test that wrote the version the mtime still stamps (None: before the run).
-    earlier: str | None
-    before: Any
-    after: Any
-    flag: str
-    resolution: str
+class Race(Value):
+    _fields = ("key", "test", "earlier", "before", "after", "flag", "resolution")
+    __slots__ = _fields
+
+    def __init__(self, key: str, test: str, earlier: str | None, before: Any, after: Any, flag: str,
+                 resolution: str) -> None:
+        self.key = key
+        #: The test that changed the file without moving its mtime.
+        self.test = test
+        #: The test that wrote the version the mtime still stamps (None: before the run).
+        self.earlier = earlier
+        self.before = before
+        self.after = after
+        self.flag = flag
+        self.resolution = resolution
 
 
 def flagged(value: Any) -> str | None:

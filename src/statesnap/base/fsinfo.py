@@ -12,9 +12,10 @@ import secrets
 import stat
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+from statesnap.base.plain import Frozen, Value
 
 #: Name prefix of the temporary file :func:`mtime_resolution` creates; the ``files`` probe
 #: never reports a file with this prefix.
@@ -134,14 +135,18 @@ def _write_tick(fd: int, budget_s: float = 0.05) -> int | None:
 
 
 # -- file fingerprints ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class FileState:
+class FileState(Frozen):
     """A parsed ``files`` fingerprint: size and mtime of a regular file, or a symlink target."""
 
-    size: int | None = None
-    mtime_ns: int | None = None
-    symlink: str | None = None
-    flag: str | None = None
+    _fields = ("size", "mtime_ns", "symlink", "flag")
+    __slots__ = _fields
+
+    def __init__(self, size: int | None = None, mtime_ns: int | None = None,
+                 symlink: str | None = None, flag: str | None = None) -> None:
+        self.size: Final = size
+        self.mtime_ns: Final = mtime_ns
+        self.symlink: Final = symlink
+        self.flag: Final = flag
 
 
 def file_fingerprint(size: int, mtime_ns: int, flag: str | None = None) -> dict[str, Any]:
@@ -209,20 +214,24 @@ def next_fingerprint(old: Any, fresh: dict[str, Any], written: bool) -> Any:
 
 
 # -- replay support ---------------------------------------------------------------------------
-@dataclass
-class RestorePlan:
+class RestorePlan(Value):
     """What a replay must undo in the tree before it runs, from a record's ``files`` changes.
 
     Keys are the probe's keys: paths relative to the run's rootdir (absolute outside it).
     """
 
-    #: Files the run created and left behind: set them aside so the replay starts clean.
-    created: list[str] = field(default_factory=list)
-    #: Files that existed before the run and changed: their original mtime, to put back.
-    #: (The original content is not in the record; the plan can only say it changed.)
-    mtimes: dict[str, int] = field(default_factory=dict)
-    #: Files that existed before the run and were deleted: a replay cannot bring them back.
-    deleted: list[str] = field(default_factory=list)
+    _fields = ("created", "mtimes", "deleted")
+    __slots__ = _fields
+
+    def __init__(self, created: list[str] | None = None, mtimes: dict[str, int] | None = None,
+                 deleted: list[str] | None = None) -> None:
+        #: Files the run created and left behind: set them aside so the replay starts clean.
+        self.created: list[str] = [] if created is None else created
+        #: Files that existed before the run and changed: their original mtime, to put back.
+        #: (The original content is not in the record; the plan can only say it changed.)
+        self.mtimes: dict[str, int] = {} if mtimes is None else mtimes
+        #: Files that existed before the run and were deleted: a replay cannot bring them back.
+        self.deleted: list[str] = [] if deleted is None else deleted
 
 
 def _field(change: Any, name: str) -> Any:
@@ -243,6 +252,8 @@ def restore_plan(changes: Iterable[Any]) -> RestorePlan:
         if _field(ch, "probe") != "files":
             continue
         key = str(_field(ch, "key"))
+        if key.endswith("/"):
+            continue  # a directory: its files are what a replay undoes
         if key not in first:
             first[key] = _field(ch, "before")
         last[key] = _field(ch, "after")

@@ -1,7 +1,9 @@
 """``statesnap hunt``: find the order-dependent tests that the recorded order hid.
 
 Exit status: 0 when the hunt found nothing, 1 when it found latent, brittle or otherwise
-order-dependent tests, 2 on bad input (one line on stderr).
+order-dependent tests or the recorded run holds a failure its session verified as
+order-dependent (the hunt looks for what the recorded order hid, not for that one again, and
+shows it with its reproduction), 2 on bad input (one line on stderr).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from statesnap.analysis.findings import Finding
+from statesnap.analysis.findings import VERIFIED, Finding
 from statesnap.base.argtypes import count, positive_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import (
@@ -118,17 +120,30 @@ def run(args: argparse.Namespace) -> int:
         out = sys.stdout
         print("\n".join(describe(result)), file=out)
         lines = format_findings(result.findings, lanes[0].header)
-        print("\n".join(lines) if lines else "no order-dependent tests found", file=out)
+        nothing = ("no order-dependent tests hidden by the recorded order found" if recorded
+                   else "no order-dependent tests found")
+        print("\n".join(lines) if lines else nothing, file=out)
         if recorded:
-            from statesnap.cli.diff import verdict_line
-
             print("the recorded run's own failures, as its session proved them:", file=out)
-            print("\n".join(verdict_line(f) for f in recorded), file=out)
+            print("\n".join(_recorded_lines(recorded)), file=out)
     if json_path is not None:
         _write_json(json_path, summary)
     if args.report is not None:
         _write_report(args.report, records, result.findings, result)
-    return 1 if result.findings else 0
+    return 1 if result.findings or any(f.status == VERIFIED for f in recorded) else 0
+
+
+def _recorded_lines(recorded: list[Finding]) -> list[str]:
+    """One line per recorded verdict; a verified one with the reproduction its session ran
+    (plain pytest, failing the victim): the hunt does not hunt it again, nor hide it."""
+    from statesnap.cli.diff import verdict_line
+
+    lines: list[str] = []
+    for f in recorded:
+        lines.append(verdict_line(f))
+        if f.status == VERIFIED and f.repro:
+            lines.append(f"      reproduce: {f.repro}")
+    return lines
 
 
 def _recorded_verdicts(records: list[Record]) -> list[Finding]:

@@ -14,6 +14,7 @@ from _pytest.outcomes import Failed
 
 from statesnap.output.lines import short
 from statesnap.plugin import markers
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import RunState
 from statesnap.state.diff import Change
 
@@ -43,7 +44,7 @@ def guard_verdict(item: pytest.Item) -> str | None:
     return item.stash.get(_VERDICT, None)
 
 
-class GuardPlugin:
+class GuardPlugin(HookPlugin):
     """Decides before each marked test whether its required state is clean."""
 
     def __init__(self, run: RunState) -> None:
@@ -109,7 +110,7 @@ class GuardPlugin:
         return []
 
 
-class _GuardSetup:
+class _GuardSetup(HookPlugin):
     """Raises a guarded test's verdict at its setup (registered when some test is guarded)."""
 
     @pytest.hookimpl(tryfirst=True)

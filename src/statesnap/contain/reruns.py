@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.record.journal import Record, TestEntry
 
@@ -23,7 +24,7 @@ FIELD = "reruns"
 MAX_ALONE = 10
 
 
-class RerunHooks:
+class RerunHooks(HookPlugin):
     """Registered only when pytest-rerunfailures is installed, and kept only when some test
     may be rerun: otherwise its per-phase hook would be called for nothing on every test."""
 

@@ -13,13 +13,14 @@ import pytest
 
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.plugin import options
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.probes.base import Probe
 from statesnap.state.diff import Change
 from statesnap.state.selection import ProbeSelection, SelectionError, resolve
 
 
-class RestoreMode:
+class RestoreMode(HookPlugin):
     """A per-test observer of the core (:class:`statesnap.plugin.run.TestObserver`)."""
 
     def __init__(self, run: RunState, spec: str) -> None:

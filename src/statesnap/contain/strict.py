@@ -7,7 +7,6 @@ The check is the outermost wrapper of ``pytest_runtest_teardown`` and raises
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Generator, Iterable
 from typing import Any
 
@@ -19,6 +18,7 @@ from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.state.diff import Change
 from statesnap.state.selection import (
@@ -89,7 +89,7 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
     return "\n".join(lines)
 
 
-class StrictPlugin:
+class StrictPlugin(HookPlugin):
     """Checks every test's leaks at the end of its teardown."""
 
     def __init__(self, run: RunState, spec: str, allow: tuple[str, ...]) -> None:
@@ -113,7 +113,7 @@ class StrictPlugin:
             # pytest's warnings plugin runs every test inside catch_warnings, which puts the
             # filters back after the protocol, i.e. after this check: inside a test, warnings
             # changes can never leak, and seen from teardown they always look as if they do.
-            selection = dataclasses.replace(selection, names=selection.names - {"warnings"})
+            selection = ProbeSelection(selection.names - {"warnings"}, selection.min_severity)
         self.selection = selection
 
     def _patterns(self, item: pytest.Item) -> list[str]:

@@ -8,12 +8,12 @@ Each worker writes its own lane next to the controller's record (``run.jsonl`` â
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import RunState
 from statesnap.record.journal import Record, RecordError, TestEntry, read_record
 from statesnap.record.lanes import merge_lanes
@@ -42,7 +42,7 @@ def is_controller(config: pytest.Config) -> bool:
             and config.pluginmanager.get_plugin("dsession") is not None)
 
 
-class XdistHooks:
+class XdistHooks(HookPlugin):
     """Registered only when pytest-xdist is installed, so its hooks exist."""
 
     def __init__(self, run: RunState) -> None:
@@ -72,7 +72,7 @@ def combined_view(path: Path, header: dict[str, Any], lanes: list[Record]) -> Re
     errors: list[dict[str, Any]] = []
     for lane in lanes:
         offset = len(tests)
-        tests += [dataclasses.replace(t, index=offset + i) for i, t in
+        tests += [t.renumbered(offset + i) for i, t in
                   enumerate(sorted(lane.tests, key=lambda t: t.index))]
         collection += lane.collection
         errors += lane.errors

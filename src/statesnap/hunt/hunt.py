@@ -57,8 +57,14 @@ from statesnap.replay.runner import BudgetSpent, Runner
 MAX_NEIGHBOURS = 40
 #: Once an order has exposed a new failure, no order starts past this share of the budget:
 #: the rest goes to proving what was found (a suite of many leaking groups on a slow machine
-#: would otherwise spend it all exploring and prove nothing).
+#: would otherwise spend it all exploring and prove nothing).  Such an order is deferred, not
+#: dropped: it runs after the proofs while the budget lasts (a second round, under the same
+#: rule for the budget left then).
 EXPLORE_SHARE = 0.5
+#: Once an order has exposed a new failure, an order of a kind whose last this many orders
+#: exposed nothing new is deferred behind the proofs too: orders of one kind differ only in
+#: which group leads (pykicad's twenty leakers-first orders all exposed the same 27 tests).
+STALE_ORDERS = 3
 
 
 class HuntError(Exception):
@@ -113,6 +119,19 @@ class Hunter:
         self.explored: list[Observed] = []
         self.skipped: list[str] = []
         self.seeds: list[int] = []
+        #: Orders put off behind the proofs: ``{label: what it is, in words}``.
+        self.deferred: dict[str, str] = {}
+        self._deferring = True
+        #: The exploring round: when it started, the seconds it may use, the failures that
+        #: were known before it (the second round's rule counts only new ones).
+        self._round_from: float | None = None  # None: the hunt's own start
+        self._round_span = options.budget
+        #: The first random order's seed, picked once (a second round runs the same ones).
+        self._base_seed: int | None = None
+        self._known: set[str] = set()
+        #: Orders run in a row, by kind, that exposed no failure not seen before.
+        self._stale: dict[str, int] = {}
+        self._ran: set[str] = set()
 
     def _lane_record(self) -> Record:
         for record in self.records:
@@ -161,9 +180,11 @@ class Hunter:
             self._explore(reversed_order(suite), "reversed", REVERSED,
                           "the recorded order backwards")
         self._neighbours(overwriters)
-        base = self.options.seed
-        if base is None and self.options.random_orders:
-            base = random.SystemRandom().randrange(2**32)
+        if self._base_seed is None and self.options.random_orders:
+            self._base_seed = self.options.seed
+            if self._base_seed is None:
+                self._base_seed = random.SystemRandom().randrange(2**32)
+        base = self._base_seed
         for k in range(self.options.random_orders):
             assert base is not None
             seed = (base + k) % 2**32
@@ -193,6 +214,14 @@ class Hunter:
             if len(self.skipped) > before:
                 self.skipped[-1] = f"neighbours-{i} to -{len(orders)} ({len(order)} tests each)"
                 return
+        put_off = [f"neighbours-{i}" for i in range(1, len(orders) + 1)
+                   if f"neighbours-{i}" in self.deferred]
+        if len(put_off) > 1:
+            # One line for the lot, as when the budget cuts them.
+            for label in put_off:
+                del self.deferred[label]
+            self.deferred[put_off[0]] = (f"{put_off[0]} to -{put_off[-1].rsplit('-', 1)[1]} "
+                                         f"({len(tests)} tests each)")
 
     def _cleaners(self, group: list[str], number: int) -> list[str]:
         """Tests that changed a key of the group's leaks after the group's leakers ran first
@@ -212,17 +241,23 @@ class Hunter:
 
         An extra order (not the first two kinds, not a random one asked for) that equals
         one already run is not run again."""
-        if not order:
-            return False
+        if not order or label in self._ran:
+            return False  # the second round runs only what the first one put off
         if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED, NEIGHBOURS) and any(
                 o.order == order for o in self.explored):
             return False
-        spent = time.monotonic() - self.replays.started
-        if (kind != WITHOUT_LEAKERS and spent > EXPLORE_SHARE * self.options.budget
-                and any(o.run.new_failures for o in self.explored)):
-            self.skipped.append(f"{label} ({len(order)} tests; the rest of the budget "
-                                "proves what the orders found)")
-            return False
+        if kind != WITHOUT_LEAKERS and self._exposed():
+            start = self.replays.started if self._round_from is None else self._round_from
+            late = time.monotonic() - start > EXPLORE_SHARE * self._round_span
+            if self._deferring and (late or self._stale.get(kind, 0) >= STALE_ORDERS):
+                self.deferred[label] = f"{label} ({len(order)} tests)"
+                return False
+            if late:
+                self.deferred.pop(label, None)
+                self.skipped.append(f"{label} ({len(order)} tests; the rest of the budget "
+                                    "proves what the orders found)")
+                return False
+        self.deferred.pop(label, None)
         try:
             obs = self.replays.run(order, label, kind, message, **meta)
         except BudgetSpent:
@@ -232,8 +267,16 @@ class Hunter:
             raise HuntError(f"the {label} run could not run: {obs.result.error} "
                             f"(log: {obs.run.log})")
         obs.run.new_failures = new_failures(self.suite, order, obs.result.outcomes)
+        seen = {n for o in self.explored for n in o.run.new_failures}
+        fresh = any(n not in seen for n in obs.run.new_failures)
+        self._stale[kind] = 0 if fresh else self._stale.get(kind, 0) + 1
         self.explored.append(obs)
+        self._ran.add(label)
         return True
+
+    def _exposed(self) -> bool:
+        """Whether an order of this round exposed a failure not known before it."""
+        return any(n not in self._known for o in self.explored for n in o.run.new_failures)
 
     # -- classify and prove ----------------------------------------------------------------
     def _suspects(self) -> list[Suspect]:
@@ -304,14 +347,8 @@ class Hunter:
         entry = self.suite.by_id.get(nodeid)
         return None if entry is None else Observation(lane, entry)
 
-    def hunt(self) -> HuntResult:
-        """Run the orders, then prove each test they exposed, all within the budget."""
-        self.explore()
-        return self.conclude()
-
-    def conclude(self) -> HuntResult:
-        """Classify and prove what the orders exposed; what the budget leaves is suspected."""
-        items = self._suspects()
+    def _prove(self, items: list[Suspect]) -> bool:
+        """Classify and prove ``items``; False when the budget ran out on the way."""
         try:
             if items:
                 self.classify(items)
@@ -327,7 +364,38 @@ class Hunter:
                         self._attribute(s)
                 self.prover.brittle([s for s in items if s.kind == BRITTLE])
         except BudgetSpent:
-            pass
+            done = False
+        else:
+            done = True
+        self.prover.keys()  # each stops at the budget itself, keeping the ranked key
+        return done
+
+    def hunt(self) -> HuntResult:
+        """Run the orders, then prove each test they exposed, all within the budget."""
+        self.explore()
+        return self.conclude()
+
+    def conclude(self) -> HuntResult:
+        """Classify and prove what the orders exposed; then, while the budget lasts, run the
+        orders put off behind the proofs and prove what they expose.  What the budget leaves
+        unproven is suspected; what it leaves unrun is listed in ``skipped``."""
+        items = self._suspects()
+        done = self._prove(items)
+        if done and self.deferred and self.replays.left() > 0:
+            self._deferring = False
+            self._round_from, self._round_span = time.monotonic(), self.replays.left()
+            self._known = {s.nodeid for s in items}
+            self.deferred = {}  # planned again from all that ran; what it cannot run, skipped
+            try:
+                self.explore()
+            except BudgetSpent:
+                pass
+            more = [s for s in self._suspects() if s.nodeid not in self._known]
+            self._prove(more)
+            items += more
+        self.skipped += [f"{text}: put off behind the proofs, no budget left for it"
+                         for text in self.deferred.values()]
+        self.deferred = {}
         for s in items:
             if s.finding is None:
                 self.prover.unproven(s, "the hunt's budget ran out before it was proven "

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from statesnap.analysis.attribution import dirty_before
+from statesnap.analysis.attribution import Write, dirty_before
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.hints import hint_for, restorable
 from statesnap.analysis.keyproof import (
     fresh_module_attributes,
     lead_first,
+    named_first,
+    narrowest,
+    restore_spec,
     smallest_healing_set,
 )
 from statesnap.hunt.plan import HuntSuite, observe
@@ -23,7 +26,7 @@ from statesnap.hunt.suspect import Suspect
 from statesnap.probes.fixtures import EVERY, FixturesProbe, scope_of
 from statesnap.record.signature import Signature
 from statesnap.replay.runner import BudgetSpent
-from statesnap.state.diff import ADDED, REMOVED
+from statesnap.state.diff import ADDED, REMOVED, Change
 
 #: Keys restored one at a time (best ranked first) before all of them together.
 MAX_SINGLE_KEYS = 4
@@ -46,12 +49,13 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     keys = sorted(writes, key=lambda ref: (rank.get(ref, len(rank)), ref))[:MAX_PROOF_KEYS]
     order = [*causes, s.nodeid]
     ran: dict[frozenset[tuple[str, str]], Observed] = {}
+    baselines = {ref: w.baseline for ref, w in writes.items()}
 
     def restoring(subset: Sequence[tuple[str, str]]) -> Observed:
         found = ran.get(frozenset(subset))
         if found is not None:
             return found
-        spec = {"before": s.nodeid, "keys": [list(ref) for ref in subset]}
+        spec = restore_spec(s.nodeid, subset, baselines)
         what = ", ".join(f"{p}:{k}" for p, k in subset[:3]) + (
             f" (+{len(subset) - 3})" if len(subset) > 3 else "")
         obs = ran[frozenset(subset)] = replays.run(
@@ -82,6 +86,15 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
         return None
     if not healing:
         return _prove_fixture(f, s, restoring, heals, writes)
+    if len(healing) == 1 and healing[0][0] == "files" and healing[0][1].endswith("/"):
+
+        def inside(ref: tuple[str, str]) -> list[tuple[str, str]]:
+            return [k for k in keys if k[0] == "files" and k != ref and k[1].startswith(ref[1])]
+
+        try:
+            healing = [narrowest(healing[0], inside, heals, MAX_SINGLE_KEYS)]
+        except BudgetSpent:
+            pass
     healing = lead_first(healing, fails_as_recorded)
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     f.probe, f.key = healing[0]
@@ -91,11 +104,10 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     f.hint_proven = True
     if all(p == "modules" and writes[(p, k)].change.change == ADDED for p, k in healing):
         # Modules the causes imported first (a package and its submodules, taken out
-        # together): the settings the recorded run saw changed on one of them.
-        for _, module in healing:
-            extra = _name_module_settings(suite, f, s, causes, module, len(healing))
-            if extra is not None:
-                return extra
+        # together): which of the settings the causes changed on them is the leak.
+        f.hint_proven = len(healing) == 1
+        return _prove_module_settings(suite, replays, f, s, causes,
+                                      [k for _, k in healing], writes)
     if f.probe == FixturesProbe.name and len(healing) == 1:
         return (f"re-creating the {scope_of(f.after) or 'wide'} fixture {f.key!r} before "
                 "the victim heals it (pytest's own teardown of it, so the victim builds it "
@@ -170,21 +182,66 @@ def _not_watched(writes: Mapping[tuple[str, str], object]) -> str:
     return f"no key proven: {tried}; {NOT_WATCHED}"
 
 
-def _name_module_settings(suite: HuntSuite, f: Finding, s: Suspect, causes: list[str],
-                          module: str, taken: int) -> str | None:
-    """A module the causes imported first in the proof heals the victim when taken out
-    (with ``taken - 1`` others); where the recorded run saw them change its attributes,
-    those are the leak's key."""
+def _prove_module_settings(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect,
+                           causes: list[str], modules: list[str],
+                           writes: dict[tuple[str, str], Write]) -> str:
+    """Taking ``modules`` (which the causes imported first in the proof) out of
+    ``sys.modules`` heals the victim.  Which of the settings the causes changed on them is
+    the leak is proven by replays that import the modules before the tests (their state as
+    imported is saved) and put candidate settings back before the victim; the finding keeps
+    the modules key when none is proven."""
     text = " ".join(str((s.failure or {}).get(k) or "") for k in ("message", "text"))
-    changed = fresh_module_attributes(module, causes, suite.tests, text)
-    if not changed:
-        return None
-    top = changed[0]
+    owned = tuple(f"{m}:" for m in modules)
+    # This order's own record first (its values are this order's), then the recorded run,
+    # where the modules were already imported when the causes changed them.
+    found: dict[tuple[str, str], Change] = {}
+    for ch in [*(w.change for (p, k), w in writes.items()
+                 if p == "attributes" and k.startswith(owned)),
+               *(c for m in modules for c in fresh_module_attributes(m, causes, suite.tests))]:
+        found.setdefault((ch.probe, ch.key), ch)
+    ranked = [(c.probe, c.key) for c in named_first(found.values(), text)][:MAX_PROOF_KEYS]
+    taken = (f"taking {modules[0]}"
+             + (f" with {len(modules) - 1} other module(s) it imported" if len(modules) > 1
+                else "")
+             + " out of sys.modules before the victim makes it pass (the polluter imported "
+             "it first there)")
+    if not ranked:
+        return taken
+    order = [*causes, s.nodeid]
+
+    def importing(subset: Sequence[tuple[str, str]]) -> Observed:
+        what = ", ".join(f"{p}:{k}" for p, k in subset[:3]) + (
+            f" (+{len(subset) - 3})" if len(subset) > 3 else "") or "nothing"
+        obs = replays.run(order, KEY, KEY, f"importing {', '.join(modules)} first, restoring "
+                          f"{what} before {s.nodeid}",
+                          restore=restore_spec(s.nodeid, subset, {}, imports=modules))
+        s.note_log(obs)
+        return obs
+
+    unproven = (f"{taken}; of the settings the polluter changed on it, "
+                f"{', '.join(k for _, k in ranked[:3])}")
+    try:
+        control = importing([])
+        if not control.failed(s.nodeid):
+            # Importing the modules first heals by itself: no setting can be told apart.
+            return (f"{unproven}: not proven (with the modules imported before the tests the "
+                    "victim passes without restoring any)")
+        healing = smallest_healing_set(
+            ranked, lambda subset: importing(subset).passed(s.nodeid), MAX_SINGLE_KEYS)
+    except BudgetSpent:
+        return f"{unproven}: not proven (no time left for the replays)"
+    if not healing:
+        return (f"{unproven}: not proven (with the modules imported before the tests, "
+                "restoring them before the victim does not make it pass)")
+    top = found[healing[0]]
     f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
     f.hint = hint_for(top.probe, top.key, top.change)
-    f.hint_proven = False  # proven: taking the module out; the attribute: the record
-    others = f" with {taken - 1} other module(s) it imported" if taken > 1 else ""
-    return (f"taking {module}{others} out of sys.modules before the victim makes it pass "
-            f"(the polluter imported it first there); in the recorded run, where it was "
-            f"already imported, the polluter changed {top.key} (read from that record; "
-            "the replays proved taking the module out)")
+    f.hint_proven = len(healing) == 1
+    f.proven_keys = [f"{p}:{k}" for p, k in healing]
+    if f.hint_proven:
+        # Taking the modules out heals it too (proven first): "restoring also heals it".
+        f.proven_keys += [f"modules:{m}" for m in modules]
+    restored = ", ".join(f"{p}:{k}" for p, k in healing)
+    return (f"{taken}; with it imported before the tests, restoring {restored} before the "
+            f"victim makes it pass" + ("" if len(healing) == 1 else
+                                       "; leaving any one of them out, it fails"))

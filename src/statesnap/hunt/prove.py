@@ -42,6 +42,9 @@ class Prover:
         self.suite = suite
         self.replays = replays
         self.header = header
+        #: Latent findings whose key-level proof has not run yet: ``(suspect, causes, the
+        #: run that proved them)``.
+        self.key_proofs: list[tuple[Suspect, list[str], Observed]] = []
 
     # -- shared runs -----------------------------------------------------------------------
     def batch(self, head: Sequence[str], members: Sequence[str], label: str, kind: str,
@@ -125,6 +128,9 @@ class Prover:
                             runs.append([m])  # tainted by another member: try it alone
                         elif want(obs, m):
                             self._confirm(m, [head], obs, want, kind)
+        # The findings the shared rounds made get their keys before delta debugging
+        # searches (many runs each) for the polluters of the rest.
+        self.keys()
         for s in suspects:
             if s.finding is None and s.kind == proving:
                 found = self._minimise(s, want)
@@ -215,14 +221,14 @@ class Prover:
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:
-            extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
+            self.key_proofs.append((s, causes, proof))
             f.polluters = causes
             f.repro = order_command(self.header, [*causes, s.nodeid],
                                     args_file_of(proof.run.order_file))
             seen = ", ".join(o.run.label for o in s.failed_in) or "?"
             f.note = (f"latent: {self._why_hidden(s.nodeid, causes)}; failed in {seen}; "
                       f"passes without the leaking tests ({without}); fails after "
-                      f"{' + '.join(causes)} ({proof_label})" + (f"; {extra}" if extra else ""))
+                      f"{' + '.join(causes)} ({proof_label})")
         else:
             f.setter = causes[0]
             f.repro = self._failing_repro(s)
@@ -233,6 +239,24 @@ class Prover:
             f.note = (f"brittle: fails without the leaking tests ({without}); passes after "
                       f"{causes[0]}{others} ({proof_label})")
         s.finding = f
+
+    def keys(self) -> None:
+        """The key-level proofs of the latent findings made so far, best first.
+
+        Run once every suspect had its turn in the shared rounds (again after delta debugging):
+        a victim and its polluter proven are a finding already (its key the best-ranked
+        candidate, not proven), and on a slow machine the budget goes to making each one
+        before naming the key of any (pykicad: 27 victims of one polluter, three runs each).
+        What the budget leaves unproven keeps that key.
+        """
+        while self.key_proofs:
+            s, causes, proof = self.key_proofs.pop(0)
+            f = s.finding
+            if f is None:
+                continue
+            extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
+            if extra:
+                f.note = f"{f.note}; {extra}" if f.note else extra
 
     def _unresolved(self, s: Suspect) -> None:
         if s.kind == LATENT:

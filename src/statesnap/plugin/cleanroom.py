@@ -16,8 +16,9 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from typing import Any
+
+from statesnap.base.plain import Value
 
 _MISSING: Any = object()
 #: Signals whose disposition children inherit through exec when it is "ignore", or that the
@@ -26,23 +27,31 @@ _SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP
                                                     "SIGPIPE", "SIGALRM") if hasattr(signal, name))
 
 
-@dataclass
-class Baseline:
+class Baseline(Value):
     """The process globals statesnap's end relies on, as they were before the tests."""
 
-    platform: str
-    executable: str
-    environ: Any
-    builtins: dict[str, Any]
-    modules: dict[str, Any]
-    import_path: tuple[list[Any], list[Any], list[Any]]
-    cwd: str | None
-    recursion_limit: int
-    socket_timeout: float | None
-    signals: dict[int, Any]
-    signal_mask: set[int | signal.Signals] | None
-    umask: int
-    tempdir: str | None
+    _fields = ("platform", "executable", "environ", "builtins", "modules", "import_path", "cwd",
+               "recursion_limit", "socket_timeout", "signals", "signal_mask", "umask", "tempdir")
+    __slots__ = _fields
+
+    def __init__(self, platform: str, executable: str, environ: Any, builtins: dict[str, Any],
+                 modules: dict[str, Any], import_path: tuple[list[Any], list[Any], list[Any]],
+                 cwd: str | None, recursion_limit: int, socket_timeout: float | None,
+                 signals: dict[int, Any], signal_mask: set[int | signal.Signals] | None, umask: int,
+                 tempdir: str | None) -> None:
+        self.platform = platform
+        self.executable = executable
+        self.environ = environ
+        self.builtins = builtins
+        self.modules = modules
+        self.import_path = import_path
+        self.cwd = cwd
+        self.recursion_limit = recursion_limit
+        self.socket_timeout = socket_timeout
+        self.signals = signals
+        self.signal_mask = signal_mask
+        self.umask = umask
+        self.tempdir = tempdir
 
 
 def capture() -> Baseline:

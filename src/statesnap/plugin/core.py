@@ -22,20 +22,19 @@ from statesnap.base.internal import note_internal_error
 from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
-from statesnap.plugin.order import RestoreBefore
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
-from statesnap.record.failure import failure_entry
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
-from statesnap.record.signature import failing_frame
 from statesnap.state.diff import Change, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 from statesnap.state.tracker import Label, TestTracker
 
 if TYPE_CHECKING:
+    from statesnap.plugin.order import RestoreBefore
     from statesnap.probes.fixtures import FixturesProbe
 
 #: The on-demand probe of wide fixtures' values (statesnap.probes.fixtures), imported only in
@@ -75,7 +74,7 @@ def _is_builtin_fixture(fixturedef: Any) -> bool:
     return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
-class StatesnapPlugin:
+class StatesnapPlugin(HookPlugin):
     """The core's hooks.  One instance per pytest process; its state is the :class:`RunState`
     in ``config.stash[RUN_KEY]``."""
 
@@ -211,7 +210,13 @@ class StatesnapPlugin:
         # statesnap's own caught errors (statesnap.base.internal), those noted so far too.
         set_internal_sink(internal_error)
         if s.restore_before is not None:
-            self.restore_before = RestoreBefore(s.restore_before, active)
+            from statesnap.plugin.order import RestoreBefore
+
+            tracker = run.tracker
+            self.restore_before = RestoreBefore(s.restore_before, active,
+                                                lambda: tracker.latest)
+            self.config.pluginmanager.register(self.restore_before,
+                                               "statesnap-restore-before")
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
         run.tracker.baseline()  # before collection
@@ -228,6 +233,8 @@ class StatesnapPlugin:
     def _baseline_after_collection(self) -> None:
         if self.run.tracker is None or self.run.writer is None:
             return
+        if self.restore_before is not None:
+            self.restore_before.prepare()
         before = self.run.tracker.current
         after = self.run.tracker.baseline()
         self.run.session_baseline = after
@@ -489,6 +496,10 @@ class StatesnapPlugin:
         test = self.run.test
         test.phases[when] = outcome  # no method call: three times per test
         if report.failed and test.failure is None:
+            # Imported on the first failure: a session with none never needs them.
+            from statesnap.record.failure import failure_entry
+            from statesnap.record.signature import failing_frame
+
             excinfo = call.excinfo
             message, exc_type, where = "", None, None
             if excinfo is not None:

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 from statesnap.plugin import cleanroom
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.outputs import exit_status
 from statesnap.plugin.run import RunState
 from statesnap.state.snapshot import cost_table
 
 
-class SessionEnd:
+class SessionEnd(HookPlugin):
     """The core's session-end hooks (statesnap.plugin.cleanroom shields each of them)."""
 
     def __init__(self, run: RunState) -> None:

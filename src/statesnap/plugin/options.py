@@ -10,13 +10,13 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from statesnap.base.argtypes import nonnegative_seconds, positive_int
+from statesnap.base.plain import Value
 from statesnap.base.redact import DEFAULT_PATTERNS
 from statesnap.plugin.outputs import unwritable
 
@@ -142,33 +142,47 @@ def addoption(parser: pytest.Parser) -> None:
     )
 
 
-@dataclass
-class Settings:
+class Settings(Value):
     """Validated options for one session."""
 
-    rootdir: Path
-    record_path: Path | None
-    json_path: Path | None
-    report_path: Path | None
-    probes: str | None
-    packages: tuple[str, ...]
-    watch_roots: tuple[Path, ...]
-    watch_exclude: tuple[str, ...]
-    secret_patterns: tuple[str, ...]
-    verify_budget: float = 120.0
-    verify_repeat: int = 1
-    find_cleaners: bool = False
-    #: The ``fixtures`` probe runs: ``--statesnap-watch-fixtures``, or a replay (the hunt's
-    #: runs, key-level proofs), whose parent marks it with ``STATESNAP_REPLAY=1``.
-    watch_fixtures: bool = False
-    order_file: Path | None = None
-    restore_before: Path | None = None
-    verdicts_from: Path | None = None
-    #: ``--statesnap-nvml-every`` (or its ini option), as given; None: the probe's default.
-    nvml_every: str | None = None
-    #: Set in a spawned isolation child (it runs one test, writes no outputs): where it
-    #: sends its reports.
-    isolate_child: Path | None = None
+    _fields = ("rootdir", "record_path", "json_path", "report_path", "probes", "packages",
+               "watch_roots", "watch_exclude", "secret_patterns", "verify_budget", "verify_repeat",
+               "find_cleaners", "watch_fixtures", "order_file", "restore_before", "verdicts_from",
+               "nvml_every", "isolate_child")
+    __slots__ = _fields
+
+    def __init__(self, rootdir: Path, record_path: Path | None, json_path: Path | None,
+                 report_path: Path | None, probes: str | None, packages: tuple[str, ...],
+                 watch_roots: tuple[Path, ...], watch_exclude: tuple[str, ...],
+                 secret_patterns: tuple[str, ...], verify_budget: float = 120.0,
+                 verify_repeat: int = 1, find_cleaners: bool = False,
+                 watch_fixtures: bool = False, order_file: Path | None = None,
+                 restore_before: Path | None = None,
+                 verdicts_from: Path | None = None, nvml_every: str | None = None,
+                 isolate_child: Path | None = None) -> None:
+        self.rootdir = rootdir
+        self.record_path = record_path
+        self.json_path = json_path
+        self.report_path = report_path
+        self.probes = probes
+        self.packages = packages
+        self.watch_roots = watch_roots
+        self.watch_exclude = watch_exclude
+        self.secret_patterns = secret_patterns
+        self.verify_budget = verify_budget
+        self.verify_repeat = verify_repeat
+        self.find_cleaners = find_cleaners
+        #: The ``fixtures`` probe runs: ``--statesnap-watch-fixtures``, or a replay (the hunt's
+        #: runs, key-level proofs), whose parent marks it with ``STATESNAP_REPLAY=1``.
+        self.watch_fixtures = watch_fixtures
+        self.order_file = order_file
+        self.restore_before = restore_before
+        self.verdicts_from = verdicts_from
+        #: ``--statesnap-nvml-every`` (or its ini option), as given; None: the probe's default.
+        self.nvml_every = nvml_every
+        #: Set in a spawned isolation child (it runs one test, writes no outputs): where it
+        #: sends its reports.
+        self.isolate_child = isolate_child
 
 
 def option_path(config: pytest.Config, value: str | None) -> Path | None:

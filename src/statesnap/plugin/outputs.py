@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from statesnap.base.plain import Value
 
 
 def unwritable(path: Path) -> str | None:
@@ -39,14 +40,18 @@ def unwritable(path: Path) -> str | None:
     return None
 
 
-@dataclass
-class Outputs:
+class Outputs(Value):
     """Which asked-for files were written at the end, and which could not be."""
 
-    asked: dict[Path, str] = field(default_factory=dict)
-    done: set[Path] = field(default_factory=set)
-    #: Files whose failure was already said in a line of their own.
-    said: set[Path] = field(default_factory=set)
+    _fields = ("asked", "done", "said")
+    __slots__ = _fields
+
+    def __init__(self, asked: dict[Path, str] | None = None, done: set[Path] | None = None,
+                 said: set[Path] | None = None) -> None:
+        self.asked: dict[Path, str] = {} if asked is None else asked
+        self.done: set[Path] = set() if done is None else done
+        #: Files whose failure was already said in a line of their own.
+        self.said: set[Path] = set() if said is None else said
 
     def ask(self, label: str, path: Path | None) -> None:
         if path is not None:

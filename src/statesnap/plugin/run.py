@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
 from statesnap.base.internal import noted
+from statesnap.base.plain import Value
 from statesnap.base.redact import Redactor
 from statesnap.plugin import cleanroom
 from statesnap.plugin.options import Settings
@@ -104,16 +104,20 @@ class TestState:
 
 
 
-@dataclass
-class SessionResults:
+class SessionResults(Value):
     """What the session end found (the terminal section shows it)."""
 
-    #: The record read back (under xdist: all lanes as one view).
-    record: Record | None = None
-    #: Every lane read back (one, or one per xdist worker).
-    records: list[Record] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    report_written: Path | None = None
+    _fields = ("record", "records", "findings", "report_written")
+    __slots__ = _fields
+
+    def __init__(self, record: Record | None = None, records: list[Record] | None = None,
+                 findings: list[Finding] | None = None, report_written: Path | None = None) -> None:
+        #: The record read back (under xdist: all lanes as one view).
+        self.record = record
+        #: Every lane read back (one, or one per xdist worker).
+        self.records: list[Record] = [] if records is None else records
+        self.findings: list[Finding] = [] if findings is None else findings
+        self.report_written = report_written
 
     def all(self) -> list[Record]:
         """The records to show: every lane, or the one record."""

@@ -6,10 +6,10 @@ the package is used from a source tree without being installed, they are added d
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable, Iterable, Sequence
 
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable, Severity
+from statesnap.probes.entrypoints import entry_points
 
 __all__ = [
     "Probe",
@@ -29,7 +29,7 @@ def discover(warn: Callable[[str], None] | None = None) -> list[Probe]:
     probes: list[Probe] = []
     have_builtin = False
     eps = sorted(
-        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP),
+        entry_points(ENTRY_POINT_GROUP),
         key=lambda ep: (ep.name != "builtin", ep.name),
     )
     for ep in eps:

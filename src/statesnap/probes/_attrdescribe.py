@@ -29,6 +29,9 @@ SMALL = 32
 #: table of thousands of records must not cost thousands of reads per test.
 DEPTH = 4
 BUDGET = 64
+#: A module-level project object with more attributes than :data:`SMALL`, up to this many, has
+#: each attribute keyed by itself; a bigger one is not watched.
+LARGE = 256
 #: Containers longer than this are signed from a sample (first and last items) plus length:
 #: an in-place change in the middle of a huge list that keeps its length is missed, the price
 #: of not walking 100k items three times per test.
@@ -94,12 +97,8 @@ def unwrap_descriptor(value: object) -> object:
     return value
 
 
-def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
-    """The ``__dict__`` of a config-like object (SimpleNamespace or a project class instance).
-
-    Mutating such an object's attributes (``settings.debug = True``) is a leak just like
-    rebinding a module attribute, so its namespace is watched like a dict.
-    """
+def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
+    """The ``__dict__`` of a SimpleNamespace or a project class instance, of any size."""
     t = type(value)
     if t is types.SimpleNamespace or (
         t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))
@@ -108,7 +107,7 @@ def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[st
             ns = object.__getattribute__(value, "__dict__")
         except AttributeError:
             return None  # __slots__ only
-        if isinstance(ns, dict) and len(ns) <= SMALL:
+        if isinstance(ns, dict):
             return ns
     return None
 
@@ -117,6 +116,24 @@ def cache_like(name: object, value: object) -> bool:
     """Whether ``value`` is a cache by its name (a key, an attribute) or its class's name."""
     return (type(name) is str and "cache" in name.lower()) or (
         type(value) not in SCALARS and "cache" in type(value).__name__.lower())
+
+
+def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
+    """The ``__dict__`` of a config-like object (SimpleNamespace or a project class instance).
+
+    Mutating such an object's attributes (``settings.debug = True``) is a leak just like
+    rebinding a module attribute, so its namespace is watched like a dict.
+    """
+    ns = _namespace(value, project_modules)
+    return ns if ns is not None and len(ns) <= SMALL else None
+
+
+def large_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
+    """The namespace of a module-level project object with more than :data:`SMALL` attributes
+    (and at most :data:`LARGE`): a factory or settings singleton, whose attributes are keyed
+    one by one like a class's (``pkg.mod:factory.debug_level``) rather than digested whole."""
+    ns = _namespace(value, project_modules)
+    return ns if ns is not None and SMALL < len(ns) <= LARGE else None
 
 
 def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:

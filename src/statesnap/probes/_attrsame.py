@@ -29,9 +29,10 @@ def _same_items(now: Mapping[str, Any], described: list[tuple[str, Any]],
     if now.keys() == seen.keys() and all(map(operator.is_, now.values(), seen.values())):
         return True  # in C: nothing was rebound (a name swapped and put back, say)
     for name, value in now.items():
-        if seen.get(name, _MISSING) is not value and not (skip_name(name) or name in skip):
+        if seen.get(name, _MISSING) is not value and not (skip_name(name, value) or name in skip):
             return False
-    return all(name in now or skip_name(name) or name in skip for name in seen)
+    return all(name in now or skip_name(name, value) or name in skip
+               for name, value in seen.items())
 
 
 def _module_same(t: Tracked) -> bool:

@@ -14,9 +14,9 @@ import sys
 import types
 import weakref
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.base.plain import Plain, Value
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._dictwatch import class_dict
 from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
@@ -54,10 +54,43 @@ def module_namespace(module: types.ModuleType) -> dict[str, Any]:
     return ns
 
 
-def skip_name(name: str) -> bool:
-    """Dunders (``__doc__``, ``__dict__``, ``__warningregistry__``...) and pytest's own names."""
+#: Dunder names Python, its standard library and pytest set on modules and classes for
+#: themselves (``copyreg`` caches ``__slotnames__`` on a class the first time an instance is
+#: copied): never a test's state.
+PYTHON_DUNDERS = frozenset({
+    "__name__", "__doc__", "__package__", "__loader__", "__spec__", "__path__", "__file__",
+    "__cached__", "__builtins__", "__annotations__", "__annotate__", "__annotate_func__",
+    "__annotations_cache__", "__conditional_annotations__", "__all__", "__warningregistry__",
+    "__version__", "__author__", "__email__", "__license__", "__copyright__", "__credits__",
+    "__status__", "__maintainer__", "__module__", "__qualname__", "__dict__", "__weakref__",
+    "__slots__", "__slotnames__", "__orig_bases__", "__orig_class__", "__parameters__",
+    "__type_params__", "__firstlineno__", "__static_attributes__", "__classcell__",
+    "__classdictcell__", "__abstractmethods__", "__match_args__", "__hash__", "__test__",
+    "__signature__", "__text_signature__", "__wrapped__", "__isabstractmethod__",
+    "__deprecated__", "__final__", "__total__", "__required_keys__", "__optional_keys__",
+    "__readonly_keys__", "__mutable_keys__", "__protocol_attrs__",
+    "__non_callable_proto_members__", "__callable_proto_members_only__", "__members__",
+    "__bases__", "__mro__", "__base__", "__basicsize__", "__class__", "__objclass__",
+})
+#: Prefixes of the dunders libraries keep on the classes they build (dataclasses, attrs,
+#: pydantic, SQLAlchemy, pytest's own), some of them filled lazily on first use.
+LIBRARY_DUNDERS = ("__dataclass_", "__attrs_", "__pydantic_", "__pytest", "__sqlalchemy_",
+                   "__mapper", "__table", "__get_pydantic_", "__typing_")
+_DESCRIPTORS = (classmethod, staticmethod, property, types.MemberDescriptorType,
+                types.GetSetDescriptorType)
+
+
+def skip_name(name: str, value: Any = None) -> bool:
+    """Python's own dunders (``__doc__``, ``__dict__``, ``__warningregistry__``...), special
+    methods and pytest's own names.
+
+    A dunder-named attribute of the project's own making (``__initialised__ = False``, which
+    a ``__new__`` flips to True on the base class, so that every later subclass skips its
+    checks) is state like any other name: watched.
+    """
     if name.startswith("__") and name.endswith("__"):
-        return True
+        return (name in PYTHON_DUNDERS or name.startswith(LIBRARY_DUNDERS) or callable(value)
+                or issubclass(type(value), _DESCRIPTORS))
     # pytest's xunit fixtures, name-mangled: _Module__pytest_setup_module, _Class__pytest_...
     return name in PYTEST_NAMES or "__pytest_" in name
 
@@ -65,6 +98,13 @@ def skip_name(name: str) -> bool:
 def _prefixes() -> list[str]:
     names = ("prefix", "exec_prefix", "base_prefix", "base_exec_prefix")
     return sorted({os.path.abspath(getattr(sys, n)) for n in names if getattr(sys, n, None)})
+
+
+def is_normal_path(file: str) -> bool:
+    """Whether ``file`` is an absolute POSIX path that ``os.path.normpath`` returns unchanged
+    (no ``.``, ``..`` or empty part, no trailing slash)."""
+    return (os.sep == "/" and file[:1] == "/" and "//" not in file and "/./" not in file
+            and "/../" not in file and not file.endswith(("/", "/.", "/..")))
 
 
 def is_project_file(file: str, roots: tuple[str, ...], venv_dirs: dict[str, bool]) -> bool:
@@ -134,8 +174,7 @@ MODULE_PART = ""
 CLASS_SUFFIX = "."
 
 
-@dataclass(eq=False, slots=True)
-class Part:
+class Part(Plain):
     """What one part of a module (one attribute, or one class) was described as.
 
     A change re-describes only the parts whose objects moved and the names bound anew: a
@@ -146,39 +185,57 @@ class Part:
     costs a thousand small objects, not five thousand.
     """
 
-    #: The object described: the attribute's value, or the class.
-    value: Any = None
-    fps: dict[str, str] = field(default_factory=dict)
-    #: ``(NAME, class, real class dict or its proxy)`` for a class part.
-    cls: tuple[str, type, Mapping[str, Any]] | None = None
-    dicts: tuple[dict[Any, Any], ...] = ()
-    seqs: tuple[Any, ...] = ()
-    #: ``(key, wrapper, internal dict or None)``
-    caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = ()
-    #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
-    containers: dict[str, list[Any]] | None = None
-    #: For a test case class: its dict's items as described (``_attrsame.same_bindings``).
-    seen: list[tuple[str, Any]] | None = None
+    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst", "seen")
+    __slots__ = _fields
+
+    def __init__(self, value: Any = None, fps: dict[str, str] | None = None,
+                 cls: tuple[str, type, Mapping[str, Any]] | None = None,
+                 dicts: tuple[dict[Any, Any], ...] = (), seqs: tuple[Any, ...] = (),
+                 caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = (),
+                 containers: dict[str, list[Any]] | None = None,
+                 inst: dict[str, Any] | None = None,
+                 seen: list[tuple[str, Any]] | None = None) -> None:
+        #: The object described: the attribute's value, or the class.
+        self.value = value
+        self.fps: dict[str, str] = {} if fps is None else fps
+        #: ``(NAME, class, real class dict or its proxy)`` for a class part.
+        self.cls = cls
+        self.dicts = dicts
+        self.seqs = seqs
+        #: ``(key, wrapper, internal dict or None)``
+        self.caches = caches
+        #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
+        self.containers = containers
+        #: The namespace of a large project object whose attributes are keyed one by one
+        #: (:func:`~statesnap.probes._attrdescribe.large_namespace`), for save/restore.
+        self.inst = inst
+        #: For a test case class: its dict's items as described (``_attrsame.same_bindings``).
+        self.seen = seen
 
 
-@dataclass(eq=False)
-class Tracked:
+class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
-    name: str
-    module: types.ModuleType
-    ns: dict[str, Any]
-    fresh: bool = False
-    #: Its set of watched objects changed since the current :class:`Watch` was built.
-    rewatch: bool = True
-    fps: dict[str, str] = field(default_factory=dict)
-    #: Each module attribute by name, and each class defined in the module by its name and
-    #: :data:`CLASS_SUFFIX`, in the namespace's order.
-    parts: dict[str, Part] = field(default_factory=dict)
-    #: When last described: the namespace's names, and each described name with its object
-    #: (``_attrsame.same_bindings``).
-    bound: tuple[frozenset[str], tuple[str, ...], tuple[Any, ...]] = (
-        frozenset(), (), ())
+    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound")
+    __slots__ = _fields
+
+    def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
+                 rewatch: bool = True, fps: dict[str, str] | None = None,
+                 parts: dict[str, Part] | None = None) -> None:
+        self.name = name
+        self.module = module
+        self.ns = ns
+        self.fresh = fresh
+        #: Its set of watched objects changed since the current :class:`Watch` was built.
+        self.rewatch = rewatch
+        self.fps: dict[str, str] = {} if fps is None else fps
+        #: Each module attribute by name, and each class defined in the module by its name and
+        #: :data:`CLASS_SUFFIX`, in the namespace's order.
+        self.parts: dict[str, Part] = {} if parts is None else parts
+        #: When last described: the namespace's names, and each described name with its
+        #: object (``_attrsame.same_bindings``).
+        self.bound: tuple[frozenset[str], tuple[str, ...], tuple[Any, ...]] = (
+            frozenset(), (), ())
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -194,17 +251,29 @@ class Tracked:
                    for name, cls, _ in self.classes}
         containers = {path: [(c, _copy(c)) for c in items]
                       for path, items in self.containers.items()}
-        return SavedModule(self.module, dict(self.ns), classes, containers)
+        objects = {name: (p.inst, dict(p.inst)) for name, p in self.parts.items()
+                   if p.inst is not None}
+        return SavedModule(self.module, dict(self.ns), classes, containers, objects)
 
 
-@dataclass
-class SavedModule:
+class SavedModule(Value):
     """A module's real objects and container contents, as :meth:`Tracked.save` found them."""
 
-    module: types.ModuleType
-    ns: dict[str, Any]
-    classes: dict[str, tuple[type, dict[str, Any], list[weakref.ref[type]]]]
-    containers: dict[str, list[tuple[Any, Any]]]
+    _fields = ("module", "ns", "classes", "containers", "objects")
+    __slots__ = _fields
+
+    def __init__(self, module: types.ModuleType, ns: dict[str, Any],
+                 classes: dict[str, tuple[type, dict[str, Any], list[weakref.ref[type]]]],
+                 containers: dict[str, list[tuple[Any, Any]]],
+                 objects: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None
+                 ) -> None:
+        self.module = module
+        self.ns = ns
+        self.classes = classes
+        self.containers = containers
+        #: ``NAME -> (the large object's namespace, its contents)``.
+        self.objects: dict[str, tuple[dict[str, Any], dict[str, Any]]] = (
+            {} if objects is None else objects)
 
     def _live_module(self) -> types.ModuleType:
         name = module_namespace(self.module).get("__name__")
@@ -232,7 +301,16 @@ class SavedModule:
             func.cache_clear()  # type: ignore[attr-defined]
             return True
         name, _, attr = path.partition(".")
-        if attr:
+        if attr and name in self.objects:
+            ns, contents = self.objects[name]
+            # Straight into the object's namespace, as a test's ``obj.attr = x`` left it:
+            # no ``__setattr__`` of the project's to run.
+            if attr in contents:
+                if ns.get(attr, _MISSING) is not contents[attr]:
+                    ns[attr] = contents[attr]
+            else:
+                ns.pop(attr, None)
+        elif attr:
             entry = self.classes.get(name)
             if entry is None:
                 return False
@@ -293,7 +371,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
         kept = old.get(name)
         if kept is not None and kept.value is value and name not in redo:
             parts[name] = kept  # bound to the same object, nothing of it moved
-        elif skip_name(name):
+        elif skip_name(name, value):
             continue
         else:
             parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
@@ -352,6 +430,17 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
                         redactor: Any, kinds: dict[str, str]) -> Part:
     part = Part(value=value)
     _entry(t, part, name, name, value, project, redactor, kinds)
+    ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
+    if ns is not None:
+        # Too many attributes to digest as one value: each keyed by itself, like a class's,
+        # and the namespace's version tag moves the token when one is set.  Only in the
+        # module of its class (a ``from pkg.mod import factory`` elsewhere binds the same
+        # object: one key for one setting, as a class is described where it is defined).
+        for attr, member in list(ns.items()):
+            if type(attr) is str and not skip_name(attr):
+                _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
+        part.dicts += (ns,)
+        part.inst = ns
     if (not D.kind(value, type) and D.is_cache(value)
             and getattr(value, "__module__", None) == t.name):
         _cache_entry(t, part, name, value, kinds)
@@ -368,7 +457,7 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
                 seen=items if testcase else None)
     machinery = CLASS_MACHINERY | UNITTEST_MACHINERY if testcase else CLASS_MACHINERY
     for attr, member in items:
-        if skip_name(attr) or attr in machinery:
+        if skip_name(attr, member) or attr in machinery:
             continue
         _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
         _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)

@@ -13,8 +13,9 @@ import operator
 import struct
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
+
+from statesnap.base.plain import Frozen
 
 #: Offsets of ``ma_used`` and ``ma_version_tag`` in ``PyDictObject`` on 64-bit CPython.
 _USED_OFFSET = 16
@@ -138,8 +139,7 @@ def portable_reader(mappings: Sequence[Mapping[Any, Any]]) -> Callable[[], tuple
     return read
 
 
-@dataclass(frozen=True)
-class Versions:
+class Versions(Frozen):
     """Reads the version tags of a fixed set of dicts.
 
     ``read()`` is the token: one value per *distinct* dict, in address order.  ``per_item``
@@ -147,8 +147,13 @@ class Versions:
     binding the same registry), to find which ones moved.
     """
 
-    read: Callable[[], tuple[object, ...]]
-    per_item: Callable[[tuple[object, ...]], tuple[object, ...]]
+    _fields = ("read", "per_item")
+    __slots__ = _fields
+
+    def __init__(self, read: Callable[[], tuple[object, ...]],
+                 per_item: Callable[[tuple[object, ...]], tuple[object, ...]]) -> None:
+        self.read: Final = read
+        self.per_item: Final = per_item
 
 
 def identity(values: tuple[object, ...]) -> tuple[object, ...]:

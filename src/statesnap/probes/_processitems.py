@@ -11,9 +11,9 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from statesnap.base.plain import Frozen
 from statesnap.probes._attrdescribe import qualified, tag
 from statesnap.probes.base import Severity
 
@@ -105,21 +105,27 @@ def loop_state(asyncio: Any) -> str:
         return type(loop).__qualname__
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(Frozen):
     """One key of the ``process`` map."""
 
-    key: str
-    show: Callable[[], Any]
-    hint: str
-    #: The real value to save, and how to put it back (None: report only).
-    get: Callable[[], Any] | None = None
-    put: Callable[[Any], None] | None = None
-    #: A module that must already be imported for the key to exist.
-    needs: str | None = None
-    severity: Severity = Severity.HIGH
-    #: Restoring needs the main thread (signal handlers).
-    main_only: bool = False
+    _fields = ("key", "show", "hint", "get", "put", "needs", "severity", "main_only")
+    __slots__ = _fields
+
+    def __init__(self, key: str, show: Callable[[], Any], hint: str,
+                 get: Callable[[], Any] | None = None, put: Callable[[Any], None] | None = None,
+                 needs: str | None = None, severity: Severity = Severity.HIGH,
+                 main_only: bool = False) -> None:
+        self.key: Final = key
+        self.show: Final = show
+        self.hint: Final = hint
+        #: The real value to save, and how to put it back (None: report only).
+        self.get: Final = get
+        self.put: Final = put
+        #: A module that must already be imported for the key to exist.
+        self.needs: Final = needs
+        self.severity: Final = severity
+        #: Restoring needs the main thread (signal handlers).
+        self.main_only: Final = main_only
 
 
 def _setattr(target: Callable[[], Any], name: str) -> Callable[[Any], None]:

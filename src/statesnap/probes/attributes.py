@@ -20,6 +20,7 @@ from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
     SUBCLASSES,
     Tracked,
+    is_normal_path,
     is_project_file,
     module_namespace,
     refresh,
@@ -41,7 +42,9 @@ def _live_kind(module: str, path: str) -> str:
     name, _, attr = path.partition(".")
     value = module_namespace(found).get(name)
     if attr:
-        value = vars(value).get(attr) if D.kind(value, type) else None
+        owner = value if D.kind(value, type) else D.large_namespace(value, frozenset({module}))
+        value = None if owner is None else vars(owner).get(attr) if D.kind(owner, type) \
+            else owner.get(attr)
     if D.is_container(value):
         return "container"
     if D.watched_namespace(value, frozenset({module})) is not None:
@@ -74,6 +77,8 @@ class AttributesProbe(Probe):
 
     def __init__(self) -> None:
         self._roots: tuple[str, ...] = ()
+        #: Each root with one trailing separator: what a project file's path starts with.
+        self._root_prefixes: tuple[str, ...] = ()
         self._packages: tuple[str, ...] = ()
         self._redactor: Any = None
         self._nmods = -1
@@ -97,6 +102,7 @@ class AttributesProbe(Probe):
     def setup(self, ctx: ProbeContext) -> None:
         root = os.path.abspath(str(ctx.rootdir))
         self._roots = tuple(dict.fromkeys((root, os.path.realpath(root))))
+        self._root_prefixes = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
         self._packages = tuple(p for p in ctx.packages if p)
         self._redactor = ctx.redactor
         self._nmods = -1
@@ -123,6 +129,10 @@ class AttributesProbe(Probe):
         assert isinstance(module, types.ModuleType)
         file = module_namespace(module).get("__file__")
         if not isinstance(file, str) or not file:
+            return False
+        if is_normal_path(file) and not file.startswith(self._root_prefixes):
+            # Most modules (the standard library, site-packages): one C call says no, where
+            # is_project_file would find the same after normalising the path.
             return False
         return is_project_file(file, self._roots, self._venv_dirs)
 

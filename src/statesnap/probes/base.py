@@ -12,9 +12,10 @@ import importlib
 import os
 import sys
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeAlias
+
+from statesnap.base.plain import Value
 
 #: A fingerprint: any JSON-able value.  Two fingerprints are compared with ``==``.
 JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
@@ -36,30 +37,39 @@ class ProbeUnavailable(Exception):
     """
 
 
-@dataclass
-class ProbeContext:
+class ProbeContext(Value):
     """What a probe may need to know about the run; handed to :meth:`Probe.setup` once."""
 
-    rootdir: Path
-    #: Extra importable package names whose module attributes count as the project's own.
-    packages: tuple[str, ...] = ()
-    #: Roots watched by the ``files`` probe.
-    watch_roots: tuple[Path, ...] = ()
-    #: Glob-like names excluded under the watched roots.
-    watch_exclude: tuple[str, ...] = ()
-    #: Callable that hides secret-looking values: ``redact(name, value) -> value``.
-    redactor: Any = None
-    #: File descriptors that statesnap itself holds open (the record, an inotify fd, ...).
-    own_fds: set[int] = field(default_factory=set)
-    #: Files and directories statesnap itself writes (the record, replay logs): never watched.
-    own_paths: set[Path] = field(default_factory=set)
-    #: Free-form notes a probe wants in the header (``{"nvml": "host pids ..."}``).
-    notes: dict[str, str] = field(default_factory=dict)
-    #: Per-probe settings from the command line or ini file (``{"nvml_every": "5"}``).
-    probe_options: dict[str, str] = field(default_factory=dict)
-    #: Modules statesnap itself imported while tests ran (:func:`import_own`): never the
-    #: suite's doing, so the ``modules`` probe leaves them out.
-    own_modules: set[str] = field(default_factory=set)
+    _fields = ("rootdir", "packages", "watch_roots", "watch_exclude", "redactor", "own_fds",
+               "own_paths", "notes", "probe_options", "own_modules")
+    __slots__ = _fields
+
+    def __init__(self, rootdir: Path, packages: tuple[str, ...] = (),
+                 watch_roots: tuple[Path, ...] = (), watch_exclude: tuple[str, ...] = (),
+                 redactor: Any = None, own_fds: set[int] | None = None,
+                 own_paths: set[Path] | None = None, notes: dict[str, str] | None = None,
+                 probe_options: dict[str, str] | None = None, own_modules: set[str] | None = None
+                 ) -> None:
+        self.rootdir = rootdir
+        #: Extra importable package names whose module attributes count as the project's own.
+        self.packages = packages
+        #: Roots watched by the ``files`` probe.
+        self.watch_roots = watch_roots
+        #: Glob-like names excluded under the watched roots.
+        self.watch_exclude = watch_exclude
+        #: Callable that hides secret-looking values: ``redact(name, value) -> value``.
+        self.redactor = redactor
+        #: File descriptors that statesnap itself holds open (the record, an inotify fd, ...).
+        self.own_fds: set[int] = set() if own_fds is None else own_fds
+        #: Files and directories statesnap itself writes (the record, replay logs): never watched.
+        self.own_paths: set[Path] = set() if own_paths is None else own_paths
+        #: Free-form notes a probe wants in the header (``{"nvml": "host pids ..."}``).
+        self.notes: dict[str, str] = {} if notes is None else notes
+        #: Per-probe settings from the command line or ini file (``{"nvml_every": "5"}``).
+        self.probe_options: dict[str, str] = {} if probe_options is None else probe_options
+        #: Modules statesnap itself imported while tests ran (:func:`import_own`): never the
+        #: suite's doing, so the ``modules`` probe leaves them out.
+        self.own_modules: set[str] = set() if own_modules is None else own_modules
 
 
 class Probe:
@@ -71,6 +81,9 @@ class Probe:
     severity: ClassVar[Severity] = Severity.MEDIUM
     #: Whether :meth:`save` / :meth:`restore` put state back (restore mode, key-level replay).
     restorable: ClassVar[bool] = False
+    #: Whether :meth:`save` / :meth:`restore` put keys back in a key-level replay only; restore
+    #: mode (after every test of a real run) leaves such a probe alone (files a test wrote).
+    replay_restorable: ClassVar[bool] = False
 
     def setup(self, ctx: ProbeContext) -> None:
         """Prepare once per process.  Raise :class:`ProbeUnavailable` to opt out cleanly."""
@@ -130,7 +143,7 @@ class Probe:
         """Optional fix hint for a polluter that changed ``key``, in this probe's terms."""
         return None
 
-    # -- restoring (only for probes with ``restorable = True``) ------------------------------
+    # -- restoring (only for probes with ``restorable`` or ``replay_restorable``) -------------
     def save(self) -> object:
         """Capture the real current state (objects, not fingerprints) for :meth:`restore`."""
         raise NotImplementedError

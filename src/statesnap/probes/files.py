@@ -1,14 +1,19 @@
-"""``files``: files created, deleted, or changed in size or mtime under the watched roots.
+"""``files``: files and directories created, deleted, or changed under the watched roots.
 
-Keys are paths relative to the rootdir; fingerprints come from :mod:`statesnap.base.fsinfo`,
-flagged when content changed while the mtime did not.  The token is "have inotify events
-arrived?" (a tree walk without inotify).  What is left out and why: docs/PROBES.md.
+Keys are paths relative to the rootdir, a directory's with a trailing ``/`` (fingerprint
+:data:`DIRECTORY`: only its coming and going counts); file fingerprints come from
+:mod:`statesnap.base.fsinfo`, flagged when content changed while the mtime did not.  The token
+is "have inotify events arrived?" (a tree walk without inotify).  In a key-level replay a
+file or directory made after the save is removed again (:meth:`FilesProbe.restore`).  What is
+left out and why: docs/PROBES.md.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import shutil
+from collections.abc import Collection
 from typing import Any
 
 from statesnap.base.fsinfo import (
@@ -24,6 +29,13 @@ from statesnap.probes.pathfilter import PathFilter
 
 INOTIFY = "inotify"
 SCAN = "scan"
+#: A directory's fingerprint: its mtime moves with every entry, so only that it exists counts.
+DIRECTORY = "directory"
+
+
+def is_directory_key(key: str) -> bool:
+    """Whether a ``files`` key names a directory (``dir/``)."""
+    return key.endswith("/")
 
 
 class _WatchLimit(Exception):
@@ -34,11 +46,21 @@ def _nested(path: str, roots: list[str]) -> bool:
     return any(path != r and path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 
+def _is_dir(path: str) -> bool:
+    """A directory, not a link to one."""
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _files(found: ProbeMap) -> int:
+    return sum(1 for k in found if not k.endswith("/"))
+
+
 class FilesProbe(Probe):
     """Files under ``ProbeContext.watch_roots``, watched with inotify where possible."""
 
     name = "files"
     severity = Severity.MEDIUM
+    replay_restorable = True
 
     def __init__(self, use_inotify: bool = True, max_watches: int | None = None) -> None:
         """``max_watches`` caps the inotify watches used (the kernel's limit is shared by
@@ -122,9 +144,10 @@ class FilesProbe(Probe):
 
     def _note(self) -> None:
         if self.mode == INOTIFY:
-            text = f"inotify: {len(self._path_wd)} directories watched, {len(self._map)} files"
+            text = (f"inotify: {len(self._path_wd)} directories watched, "
+                    f"{_files(self._map)} files")
         else:
-            text = f"scan of {len(self._map)} files per snapshot ({self.mode_reason})"
+            text = f"scan of {_files(self._map)} files per snapshot ({self.mode_reason})"
         self._notes[self.name] = text
 
     # -- walking ----------------------------------------------------------------------------
@@ -154,9 +177,11 @@ class FilesProbe(Probe):
                     entries = list(it)
             except OSError:
                 continue
-            if not (top_is_root and d == top) and any(e.name == "pyvenv.cfg" for e in entries):
-                self._unwatch_tree(d)  # a virtual environment: its files are not the project's
-                continue
+            if not (top_is_root and d == top):
+                if any(e.name == "pyvenv.cfg" for e in entries):
+                    self._unwatch_tree(d)  # a virtual environment: not the project's files
+                    continue
+                out[self._key(d) + "/"] = DIRECTORY
             for entry in entries:
                 path = os.path.join(d, entry.name)
                 key = self._key(path)
@@ -245,7 +270,7 @@ class FilesProbe(Probe):
                     relevant = True
                 if mask & (ino.IN_CREATE | ino.IN_MOVED_TO):
                     found: dict[str, Any] = {}
-                    self._walk(path, found, watch=True)
+                    self._walk(path, found, watch=True)  # the directory's own key too
                     for k in found:
                         self._dirty.setdefault(k, False)
                     relevant = True
@@ -311,6 +336,15 @@ class FilesProbe(Probe):
         self._gone_dirs = []
         changed = False
         for key, written in dirty.items():
+            if key.endswith("/"):
+                there = DIRECTORY if _is_dir(self._abs(key)) else None
+                if there != new.get(key):
+                    if there is None:
+                        del new[key]
+                    else:
+                        new[key] = there
+                    changed = True
+                continue
             fresh = stat_fingerprint(self._abs(key))
             old = new.get(key)
             if fresh is None:
@@ -334,7 +368,35 @@ class FilesProbe(Probe):
 
     @staticmethod
     def _merge(old_map: ProbeMap, fresh: dict[str, Any]) -> ProbeMap:
-        return {k: next_fingerprint(old_map.get(k), fp, False) for k, fp in fresh.items()}
+        return {k: fp if fp == DIRECTORY else next_fingerprint(old_map.get(k), fp, False)
+                for k, fp in fresh.items()}
+
+    # -- key-level replays ------------------------------------------------------------------
+    def save(self) -> object:
+        return self.read()  # never mutated once handed out
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        """A file or directory made since the save is removed (all in a directory made since
+        was made since too); a directory removed since is made again, empty (its files are
+        keys of their own, and cannot be put back)."""
+        assert isinstance(saved, dict)
+        done: list[str] = []
+        for key in keys:
+            path = self._abs(key.rstrip("/"))
+            try:
+                if key in saved:
+                    if key.endswith("/"):
+                        os.makedirs(path, exist_ok=True)
+                        done.append(key)
+                    continue
+                if key.endswith("/") and _is_dir(path):
+                    shutil.rmtree(path)
+                elif os.path.lexists(path) and not _is_dir(path):
+                    os.unlink(path)
+                done.append(key)
+            except OSError:
+                continue  # not put back: the victim's replay shows what that did
+        return done
 
     # -- reporting --------------------------------------------------------------------------
     def feeds_memos(self, key: str) -> bool:
@@ -365,6 +427,10 @@ class FilesProbe(Probe):
         if state is not None and state.flag is not None:
             return (f"{key} changed while its mtime stayed put (os.utime after a write?): let "
                     "the mtime move forward, or wait out the filesystem's mtime resolution")
+        if is_directory_key(key):
+            if change == "removed":
+                return f"do not remove {key}: work on a copy under tmp_path"
+            return f"make {key} under tmp_path, or remove it in a fixture finaliser"
         if change == "added":
             return f"write {key} under tmp_path, or delete it in a fixture finaliser"
         if change == "removed":

@@ -9,10 +9,10 @@ code path for both and proves the record is complete.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from statesnap.base.plain import Value
 from statesnap.base.progress import Progress
 from statesnap.base.redact import Redactor
 from statesnap.record.journal import Record, RecordError, append_lines, read_record
@@ -30,35 +30,49 @@ class OutputLedger(Protocol):
     def failed(self, path: Path) -> None: ...
 
 
-@dataclass
-class EndContext:
+class EndContext(Value):
     """What the end of a session needs from the run that recorded it."""
 
-    record_path: Path | None
-    verify_budget: float
-    verify_repeat: int
-    find_cleaners: bool
-    #: ``statesnap replay``: show the verdicts this record stored, not re-ranked ones.
-    verdicts_from: Path | None
-    #: A replay child (``--statesnap-order``) never verifies: no recursion.
-    replaying: bool
-    json_path: Path | None
-    report_path: Path | None
-    #: Descriptors statesnap itself holds (never released as a test's leak).
-    own_fds: set[int]
-    initial_env: dict[str, str]
-    redactor: Redactor
-    say: Progress
-    outputs: OutputLedger
-    #: Features' own findings per record (pytest-rerunfailures' order-dependent tests).
-    finders: list[Callable[[Record, list[Finding]], list[Finding]]] = field(
-        default_factory=list)
+    _fields = ("record_path", "verify_budget", "verify_repeat", "find_cleaners", "verdicts_from",
+               "replaying", "json_path", "report_path", "own_fds", "initial_env", "redactor", "say",
+               "outputs", "finders")
+    __slots__ = _fields
+
+    def __init__(self, record_path: Path | None, verify_budget: float, verify_repeat: int,
+                 find_cleaners: bool, verdicts_from: Path | None, replaying: bool,
+                 json_path: Path | None, report_path: Path | None, own_fds: set[int],
+                 initial_env: dict[str, str], redactor: Redactor, say: Progress,
+                 outputs: OutputLedger,
+                 finders: list[Callable[[Record, list[Finding]], list[Finding]]] | None = None
+                 ) -> None:
+        self.record_path = record_path
+        self.verify_budget = verify_budget
+        self.verify_repeat = verify_repeat
+        self.find_cleaners = find_cleaners
+        #: ``statesnap replay``: show the verdicts this record stored, not re-ranked ones.
+        self.verdicts_from = verdicts_from
+        #: A replay child (``--statesnap-order``) never verifies: no recursion.
+        self.replaying = replaying
+        self.json_path = json_path
+        self.report_path = report_path
+        #: Descriptors statesnap itself holds (never released as a test's leak).
+        self.own_fds = own_fds
+        self.initial_env = initial_env
+        self.redactor = redactor
+        self.say = say
+        self.outputs = outputs
+        #: Features' own findings per record (pytest-rerunfailures' order-dependent tests).
+        self.finders: list[Callable[[Record, list[Finding]], list[Finding]]] = (
+            [] if finders is None else finders)
 
 
-@dataclass
-class EndResult:
-    findings: list[Finding]
-    report_written: Path | None = None
+class EndResult(Value):
+    _fields = ("findings", "report_written")
+    __slots__ = _fields
+
+    def __init__(self, findings: list[Finding], report_written: Path | None = None) -> None:
+        self.findings = findings
+        self.report_written = report_written
 
 
 def finish_session(ctx: EndContext, records: Sequence[Record]) -> EndResult:
@@ -116,18 +130,23 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
                  progress=ctx.say)
 
 
-@dataclass
-class Replays:
+class Replays(Value):
     """How findings are proven: the budget and the replays' settings."""
 
-    budget: float
-    repeat: int = 1
-    find_cleaners: bool = False
-    timeout: float = 300.0
-    env: dict[str, str] | None = None
-    redactor: Redactor | None = None
-    #: The CLI stops at a replay that cannot run; a session goes on without it.
-    raise_errors: bool = False
+    _fields = ("budget", "repeat", "find_cleaners", "timeout", "env", "redactor", "raise_errors")
+    __slots__ = _fields
+
+    def __init__(self, budget: float, repeat: int = 1, find_cleaners: bool = False,
+                 timeout: float = 300.0, env: dict[str, str] | None = None,
+                 redactor: Redactor | None = None, raise_errors: bool = False) -> None:
+        self.budget = budget
+        self.repeat = repeat
+        self.find_cleaners = find_cleaners
+        self.timeout = timeout
+        self.env = env
+        self.redactor = redactor
+        #: The CLI stops at a replay that cannot run; a session goes on without it.
+        self.raise_errors = raise_errors
 
 
 def prove(record: Record, findings: list[Finding], replays: Replays,

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from statesnap.analysis.attribution import Write, dirty_before, polluters_of
 from statesnap.analysis.findings import (
@@ -25,7 +26,7 @@ from statesnap.analysis.findings import (
     ReplayRun,
 )
 from statesnap.analysis.hints import hint_for, restorable
-from statesnap.analysis.keyproof import smallest_healing_set
+from statesnap.analysis.keyproof import restore_spec, smallest_healing_set
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
@@ -334,6 +335,7 @@ class Verifier:
         keys = sorted((ref for ref in writes if restorable(ref[0])),
                       key=lambda ref: (rank.get(ref, len(rank)), ref))
         order = [*polluters, victim.nodeid]
+        baselines = {ref: w.baseline for ref, w in writes.items()}
         proven: list[str] = []
         healed: set[str] = set()
         tried = 0
@@ -345,7 +347,7 @@ class Verifier:
                 break
             tried += 1
             self.progress(f"statesnap: restoring {probe}:{key} before {victim.nodeid}")
-            spec = {"before": victim.nodeid, "keys": [[probe, key]]}
+            spec = restore_spec(victim.nodeid, [(probe, key)], baselines)
             try:
                 v = self.replay(order, victim.nodeid, finding, "key", restore=spec)
             except (BudgetSpent, ReplayTimeout, NotDeterministic):
@@ -356,7 +358,7 @@ class Verifier:
                 if healed >= set(polluters):
                     break
         if not proven and len(keys) > 1:
-            proven = self._healing_set(finding, order, victim.nodeid, keys)
+            proven = self._healing_set(finding, order, victim.nodeid, keys, baselines)
         finding.proven_keys = proven
         if proven:
             probe, key = proven[0].split(":", 1)
@@ -367,12 +369,13 @@ class Verifier:
             finding.hint_proven = True
 
     def _healing_set(self, finding: Finding, order: list[str], victim: str,
-                     keys: list[tuple[str, str]]) -> list[str]:
+                     keys: list[tuple[str, str]],
+                     baselines: dict[tuple[str, str], Any]) -> list[str]:
         """No single key heals the victim: the smallest set of them that does, if any."""
 
         def heals(subset: Sequence[tuple[str, str]]) -> bool:
             self.progress(f"statesnap: restoring {len(subset)} key(s) before {victim}")
-            spec = {"before": victim, "keys": [list(ref) for ref in subset]}
+            spec = restore_spec(victim, subset, baselines)
             return not self.replay(order, victim, finding, "keys", restore=spec).failed
 
         try:

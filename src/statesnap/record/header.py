@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import re
 import sys
 import time
 import uuid
@@ -62,8 +63,13 @@ def installed_packages() -> dict[str, str]:
                 out.setdefault(name.replace("_", "-"), version)
                 continue
             # An egg-info (editable installs, old setuptools): its metadata names the version.
+            path = Path(entry or ".") / folder
+            read = _simple_metadata(path)
+            if read is not None:
+                out.setdefault(*read)
+                continue
             try:
-                dist = importlib.metadata.PathDistribution(Path(entry or ".") / folder)
+                dist = importlib.metadata.PathDistribution(path)
                 meta_name = dist.metadata["Name"]
             except Exception as exc:  # odd metadata: the package is left out of the header
                 note_internal_error(f"header: packages ({folder})", exc)
@@ -71,6 +77,46 @@ def installed_packages() -> dict[str, str]:
             if meta_name:
                 out.setdefault(str(meta_name), str(dist.version))
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+
+
+#: A header line of a metadata file as the email parser takes it: a name, a colon, the value.
+_HEADER = re.compile(r"([\x21-\x39\x3b-\x7e]+):(.*)")
+
+
+def _simple_metadata(folder: Path) -> tuple[str, str] | None:
+    """``(Name, Version)`` of a metadata folder whose headers are plain one-line ones, read as
+    ``importlib.metadata`` reads them (its ``METADATA``, else its ``PKG-INFO``; the email
+    parser's first header of each name, its value without leading blanks); None where anything
+    is less plain, for ``importlib.metadata`` to read.  The email package it would import and
+    the parse cost every session about 5 M instructions for the one egg-info of an editable
+    install.
+    """
+    text = ""
+    for name in ("METADATA", "PKG-INFO"):
+        try:
+            text = (folder / name).read_text(encoding="utf-8")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            continue  # importlib.metadata reads the next one too
+        except (OSError, UnicodeDecodeError):
+            return None
+        if text:
+            break
+    head = text.partition("\n\n")[0]
+    if not text or "\r" in head or head.startswith("From "):
+        return None
+    found: dict[str, str] = {}
+    for line in head.split("\n"):
+        if not line:
+            break  # the end of the text
+        match = _HEADER.fullmatch(line)
+        if match is None:
+            return None  # a folded value, or a line that ends the headers: not plain
+        key = match.group(1).lower()
+        if key in ("name", "version"):
+            found.setdefault(key, match.group(2).lstrip(" \t"))
+    if "name" not in found or "version" not in found or not found["name"]:
+        return None
+    return found["name"], found["version"]
 
 
 def build_header(

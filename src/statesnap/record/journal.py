@@ -11,10 +11,10 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from statesnap.base.plain import Value
 from statesnap.state.diff import Change
 
 FORMAT = 2
@@ -114,21 +114,32 @@ class RecordWriter:
             self._fd = None
 
 
-@dataclass
-class TestEntry:
+class TestEntry(Value):
     """One finished test as read back from a record."""
 
     __test__ = False  # a data class, not a pytest test class despite the name
+    _fields = ("index", "nodeid", "outcome", "worker", "phases", "duration", "changes",
+                 "failure", "extra")
+    __slots__ = _fields
 
-    index: int
-    nodeid: str
-    outcome: str
-    worker: str = "main"
-    phases: dict[str, str] = field(default_factory=dict)
-    duration: float = 0.0
-    changes: list[Change] = field(default_factory=list)
-    failure: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, index: int, nodeid: str, outcome: str, worker: str = "main",
+                 phases: dict[str, str] | None = None, duration: float = 0.0,
+                 changes: list[Change] | None = None, failure: dict[str, Any] | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
+        self.index = index
+        self.nodeid = nodeid
+        self.outcome = outcome
+        self.worker = worker
+        self.phases: dict[str, str] = {} if phases is None else phases
+        self.duration = duration
+        self.changes: list[Change] = [] if changes is None else changes
+        self.failure = failure
+        self.extra: dict[str, Any] = {} if extra is None else extra
+
+    def renumbered(self, index: int) -> TestEntry:
+        """The same entry at another index (the fields shared, as ``dataclasses.replace``)."""
+        return TestEntry(index, self.nodeid, self.outcome, self.worker, self.phases,
+                         self.duration, self.changes, self.failure, self.extra)
 
     @property
     def failed(self) -> bool:
@@ -168,27 +179,41 @@ class TestEntry:
         )
 
 
-@dataclass
-class Record:
+class Record(Value):
     """A whole record, read back."""
 
-    path: Path
-    header: dict[str, Any]
-    collection: list[Change] = field(default_factory=list)
-    tests: list[TestEntry] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)
-    footer: dict[str, Any] | None = None
-    #: The test that was running when the process died (a ``start`` with no ``test`` line).
-    running: dict[str, Any] | None = None
-    #: The last line was cut short (the process died mid-write); it was ignored.
-    truncated: bool = False
-    other: list[dict[str, Any]] = field(default_factory=list)
-    #: The ``finding`` lines (format 2): the verdicts the session stored, as written.
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
-    #: The actions of the ``released`` lines: what the session let go of before replaying.
-    released: list[dict[str, Any]] = field(default_factory=list)
-    #: The ``internal_error`` lines: statesnap's own errors, caught so the run went on.
-    internal_errors: list[dict[str, Any]] = field(default_factory=list)
+    _fields = ("path", "header", "collection", "tests", "errors", "footer", "running",
+                 "truncated", "other", "verdicts", "released", "internal_errors")
+    __slots__ = _fields
+
+    def __init__(self, path: Path, header: dict[str, Any],
+                 collection: list[Change] | None = None, tests: list[TestEntry] | None = None,
+                 errors: list[dict[str, Any]] | None = None,
+                 footer: dict[str, Any] | None = None, running: dict[str, Any] | None = None,
+                 truncated: bool = False, other: list[dict[str, Any]] | None = None,
+                 verdicts: list[dict[str, Any]] | None = None,
+                 released: list[dict[str, Any]] | None = None,
+                 internal_errors: list[dict[str, Any]] | None = None) -> None:
+        self.path = path
+        self.header = header
+        self.collection: list[Change] = [] if collection is None else collection
+        self.tests: list[TestEntry] = [] if tests is None else tests
+        self.errors: list[dict[str, Any]] = [] if errors is None else errors
+        self.footer = footer
+        #: The test that was running when the process died (a ``start`` with no ``test``
+        #: line).
+        self.running = running
+        #: The last line was cut short (the process died mid-write); it was ignored.
+        self.truncated = truncated
+        self.other: list[dict[str, Any]] = [] if other is None else other
+        #: The ``finding`` lines (format 2): the verdicts the session stored, as written.
+        self.verdicts: list[dict[str, Any]] = [] if verdicts is None else verdicts
+        #: The actions of the ``released`` lines: what the session let go of before
+        #: replaying.
+        self.released: list[dict[str, Any]] = [] if released is None else released
+        #: The ``internal_error`` lines: statesnap's own errors, caught so the run went on.
+        self.internal_errors: list[dict[str, Any]] = (
+            [] if internal_errors is None else internal_errors)
 
     @property
     def worker(self) -> str:

@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+from statesnap.base.plain import Frozen
 
 #: The exception type statesnap gives a test whose interpreter died.
 CRASH = "crash"
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(Frozen):
     """An exception type and the ``file:line`` of the test's failing frame (either unknown)."""
 
-    exc_type: str | None
-    where: str | None = None
+    _fields = ("exc_type", "where")
+    __slots__ = _fields
+
+    def __init__(self, exc_type: str | None, where: str | None = None) -> None:
+        self.exc_type: Final = exc_type
+        self.where: Final = where
 
     @classmethod
     def of(cls, failure: Mapping[str, Any] | None) -> Signature:

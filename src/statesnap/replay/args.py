@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
+
+from statesnap.base.plain import Frozen
 
 #: argparse's ``nargs``: None (one value), 0 (a flag), N, ``?``, ``*``, ``+``.
 Nargs = int | str | None
@@ -42,18 +44,23 @@ _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 OPTION_TABLE_ENV = "STATESNAP_OPTION_TABLE_OUT"
 
 
-@dataclass(frozen=True)
-class OptionTable:
+class OptionTable(Frozen):
     """What pytest's parser knows about each option string."""
 
-    #: option string -> argparse ``nargs`` of its action.
-    nargs: Mapping[str, Nargs]
-    #: option string -> every option string of the same action (``-x`` -> ``--exitfirst``).
-    aliases: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    #: option strings statesnap registered (its actions' ``dest`` starts ``statesnap_``).
-    own: frozenset[str] = frozenset()
-    #: argparse's ``fromfile_prefix_chars`` (pytest 9 reads ``@FILE`` arguments).
-    fromfile_prefix: str | None = None
+    _fields = ("nargs", "aliases", "own", "fromfile_prefix")
+    __slots__ = _fields
+
+    def __init__(self, nargs: Mapping[str, Nargs],
+                 aliases: Mapping[str, frozenset[str]] | None = None,
+                 own: frozenset[str] = frozenset(), fromfile_prefix: str | None = None) -> None:
+        #: option string -> argparse ``nargs`` of its action.
+        self.nargs: Final = nargs
+        #: option string -> every option string of the same action (``-x`` -> ``--exitfirst``).
+        self.aliases: Final[Mapping[str, frozenset[str]]] = {} if aliases is None else aliases
+        #: option strings statesnap registered (its actions' ``dest`` starts ``statesnap_``).
+        self.own: Final = own
+        #: argparse's ``fromfile_prefix_chars`` (pytest 9 reads ``@FILE`` arguments).
+        self.fromfile_prefix: Final = fromfile_prefix
 
     def names(self, option: str) -> frozenset[str]:
         return self.aliases.get(option, frozenset({option}))
@@ -76,18 +83,22 @@ def option_table(parser: argparse.ArgumentParser) -> OptionTable:
     return OptionTable(nargs, aliases, frozenset(own), parser.fromfile_prefix_chars)
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(Frozen):
     """One option with its value(s), or one positional argument."""
 
-    #: The words as a replay writes them (an attached value stays attached).
-    words: tuple[str, ...]
-    #: The option string it matched; None for a positional argument.
-    option: str | None = None
-    #: The option's values (attached or following); empty for a flag.
-    values: tuple[str, ...] = ()
-    #: Index of the argument it was read from; words of one ``-xvs`` share it.
-    source: int = -1
+    _fields = ("words", "option", "values", "source")
+    __slots__ = _fields
+
+    def __init__(self, words: tuple[str, ...], option: str | None = None,
+                 values: tuple[str, ...] = (), source: int = -1) -> None:
+        #: The words as a replay writes them (an attached value stays attached).
+        self.words: Final = words
+        #: The option string it matched; None for a positional argument.
+        self.option: Final = option
+        #: The option's values (attached or following); empty for a flag.
+        self.values: Final = values
+        #: Index of the argument it was read from; words of one ``-xvs`` share it.
+        self.source: Final = source
 
 
 def expand_fromfile(args: Sequence[str], prefix: str | None, cwd: Path) -> list[str]:

@@ -61,8 +61,8 @@ class FileStage:
         for t in sorted(record.tests, key=lambda t: t.index):
             changes.extend(t.changes)
         for ch in changes:
-            if ch.probe != "files":
-                continue
+            if ch.probe != "files" or ch.key.endswith("/"):
+                continue  # a directory (``dir/``): its files are staged, it stays
             first.setdefault(ch.key, ch.before)
             last[ch.key] = None if ch.change == "removed" else ch.after
         stage = cls(stash_root=stash_root)

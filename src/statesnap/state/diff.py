@@ -6,9 +6,9 @@ Pure functions.  A :class:`Change` is also the unit stored in the record (as a d
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from statesnap.base.plain import Value
 from statesnap.state.snapshot import Snapshot
 
 ADDED = "added"
@@ -16,24 +16,37 @@ REMOVED = "removed"
 CHANGED = "changed"
 
 
-@dataclass
-class Change:
+class Change(Value):
     """One key that differs between two moments."""
 
-    probe: str
-    key: str
-    change: str  # added | removed | changed
-    before: Any
-    after: Any
-    #: Where the change first happened: collection, setup, call, teardown (None if unknown).
-    phase: str | None = None
-    #: The fixture whose setup or finalisation made it, with its scope, when known.
-    fixture: str | None = None
-    scope: str | None = None
-    severity: int = 2
+    _fields = ("probe", "key", "change", "before", "after", "phase", "fixture", "scope",
+               "severity", "then")
+    __slots__ = _fields
+
+    def __init__(self, probe: str, key: str, change: str, before: Any, after: Any,
+                 phase: str | None = None, fixture: str | None = None,
+                 scope: str | None = None, severity: int = 2,
+                 then: dict[str, Any] | None = None) -> None:
+        self.probe = probe
+        self.key = key
+        self.change = change  # added | removed | changed
+        self.before = before
+        self.after = after
+        #: Where the change first happened: collection, setup, call, teardown (None if
+        #: unknown).
+        self.phase = phase
+        #: The fixture whose setup or finalisation made it, with its scope, when known.
+        self.fixture = fixture
+        self.scope = scope
+        self.severity = severity
+        #: A key a wide-scoped fixture's setup made or changed, then changed again in the same
+        #: test: ``{"before": value the setup left, "phase", "fixture", "scope"}`` of the later
+        #: change (phase unknown: absent).  The setup's part is shared by the tests of its
+        #: scope; the rest is the test's own (:meth:`after_setup`).
+        self.then = then
 
     def to_json(self) -> dict[str, Any]:
-        # Built by hand: dataclasses.asdict deep-copies every value, and this runs for every
+        # Built by hand: an asdict would deep-copy every value, and this runs for every
         # change written.  Unknown phase/fixture/scope are left out to keep records small.
         data: dict[str, Any] = {"probe": self.probe, "key": self.key, "change": self.change,
                                 "before": self.before, "after": self.after}
@@ -44,6 +57,8 @@ class Change:
         if self.scope is not None:
             data["scope"] = self.scope
         data["severity"] = self.severity
+        if self.then is not None:
+            data["then"] = self.then
         return data
 
     @classmethod
@@ -58,7 +73,18 @@ class Change:
             fixture=data.get("fixture"),
             scope=data.get("scope"),
             severity=int(data.get("severity", 2)),
+            then=then if isinstance(then := data.get("then"), dict) else None,
         )
+
+    def after_setup(self) -> Change | None:
+        """What the test changed after the wide setup that made this key (None if nothing)."""
+        if self.then is None:
+            return None
+        then = self.then
+        kind = REMOVED if self.change == REMOVED else (
+            ADDED if then.get("before") is None else CHANGED)
+        return Change(self.probe, self.key, kind, then.get("before"), self.after,
+                      then.get("phase"), then.get("fixture"), then.get("scope"), self.severity)
 
     @property
     def ref(self) -> str:

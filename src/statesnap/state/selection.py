@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import Final
 
+from statesnap.base.plain import Frozen
 from statesnap.probes import parse_selection
 from statesnap.probes.base import Probe, Severity
 from statesnap.state.diff import Change
@@ -25,12 +26,16 @@ class SelectionError(ValueError):
     """A probe selection names probes that do not exist or cannot do what it asks."""
 
 
-@dataclass(frozen=True)
-class ProbeSelection:
+class ProbeSelection(Frozen):
     """Probes a mode covers, and the lowest severity of change it acts on."""
 
-    names: frozenset[str]
-    min_severity: int = int(Severity.MEDIUM)
+    _fields = ("names", "min_severity")
+    __slots__ = _fields
+
+    def __init__(self, names: frozenset[str], min_severity: int = int(Severity.MEDIUM)
+                 ) -> None:
+        self.names: Final = names
+        self.min_severity: Final = min_severity
 
     def covers(self, change: Change) -> bool:
         return change.probe in self.names and change.severity >= self.min_severity

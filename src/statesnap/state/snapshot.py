@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from statesnap.base.internal import note_internal_error
+from statesnap.base.plain import Value
 from statesnap.probes.base import Probe, ProbeMap
 
 ErrorCallback = Callable[[Probe, str, BaseException], None]
@@ -19,28 +19,33 @@ ErrorCallback = Callable[[Probe, str, BaseException], None]
 _EMPTY: ProbeMap = {}
 
 
-@dataclass
-class Snapshot:
+class Snapshot(Value):
     """All probes' maps at one moment, plus the tokens that let the next snapshot skip reads.
 
     Maps are shared between consecutive snapshots when a probe's token did not change; they are
     never mutated after creation.
     """
 
-    maps: dict[str, ProbeMap] = field(default_factory=dict)
-    tokens: dict[str, object] = field(default_factory=dict)
-    #: Light tokens (:meth:`Probe.light_token`) of the same maps.
-    light_tokens: dict[str, object] = field(default_factory=dict)
-    #: A cache, not state: per kind of token (``True`` for light), the generation of the
-    #: probe list and every probe's token in its order, for one C-level comparison.
-    rows: dict[bool, tuple[int, list[object]]] = field(default_factory=dict)
+    _fields = ("maps", "tokens", "light_tokens", "rows")
+    __slots__ = _fields
+
+    def __init__(self, maps: dict[str, ProbeMap] | None = None,
+                 tokens: dict[str, object] | None = None,
+                 light_tokens: dict[str, object] | None = None,
+                 rows: dict[bool, tuple[int, list[object]]] | None = None) -> None:
+        self.maps: dict[str, ProbeMap] = {} if maps is None else maps
+        self.tokens: dict[str, object] = {} if tokens is None else tokens
+        #: Light tokens (:meth:`Probe.light_token`) of the same maps.
+        self.light_tokens: dict[str, object] = {} if light_tokens is None else light_tokens
+        #: A cache, not state: per kind of token (``True`` for light), the generation of the
+        #: probe list and every probe's token in its order, for one C-level comparison.
+        self.rows: dict[bool, tuple[int, list[object]]] = {} if rows is None else rows
 
     def get(self, probe: str) -> ProbeMap:
         return self.maps.get(probe, _EMPTY)
 
 
-@dataclass
-class ProbeCost:
+class ProbeCost(Value):
     """Time spent in one probe, in nanoseconds.
 
     Token calls are timed one by one on every :data:`SAMPLE_EVERY`-th snapshot only (a clock
@@ -48,13 +53,18 @@ class ProbeCost:
     scales the timed ones up to all calls.  Full reads are rare and always timed.
     """
 
-    token_ns: int = 0
-    #: Token calls, timed or not.
-    tokens: int = 0
-    #: Token calls that were timed.
-    timed: int = 0
-    read_ns: int = 0
-    reads: int = 0
+    _fields = ("token_ns", "tokens", "timed", "read_ns", "reads")
+    __slots__ = _fields
+
+    def __init__(self, token_ns: int = 0, tokens: int = 0, timed: int = 0, read_ns: int = 0,
+                 reads: int = 0) -> None:
+        self.token_ns = token_ns
+        #: Token calls, timed or not.
+        self.tokens = tokens
+        #: Token calls that were timed.
+        self.timed = timed
+        self.read_ns = read_ns
+        self.reads = reads
 
     @property
     def total_ns(self) -> int:

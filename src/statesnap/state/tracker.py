@@ -13,26 +13,32 @@ from the module as first seen at a checkpoint, so that change is recorded too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any, Final
 
+from statesnap.base.plain import Frozen
 from statesnap.probes.base import Probe, ProbeMap, Severity
-from statesnap.state.diff import OWNED_KEYS, Change, diff_maps, diff_snapshots
+from statesnap.state.diff import OWNED_KEYS, REMOVED, Change, diff_maps, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(Frozen):
     """Where a checkpoint sits: a phase, and the fixture whose setup/finaliser just ran."""
 
-    phase: str
-    fixture: str | None = None
-    scope: str | None = None
+    _fields = ("phase", "fixture", "scope")
+    __slots__ = _fields
+
+    def __init__(self, phase: str, fixture: str | None = None, scope: str | None = None
+                 ) -> None:
+        self.phase: Final = phase
+        self.fixture: Final = fixture
+        self.scope: Final = scope
 
 
 class _Test:
     """The test in progress: a plain slotted class, made once per test."""
 
-    __slots__ = ("appeared", "before", "first_seen", "last")
+    _fields = ("appeared", "before", "first_seen", "held", "last")
+    __slots__ = _fields
 
     def __init__(self, before: Snapshot, last: Snapshot) -> None:
         self.before = before
@@ -42,6 +48,9 @@ class _Test:
         #: ``(probe, owner key) -> the probe's map`` at the checkpoint where an owner (a
         #: module) appeared during the test.
         self.appeared: dict[tuple[str, str], ProbeMap] = {}
+        #: Keys a wide-scoped fixture's setup made or changed: ``(probe, key) -> [value it
+        #: left, Label of the next change or None]``.  None until such a setup moves a key.
+        self.held: dict[tuple[str, str], list[Any]] | None = None
 
 
 class TestTracker:
@@ -124,6 +133,8 @@ class TestTracker:
             label = t.first_seen.get((ch.probe, ch.key))
             if label is not None:
                 ch.phase, ch.fixture, ch.scope = label.phase, label.fixture, label.scope
+            if t.held is not None:
+                _then(ch, t.held.get((ch.probe, ch.key)))
             probe = self.snapshotter.probe(ch.probe)
             if probe is not None:
                 try:
@@ -179,10 +190,15 @@ class TestTracker:
         for name, token in after.light_tokens.items():
             if name in t.last.light_tokens and t.last.light_tokens[name] != token:
                 exact.add(name)
+        held = t.held
         for ch in diff_snapshots(t.last, after):
             ref = (ch.probe, ch.key)
-            if ref not in t.first_seen and ch.probe in exact:
+            if ch.probe not in exact:
+                continue
+            if ref not in t.first_seen:
                 t.first_seen[ref] = Label(final_phase)
+            elif held is not None and ref in held and held[ref][1] is None:
+                held[ref][1] = Label(final_phase)
 
     def abort(self) -> None:
         """Forget the test in progress (the next begin() starts from a fresh snapshot)."""
@@ -191,8 +207,23 @@ class TestTracker:
 
     @staticmethod
     def _note(t: _Test, a: Snapshot, b: Snapshot, label: Label) -> None:
-        for ch in diff_snapshots(a, b):
-            t.first_seen.setdefault((ch.probe, ch.key), label)
+        changes = diff_snapshots(a, b)
+        first_seen, held = t.first_seen, t.held
+        wide = label.phase == "setup" and label.scope not in (None, "function")
+        for ch in changes:
+            ref = (ch.probe, ch.key)
+            if ref not in first_seen:
+                first_seen[ref] = label
+                if wide:
+                    # A wide fixture's setup: what it left is its scope's, shared by the
+                    # tests in that scope; a later change of it in this test is the test's.
+                    if held is None:
+                        held = t.held = {}
+                    held[ref] = [None if ch.change == REMOVED else ch.after, None]
+            elif held is not None:
+                entry = held.get(ref)
+                if entry is not None and entry[1] is None:
+                    entry[1] = label  # changed again after the wide setup that made it
         for probe, sep in OWNED_KEYS.items():
             before, now = a.get(probe), b.get(probe)
             if before is now:
@@ -215,6 +246,21 @@ class TestTracker:
             later = {k: v for k, v in now.items() if k.startswith(owner)}
             out += diff_maps(probe, mine, later)
         return out
+
+
+def _then(ch: Change, held: list[Any] | None) -> None:
+    """Mark ``ch`` as changed again after the wide setup that made it (``Change.then``)."""
+    if held is None:
+        return
+    value, later = held
+    if (None if ch.change == REMOVED else ch.after) == value:
+        return  # nothing after the setup's own change
+    then: dict[str, Any] = {"before": value}
+    if later is not None:
+        then["phase"] = later.phase
+        if later.fixture is not None:
+            then["fixture"], then["scope"] = later.fixture, later.scope
+    ch.then = then
 
 
 def _light_is_full(probe: Probe) -> bool:

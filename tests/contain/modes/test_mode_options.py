@@ -29,3 +29,22 @@ def test_mode_flags_never_reach_a_replay(pytester: pytest.Pytester) -> None:
     args = ["-p", "statesnap", "--statesnap-isolate", "spawn", "--statesnap-strict=env",
             "--statesnap-restore", "-s", "--statesnap-isolate-child=/tmp/c", "-v"]
     assert replay_args(args, table) == ["-p", "statesnap", "-s", "-v"]
+
+
+def test_features_register_in_order_and_one_can_be_blocked(pytester: pytest.Pytester) -> None:
+    """The features' options follow the core's in FEATURES order, each feature's configure
+    runs (its marker is declared), and ``-p no:NAME`` leaves one feature out entirely."""
+    pytester.makepyfile(test_one="def test_x():\n    pass\n")
+    shown = pytester.runpytest("-p", "no:randomly", "-p", "statesnap", "--help").stdout.str()
+    places = [shown.index(f"--statesnap-{name}") for name in ("isolate", "strict", "restore")]
+    assert shown.index("--statesnap-record") < places[0] and places == sorted(places)
+    markers = pytester.runpytest("-p", "no:randomly", "-p", "statesnap", "--markers")
+    assert "statesnap_isolate" in markers.stdout.str()
+    assert "statesnap_requires_clean" in markers.stdout.str()
+    blocked = pytester.runpytest("-p", "no:randomly", "-p", "statesnap",
+                                 "-p", "no:statesnap.contain.strict", "--statesnap-strict=env")
+    assert blocked.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unrecognized arguments: --statesnap-strict=env" in blocked.stderr.str()
+    others = pytester.runpytest("-p", "no:randomly", "-p", "statesnap",
+                                "-p", "no:statesnap.contain.strict", "--statesnap-restore=env")
+    assert others.ret == pytest.ExitCode.OK

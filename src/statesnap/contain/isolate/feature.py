@@ -65,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def terminal_lines(run: RunState) -> list[str]:
     # An isolated test's line carries an extra field: without one, nothing to say, and the
-    # typed fields (a dataclass, 4.5 M instructions to define) are not imported.
+    # typed fields (their module) are not imported.
     tests = [t for record in run.results.all() for t in record.tests if t.extra]
     if not tests:
         return []

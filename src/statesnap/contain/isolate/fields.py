@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+from statesnap.base.plain import Frozen
 from statesnap.record.journal import TestEntry
 
 #: The fields of an isolated test's record line.
 CONTAINED, FIELD, CONTAINED_CHANGES = "contained", "isolation", "contained_changes"
 
 
-@dataclass(frozen=True)
-class Isolation:
+class Isolation(Frozen):
     """The ``isolation`` field: how the test's child ran and how it ended."""
 
-    mode: str
-    reason: str
-    exit: dict[str, Any] = field(default_factory=dict)
-    crashed: bool = False
+    _fields = ("mode", "reason", "exit", "crashed")
+    __slots__ = _fields
+
+    def __init__(self, mode: str, reason: str, exit: dict[str, Any] | None = None,
+                 crashed: bool = False) -> None:
+        self.mode: Final = mode
+        self.reason: Final = reason
+        self.exit: Final[dict[str, Any]] = {} if exit is None else exit
+        self.crashed: Final = crashed
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode, "reason": self.reason, "exit": self.exit}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from typing import Final
 
 import pytest
 
+from statesnap.base.plain import Frozen
 from statesnap.plugin import markers
 
 MARKER = markers.ISOLATE
@@ -16,14 +17,17 @@ PHASES = ("setup", "call", "teardown")
 MODES = ("auto", "fork", "spawn")
 
 
-@dataclass(frozen=True)
-class IsolateSettings:
+class IsolateSettings(Frozen):
     """``--statesnap-isolate`` and ``--statesnap-isolate-timeout``."""
 
-    #: ``auto``, ``fork`` or ``spawn`` when every test runs isolated; None otherwise.
-    mode: str | None = None
-    #: Seconds before an isolated test's process group is killed (None: no limit).
-    timeout: float | None = None
+    _fields = ("mode", "timeout")
+    __slots__ = _fields
+
+    def __init__(self, mode: str | None = None, timeout: float | None = None) -> None:
+        #: ``auto``, ``fork`` or ``spawn`` when every test runs isolated; None otherwise.
+        self.mode: Final = mode
+        #: Seconds before an isolated test's process group is killed (None: no limit).
+        self.timeout: Final = timeout
 
 
 def cuda_initialised() -> bool:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 
 from statesnap.contain.isolate.modes import IsolateSettings, requested_mode
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import RunState
 
 
-class IsolatePlugin:
+class IsolatePlugin(HookPlugin):
     """Runs the items that ask for it in a child process, then reports them here.
 
     Its per-test hook lives on :class:`statesnap.contain.isolate.run.IsolateRunner`, registered only

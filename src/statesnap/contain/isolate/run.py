@@ -26,6 +26,7 @@ from statesnap.contain.isolate.modes import (
 from statesnap.contain.isolate.spawn import run_spawned
 from statesnap.contain.isolate.warnings import emit as emit_warnings
 from statesnap.contain.strict import escaped_leak_message
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.record.failure import failure_entry
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class ProcessCrashed(Failed):
     """The isolated test's process died (signal, exit, timeout) before finishing a phase."""
 
 
-class IsolateRunner:
+class IsolateRunner(HookPlugin):
     """The per-test half of :class:`statesnap.contain.isolate.plugin.IsolatePlugin`."""
 
     def __init__(self, run: RunState, settings: IsolateSettings) -> None:

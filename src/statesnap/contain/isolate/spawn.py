@@ -20,6 +20,7 @@ import pytest
 
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
 from statesnap.contain.isolate.warnings import to_message
+from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.record.journal import RecordError, read_record
 from statesnap.replay.child import child_command, child_env
 from statesnap.replay.orderfile import write_order
@@ -32,7 +33,7 @@ _HEADER_KEY = pytest.StashKey[dict[str, Any]]()
 LOG_TAIL = 6000
 
 
-class SpawnedChild:
+class SpawnedChild(HookPlugin):
     """Registered in a spawned child (``--statesnap-isolate-child``): streams its reports."""
 
     def __init__(self, run: RunState, channel: Path) -> None:

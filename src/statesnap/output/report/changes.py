@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from statesnap.analysis.mtimerace import file_text
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.base.plain import Value
 from statesnap.output.report.values import (
     LONG_LIMIT,
     SHORT_LIMIT,
@@ -30,21 +30,27 @@ def file_words(probe: str, value: Any) -> Any:
 KEY_LIMIT = 300
 
 
-@dataclass
-class ChangeView:
+class ChangeView(Value):
     """One key that changed, with both sides ready to show."""
 
-    probe: str
-    key: str
-    change: str
-    before: ValueView
-    after: ValueView
-    phase: str | None
-    fixture: str | None
-    scope: str | None
-    severity: int
-    leak: bool
-    diff: StructuralDiff | None = None
+    _fields = ("probe", "key", "change", "before", "after", "phase", "fixture", "scope", "severity",
+               "leak", "diff")
+    __slots__ = _fields
+
+    def __init__(self, probe: str, key: str, change: str, before: ValueView, after: ValueView,
+                 phase: str | None, fixture: str | None, scope: str | None, severity: int,
+                 leak: bool, diff: StructuralDiff | None = None) -> None:
+        self.probe = probe
+        self.key = key
+        self.change = change
+        self.before = before
+        self.after = after
+        self.phase = phase
+        self.fixture = fixture
+        self.scope = scope
+        self.severity = severity
+        self.leak = leak
+        self.diff = diff
 
     @property
     def where(self) -> str:

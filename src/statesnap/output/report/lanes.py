@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from statesnap.analysis.leaks import resolve_leaks
+from statesnap.base.plain import Value
 from statesnap.output.report.changes import ChangeViews
 from statesnap.output.report.values import cut
 from statesnap.record.journal import Record, TestEntry
@@ -34,15 +34,19 @@ def outcome_class(outcome: str) -> str:
     return outcome if outcome in OUTCOMES else "other"
 
 
-@dataclass
-class LaneEntry:
+class LaneEntry(Value):
     """One test in a lane, in run order (``pos``), or the test that was running at a crash."""
 
-    pos: int
-    test: TestEntry | None
-    nodeid: str
-    outcome: str
-    leaks: list[Change] = field(default_factory=list)
+    _fields = ("pos", "test", "nodeid", "outcome", "leaks")
+    __slots__ = _fields
+
+    def __init__(self, pos: int, test: TestEntry | None, nodeid: str, outcome: str,
+                 leaks: list[Change] | None = None) -> None:
+        self.pos = pos
+        self.test = test
+        self.nodeid = nodeid
+        self.outcome = outcome
+        self.leaks: list[Change] = [] if leaks is None else leaks
 
     @property
     def notable_leaks(self) -> int:
@@ -51,12 +55,15 @@ class LaneEntry:
         return sum(1 for c in self.leaks if c.severity > LOW_SEVERITY)
 
 
-@dataclass
-class Lane:
-    index: int
-    label: str
-    record: Record
-    entries: list[LaneEntry]
+class Lane(Value):
+    _fields = ("index", "label", "record", "entries")
+    __slots__ = _fields
+
+    def __init__(self, index: int, label: str, record: Record, entries: list[LaneEntry]) -> None:
+        self.index = index
+        self.label = label
+        self.record = record
+        self.entries = entries
 
     def key(self, pos: int) -> str:
         """The id of a test in the page: ``lane.position``."""
@@ -107,36 +114,49 @@ def find_test(lanes: Sequence[Lane], nodeid: str, worker: str | None = None,
     return None
 
 
-@dataclass
-class Rect:
+class Rect(Value):
     """A run of tests in one lane: ``x`` and ``width`` in test positions."""
 
-    x: float
-    width: float
-    kind: str
-    count: int = 1
+    _fields = ("x", "width", "kind", "count")
+    __slots__ = _fields
+
+    def __init__(self, x: float, width: float, kind: str, count: int = 1) -> None:
+        self.x = x
+        self.width = width
+        self.kind = kind
+        self.count = count
 
 
-@dataclass
-class LaneView:
-    index: int
-    label: str
-    source: str
-    count: int
-    segments: list[Rect]
-    markers: list[Rect]
-    leak_marks: list[Rect]
-    leaked: int
-    running: str | None
+class LaneView(Value):
+    _fields = ("index", "label", "source", "count", "segments", "markers", "leak_marks", "leaked",
+               "running")
+    __slots__ = _fields
+
+    def __init__(self, index: int, label: str, source: str, count: int, segments: list[Rect],
+                 markers: list[Rect], leak_marks: list[Rect], leaked: int, running: str | None
+                 ) -> None:
+        self.index = index
+        self.label = label
+        self.source = source
+        self.count = count
+        self.segments = segments
+        self.markers = markers
+        self.leak_marks = leak_marks
+        self.leaked = leaked
+        self.running = running
 
 
-@dataclass
-class TimelineView:
-    lanes: list[LaneView]
-    #: Positions along the x axis: the longest lane, so that lanes line up at their start.
-    width: int
-    outcomes: list[tuple[str, int]]
-    leaked: int
+class TimelineView(Value):
+    _fields = ("lanes", "width", "outcomes", "leaked")
+    __slots__ = _fields
+
+    def __init__(self, lanes: list[LaneView], width: int, outcomes: list[tuple[str, int]],
+                 leaked: int) -> None:
+        self.lanes = lanes
+        #: Positions along the x axis: the longest lane, so that lanes line up at their start.
+        self.width = width
+        self.outcomes = outcomes
+        self.leaked = leaked
 
 
 def _runs(flags: Sequence[str | None]) -> list[tuple[int, int, str]]:

@@ -7,20 +7,25 @@ marker when long, and the page's logs together stay under a budget; the template
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from statesnap.base.plain import Value
 
-@dataclass
-class LogView:
+
+class LogView(Value):
     """A replay log embedded in the page (the page must be enough on its own: a CI job may
     upload only the report).  ``text`` is cut to :data:`LOG_LIMIT` characters around a
     marker that says how much was left out; ``missing`` says why there is no text."""
 
-    name: str
-    text: str | None
-    truncated: bool = False
-    missing: str | None = None
+    _fields = ("name", "text", "truncated", "missing")
+    __slots__ = _fields
+
+    def __init__(self, name: str, text: str | None, truncated: bool = False,
+                 missing: str | None = None) -> None:
+        self.name = name
+        self.text = text
+        self.truncated = truncated
+        self.missing = missing
 
 
 

@@ -9,8 +9,8 @@ the polluter's step a reviewer looks for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from statesnap.base.plain import Value
 from statesnap.output.report.lanes import Lane
 from statesnap.output.report.values import cut
 
@@ -28,37 +28,51 @@ PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 MARKED_STEPS = 3
 
 
-@dataclass
-class Series:
-    lane: int
-    label: str
-    points: str
+class Series(Value):
+    _fields = ("lane", "label", "points")
+    __slots__ = _fields
+
+    def __init__(self, lane: int, label: str, points: str) -> None:
+        self.lane = lane
+        self.label = label
+        self.points = points
 
 
-@dataclass
-class StepMark:
-    x: float
-    y: float
-    key: str
-    title: str
+class StepMark(Value):
+    _fields = ("x", "y", "key", "title")
+    __slots__ = _fields
+
+    def __init__(self, x: float, y: float, key: str, title: str) -> None:
+        self.x = x
+        self.y = y
+        self.key = key
+        self.title = title
 
 
-@dataclass
-class PlotView:
-    name: str
-    title: str
-    unit: str
-    series: list[Series]
-    marks: list[StepMark]
-    y_ticks: list[tuple[float, str]]
-    x_ticks: list[tuple[float, str]]
-    width: int = WIDTH
-    height: int = HEIGHT
-    left: int = LEFT
-    top: int = TOP
-    plot_w: int = PLOT_W
-    plot_h: int = PLOT_H
-    lanes: list[str] = field(default_factory=list)
+class PlotView(Value):
+    _fields = ("name", "title", "unit", "series", "marks", "y_ticks", "x_ticks", "width", "height",
+               "left", "top", "plot_w", "plot_h", "lanes")
+    __slots__ = _fields
+
+    def __init__(self, name: str, title: str, unit: str, series: list[Series],
+                 marks: list[StepMark], y_ticks: list[tuple[float, str]],
+                 x_ticks: list[tuple[float, str]], width: int = WIDTH, height: int = HEIGHT,
+                 left: int = LEFT, top: int = TOP, plot_w: int = PLOT_W, plot_h: int = PLOT_H,
+                 lanes: list[str] | None = None) -> None:
+        self.name = name
+        self.title = title
+        self.unit = unit
+        self.series = series
+        self.marks = marks
+        self.y_ticks = y_ticks
+        self.x_ticks = x_ticks
+        self.width = width
+        self.height = height
+        self.left = left
+        self.top = top
+        self.plot_w = plot_w
+        self.plot_h = plot_h
+        self.lanes: list[str] = [] if lanes is None else lanes
 
 
 def describe(name: str) -> tuple[str, str]:

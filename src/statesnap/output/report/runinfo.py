@@ -10,10 +10,10 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from statesnap.base.fsinfo import resolution_parts
+from statesnap.base.plain import Value
 from statesnap.output.report.lanes import Lane
 from statesnap.output.report.values import SHORT_LIMIT, Scrubber, as_text, cut
 
@@ -26,20 +26,26 @@ KNOWN_HEADER = frozenset({
 ENV_VALUE_LIMIT = 300
 
 
-@dataclass
-class RunValue:
-    label: str
-    text: str
+class RunValue(Value):
+    _fields = ("label", "text")
+    __slots__ = _fields
+
+    def __init__(self, label: str, text: str) -> None:
+        self.label = label
+        self.text = text
 
 
-@dataclass
-class InfoRow:
+class InfoRow(Value):
     """One fact about the run(s): one value if all runs agree, else one per run."""
 
-    name: str
-    values: list[RunValue]
-    #: Changes on every run (times, pids): golden files scrub it.
-    volatile: bool = False
+    _fields = ("name", "values", "volatile")
+    __slots__ = _fields
+
+    def __init__(self, name: str, values: list[RunValue], volatile: bool = False) -> None:
+        self.name = name
+        self.values = values
+        #: Changes on every run (times, pids): golden files scrub it.
+        self.volatile = volatile
 
     @property
     def same(self) -> bool:
@@ -50,53 +56,71 @@ class InfoRow:
         return self.values[0].text if self.values else ""
 
 
-@dataclass
-class RunStatus:
+class RunStatus(Value):
     """One record: where it came from and how it ended."""
 
-    label: str
-    source: str
-    tests: int
-    exitstatus: Any
-    crashed: bool
-    truncated: bool
-    running: str | None
+    _fields = ("label", "source", "tests", "exitstatus", "crashed", "truncated", "running")
+    __slots__ = _fields
+
+    def __init__(self, label: str, source: str, tests: int, exitstatus: Any, crashed: bool,
+                 truncated: bool, running: str | None) -> None:
+        self.label = label
+        self.source = source
+        self.tests = tests
+        self.exitstatus = exitstatus
+        self.crashed = crashed
+        self.truncated = truncated
+        self.running = running
 
 
-@dataclass
-class ProbeRow:
-    name: str
-    status: str
-    details: list[str]
-    per_test_us: float | None
-    total_ms: float | None
-    tokens: int
-    reads: int
-    #: per_test_us relative to the costliest probe, for the bar (0..1).
-    share: float = 0.0
+class ProbeRow(Value):
+    _fields = ("name", "status", "details", "per_test_us", "total_ms", "tokens", "reads", "share")
+    __slots__ = _fields
+
+    def __init__(self, name: str, status: str, details: list[str], per_test_us: float | None,
+                 total_ms: float | None, tokens: int, reads: int, share: float = 0.0) -> None:
+        self.name = name
+        self.status = status
+        self.details = details
+        self.per_test_us = per_test_us
+        self.total_ms = total_ms
+        self.tokens = tokens
+        self.reads = reads
+        #: per_test_us relative to the costliest probe, for the bar (0..1).
+        self.share = share
 
 
-@dataclass
-class ProbeError:
-    lane: str
-    probe: str
-    where: str
-    test: str
-    error: str
+class ProbeError(Value):
+    _fields = ("lane", "probe", "where", "test", "error")
+    __slots__ = _fields
+
+    def __init__(self, lane: str, probe: str, where: str, test: str, error: str) -> None:
+        self.lane = lane
+        self.probe = probe
+        self.where = where
+        self.test = test
+        self.error = error
 
 
-@dataclass
-class RunInfo:
-    statuses: list[RunStatus]
-    rows: list[InfoRow]
-    packages: list[InfoRow]
-    env: list[InfoRow]
-    other: list[InfoRow]
-    probes: list[ProbeRow]
-    errors: list[ProbeError]
-    per_test_us: float | None = None
-    collection: int = 0
-    facts: list[tuple[str, str]] = field(default_factory=list)
+class RunInfo(Value):
+    _fields = ("statuses", "rows", "packages", "env", "other", "probes", "errors", "per_test_us",
+               "collection", "facts")
+    __slots__ = _fields
+
+    def __init__(self, statuses: list[RunStatus], rows: list[InfoRow], packages: list[InfoRow],
+                 env: list[InfoRow], other: list[InfoRow], probes: list[ProbeRow],
+                 errors: list[ProbeError], per_test_us: float | None = None, collection: int = 0,
+                 facts: list[tuple[str, str]] | None = None) -> None:
+        self.statuses = statuses
+        self.rows = rows
+        self.packages = packages
+        self.env = env
+        self.other = other
+        self.probes = probes
+        self.errors = errors
+        self.per_test_us = per_test_us
+        self.collection = collection
+        self.facts: list[tuple[str, str]] = [] if facts is None else facts
 
 
 def _when(ts: Any) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.base.plain import Value
 from statesnap.base.redact import PREFIX, Redactor
 
 #: Characters of a value shown in tables and finding cards.
@@ -25,13 +25,16 @@ DIFF_LINES = 40
 DIFF_MAX_CHARS = 50_000
 
 
-@dataclass
-class ValueView:
+class ValueView(Value):
     """One fingerprint, ready to show: possibly cut, with the full length kept."""
 
-    text: str
-    length: int
-    absent: bool = False
+    _fields = ("text", "length", "absent")
+    __slots__ = _fields
+
+    def __init__(self, text: str, length: int, absent: bool = False) -> None:
+        self.text = text
+        self.length = length
+        self.absent = absent
 
     @property
     def truncated(self) -> bool:
@@ -46,23 +49,29 @@ class ValueView:
         return data
 
 
-@dataclass
-class DiffLine:
+class DiffLine(Value):
     """One line of a structural diff: ``+`` added, ``-`` removed, ``~`` changed."""
 
-    sign: str
-    path: str
-    text: str
+    _fields = ("sign", "path", "text")
+    __slots__ = _fields
+
+    def __init__(self, sign: str, path: str, text: str) -> None:
+        self.sign = sign
+        self.path = path
+        self.text = text
 
     def to_json(self) -> list[str]:
         return [self.sign, self.path, self.text]
 
 
-@dataclass
-class StructuralDiff:
-    lines: list[DiffLine] = field(default_factory=list)
-    #: Differences found beyond :data:`DIFF_LINES`.
-    more: int = 0
+class StructuralDiff(Value):
+    _fields = ("lines", "more")
+    __slots__ = _fields
+
+    def __init__(self, lines: list[DiffLine] | None = None, more: int = 0) -> None:
+        self.lines: list[DiffLine] = [] if lines is None else lines
+        #: Differences found beyond :data:`DIFF_LINES`.
+        self.more = more
 
 
 def as_text(value: Any, *, pretty: bool = False) -> str:

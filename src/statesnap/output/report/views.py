@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from statesnap.analysis.findings import (
 from statesnap.analysis.mtimerace import HINT as MTIME_HINT
 from statesnap.analysis.mtimerace import finding_sentence, races
 from statesnap.analysis.mtimerace import sentence as race_sentence
+from statesnap.base.plain import Value
 from statesnap.base.version import __version__
 from statesnap.output.report.changes import KEY_LIMIT, ChangeView, ChangeViews
 from statesnap.output.report.lanes import (
@@ -70,74 +70,100 @@ STATUS_TEXT: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass
-class TestRef:
+class TestRef(Value):
     """A test named on the page; ``key`` opens its diff when the test is in a record."""
 
     __test__ = False  # not a pytest test class, despite the name
 
-    nodeid: str
-    key: str | None = None
-    lane: str | None = None
+    _fields = ("nodeid", "key", "lane")
+    __slots__ = _fields
+
+    def __init__(self, nodeid: str, key: str | None = None, lane: str | None = None) -> None:
+        self.nodeid = nodeid
+        self.key = key
+        self.lane = lane
 
 
-@dataclass
-class ReplayView:
-    label: str
-    command: str
-    outcome: str
-    signature: str | None
-    restored: list[str]
+class ReplayView(Value):
+    _fields = ("label", "command", "outcome", "signature", "restored")
+    __slots__ = _fields
+
+    def __init__(self, label: str, command: str, outcome: str, signature: str | None,
+                 restored: list[str]) -> None:
+        self.label = label
+        self.command = command
+        self.outcome = outcome
+        self.signature = signature
+        self.restored = restored
 
 
-@dataclass
-class CandidateView:
-    test: TestRef
-    ref: str
-    before: ValueView
-    after: ValueView
-    score: float
-    reasons: list[str]
+class CandidateView(Value):
+    _fields = ("test", "ref", "before", "after", "score", "reasons")
+    __slots__ = _fields
+
+    def __init__(self, test: TestRef, ref: str, before: ValueView, after: ValueView, score: float,
+                 reasons: list[str]) -> None:
+        self.test = test
+        self.ref = ref
+        self.before = before
+        self.after = after
+        self.score = score
+        self.reasons = reasons
 
 
-@dataclass
-class FindingView:
-    id: str
-    status: str
-    #: ``status`` when it is a known one (it is also a CSS class), else ``other``.
-    status_class: str
-    status_label: str
-    status_help: str
-    victim: TestRef
-    polluters: list[TestRef]
-    ref: str | None
-    before: ValueView | None
-    after: ValueView | None
-    diff: StructuralDiff | None
-    failure: str | None
-    hint: str | None
-    hint_proven: bool
-    proven_keys: list[str]
-    repro: str
-    #: The repro is what a replay saw fail the victim (else it is not shown as one).
-    repro_proven: bool
-    #: Where the verdict comes from: "stored by the run", "replayed now", "not replayed".
-    source: str
-    replays: list[ReplayView]
-    logs: list[LogView]
-    #: The mtime-race sentence of a finding whose state is a file changed in place.
-    mtime: str | None
-    cleaners: list[TestRef]
-    candidates: list[CandidateView]
-    setter: TestRef | None
-    note: str | None
+class FindingView(Value):
+    _fields = ("id", "status", "status_class", "status_label", "status_help", "victim", "polluters",
+               "ref", "before", "after", "diff", "failure", "hint", "hint_proven", "proven_keys",
+               "repro", "repro_proven", "source", "replays", "logs", "mtime", "cleaners",
+               "candidates", "setter", "note")
+    __slots__ = _fields
+
+    def __init__(self, id: str, status: str, status_class: str, status_label: str, status_help: str,
+                 victim: TestRef, polluters: list[TestRef], ref: str | None,
+                 before: ValueView | None, after: ValueView | None, diff: StructuralDiff | None,
+                 failure: str | None, hint: str | None, hint_proven: bool, proven_keys: list[str],
+                 repro: str, repro_proven: bool, source: str, replays: list[ReplayView],
+                 logs: list[LogView], mtime: str | None, cleaners: list[TestRef],
+                 candidates: list[CandidateView], setter: TestRef | None, note: str | None) -> None:
+        self.id = id
+        self.status = status
+        #: ``status`` when it is a known one (it is also a CSS class), else ``other``.
+        self.status_class = status_class
+        self.status_label = status_label
+        self.status_help = status_help
+        self.victim = victim
+        self.polluters = polluters
+        self.ref = ref
+        self.before = before
+        self.after = after
+        self.diff = diff
+        self.failure = failure
+        self.hint = hint
+        self.hint_proven = hint_proven
+        self.proven_keys = proven_keys
+        self.repro = repro
+        #: The repro is what a replay saw fail the victim (else it is not shown as one).
+        self.repro_proven = repro_proven
+        #: Where the verdict comes from: "stored by the run", "replayed now", "not replayed".
+        self.source = source
+        self.replays = replays
+        self.logs = logs
+        #: The mtime-race sentence of a finding whose state is a file changed in place.
+        self.mtime = mtime
+        self.cleaners = cleaners
+        self.candidates = candidates
+        self.setter = setter
+        self.note = note
 
 
-@dataclass
-class LeakRow:
-    change: ChangeView
-    test: TestRef
-    order: int
+class LeakRow(Value):
+    _fields = ("change", "test", "order")
+    __slots__ = _fields
+
+    def __init__(self, change: ChangeView, test: TestRef, order: int) -> None:
+        self.change = change
+        self.test = test
+        self.order = order
 
     def to_json(self) -> list[Any]:
         """``[probe, key, change, before, after, severity, where, test key, node id, lane,
@@ -147,36 +173,50 @@ class LeakRow:
                 c.where, self.test.key, self.test.nodeid, self.test.lane or "", self.order]
 
 
-@dataclass
-class ProbeLeaks:
-    probe: str
-    tests: int
-    leaks: int
-    keys: int
-    top_keys: list[tuple[str, int]]
+class ProbeLeaks(Value):
+    _fields = ("probe", "tests", "leaks", "keys", "top_keys")
+    __slots__ = _fields
+
+    def __init__(self, probe: str, tests: int, leaks: int, keys: int,
+                 top_keys: list[tuple[str, int]]) -> None:
+        self.probe = probe
+        self.tests = tests
+        self.leaks = leaks
+        self.keys = keys
+        self.top_keys = top_keys
 
 
-@dataclass
-class ReportView:
-    title: str
-    generated: str
-    version: str
-    stats: list[tuple[str, str, str]]
-    findings: list[FindingView]
-    run: RunInfo
-    timeline: TimelineView
-    leak_probes: list[ProbeLeaks]
-    #: The first page of the leak table (the rest is in ``data["leaks"]``).
-    leak_rows: list[LeakRow]
-    #: Leaks in all, and how many of them the page carries.
-    leak_rows_total: int
-    leak_rows_kept: int
-    plots: list[PlotView]
-    data: dict[str, Any]
-    facts: list[tuple[str, str]] = field(default_factory=list)
-    #: "mtime did not change" sentences: files changed in place during the run.
-    races: list[str] = field(default_factory=list)
-    mtime_hint: str = MTIME_HINT
+class ReportView(Value):
+    _fields = ("title", "generated", "version", "stats", "findings", "run", "timeline",
+               "leak_probes", "leak_rows", "leak_rows_total", "leak_rows_kept", "plots", "data",
+               "facts", "races", "mtime_hint")
+    __slots__ = _fields
+
+    def __init__(self, title: str, generated: str, version: str, stats: list[tuple[str, str, str]],
+                 findings: list[FindingView], run: RunInfo, timeline: TimelineView,
+                 leak_probes: list[ProbeLeaks], leak_rows: list[LeakRow], leak_rows_total: int,
+                 leak_rows_kept: int, plots: list[PlotView], data: dict[str, Any],
+                 facts: list[tuple[str, str]] | None = None, races: list[str] | None = None,
+                 mtime_hint: str = MTIME_HINT) -> None:
+        self.title = title
+        self.generated = generated
+        self.version = version
+        self.stats = stats
+        self.findings = findings
+        self.run = run
+        self.timeline = timeline
+        self.leak_probes = leak_probes
+        #: The first page of the leak table (the rest is in ``data["leaks"]``).
+        self.leak_rows = leak_rows
+        #: Leaks in all, and how many of them the page carries.
+        self.leak_rows_total = leak_rows_total
+        self.leak_rows_kept = leak_rows_kept
+        self.plots = plots
+        self.data = data
+        self.facts: list[tuple[str, str]] = [] if facts is None else facts
+        #: "mtime did not change" sentences: files changed in place during the run.
+        self.races: list[str] = [] if races is None else races
+        self.mtime_hint = mtime_hint
 
 
 def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,

@@ -1,0 +1,35 @@
+"""statesnap's plugin objects list only their hooks to ``dir()``, and pluggy finds every hook.
+
+pytest parses every name a plugin lists (for fixtures, and pluggy for hooks), so the objects
+statesnap registers list only their ``pytest_*`` names (statesnap.plugin.hookplugin); this
+checks, on the plugins of a real configured session, that pluggy registered exactly the hooks
+that a full ``dir()`` of each object holds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def _hooks_in_full_dir(pm: pytest.PytestPluginManager, plugin: object) -> set[str]:
+    names = object.__dir__(plugin)
+    return {n for n in names if pm.parse_hookimpl_opts(plugin, n) is not None}
+
+
+def test_every_hook_of_every_statesnap_plugin_is_registered(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="def test_x():\n    pass\n")
+    config = pytester.parseconfigure("-p", "no:randomly", "-p", "statesnap",
+                                     "--statesnap-restore=env", "--statesnap-strict=env",
+                                     f"--statesnap-record={pytester.path / 'r.jsonl'}")
+    pm = config.pluginmanager
+    seen = []
+    for name, plugin in pm.list_name_plugin():
+        if not str(name).startswith("statesnap-") or plugin is None:
+            continue
+        seen.append(name)
+        listed = dir(plugin)
+        assert listed and all(n.startswith("pytest_") for n in listed), name
+        registered = {caller.name for caller in pm.get_hookcallers(plugin) or []}
+        assert registered == _hooks_in_full_dir(pm, plugin), name
+    assert {"statesnap-session", "statesnap-end", "statesnap-isolate",
+            "statesnap-guards", "statesnap-strict", "statesnap-restore"} <= set(seen)
