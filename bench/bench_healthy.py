@@ -13,7 +13,13 @@ code and summary line both ways (they must match), the median CPU ratio (target 
 the tests the summary JSON says leaked above low severity (target: at most 1% of the suite,
 each listed with its keys so that it can be checked against the test code).
 
+With ``--instructions``, each suite also runs once plain and once with statesnap under
+``valgrind --tool=callgrind`` (one hash seed): user-space instruction counts, which the load
+of a shared machine does not move, and with ``--against CHECKOUT`` once more with statesnap
+imported from that checkout's ``src/`` (an earlier commit, ``git worktree add``).
+
     .venv/bin/python bench/bench_healthy.py [--rounds 3] [--suite NAME ...] [--out FILE]
+        [--instructions [--against CHECKOUT]]
 """
 
 from __future__ import annotations
@@ -89,20 +95,47 @@ def fetch(suite: Suite) -> Path | None:
     return tree if (tree / "tests").is_dir() else None
 
 
-def child_env(tree: Path, suite: Suite) -> dict[str, str]:
+def child_env(tree: Path, suite: Suite, statesnap_src: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONDONTWRITEBYTECODE")}
-    env["PYTHONPATH"] = str(tree / suite.pythonpath)
+    paths = [str(tree / suite.pythonpath)]
+    if statesnap_src is not None:
+        paths.insert(0, str(statesnap_src))  # ahead of this checkout's editable install
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     return env
+
+
+def argv_for(suite: Suite, extra: list[str]) -> list[str]:
+    # --rootdir: the sdists sit inside this repository, whose pyproject.toml would otherwise
+    # be the suite's ini file (and its rootdir the files probe's root).
+    return [sys.executable, *BASE_ARGS, "--rootdir=.", *suite.args, *extra, "tests"]
+
+
+def instructions(tree: Path, suite: Suite, extra: list[str], log: Path,
+                 statesnap_src: Path | None = None) -> int:
+    """User-space instructions of one run under callgrind, after a run that writes the
+    bytecode caches (as the timed rounds find them)."""
+    env = child_env(tree, suite, statesnap_src)
+    env["PYTHONHASHSEED"] = "0"  # set and dict orders, and so the counts, the same each run
+    argv = argv_for(suite, extra)
+    subprocess.run(argv, cwd=tree, env=env, capture_output=True, check=False)
+    with open(log, "wb") as out:
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                               *argv], cwd=tree, env=env, stdout=out, stderr=subprocess.PIPE,
+                              check=False)
+    err = proc.stderr.decode("utf-8", "replace")
+    found = [ln for ln in err.splitlines() if "Collected :" in ln]
+    if not found:
+        raise SystemExit(f"callgrind run failed ({proc.returncode}): {shlex.join(argv)}\n"
+                         f"{err[-2000:]}")
+    return int(found[-1].rsplit(":", 1)[1].strip())
 
 
 _SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)(?: in [\d.]+s.*)?\s*=*$")
 
 
 def run(tree: Path, suite: Suite, extra: list[str], log: Path) -> tuple[float, float, int, str]:
-    # --rootdir: the sdists sit inside this repository, whose pyproject.toml would otherwise
-    # be the suite's ini file (and its rootdir the files probe's root).
-    argv = [sys.executable, *BASE_ARGS, "--rootdir=.", *suite.args, *extra, "tests"]
+    argv = argv_for(suite, extra)
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=tree, stdout=out, stderr=subprocess.STDOUT,
@@ -128,13 +161,37 @@ def noise(summary_path: Path) -> tuple[int, list[str]]:
     return len(tests), out
 
 
+def count_row(tree: Path, suite: Suite, work: Path, against: Path | None) -> str:
+    """One table row of instruction counts: plain, with statesnap, with ``against``'s."""
+    snap = ["-p", "statesnap", f"--statesnap-record={work / 'i.jsonl'}"]
+    plain = instructions(tree, suite, [], work / "i-plain.log")
+    mine = instructions(tree, suite, snap, work / "i-snap.log")
+    row = f"| {suite.name} | {plain:,} | {mine:,} | {mine / plain:.3f} |"
+    if against is not None:
+        other = instructions(tree, suite, snap, work / "i-other.log", against)
+        row += f" {other:,} | {other / plain:.3f} |"
+    print(row, file=sys.stderr)
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per suite")
     parser.add_argument("--suite", action="append", default=None,
                         choices=[s.name for s in SUITES], help="only these suites")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown output file")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count instructions under callgrind, plain and with")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="with --instructions: a checkout whose statesnap is counted too")
     args = parser.parse_args(argv)
+    against: Path | None = None
+    if args.against is not None:
+        against = args.against.resolve()
+        against = against / "src" if (against / "src" / "statesnap").is_dir() else against
+        if not (against / "statesnap" / "__init__.py").is_file():
+            print(f"--against {args.against}: no statesnap package there", file=sys.stderr)
+            return 2
     invocation = shlex.join([os.path.relpath(sys.executable), "bench/bench_healthy.py",
                              *(sys.argv[1:] if argv is None else argv)])
     lines = [
@@ -153,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---|---|---:|---:|---:|---:|",
     ]
     details: list[str] = []
+    counted: list[str] = []
     worst = 0.0
     with tempfile.TemporaryDirectory(prefix="statesnap-healthy-") as tmp:
         work = Path(tmp)
@@ -162,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
             tree = fetch(suite)
             if tree is None:
                 lines.append(f"| {suite.name} | skipped: sdist not available | | | | | | |")
+                continue
+            if args.instructions:
+                counted.append(count_row(tree, suite, work, against))
+            if args.rounds < 1:
                 continue
             plain, snap = Result(), Result()
             tests, leakers = 0, []
@@ -191,6 +253,15 @@ def main(argv: list[str] | None = None) -> int:
             if leakers:
                 details += [f"{suite.name}, tests reported leaking (last round):", "",
                             *(f"- `{x}`" for x in leakers[:30]), ""]
+    if args.rounds < 1:
+        lines = lines[:-2]  # no timed rounds: no CPU table
+    if counted:
+        lines += ["", "Instructions (callgrind, user space, one run each, `PYTHONHASHSEED=0`, "
+                  "bytecode cached): statesnap against plain pytest"
+                  + (f", and statesnap from `{args.against}`" if against else "") + ".", "",
+                  "| suite | plain | with statesnap | ratio |"
+                  + (" with the other checkout | its ratio |" if against else ""),
+                  "|---|---:|---:|---:|" + ("---:|---:|" if against else ""), *counted]
     text = "\n".join(lines + (["", *details] if details else [])) + "\n"
     print(text, end="")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -365,7 +365,10 @@ def test_severities(project: Project) -> None:
     probe = _probe(project.root)
     m = f"{project.name}.mod"
     assert probe.severity_of(f"{m}:helper", "a", "b") == Severity.HIGH
-    assert probe.severity_of(f"{m}:lookup#cache", "currsize=0", "currsize=1") == Severity.MEDIUM
+    # A cache filling on its own: LOW (the tracker raises it where the test changed state
+    # the function may compute from: tests/probes/test_memo_and_subclass_severity.py).
+    assert probe.severity_of(f"{m}:lookup#cache", "currsize=0", "currsize=1") == Severity.LOW
+    assert probe.is_memo(f"{m}:lookup#cache") and not probe.is_memo(f"{m}:helper")
 
 
 SUITE_HELPER = """

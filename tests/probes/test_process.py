@@ -448,3 +448,27 @@ def test_plugin_names_the_decimal_polluter(pytester: pytest.Pytester) -> None:
                    if f["victim"].endswith("test_b_expects_default_precision"))
     assert finding["polluters"] == ["test_p.py::test_a_tightens_umask_and_precision"]
     assert finding["probe"] == "process"
+
+
+def test_pytest_swapping_its_capture_and_the_real_streams_does_not_move_the_token(
+        probe: ProcessProbe) -> None:
+    # pytest puts the real streams back and its capture objects in again around phases and
+    # subtests: the map shows "default" either way, so after one read of each the token
+    # stays put; a stream a test put in place moves it.
+    captured = sys.stdout, sys.stderr
+    try:
+        probe.read()
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        assert probe.read()["sys.stdout"] == "default"
+        first = probe.token()
+        sys.stdout, sys.stderr = captured
+        assert probe.token() == first
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        assert probe.token() == first
+        sys.stdout, sys.stderr = captured
+        sys.stdout = io.StringIO()
+        assert probe.token() != first
+        assert probe.read()["sys.stdout"].startswith("_io.StringIO")
+        assert probe.token() != first
+    finally:
+        sys.stdout, sys.stderr = captured

@@ -95,6 +95,9 @@ class StatesnapPlugin(HookPlugin):
         self._worker_json: str = encode_string(run.worker)
         #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
         self._phase_texts: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
+        #: A test's call phase is running (known once :class:`_CallEdges` is registered).
+        self.in_call = False
+        self._call_edges = False
 
     # -- session start: probes, record header, snapshot before collection -----------------
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
@@ -338,6 +341,16 @@ class StatesnapPlugin(HookPlugin):
         self._gauged = (snap, (out, dumps(out) if out else None))
         return self._gauged[1]
 
+    def _watch_call_edges(self) -> None:
+        # A second report of a call phase: subtests (pytest's, or unittest's subTest) report
+        # each one from inside the call.  A checkpoint after each would cost a snapshot per
+        # subtest (more-itertools: 2332 of them on 664 tests) and label nothing new: from
+        # now on the call phase's edges are watched and those reports take none.
+        from statesnap.plugin.calledges import CallEdges  # only where subtests are used
+
+        self._call_edges = True
+        self.config.pluginmanager.register(CallEdges(self), "statesnap-call-edges")
+
     def _after_setup(self) -> None:
         # With no fixture of the user's in its setup, a test's setup runs only pytest's own
         # code: the checkpoint is skipped and the next one covers both phases.
@@ -459,7 +472,10 @@ class StatesnapPlugin(HookPlugin):
                 if when == "setup":
                     self._after_setup()
                 elif when == "call":
-                    self._after_call(item)
+                    if "call" in run.test.phases and not self._call_edges:
+                        self._watch_call_edges()
+                    if not self.in_call:  # a subtest's report, inside the call: no checkpoint
+                        self._after_call(item)
             except Exception as exc:  # bookkeeping must never change a test's outcome
                 note_internal_error(f"checkpoint after {call.when}", exc)
         report = yield

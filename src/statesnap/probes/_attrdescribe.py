@@ -112,6 +112,12 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
     return None
 
 
+def cache_like(name: object, value: object) -> bool:
+    """Whether ``value`` is a cache by its name (a key, an attribute) or its class's name."""
+    return (type(name) is str and "cache" in name.lower()) or (
+        type(value) not in SCALARS and "cache" in type(value).__name__.lower())
+
+
 def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
     """The ``__dict__`` of a config-like object (SimpleNamespace or a project class instance).
 
@@ -137,8 +143,7 @@ def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
     out: list[Any] = []
     pairs = obj.items() if kind(obj, dict) else ((None, v) for v in obj)
     for k, v in pairs:
-        if (type(k) is str and "cache" in k.lower()) or (
-                type(v) not in SCALARS and "cache" in type(v).__name__.lower()):
+        if cache_like(k, v):
             # A cache inside (an environment's template cache, by its key or class name)
             # fills up as code runs, which is what caches are for: not walked into.
             continue
@@ -151,16 +156,16 @@ def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
     return out
 
 
-def reachable(value: Any, project_modules: frozenset[str]) -> list[Any]:
+def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH) -> list[Any]:
     """Containers and project-object namespaces below ``value`` (not itself), breadth first.
 
-    Up to :data:`DEPTH` levels and :data:`BUDGET` objects, only through containers of at most
+    Up to ``depth`` levels and :data:`BUDGET` objects, only through containers of at most
     :data:`SMALL` items; each object once (shared or cyclic structures end).
     """
     out: list[Any] = []
     seen = {id(value)}
     level = [value]
-    for _ in range(DEPTH):
+    for _ in range(depth):
         below: list[Any] = []
         for obj in level:
             for c in _children(obj, project_modules):
@@ -234,7 +239,7 @@ def _sample(items: Iterable[Any], n: int) -> list[Any]:
 
 
 def digest(value: Any, nested: bool = True,
-           project_modules: frozenset[str] = frozenset()) -> str:
+           project_modules: frozenset[str] = frozenset(), depth: int = DEPTH) -> str:
     """A content digest of a container: items by value (scalars) or identity (the rest).
 
     Small containers also fold in the flat signatures of what :func:`reachable` finds below
@@ -255,7 +260,8 @@ def digest(value: Any, nested: bool = True,
         inner = _sample(value, n)
         sig = tuple(map(_item_sig, inner))
     if nested and n <= SMALL:
-        deeper = tuple(digest(v, nested=False) for v in reachable(value, project_modules))
+        deeper = tuple(digest(v, nested=False)
+                       for v in reachable(value, project_modules, depth))
         sig = (sig, deeper)
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
     return text if n <= HUGE else f"{text} sampled"
@@ -274,19 +280,35 @@ def subclasses(subs: list[type]) -> str:
     return f"{_clip(f'[{names}]')} len={len(subs)} ~{sig:08x}"
 
 
-def describe(value: object, project_modules: frozenset[str]) -> tuple[str, bool]:
-    """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not."""
+def depth_below(name: object, value: object) -> int:
+    """How deep below ``value`` (bound to ``name``) to watch and digest.
+
+    A cache (by its name or its class's) fills up as code runs, which is what caches are for:
+    its own table is watched (one level down), what it holds is not walked into, as inside
+    containers (jinja2's lexer cache of lexers would be described again whole with each new
+    one).
+    """
+    return 1 if cache_like(name, value) else DEPTH
+
+
+def describe(value: object, project_modules: frozenset[str],
+             name: object = None) -> tuple[str, bool]:
+    """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not.
+
+    A container's digest folds in what :func:`reachable` finds below it, as deep as
+    :func:`depth_below` says for ``name``.
+    """
     t = type(value)
     if t in SCALARS or t in (tuple, frozenset):
         return _clip(short(value)), True
     if is_container(value):
         text = _clip(short(value))
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
-        sig = digest(value, project_modules=project_modules)
+        sig = digest(value, True, project_modules, depth_below(name, value))
         return f"{text} {tag(value)}{label} len={len(value)} ~{sig}", True  # type: ignore[arg-type]
     ns = watched_namespace(value, project_modules)
     if ns is not None:
-        sig = digest(ns, project_modules=project_modules)
+        sig = digest(ns, True, project_modules, depth_below(name, value))
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

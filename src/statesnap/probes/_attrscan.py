@@ -32,7 +32,7 @@ CLASS_MACHINERY = frozenset({"_abc_impl"})
 UNITTEST_MACHINERY = frozenset({"tearDown_exceptions", "_classSetupFailed", "_class_cleanups"})
 
 
-def _is_testcase(cls: type) -> bool:
+def is_testcase(cls: type) -> bool:
     """Whether ``cls`` is a ``unittest.TestCase`` subclass (unittest is never imported here)."""
     case = sys.modules.get("unittest.case")
     base = module_namespace(case).get("TestCase") if isinstance(case, types.ModuleType) else None
@@ -41,7 +41,7 @@ def _is_testcase(cls: type) -> bool:
 
 def class_skip(cls: type) -> frozenset[str]:
     """Class attribute names that are a framework's bookkeeping on ``cls``, not state."""
-    return CLASS_MACHINERY | UNITTEST_MACHINERY if _is_testcase(cls) else CLASS_MACHINERY
+    return CLASS_MACHINERY | UNITTEST_MACHINERY if is_testcase(cls) else CLASS_MACHINERY
 _MISSING = object()
 #: ``module.__dict__`` without attribute lookup (a LazyLoader module loads on any access).
 _MODULE_DICT: Any = vars(types.ModuleType)["__dict__"]
@@ -185,7 +185,7 @@ class Part(Plain):
     costs a thousand small objects, not five thousand.
     """
 
-    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst")
+    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst", "seen")
     __slots__ = _fields
 
     def __init__(self, value: Any = None, fps: dict[str, str] | None = None,
@@ -193,7 +193,8 @@ class Part(Plain):
                  dicts: tuple[dict[Any, Any], ...] = (), seqs: tuple[Any, ...] = (),
                  caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = (),
                  containers: dict[str, list[Any]] | None = None,
-                 inst: dict[str, Any] | None = None) -> None:
+                 inst: dict[str, Any] | None = None,
+                 seen: list[tuple[str, Any]] | None = None) -> None:
         #: The object described: the attribute's value, or the class.
         self.value = value
         self.fps: dict[str, str] = {} if fps is None else fps
@@ -208,12 +209,14 @@ class Part(Plain):
         #: The namespace of a large project object whose attributes are keyed one by one
         #: (:func:`~statesnap.probes._attrdescribe.large_namespace`), for save/restore.
         self.inst = inst
+        #: For a test case class: its dict's items as described (``_attrsame.same_bindings``).
+        self.seen = seen
 
 
 class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
-    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts")
+    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -229,6 +232,10 @@ class Tracked(Plain):
         #: Each module attribute by name, and each class defined in the module by its name and
         #: :data:`CLASS_SUFFIX`, in the namespace's order.
         self.parts: dict[str, Part] = {} if parts is None else parts
+        #: When last described: the namespace's names, and each described name with its
+        #: object (``_attrsame.same_bindings``).
+        self.bound: tuple[frozenset[str], tuple[str, ...], tuple[Any, ...]] = (
+            frozenset(), (), ())
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -357,7 +364,10 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     #: Parts described now, and the old parts they replace (None: a name bound anew).
     made: list[tuple[Part, Part | None]] = []
     seen: set[int] = set()
-    for name, value in list(t.ns.items()):
+    items = list(t.ns.items())
+    names: list[str] = []
+    values: list[Any] = []
+    for name, value in items:
         kept = old.get(name)
         if kept is not None and kept.value is value and name not in redo:
             parts[name] = kept  # bound to the same object, nothing of it moved
@@ -366,6 +376,8 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
         else:
             parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
             made.append((parts[name], kept))
+        names.append(name)
+        values.append(value)
         if not D.kind(value, type) or id(value) in seen:
             continue
         proxy = value.__dict__
@@ -397,6 +409,9 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             fps.update(part.fps)
         t.rewatch = True
     t.parts = parts
+    # One tuple of names and one of objects, not a copy of the namespace: a tuple of strings
+    # leaves the garbage collector's lists, and one tuple is one object for it to walk.
+    t.bound = (frozenset(name for name, _ in items), tuple(names), tuple(values))
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
@@ -434,9 +449,14 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
 
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
                     project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
-    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy))
-    machinery = class_skip(cls)
-    for attr, member in list(proxy.items()):
+    items = list(proxy.items())
+    # A test case class keeps the items it was described from, for unittest's bookkeeping
+    # (_attrsame.same_bindings); others keep nothing more for every collection to walk.
+    testcase = is_testcase(cls)
+    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy),
+                seen=items if testcase else None)
+    machinery = CLASS_MACHINERY | UNITTEST_MACHINERY if testcase else CLASS_MACHINERY
+    for attr, member in items:
         if skip_name(attr, member) or attr in machinery:
             continue
         _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
@@ -457,7 +477,7 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
            project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
     key = f"{t.name}:{path}"
-    text, data = D.describe(value, project)
+    text, data = D.describe(value, project, name=attr)
     part.fps[key] = redactor(attr, text) if data and redactor is not None else text
     watched: list[Any] = []
     if D.is_container(value):
@@ -468,8 +488,8 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
             watched.append(ns)
     if watched:
         # Nested containers and project objects' namespaces, to DEPTH levels (see
-        # reachable): an in-place change deep inside moves the token too.
-        watched += D.reachable(watched[0], project)
+        # reachable): an in-place change deep inside moves the token too; a cache's one.
+        watched += D.reachable(watched[0], project, D.depth_below(attr, value))
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:

@@ -164,18 +164,20 @@ class Watch:
         self.last = now
         self._last_tag_items = None
 
-    def dirty(self, now: tuple[Any, ...]) -> list[Owner]:
-        """The parts of modules owning an object whose reading moved since :attr:`last`."""
+    def dirty(self, now: tuple[Any, ...]) -> list[tuple[Owner, Any]]:
+        """The parts of modules owning an object whose reading moved since :attr:`last`,
+        each with that object (a part owning several moved objects comes once per object)."""
         last = self.last
         if last is None:
             return []
-        out: list[Owner] = []
+        out: list[tuple[Owner, Any]] = []
         for k, (a, b) in enumerate(zip(now, last, strict=True)):
             if a == b:
                 continue  # one C-level comparison for the usual case
             if k == 0:
                 a, b = self._tag_items(a), self.last_tag_items()
-            out += compress(self.owners[k], map(ne, a, b))
+            pairs = zip(self.owners[k], self.segments[k], strict=True)
+            out += compress(pairs, map(ne, a, b))
         return out
 
     def filled_moved(self) -> bool:

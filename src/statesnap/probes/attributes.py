@@ -16,6 +16,7 @@ from operator import ne
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
     SUBCLASSES,
     Tracked,
@@ -95,6 +96,8 @@ class AttributesProbe(Probe):
         self._regather = False
         #: Last known kind of each key ("container", "cache", "value"), for hints.
         self._kinds: dict[str, str] = {}
+        #: Per module name: the module object, and whether its code names __subclasses__.
+        self._subclass_readers: dict[str, tuple[types.ModuleType, bool]] = {}
 
     def setup(self, ctx: ProbeContext) -> None:
         root = os.path.abspath(str(ctx.rootdir))
@@ -178,10 +181,17 @@ class AttributesProbe(Probe):
         now = watch.readings()
         # Each module once, in order, with the parts that moved (None: all of it).
         dirty: dict[Tracked, set[str] | None] = {t: None for t in self._mods if not t.fresh}
-        for t, part in watch.dirty(now):
+        moved: dict[tuple[Tracked, str], list[Any]] = {}
+        for owner, obj in watch.dirty(now):
+            moved.setdefault(owner, []).append(obj)
+        for (t, part), objs in moved.items():
+            if t in dirty and dirty[t] is None:
+                continue  # described whole anyway
+            if same_bindings(t, part, objs):
+                continue  # its namespace was written to, but binds what it did
             parts = dirty.setdefault(t, set())
-            if parts is not None:
-                parts.add(part)
+            assert parts is not None
+            parts.add(part)
         changed, self._regather = self._regather, False
         names = frozenset(self._by_name)
         rewatch = False
@@ -205,15 +215,40 @@ class AttributesProbe(Probe):
         return self._map
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
-        if key.endswith("#cache") or key.endswith("." + SUBCLASSES):
-            # A subclass defined in a test lives until the next collection: a leak only for
-            # a base class that looks at its subclasses.
-            return Severity.MEDIUM
+        if key.endswith("#cache"):
+            # A function cache filling: a later call would compute the same, unless the test
+            # patched what it computes from (the tracker raises it then: is_memo).
+            return Severity.LOW
+        if key.endswith("." + SUBCLASSES):
+            # A subclass defined in a test lives until the next collection: a leak only
+            # where some code looks at classes' subclasses.
+            return Severity.MEDIUM if self._subclasses_read() else Severity.LOW
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
         if _cache_filled(key, before, after):
             return Severity.LOW
         return self.severity
+
+    def _subclasses_read(self) -> bool:
+        """Whether any watched module's functions or methods name ``__subclasses__``."""
+        # Imported on the first subclass change (statesnap's modules are never a test's).
+        from statesnap.probes._subclassreaders import names_subclasses
+
+        found = False
+        for t in self._mods:
+            known = self._subclass_readers.get(t.name)
+            if known is None or known[0] is not t.module:
+                known = (t.module, names_subclasses(t.name, t.ns))
+                self._subclass_readers[t.name] = known
+            found = found or known[1]
+        return found
+
+    def is_memo(self, key: str) -> bool:
+        return key.endswith("#cache")
+
+    def feeds_memos(self, key: str) -> bool:
+        # Module globals and class attributes; not caches, subclasses or a module's own key.
+        return not (key.endswith(("#cache", "." + SUBCLASSES, ":")))
 
     def hint(self, key: str, change: str) -> str | None:
         module, _, path = key.partition(":")

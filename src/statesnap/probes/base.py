@@ -113,6 +113,21 @@ class Probe:
         """Severity of one change; override where some keys matter less (a plain import)."""
         return self.severity
 
+    def is_memo(self, key: str) -> bool:
+        """Whether ``key`` is a function cache (memoisation).
+
+        Its filling is rated LOW by :meth:`severity_of`: a later call would compute the same.
+        The tracker rates it MEDIUM when the test that filled it also changed, at any
+        checkpoint, state some code may compute from (:meth:`feeds_memos`), put back by its
+        end or not: the cached value may have been computed from the changed state.
+        """
+        return False
+
+    def feeds_memos(self, key: str) -> bool:
+        """Whether code may compute a value from the state under ``key`` (an environment
+        variable, a module global, the cwd, a file): see :meth:`is_memo`."""
+        return False
+
     def gauges(self, current: ProbeMap) -> dict[str, float]:
         """Numbers to plot over the test sequence (open fds, live threads), from a map.
 

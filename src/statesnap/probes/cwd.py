@@ -28,6 +28,10 @@ class CwdProbe(Probe):
     def read(self) -> ProbeMap:
         return {KEY: _getcwd()}
 
+    def feeds_memos(self, key: str) -> bool:
+        # A cached function resolving a relative path keeps what it found.
+        return True
+
     def hint(self, key: str, change: str) -> str | None:
         return "change directory with monkeypatch.chdir(...) so the old one is put back"
 

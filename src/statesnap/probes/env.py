@@ -56,6 +56,10 @@ class EnvProbe(Probe):
             out[IDENTITY_KEY] = f"replaced by {type(env).__module__}.{type(env).__qualname__}"
         return out
 
+    def feeds_memos(self, key: str) -> bool:
+        # A cached function reading an environment variable keeps what it read.
+        return True
+
     def hint(self, key: str, change: str) -> str | None:
         if key == IDENTITY_KEY:
             return "do not rebind os.environ; use monkeypatch.setenv/delenv, which put it back"

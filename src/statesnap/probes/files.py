@@ -399,6 +399,10 @@ class FilesProbe(Probe):
         return done
 
     # -- reporting --------------------------------------------------------------------------
+    def feeds_memos(self, key: str) -> bool:
+        # A cached function reading a file keeps what it read.
+        return True
+
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         state = parse_file_fingerprint(after)
         if state is not None and state.flag is not None:

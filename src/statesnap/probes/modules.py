@@ -82,6 +82,10 @@ class ModulesProbe(Probe):
         return {name: _describe(mod) for name, mod in list(sys.modules.items())
                 if name not in own and not is_statesnap_module(name)}
 
+    def feeds_memos(self, key: str) -> bool:
+        # A cached function importing a module (or a stub in its place) keeps it.
+        return True
+
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         if _is_proxy(before, after):
             return Severity.LOW  # a self-removing weak proxy (see _PROXIES)

@@ -18,6 +18,7 @@ from statesnap.base.internal import note_internal_error
 from statesnap.probes._attrdescribe import short, tag
 from statesnap.probes._dictwatch import Reader, version_reader
 from statesnap.probes._processitems import (
+    STREAMS,
     Item,
     build_items,
     in_main_thread,
@@ -30,6 +31,8 @@ from statesnap.probes.procdir import ProcDir
 BUILTINS_PREFIX = "builtins:"
 #: ``_`` is rebound by sys.displayhook on every displayed value (doctests): never a leak.
 BUILTINS_IGNORED = frozenset({"_"})
+#: At most this many stream triples are remembered as pytest's own (see ``_usual_streams``).
+_USUAL_STREAMS_KEPT = 16
 
 
 #: The C module behind ``signal`` (its functions skip the enum wrapping: faster per test).
@@ -100,6 +103,11 @@ class ProcessProbe(Probe):
         self._builtins_version: Reader = tuple
         self._signals: list[int] = []
         self._last_umask: int | None = None
+        #: ``(id(stdout), id(stderr), id(stdin))`` of stream triples read as all ``default``,
+        #: with the objects (held, so their ids are not reused): pytest swaps its capture
+        #: objects and the real streams in and out around phases and subtests, and the token
+        #: must not move for what the map shows as the same.
+        self._usual_streams: dict[tuple[int, int, int], tuple[object, ...]] = {}
 
     def setup(self, ctx: ProbeContext) -> None:
         try:
@@ -163,10 +171,11 @@ class ProcessProbe(Probe):
         socket = mods.get("socket")
         tempfile = mods.get("tempfile")
         threading = mods.get("threading")
+        streams = id(s.stdout), id(s.stderr), id(s.stdin)
         return (
             s.getrecursionlimit(), id(s.excepthook), id(s.displayhook), id(s.unraisablehook),
             id(s.breakpointhook), id(s.gettrace()), id(s.getprofile()),
-            id(s.stdout), id(s.stderr), id(s.stdin),
+            0 if streams in self._usual_streams else streams,
             gc.isenabled(), gc.get_threshold(), gc.get_debug(), len(gc.callbacks),
             dec,
             socket.getdefaulttimeout() if socket is not None else None,
@@ -208,7 +217,16 @@ class ProcessProbe(Probe):
             except Exception as exc:  # one odd setting must not hide the others
                 out[item.key] = f"<unreadable: {type(exc).__name__}>"
         out.update(self._builtins_changes())
+        self._learn_streams(out)
         return out
+
+    def _learn_streams(self, shown: ProbeMap) -> None:
+        if all(shown.get(f"sys.{name}") == "default" for name in STREAMS):
+            objs = sys.stdout, sys.stderr, sys.stdin
+            known = self._usual_streams
+            if len(known) >= _USUAL_STREAMS_KEPT:
+                known.clear()  # capsys makes new objects per test: keep the recent ones
+            known[(id(objs[0]), id(objs[1]), id(objs[2]))] = objs
 
     def _builtins_changes(self) -> ProbeMap:
         now = vars(builtins)

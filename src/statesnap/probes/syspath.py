@@ -60,6 +60,10 @@ class SysPathProbe(Probe):
                 out[f"<{name} object>"] = "replaced"
         return out
 
+    def feeds_memos(self, key: str) -> bool:
+        # A cached function importing from a path keeps what it found there.
+        return True
+
     def hint(self, key: str, change: str) -> str | None:
         return "change sys.path with monkeypatch.syspath_prepend(...) or restore a copy afterwards"
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from statesnap.base.plain import Frozen
-from statesnap.probes.base import Probe, ProbeMap
+from statesnap.probes.base import Probe, ProbeMap, Severity
 from statesnap.state.diff import OWNED_KEYS, REMOVED, Change, diff_maps, diff_snapshots
 from statesnap.state.snapshot import Snapshot, Snapshotter
 
@@ -141,7 +141,39 @@ class TestTracker:
                     ch.severity = int(probe.severity_of(ch.key, ch.before, ch.after))
                 except Exception:
                     ch.severity = int(probe.severity)
+        if net:
+            self._rate_memos(t, net)
         return net
+
+    def _rate_memos(self, t: _Test, net: list[Change]) -> None:
+        """A function cache filled (LOW on its own, :meth:`Probe.is_memo`) is MEDIUM when the
+        same test changed state that feeds caches: at a checkpoint (a patch put back by the
+        end) or in its net changes above LOW."""
+        probes = {p.name: p for p in self.snapshotter.probes}
+
+        def memo(name: str, key: str) -> bool:
+            probe = probes.get(name)
+            try:
+                return probe is not None and probe.is_memo(key)
+            except Exception:  # a third-party probe's answer: none rather than a crash
+                return False
+
+        def feeds(name: str, key: str) -> bool:
+            probe = probes.get(name)
+            try:
+                return probe is not None and probe.feeds_memos(key)
+            except Exception:
+                return False
+
+        memos = [ch for ch in net if ch.severity <= Severity.LOW and memo(ch.probe, ch.key)]
+        if not memos:
+            return
+        low = {(ch.probe, ch.key) for ch in net if ch.severity <= Severity.LOW}
+        fed = any(ch.severity > Severity.LOW and feeds(ch.probe, ch.key) for ch in net) or any(
+            ref not in low and feeds(*ref) for ref in t.first_seen)
+        if fed:
+            for ch in memos:
+                ch.severity = int(Severity.MEDIUM)
 
     def _label_final(self, t: _Test, after: Snapshot, final_phase: str) -> None:
         # Probes whose light token equals their full token were watched at every checkpoint,
