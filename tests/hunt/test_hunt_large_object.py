@@ -14,27 +14,11 @@ import pytest
 from hunt_helpers import Suite
 from test_hunt_proofs import finding_blocks, statesnap_hunt
 
+from large_object_sources import FACTORY
 from repro_check import check_reproductions
 
 pytestmark = pytest.mark.slow
 
-FACTORY = '''
-class Factory:
-    def __init__(self):
-        for i in range(40):
-            setattr(self, f"option_{i:02d}", i)
-        self.id_style = "counter"
-        self.serial = 0
-
-    def make_id(self):
-        if self.id_style not in ("counter", "uuid"):
-            raise ValueError(f"unknown id style {self.id_style!r}")
-        self.serial += 1
-        return f"obj-{self.serial}"
-
-
-FACTORY = Factory()
-'''
 
 BAD_STYLE = '''
 from factorymod import FACTORY

@@ -15,23 +15,7 @@ from pathlib import Path
 
 import pytest
 
-FACTORY = """
-class Factory:
-    def __init__(self):
-        for i in range(40):
-            setattr(self, f"option_{i:02d}", i)
-        self.id_style = "counter"
-        self.serial = 0
-
-    def make_id(self):
-        if self.id_style not in ("counter", "uuid"):
-            raise ValueError(f"unknown id style {self.id_style!r}")
-        self.serial += 1
-        return f"obj-{self.serial}"
-
-
-FACTORY = Factory()
-"""
+from large_object_sources import FACTORY
 
 TESTS = """
 from factorymod import FACTORY

@@ -47,17 +47,11 @@ class Value(Plain):
     __hash__ = None  # type: ignore[assignment]
 
 
-class Frozen(Plain):
-    """``__eq__`` as :class:`Value`'s, and ``__hash__`` from the fields, as a frozen data class
+class Frozen(Value):
+    """:class:`Value`'s ``__eq__``, and ``__hash__`` from the fields, as a frozen data class
     has (its fields are ``Final`` for mypy; nothing stops a write at run time)."""
 
     __slots__ = ()
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, Plain)
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
+    def __hash__(self) -> int:  # type: ignore[override]  # Value is unhashable; this is not
         return hash(self._values())
