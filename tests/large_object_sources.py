@@ -18,3 +18,18 @@ class Factory:
 
 FACTORY = Factory()
 """
+
+#: A test that leaves the factory an id style it rejects (the polluter).
+BAD_STYLE = """
+from factorymod import FACTORY
+
+
+def test_rejects_a_bad_style():
+    FACTORY.id_style = "broken"
+    try:
+        FACTORY.make_id()
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a bad id style was accepted")
+"""

@@ -14,24 +14,11 @@ import pytest
 from hunt_helpers import Suite
 from test_hunt_proofs import finding_blocks, statesnap_hunt
 
-from large_object_sources import FACTORY
+from large_object_sources import BAD_STYLE, FACTORY
 from repro_check import check_reproductions
 
 pytestmark = pytest.mark.slow
 
-
-BAD_STYLE = '''
-from factorymod import FACTORY
-
-def test_rejects_a_bad_style():
-    FACTORY.id_style = "broken"
-    try:
-        FACTORY.make_id()
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("a bad id style was accepted")
-'''
 
 VICTIM = '''
 from factorymod import FACTORY

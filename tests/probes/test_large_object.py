@@ -15,21 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from large_object_sources import FACTORY
+from large_object_sources import BAD_STYLE, FACTORY
 
-TESTS = """
-from factorymod import FACTORY
-
-
-def test_rejects_a_bad_style():
-    FACTORY.id_style = "broken"
-    try:
-        FACTORY.make_id()
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("a bad id style was accepted")
-
+TESTS = BAD_STYLE + """
 
 def test_makes_an_id():
     assert FACTORY.make_id().startswith("obj-"), "no id made"
