@@ -367,9 +367,11 @@ class Verifier:
             healed.add(writer)
             if healed >= set(polluters):
                 break
+        alone = bool(proven)  # each key proven healed the victim by itself
         if not proven and len(keys) > 1:
             proven = self._healing_set(finding, order, victim.nodeid, keys, baselines)
-            if len(proven) == 1:
+            alone = len(proven) == 1
+            if alone:
                 proven = [narrowed_directory(proven[0], keys, heals, _STOPS)]
         proven = list(dict.fromkeys(proven))
         finding.proven_keys = [f"{p}:{k}" for p, k in proven]
@@ -383,7 +385,9 @@ class Verifier:
                 change = writes[(probe, key)].change
                 finding.before = change.before
                 finding.after = None if change.change == REMOVED else change.after
-            finding.hint_proven = True
+            # A set heals together only: the named key's fix alone is not proven (the hunt's
+            # rule too); the terminal says "heals only together with", not "makes it pass".
+            finding.hint_proven = alone
 
     def _healing_set(self, finding: Finding, order: list[str], victim: str,
                      keys: list[tuple[str, str]],
