@@ -86,3 +86,33 @@ def test_a_leftover_folder_is_proven_by_its_innermost_key(tmp_path: Path) -> Non
         shutil.rmtree(root / "data", ignore_errors=True)
         check_reproductions(f"reproduce: {command}", root,
                             ["test_b_fresh_folder", "test_c_fresh_files"], expect="left over")
+
+
+def test_the_folder_a_first_run_left_is_named_in_the_second(tmp_path: Path) -> None:
+    # Run the suite twice, as users do: the second run starts with the first run's folder
+    # there, so the polluter makes nothing new and the victim fails alone.  It is not a
+    # genuine failure: with the earlier run's leftovers set aside it passes alone.
+    root = write_suite(tmp_path / "suite", SUITE)
+    first = run_suite(root, tmp_path / "out", budget=0)
+    assert "2 failed, 1 passed" in first.output, first.output[-3000:]
+    run = run_suite(root, tmp_path / "out", name="second")
+    f = run.finding("test_b_fresh_folder")
+    assert f["status"] == "verified", run.output[-3000:]
+    assert f["polluters"] == ["test_export.py::test_a_exports"]
+    assert (f["probe"], f["key"]) == ("files", "data/out/")
+    assert "data/out/" in [lo["path"] for lo in f["leftovers"]], f["leftovers"]
+    assert "an earlier run left " in f["note"], f["note"]
+    assert ("left on disk by an earlier run: data/out/ (written by "
+            "test_export.py::test_a_exports)") in run.output, run.output[-3000:]
+    # The replays put the folder back as the run left it.
+    assert _tree(root / "data") == ["out", "out/x.txt"]
+    assert not list((tmp_path / "out").glob("second.logs/aside*")), "a stash was left behind"
+    victim = [c for c in reproduce_lines(run.output) if "test_b_fresh_folder" in c]
+    assert len(victim) == 1, run.output[-3000:]
+    shutil.rmtree(root / "data")
+    check_reproductions(f"reproduce: {victim[0]}", root, ["test_b_fresh_folder"],
+                        expect="left over")
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
