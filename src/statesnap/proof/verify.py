@@ -343,6 +343,7 @@ class Verifier:
         proven: list[tuple[str, str]] = []
         healed: set[str] = set()
         tried = 0
+        stopped = False
 
         def heals(subset: Sequence[tuple[str, str]]) -> bool:
             what = ", ".join(f"{p}:{k}" for p, k in subset)
@@ -361,6 +362,7 @@ class Verifier:
                 if not heals([ref]):
                     continue
             except _STOPS:
+                stopped = True
                 break
             # The hunt names the same key for the same victim (the innermost directory).
             proven.append(narrowed_directory(ref, keys, heals, _STOPS))
@@ -369,11 +371,16 @@ class Verifier:
                 break
         alone = bool(proven)  # each key proven healed the victim by itself
         if not proven and len(keys) > 1:
-            proven = self._healing_set(finding, order, victim.nodeid, keys, baselines)
+            found = self._healing_set(finding, order, victim.nodeid, keys, baselines)
+            stopped = found is None  # [] is an answer: all of them together did not heal
+            proven = found or []
             alone = len(proven) == 1
             if alone:
                 proven = [narrowed_directory(proven[0], keys, heals, _STOPS)]
         proven = list(dict.fromkeys(proven))
+        why = None if proven or stopped else _no_key_note(keys, writes)
+        if why:
+            finding.note = f"{finding.note}; {why}" if finding.note else why
         finding.proven_keys = [f"{p}:{k}" for p, k in proven]
         if proven:
             probe, key = proven[0]
@@ -391,8 +398,9 @@ class Verifier:
 
     def _healing_set(self, finding: Finding, order: list[str], victim: str,
                      keys: list[tuple[str, str]],
-                     baselines: dict[tuple[str, str], Any]) -> list[tuple[str, str]]:
-        """No single key heals the victim: the smallest set of them that does, if any."""
+                     baselines: dict[tuple[str, str], Any]) -> list[tuple[str, str]] | None:
+        """No single key heals the victim: the smallest set of them that does ([] if none;
+        None where a replay could not answer: no time left, timed out, not deterministic)."""
 
         def heals(subset: Sequence[tuple[str, str]]) -> bool:
             self.progress(f"statesnap: restoring {len(subset)} key(s) before {victim}")
@@ -402,7 +410,7 @@ class Verifier:
         try:
             return smallest_healing_set(keys[:MAX_SET_KEYS], heals, singles=0)
         except _STOPS:
-            return []
+            return None
 
     def find_cleaners(self, finding: Finding, everywhere: bool = False) -> None:
         """Tests that put the victim's key back: they show how to fix it.
@@ -442,6 +450,20 @@ def _order_words(order: Sequence[str]) -> str:
     if len(order) <= 3:
         return "[" + ", ".join(order) + "]"
     return f"[{order[0]}, … {len(order) - 2} more …, {order[-1]}]"
+
+
+def _no_key_note(keys: Sequence[tuple[str, str]],
+                 writes: Mapping[tuple[str, str], Write]) -> str | None:
+    """Why a verified finding names no proven key, where the replays answered."""
+    if not keys:
+        refs = ", ".join(f"{p}:{k}" for p, k in list(writes)[:3]) + (
+            f" and {len(writes) - 3} more" if len(writes) > 3 else "")
+        return (f"no key proven: no replay can put back what the polluter changed ({refs})"
+                if writes else None)
+    if len(keys) > MAX_SET_KEYS:
+        return None  # not all were restored: nothing to say of the rest
+    return (f"no key proven: restoring the polluter's {len(keys)} restorable change(s) before "
+            "the victim does not make it pass")
 
 
 def _fixture_note(w: Write) -> str | None:
