@@ -930,3 +930,19 @@ def test_a_cleaner_anywhere_sets_the_key_back_to_its_value_before(tmp_path: Path
     assert f.before == "off"
     assert [o[1] for label, o in runner.asked if label == "cleaner"] == [
         nid("test_unsets"), nid("test_fake_unsets")]
+
+
+def test_a_key_replay_in_which_the_victim_never_ran_proves_nothing(tmp_path: Path) -> None:
+    # Restoring ZOO_A stops the replay before the victim (an earlier test crashes on it): the
+    # victim did not fail there, but nothing showed it healed either.
+    record = one_polluter(tmp_path, "ZOO_A", "ZOO_B")
+
+    def rule(order: list[str], restore: Restore) -> Outcome:
+        if restore is not None and "ZOO_A" in restored_keys(restore):
+            return ABSENT
+        return failure() if nid("test_a") in order else None
+
+    f, runner = verify(record, rule)
+    assert f.status == VERIFIED and f.polluters == [nid("test_a")]
+    assert f.proven_keys == [] and not f.hint_proven
+    assert "key" in labels(runner)

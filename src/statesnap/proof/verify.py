@@ -349,7 +349,8 @@ class Verifier:
             what = ", ".join(f"{p}:{k}" for p, k in subset)
             self.progress(f"statesnap: restoring {what} before {victim.nodeid}")
             spec = restore_spec(victim.nodeid, subset, baselines)
-            return not self.replay(order, victim.nodeid, finding, "key", restore=spec).failed
+            v = self.replay(order, victim.nodeid, finding, "key", restore=spec)
+            return v.ran and not v.failed  # a victim that never ran is not healed
 
         for ref in keys:
             writer = writes[ref].test.nodeid
@@ -405,7 +406,8 @@ class Verifier:
         def heals(subset: Sequence[tuple[str, str]]) -> bool:
             self.progress(f"statesnap: restoring {len(subset)} key(s) before {victim}")
             spec = restore_spec(victim, subset, baselines)
-            return not self.replay(order, victim, finding, "keys", restore=spec).failed
+            v = self.replay(order, victim, finding, "keys", restore=spec)
+            return v.ran and not v.failed
 
         try:
             return smallest_healing_set(keys[:MAX_SET_KEYS], heals, singles=0)
