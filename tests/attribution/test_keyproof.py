@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from statesnap.analysis.keyproof import (
     lead_first,
+    narrowed_directory,
     narrowest,
     restore_spec,
     smallest_healing_set,
@@ -82,3 +83,28 @@ def test_a_healing_directory_is_narrowed_to_the_innermost_key_that_heals() -> No
     tried.clear()
     assert narrowest("work/", inside, heals, limit=1) == "work/"  # out of replays
     assert tried == ["work/inbox/"]
+
+
+def test_only_a_files_directory_is_narrowed_and_a_stop_keeps_the_last_proven_step() -> None:
+    keys = [("files", "work/"), ("files", "work/shelf/"), ("files", "work/shelf/box/"),
+            ("env", "work/x"), ("files", "other/shelf/")]
+    tried: list[tuple[str, str]] = []
+
+    class OutOfTime(Exception):
+        pass
+
+    def heals(subset: Sequence[tuple[str, str]]) -> bool:
+        tried.append(subset[0])
+        if subset[0] == ("files", "work/shelf/box/"):
+            raise OutOfTime
+        return subset[0] in (("files", "work/"), ("files", "work/shelf/"))
+
+    # work/shelf/ was proven before time ran out: it is kept, not the wider work/.
+    assert narrowed_directory(("files", "work/"), keys, heals, (OutOfTime,)) == (
+        "files", "work/shelf/")
+    assert tried == [("files", "work/shelf/"), ("files", "work/shelf/box/")]
+    tried.clear()
+    assert narrowed_directory(("env", "work/"), keys, heals) == ("env", "work/")
+    assert narrowed_directory(("files", "work/notes.txt"), keys, heals) == (
+        "files", "work/notes.txt")
+    assert tried == []

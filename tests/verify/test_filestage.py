@@ -166,3 +166,67 @@ def test_without_staging_the_victim_fails_alone(tmp_path: Path) -> None:
     staged = Runner(record).run([victim], label="alone")
     assert staged.passed(victim)
     assert (root / "build" / "artifact.txt").read_text() == "built"
+
+
+def _made_tree(tmp_path: Path) -> tuple[Path, Record]:
+    """A tree a run made: ``data/out/x.txt`` where no ``data/`` was when it started."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    out = root / "data" / "out"
+    out.mkdir(parents=True)
+    (out / "x.txt").write_text("exported by the run")
+    record = _record(tmp_path, root, [
+        {"probe": "files", "key": "data/", "change": "added", "before": None,
+         "after": "directory"},
+        {"probe": "files", "key": "data/out/", "change": "added", "before": None,
+         "after": "directory"},
+        {"probe": "files", "key": "data/out/x.txt", "change": "added", "before": None,
+         "after": _fp(out / "x.txt")},
+    ])
+    return root, record
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_a_directory_the_run_made_is_set_aside_and_put_back(tmp_path: Path) -> None:
+    # Only its files set aside, the run's empty folders stayed: a victim asserting the
+    # folder is absent failed alone, and was called "not order-dependent".
+    root, record = _made_tree(tmp_path)
+    left = _tree(root)
+    stage = FileStage.from_record(record, stash_root=tmp_path / "stage")
+    assert stage.created_dirs == [root / "data", root / "data" / "out"]
+    stage.enter()
+    assert not (root / "data").exists()
+    # The replay makes the folder again, with other files in it.
+    (root / "data" / "out").mkdir(parents=True)
+    (root / "data" / "out" / "y.txt").write_text("the replay's")
+    stage.exit()
+    assert _tree(root) == left
+    assert (root / "data" / "out" / "x.txt").read_text() == "exported by the run"
+    assert not (tmp_path / "stage").exists()
+
+
+def test_a_set_aside_directory_left_by_a_killed_process_is_put_back(tmp_path: Path) -> None:
+    root, record = _made_tree(tmp_path)
+    left = _tree(root)
+    FileStage.from_record(record, stash_root=tmp_path / "stage").enter()
+    (root / "data" / "out").mkdir(parents=True)  # half a replay, then the process dies
+    (root / "data" / "out" / "x.txt").write_text("the replay's")
+    restored = recover(tmp_path / "stage")
+    assert root / "data" in restored
+    assert _tree(root) == left
+    assert (root / "data" / "out" / "x.txt").read_text() == "exported by the run"
+
+
+def test_a_directory_that_cannot_be_set_aside_stays_with_its_files(tmp_path: Path) -> None:
+    # The stash inside the folder itself: no rename can move a folder into itself.  The
+    # files in it go aside one by one, and the folder is never removed.
+    root, record = _made_tree(tmp_path)
+    stage = FileStage.from_record(record, stash_root=root / "data" / "stash")
+    stage.enter()
+    assert "could not be set aside" in stage.unrestorable[root / "data"]
+    assert (root / "data" / "out").is_dir() and not (root / "data" / "out" / "x.txt").exists()
+    stage.exit()
+    assert (root / "data" / "out" / "x.txt").read_text() == "exported by the run"

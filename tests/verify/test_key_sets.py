@@ -51,4 +51,11 @@ def test_two_leaked_variables_are_named_together_and_nothing_else(tmp_path: Path
     assert f["status"] == "verified", f
     assert f["victim"] == "test_b_victim.py::test_default_dirs"
     assert sorted(f["proven_keys"]) == ["env:XDG_CACHE_HOME", "env:XDG_CONFIG_HOME"]
-    assert f["probe"] == "env" and f["hint_proven"]
+    assert f["probe"] == "env"
+    # Neither variable restored alone makes the victim pass: the terminal must not say so.
+    assert not f["hint_proven"]
+    named, other = f"env:{f['key']}", next(k for k in f["proven_keys"] if k != f"env:{f['key']}")
+    assert f"state: {named}: " in proc.stdout, proc.stdout[-3000:]
+    assert "(restoring it makes the victim pass)" not in proc.stdout
+    assert "restoring also heals it" not in proc.stdout
+    assert f"restoring it heals only together with: {other}" in proc.stdout

@@ -212,7 +212,11 @@ def test_failing_alone_differently_keeps_attributing(tmp_path: Path,
     assert f.polluters == [nid("test_a")]
     assert f.alone_failure == Signature.of(alone).text()
     assert (f.probe, f.key) == ("env", "ZOO_A")
-    assert f.note == (f"alone it fails too, but differently ({f.alone_failure}; in the run: "
+    # Restoring ZOO_A fails it as alone: no key is proven, and the note says both.
+    assert f.proven_keys == [] and not f.hint_proven
+    assert f.note == ("no key proven: restoring the polluter's 1 restorable change(s) before "
+                      "the victim does not make it pass; "
+                      f"alone it fails too, but differently ({f.alone_failure}; in the run: "
                       "AssertionError at tests/test_zoo.py:30): it also relies on state an "
                       "earlier test sets up (brittle)")
     assert labels(runner)[:2] == ["alone", "pair"]

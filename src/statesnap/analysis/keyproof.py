@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from statesnap.analysis.minimize import ddmin
+from statesnap.probes.files import FilesProbe, is_directory_key
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import Change
 
@@ -51,6 +52,41 @@ def narrowest(key: K, inside: Callable[[K], Sequence[K]],
                 break
         else:
             return key
+
+
+#: Replays that narrow one healing directory key at most.
+MAX_NARROWING = 4
+
+
+def narrowed_directory(ref: tuple[str, str], keys: Sequence[tuple[str, str]],
+                       heals: Callable[[Sequence[tuple[str, str]]], bool],
+                       stops: tuple[type[BaseException], ...] = ()) -> tuple[str, str]:
+    """``ref`` (which heals alone), when it is a ``files`` directory, narrowed to the
+    innermost of ``keys`` in it that heals alone (:func:`narrowest`); any other key as it is.
+
+    The hunt and the session's verification both name keys through this, so that the same
+    victim gets the same key from either.  ``keys``: the restorable keys, best ranked first.
+    A replay raising one of ``stops`` (no time left) ends it with the narrowest key proven so
+    far: each step was proven by its own replay.
+    """
+    if ref[0] != FilesProbe.name or not is_directory_key(ref[1]):
+        return ref
+    proven = [ref]
+
+    def inside(outer: tuple[str, str]) -> list[tuple[str, str]]:
+        return [k for k in keys
+                if k[0] == FilesProbe.name and k != outer and k[1].startswith(outer[1])]
+
+    def heals_noted(subset: Sequence[tuple[str, str]]) -> bool:
+        if heals(subset):
+            proven.append(subset[0])
+            return True
+        return False
+
+    try:
+        return narrowest(ref, inside, heals_noted, MAX_NARROWING)
+    except stops:
+        return proven[-1]
 
 
 def lead_first(healing: Sequence[K], fails_as_recorded: Callable[[Sequence[K]], bool | None]

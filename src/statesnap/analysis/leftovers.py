@@ -1,8 +1,8 @@
-"""Files an earlier run's tests left on disk, found from the records of earlier runs.
+"""Files and directories an earlier run's tests left on disk, from the records of earlier runs.
 
-A file a recorded test created, never removed, and still there is a leftover; verification sets
-it aside (:class:`statesnap.replay.filestage.FileStage`) to see whether the victim then passes
-alone.  See docs/ARCHITECTURE.md ("From changes to suspects").
+A file or directory a recorded test created, never removed, and still there is a leftover;
+verification sets it aside (:class:`statesnap.replay.filestage.FileStage`) to see whether the
+victim then passes alone.  See docs/ARCHITECTURE.md ("From changes to suspects").
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _created_by(record: Record) -> dict[str, tuple[str, Any]]:
 
 
 def find_leftovers(record: Record, limit: int = MAX_RECORDS) -> list[Leftover]:
-    """Files earlier runs' tests created, never removed, and that exist now.
+    """Files and directories earlier runs' tests created, never removed, and there now.
 
     Files ``record``'s own run created are left out: the replays' file stage sets those
     aside already.  A file several earlier runs created is named after the newest.
@@ -105,6 +105,8 @@ def find_leftovers(record: Record, limit: int = MAX_RECORDS) -> list[Leftover]:
             if key in found or key in own_created:
                 continue
             target = _resolve(key, rootdir)
-            if target.is_file() or target.is_symlink():
+            there = (target.is_dir() and not target.is_symlink() if key.endswith("/")
+                     else target.is_file() or target.is_symlink())
+            if there:  # a directory (``dir/`` key) too: a later mkdir of it fails
                 found[key] = Leftover(target, key, writer, path, fingerprint)
     return list(found.values())

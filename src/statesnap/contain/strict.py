@@ -20,13 +20,17 @@ from statesnap.output.lines import short
 from statesnap.plugin import markers, options
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import MAX_LINES, RunState
+from statesnap.probes.files import FilesProbe
 from statesnap.state.diff import Change
 from statesnap.state.selection import (
     ProbeSelection,
     SelectionError,
+    allowance_refs,
     allowed,
+    made_directories,
     normalise_allow,
     resolve,
+    within,
 )
 from statesnap.state.tracker import Label, TestTracker
 
@@ -64,6 +68,8 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
     lines = [f"statesnap --statesnap-strict: {nodeid} leaked state that later tests would "
              f"see ({len(leaks)} change(s)):"]
     hints: list[str] = []
+    # What is in a directory the test made goes with it: one fix, one allowance for all.
+    made = made_directories(leaks)
     for ch in leaks:
         where = f" [{ch.phase}" + (
             f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else "")
@@ -73,7 +79,8 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
         lines.append(f"  {ch.ref}: {ch.change} {short(ch.before)} → {short(ch.after)}"
                      f"{where}{owner_text}")
         probe = run.snapshotter.probe(ch.probe) if run.snapshotter else None
-        if probe is not None:
+        top = within(ch.key, made) if ch.probe == FilesProbe.name else None
+        if probe is not None and top in (None, ch.key):
             try:
                 hint = probe.hint(ch.key, ch.change)
             except Exception as exc:
@@ -83,7 +90,7 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
                 hints.append(hint)
     for hint in hints[:5]:
         lines.append(f"  fix: {hint}")
-    refs = ", ".join(repr(c.ref) for c in leaks[:3])
+    refs = ", ".join(repr(r) for r in allowance_refs(leaks)[:3])
     lines.append(f"intended? allow it: @pytest.mark.{ALLOW_MARKER}({refs}) or the ini option "
                  "statesnap_allow")
     return "\n".join(lines)

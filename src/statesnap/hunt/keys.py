@@ -16,7 +16,7 @@ from statesnap.analysis.keyproof import (
     fresh_module_attributes,
     lead_first,
     named_first,
-    narrowest,
+    narrowed_directory,
     restore_spec,
     smallest_healing_set,
 )
@@ -86,15 +86,8 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
         return None
     if not healing:
         return _prove_fixture(f, s, restoring, heals, writes)
-    if len(healing) == 1 and healing[0][0] == "files" and healing[0][1].endswith("/"):
-
-        def inside(ref: tuple[str, str]) -> list[tuple[str, str]]:
-            return [k for k in keys if k[0] == "files" and k != ref and k[1].startswith(ref[1])]
-
-        try:
-            healing = [narrowest(healing[0], inside, heals, MAX_SINGLE_KEYS)]
-        except BudgetSpent:
-            pass
+    if len(healing) == 1:
+        healing = [narrowed_directory(healing[0], keys, heals, (BudgetSpent,))]
     healing = lead_first(healing, fails_as_recorded)
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     f.probe, f.key = healing[0]

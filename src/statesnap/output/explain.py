@@ -80,6 +80,18 @@ def _healed(f: Finding) -> str:
     return "restoring it makes the victim pass"
 
 
+#: After the state of a proven finding (its polluter replayed) whose key no replay proved.
+UNPROVEN_KEY = " (ranked first from the record; no replay proved the key)"
+
+
+def _unproven(f: Finding) -> str:
+    """Said where a proven finding names a key no key replay showed: the polluter is
+    proven, the key is not (no time left, or no restoration healed the victim)."""
+    if f.status in PROVEN_STATUSES and f"{f.probe}:{f.key}" not in f.proven_keys:
+        return UNPROVEN_KEY
+    return ""
+
+
 def candidate_lines(f: Finding, limit: int = 3) -> list[str]:
     """The ranked candidates of an unproven finding, each with why it ranks there."""
     out = []
@@ -100,7 +112,7 @@ def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[
     if f.setter:
         lines.append(f"    relies on state set by: {f.setter}")
     if f.probe and f.key and f.status not in NO_STATE:
-        healed = f" ({_healed(f)})" if f.hint_proven else ""
+        healed = f" ({_healed(f)})" if f.hint_proven else _unproven(f)
         lines.append(f"    state: {f.probe}:{f.key}: {_change_text(f)}{healed}")
         named = f"{f.probe}:{f.key}"
         others = [k for k in f.proven_keys if k != named]
@@ -225,7 +237,7 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
             msg = f": {_code(short(f.message, 200))}" if f.message else ""
             out.append(f"- **failure**: {_code(f.exc_type)}{msg}")
         if f.probe and f.key and f.status not in NO_STATE:
-            healed = f" (proven: {_healed(f)})" if f.hint_proven else ""
+            healed = f" (proven: {_healed(f)})" if f.hint_proven else _unproven(f)
             change = (_change_text(f) if _made_by_fixture(f) else
                       f"{_code(_value(f.before))} → {_code(_value(f.after))}")
             out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {change}{healed}")

@@ -166,6 +166,12 @@ class StatesnapPlugin(HookPlugin):
         for out in (s.json_path, s.report_path):
             if out is not None:
                 run.ctx.own_paths.add(out)
+        basetemp = self.config.option.basetemp
+        if basetemp:
+            # pytest's own temporary area (``--basetemp`` inside the project): each test's
+            # tmp_path is fresh, and pytest empties it at every session's start.  Watched, every
+            # use of tmp_path was a leak (strict mode errored on the very fix its hints give).
+            run.ctx.own_paths.add(Path(os.path.abspath(str(basetemp))))
         try:
             run.writer = RecordWriter(run.record_path)
             run.ctx.own_fds.add(run.writer.fileno)

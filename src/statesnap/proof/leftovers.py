@@ -1,9 +1,9 @@
 """Verdicts for a victim that fails alone because an earlier run left a file on disk.
 
-The files (:mod:`statesnap.analysis.leftovers`) are moved aside around replays of the victim alone;
-when it then passes, delta debugging finds which of them it fails with, and the test(s) that
-wrote them are replayed before it with every leftover aside: failing it again as in the run
-proves them the polluters, across runs.
+The files and directories (:mod:`statesnap.analysis.leftovers`) are moved aside around replays
+of the victim alone; when it then passes, delta debugging finds which of them it fails with,
+and the test(s) that wrote them are replayed before it with every leftover aside: failing it
+again as in the run proves them the polluters, across runs.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def prove_leftovers(v: LeftoverReplays, finding: Finding, victim: TestEntry,
                         f"({origin}), but the test(s) that wrote it did not break it "
                         "again in a replay")
         return True
-    top = culprits[0]
+    # The innermost names it: a folder a victim trips over lies inside the ones it needs.
+    top = max(culprits, key=lambda lo: len(lo.key.rstrip("/").split("/")))
     finding.status = VERIFIED
     finding.polluters = writers
     finding.probe, finding.key = "files", top.key

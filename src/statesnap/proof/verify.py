@@ -26,7 +26,7 @@ from statesnap.analysis.findings import (
     ReplayRun,
 )
 from statesnap.analysis.hints import hint_for, restorable
-from statesnap.analysis.keyproof import restore_spec, smallest_healing_set
+from statesnap.analysis.keyproof import narrowed_directory, restore_spec, smallest_healing_set
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
@@ -37,7 +37,7 @@ from statesnap.record.journal import Record, TestEntry
 from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
 from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
-from statesnap.state.diff import change_kind
+from statesnap.state.diff import REMOVED, change_kind
 
 MAX_SINGLE_SUSPECTS = 5
 MAX_KEY_REPLAYS = 6
@@ -65,6 +65,10 @@ class ReplayTimeout(Exception):
 
 class NotDeterministic(Exception):
     """Repeats of one replay disagreed about the victim."""
+
+
+#: What ends a key-level proof, keeping what earlier replays proved.
+_STOPS = (BudgetSpent, ReplayTimeout, NotDeterministic)
 
 
 @dataclass
@@ -336,53 +340,79 @@ class Verifier:
                       key=lambda ref: (rank.get(ref, len(rank)), ref))
         order = [*polluters, victim.nodeid]
         baselines = {ref: w.baseline for ref, w in writes.items()}
-        proven: list[str] = []
+        proven: list[tuple[str, str]] = []
         healed: set[str] = set()
         tried = 0
-        for probe, key in keys:
-            writer = writes[(probe, key)].test.nodeid
+        stopped = False
+
+        def heals(subset: Sequence[tuple[str, str]]) -> bool:
+            what = ", ".join(f"{p}:{k}" for p, k in subset)
+            self.progress(f"statesnap: restoring {what} before {victim.nodeid}")
+            spec = restore_spec(victim.nodeid, subset, baselines)
+            v = self.replay(order, victim.nodeid, finding, "key", restore=spec)
+            return v.ran and not v.failed  # a victim that never ran is not healed
+
+        for ref in keys:
+            writer = writes[ref].test.nodeid
             if writer in healed:
                 continue
             if tried >= MAX_KEY_REPLAYS:
                 break
             tried += 1
-            self.progress(f"statesnap: restoring {probe}:{key} before {victim.nodeid}")
-            spec = restore_spec(victim.nodeid, [(probe, key)], baselines)
             try:
-                v = self.replay(order, victim.nodeid, finding, "key", restore=spec)
-            except (BudgetSpent, ReplayTimeout, NotDeterministic):
+                if not heals([ref]):
+                    continue
+            except _STOPS:
+                stopped = True
                 break
-            if not v.failed:
-                proven.append(f"{probe}:{key}")
-                healed.add(writer)
-                if healed >= set(polluters):
-                    break
+            # The hunt names the same key for the same victim (the innermost directory).
+            proven.append(narrowed_directory(ref, keys, heals, _STOPS))
+            healed.add(writer)
+            if healed >= set(polluters):
+                break
+        alone = bool(proven)  # each key proven healed the victim by itself
         if not proven and len(keys) > 1:
-            proven = self._healing_set(finding, order, victim.nodeid, keys, baselines)
-        finding.proven_keys = proven
+            found = self._healing_set(finding, order, victim.nodeid, keys, baselines)
+            stopped = found is None  # [] is an answer: all of them together did not heal
+            proven = found or []
+            alone = len(proven) == 1
+            if alone:
+                proven = [narrowed_directory(proven[0], keys, heals, _STOPS)]
+        proven = list(dict.fromkeys(proven))
+        why = None if proven or stopped else _no_key_note(keys, writes)
+        if why:
+            finding.note = f"{finding.note}; {why}" if finding.note else why
+        finding.proven_keys = [f"{p}:{k}" for p, k in proven]
         if proven:
-            probe, key = proven[0].split(":", 1)
+            probe, key = proven[0]
             cand = next((c for c in finding.candidates if (c.probe, c.key) == (probe, key)), None)
             finding.probe, finding.key = probe, key
             if cand is not None:
                 finding.before, finding.after = cand.before, cand.after
-            finding.hint_proven = True
+            else:  # a key ranked below the candidates kept (a folder inside the named one)
+                change = writes[(probe, key)].change
+                finding.before = change.before
+                finding.after = None if change.change == REMOVED else change.after
+            # A set heals together only: the named key's fix alone is not proven (the hunt's
+            # rule too); the terminal says "heals only together with", not "makes it pass".
+            finding.hint_proven = alone
 
     def _healing_set(self, finding: Finding, order: list[str], victim: str,
                      keys: list[tuple[str, str]],
-                     baselines: dict[tuple[str, str], Any]) -> list[str]:
-        """No single key heals the victim: the smallest set of them that does, if any."""
+                     baselines: dict[tuple[str, str], Any]) -> list[tuple[str, str]] | None:
+        """No single key heals the victim: the smallest set of them that does ([] if none;
+        None where a replay could not answer: no time left, timed out, not deterministic)."""
 
         def heals(subset: Sequence[tuple[str, str]]) -> bool:
             self.progress(f"statesnap: restoring {len(subset)} key(s) before {victim}")
             spec = restore_spec(victim, subset, baselines)
-            return not self.replay(order, victim, finding, "keys", restore=spec).failed
+            v = self.replay(order, victim, finding, "keys", restore=spec)
+            return v.ran and not v.failed
 
         try:
-            found = smallest_healing_set(keys[:MAX_SET_KEYS], heals, singles=0)
-        except (BudgetSpent, ReplayTimeout, NotDeterministic):
-            return []
-        return [f"{p}:{k}" for p, k in found]
+            return smallest_healing_set(keys[:MAX_SET_KEYS], heals, singles=0)
+        except _STOPS:
+            return None
 
     def find_cleaners(self, finding: Finding, everywhere: bool = False) -> None:
         """Tests that put the victim's key back: they show how to fix it.
@@ -422,6 +452,20 @@ def _order_words(order: Sequence[str]) -> str:
     if len(order) <= 3:
         return "[" + ", ".join(order) + "]"
     return f"[{order[0]}, … {len(order) - 2} more …, {order[-1]}]"
+
+
+def _no_key_note(keys: Sequence[tuple[str, str]],
+                 writes: Mapping[tuple[str, str], Write]) -> str | None:
+    """Why a verified finding names no proven key, where the replays answered."""
+    if not keys:
+        refs = ", ".join(f"{p}:{k}" for p, k in list(writes)[:3]) + (
+            f" and {len(writes) - 3} more" if len(writes) > 3 else "")
+        return (f"no key proven: no replay can put back what the polluter changed ({refs})"
+                if writes else None)
+    if len(keys) > MAX_SET_KEYS:
+        return None  # not all were restored: nothing to say of the rest
+    return (f"no key proven: restoring the polluter's {len(keys)} restorable change(s) before "
+            "the victim does not make it pass")
 
 
 def _fixture_note(w: Write) -> str | None:

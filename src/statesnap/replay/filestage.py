@@ -1,8 +1,9 @@
 """Put the watched files back as the recorded run found them, around each replay.
 
-Files the run created are moved aside and changed ones get their mtime back; afterwards all is
-as before the replay.  What cannot be put back is in :attr:`FileStage.unrestorable`; a stash
-left by a killed process is put back on the next entry.  See docs/ARCHITECTURE.md ("Replays").
+Files and directories the run created are moved aside and changed files get their mtime back;
+afterwards all is as before the replay.  What cannot be put back is in
+:attr:`FileStage.unrestorable`; a stash left by a killed process is put back on the next
+entry.  See docs/ARCHITECTURE.md ("Replays").
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ class FileStage:
     """Created files to set aside, and original mtimes to put back, from a record."""
 
     created: list[Path] = field(default_factory=list)
+    #: Directories the run created (``dir/`` keys that were absent when it started): a victim
+    #: that makes or expects to miss one must not find the run's own left there.
+    created_dirs: list[Path] = field(default_factory=list)
     #: Files the run changed: their mtime when the run started.
     mtimes: dict[Path, int] = field(default_factory=dict)
     #: ``path: why`` for changes a replay cannot undo (deleted files, rewritten content).
@@ -50,6 +54,8 @@ class FileStage:
     _stash: Path | None = None
     _moved: list[tuple[Path, Path]] = field(default_factory=list)
     _copies: list[tuple[Path, Path]] = field(default_factory=list)
+    #: Directories the run made that could not be set aside in this replay.
+    _kept: list[Path] = field(default_factory=list)
     _set_mtimes: dict[Path, tuple[int, int, int]] = field(default_factory=dict)
 
     @classmethod
@@ -60,12 +66,20 @@ class FileStage:
         changes = [*record.collection]
         for t in sorted(record.tests, key=lambda t: t.index):
             changes.extend(t.changes)
+        made_dirs: dict[str, bool] = {}
         for ch in changes:
-            if ch.probe != "files" or ch.key.endswith("/"):
-                continue  # a directory (``dir/``): its files are staged, it stays
+            if ch.probe != "files":
+                continue
+            if ch.key.endswith("/"):
+                # A directory: absent at the start, there at the end (its files are keys of
+                # their own; one the run removed cannot be put back with them).
+                made_dirs.setdefault(ch.key, ch.before is None)
+                continue
             first.setdefault(ch.key, ch.before)
             last[ch.key] = None if ch.change == "removed" else ch.after
         stage = cls(stash_root=stash_root)
+        stage.created_dirs = [_resolve(k.rstrip("/"), rootdir)
+                              for k, made in made_dirs.items() if made]
         for key, before in first.items():
             path = _resolve(key, rootdir)
             size0, mtime0 = _fingerprint(before)
@@ -85,7 +99,7 @@ class FileStage:
 
     @property
     def empty(self) -> bool:
-        return not self.created and not self.mtimes
+        return not self.created and not self.mtimes and not self.created_dirs
 
     # -- around one replay ------------------------------------------------------------------
     def enter(self) -> None:
@@ -97,8 +111,31 @@ class FileStage:
             recover(self.stash_root)
         self._stash = Path(tempfile.mkdtemp(prefix="stage-", dir=self.stash_root))
         self._moved, self._copies, self._set_mtimes = [], [], {}
+        # The outermost created directories there now go aside first, with all in them.
+        dirs: list[Path] = []
+        for d in sorted(self.created_dirs, key=lambda p: len(p.parts)):
+            if _is_dir(d) and not any(d.is_relative_to(o) for o in dirs):
+                dirs.append(d)
+        plan_dirs = [(d, self._stash / f"d{i}-{d.name}") for i, d in enumerate(dirs)]
+        # The manifest goes first, so a process killed halfway leaves a stash that can be
+        # put back by whoever comes next (see recover()).
+        _write_manifest(self._stash, plan_dirs, [])
+        self._kept = []
+        for orig, target in plan_dirs:
+            try:
+                # A rename or nothing: a tree copied across filesystems could be cut halfway
+                # by a kill, and recover() would then put back half of it.
+                os.rename(orig, target)
+            except OSError as exc:
+                self.unrestorable[orig] = (f"made by the recorded run; could not be set aside "
+                                           f"({exc.strerror or exc})")
+                self._kept.append(orig)
+                continue
+            self._moved.append((orig, target))
+        moved_dirs = [orig for orig, _ in self._moved]
         plan_moved = [(p, self._stash / f"c{i}-{p.name}") for i, p in enumerate(self.created)
-                      if p.is_file() or p.is_symlink()]
+                      if (p.is_file() or p.is_symlink())
+                      and not any(p.is_relative_to(d) for d in moved_dirs)]
         plan_copies: list[tuple[Path, Path]] = []
         budget = COPY_LIMIT
         for i, path in enumerate(self.mtimes):
@@ -109,9 +146,7 @@ class FileStage:
             if size <= budget:
                 budget -= size
                 plan_copies.append((path, self._stash / f"m{i}-{path.name}"))
-        # The manifest goes first, so a process killed halfway leaves a stash that can be
-        # put back by whoever comes next (see recover()).
-        _write_manifest(self._stash, plan_moved, plan_copies)
+        _write_manifest(self._stash, [*self._moved, *plan_moved], plan_copies)
         for orig, target in plan_moved:
             shutil.move(str(orig), target)
             self._moved.append((orig, target))
@@ -145,6 +180,10 @@ class FileStage:
                     path.unlink()
                 except OSError:
                     pass
+        for d in sorted(self.created_dirs, key=lambda p: len(p.parts)):
+            # One the run made that could not be set aside is the run's, not the replay's.
+            if _is_dir(d) and not any(d.is_relative_to(k) for k in self._kept):
+                shutil.rmtree(d, ignore_errors=True)
         _put_back(self._moved, self._copies)
         for path, (atime, mtime, staged) in self._set_mtimes.items():
             try:
@@ -154,7 +193,7 @@ class FileStage:
                 pass
         shutil.rmtree(self._stash, ignore_errors=True)
         self._stash = None
-        self._moved, self._copies, self._set_mtimes = [], [], {}
+        self._moved, self._copies, self._set_mtimes, self._kept = [], [], {}, []
         if self.stash_root is not None:
             try:
                 self.stash_root.rmdir()  # only when empty: the logs folder stays flat
@@ -171,10 +210,27 @@ def _write_manifest(stash: Path, moved: list[tuple[Path, Path]],
     os.replace(tmp, stash / MANIFEST)
 
 
+def _is_dir(path: Path) -> bool:
+    """A directory, not a link to one."""
+    return path.is_dir() and not path.is_symlink()
+
+
+def _there(path: Path) -> bool:
+    return path.is_symlink() or path.exists()
+
+
 def _put_back(moved: list[tuple[Path, Path]], copies: list[tuple[Path, Path]]) -> None:
+    # Directories were planned first: each goes back before the files beside it.
     for orig, target in moved:
-        if not (target.is_file() or target.is_symlink()):
+        if not _there(target):
             continue
+        if _is_dir(target) and _there(orig):
+            # The replay's own in the run's directory's place (exit() removed it unless it
+            # could not): a move would put the directory inside it.
+            if _is_dir(orig):
+                shutil.rmtree(orig, ignore_errors=True)
+            else:
+                orig.unlink(missing_ok=True)
         orig.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(target), orig)
     for orig, target in copies:
@@ -202,8 +258,12 @@ def recover(stash_root: Path) -> list[Path]:
         moved = [(Path(a), Path(b)) for a, b in data.get("moved") or []]
         copies = [(Path(a), Path(b)) for a, b in data.get("copies") or []]
         for orig, target in moved:
-            if (target.is_file() or target.is_symlink()) and (orig.is_file() or orig.is_symlink()):
-                orig.unlink()  # a replay's own file in the user's file's place
+            if _there(target) and _there(orig):
+                # A replay's own file or directory in the user's one's place.
+                if _is_dir(orig):
+                    shutil.rmtree(orig, ignore_errors=True)
+                else:
+                    orig.unlink()
         _put_back(moved, copies)
         restored += [orig for orig, _ in [*moved, *copies]]
         shutil.rmtree(stash, ignore_errors=True)

@@ -155,11 +155,12 @@ class Runner:
         self.probes = chosen or ["env"]
 
     def set_aside(self, paths: Sequence[Path]) -> None:
-        """Move these files aside around each following replay (and put them back after);
-        an empty list ends it.  Their stash has a folder of its own, so that recovering it
-        never touches the stage's."""
-        self.aside = (FileStage(created=list(paths), stash_root=self.logs_dir / "aside")
-                      if paths else None)
+        """Move these files and directories aside around each following replay (and put them
+        back after); an empty list ends it.  Their stash has a folder of its own, so that
+        recovering it never touches the stage's."""
+        dirs = [p for p in paths if p.is_dir() and not p.is_symlink()]
+        self.aside = (FileStage(created=[p for p in paths if p not in dirs], created_dirs=dirs,
+                                stash_root=self.logs_dir / "aside") if paths else None)
 
     def _enter_stages(self) -> None:
         if self.stage is not None:

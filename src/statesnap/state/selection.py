@@ -2,7 +2,8 @@
 
 Alone, every (restorable) probe above low severity, on-demand probes (``fixtures``) only
 where named; named probes (``=env,cwd``) with low
-severity too; ``=-files`` drops probes.  Allowances are ``probe:key`` globs.
+severity too; ``=-files`` drops probes.  Allowances are ``probe:key`` globs; a ``files``
+directory (``dir/``) is allowed by its name without the slash too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Final
 from statesnap.base.plain import Frozen
 from statesnap.probes import parse_selection
 from statesnap.probes.base import Probe, Severity
+from statesnap.probes.files import FilesProbe, is_directory_key
 from statesnap.state.diff import Change
 
 #: Probes that run in replays whatever the recorded run had (the fixtures probe): strict and
@@ -80,6 +82,38 @@ def normalise_allow(pattern: str) -> str:
 
 
 def allowed(change: Change, patterns: Iterable[str]) -> bool:
-    """Whether ``probe:key`` of ``change`` matches one of the allowance globs."""
-    ref = change.ref
-    return any(fnmatch.fnmatchcase(ref, p) for p in patterns)
+    """Whether ``probe:key`` of ``change`` matches one of the allowance globs (a directory's
+    also without its trailing slash: ``files:build`` allows the folder ``build/``)."""
+    refs = [change.ref]
+    if change.probe == FilesProbe.name and is_directory_key(change.key):
+        refs.append(change.ref[:-1])
+    return any(fnmatch.fnmatchcase(ref, p) for ref in refs for p in patterns)
+
+
+def made_directories(changes: Iterable[Change]) -> list[str]:
+    """The outermost ``files`` directories among ``changes`` that were made (absent before):
+    what is in them was made with them."""
+    made = sorted({c.key for c in changes if c.probe == FilesProbe.name
+                   and is_directory_key(c.key) and c.before is None and c.after is not None})
+    return [k for k in made if not any(k != o and k.startswith(o) for o in made)]
+
+
+def within(key: str, directories: Iterable[str]) -> str | None:
+    """The directory of ``directories`` (``dir/`` keys) that ``key`` lies in or is."""
+    return next((d for d in directories if key.startswith(d)), None)
+
+
+def allowance_refs(changes: Iterable[Change]) -> list[str]:
+    """Allowance globs that cover ``changes``, in order: a directory made with what is in it
+    is one glob (``files:out/*``; ``*`` matches the folder itself too), not a ref for each
+    folder and file in it."""
+    changes = list(changes)
+    files = [c.key for c in changes if c.probe == FilesProbe.name]
+    # Only directories with more of the changes in them: an empty one is its own ref.
+    made = [d for d in made_directories(changes)
+            if any(k != d and k.startswith(d) for k in files)]
+    out: dict[str, None] = {}
+    for c in changes:
+        top = within(c.key, made) if c.probe == FilesProbe.name else None
+        out[f"{c.probe}:{top}*" if top is not None else c.ref] = None
+    return list(out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from typing import Any
 
@@ -179,3 +180,77 @@ def test_the_teardown_error_shows_no_statesnap_traceback(pytester: pytest.Pytest
     for trace in ("strict.py", "raise StateLeaked", "def pytest_runtest_teardown", "yield"):
         assert trace not in text
     assert "strict.py" not in inner.out
+
+
+LEFT_ON_DISK = '''
+import os, pytest
+
+def test_empty_folder():
+    os.mkdir("made")
+
+def test_empty_file():
+    open("made.txt", "w").close()
+
+def test_nested_folders_and_a_file():
+    os.makedirs("deep/er/est")
+    open("deep/er/est/f.txt", "w").close()
+
+@pytest.mark.statesnap_allow("files:deep2/*")
+def test_allowed_by_the_printed_glob():
+    os.makedirs("deep2/er/est")
+    open("deep2/er/est/f.txt", "w").close()
+
+@pytest.mark.statesnap_allow("files:box")
+def test_folder_allowed_by_its_name():
+    os.mkdir("box")
+
+def test_folder_made_and_removed():
+    os.mkdir("scratch")
+    os.rmdir("scratch")
+
+def test_tmp_path(tmp_path):
+    (tmp_path / "out").mkdir()
+'''
+
+
+def test_a_folder_left_behind_is_a_leak_like_a_file(pytester: pytest.Pytester, run: Run
+                                                      ) -> None:
+    # An empty folder left under the project is what an empty file is: a later test's
+    # os.mkdir of that name fails, its listing differs.  Same severity (medium), same error.
+    pytester.makepyfile(test_disk=LEFT_ON_DISK)
+    inner = run("--statesnap-strict")
+    errors = _teardown_errors(inner)
+    # Not test_tmp_path: pytester's --basetemp lies inside the project, and pytest's own
+    # temporary area is not the project's files.
+    assert sorted(errors) == ["test_empty_file", "test_empty_folder",
+                              "test_nested_folders_and_a_file"], inner.result.stdout.str()
+    assert inner.result.ret == 1
+    assert inner.result.parseoutcomes() == {"passed": 7, "errors": 3}
+    inner.result.stdout.fnmatch_lines([
+        "*strict mode: 3 test(s) errored for leaking state*",
+        "*= 7 passed, 3 errors in *"])
+    folder, file = errors["test_empty_folder"], errors["test_empty_file"]
+    assert "files:made/: added ∅ → directory [call]" in folder
+    assert "fix: make made/ under tmp_path, or remove it in a fixture finaliser" in folder
+    assert "statesnap_allow('files:made/')" in folder
+    assert "files:made.txt: added ∅ → " in file and "statesnap_allow('files:made.txt')" in file
+    # Every change listed; one fix and one allowance glob for the folder and all in it (the
+    # test below allows it by that very glob and passes).
+    nested = errors["test_nested_folders_and_a_file"]
+    assert "(4 change(s))" in nested
+    for key in ("deep/", "deep/er/", "deep/er/est/", "deep/er/est/f.txt"):
+        assert f"  files:{key}: added ∅ → " in nested, nested
+    assert [ln for ln in nested.splitlines() if ln.startswith("  fix: ")] == [
+        "  fix: make deep/ under tmp_path, or remove it in a fixture finaliser"]
+    assert "statesnap_allow('files:deep/*')" in nested
+    lines = inner.lines()
+    assert lines["test_disk.py::test_empty_folder"]["strict"] == ["files:made/"]
+    assert "strict" not in lines["test_disk.py::test_folder_allowed_by_its_name"]
+    # Without strict mode the same suite passes (from a clean tree: it left all that
+    # behind, and its own tests trip over it now): only the opt-in gate errors.
+    for name in ("made", "deep", "deep2", "box"):
+        shutil.rmtree(pytester.path / name)
+    (pytester.path / "made.txt").unlink()
+    plain = run()
+    assert plain.result.ret == 0
+    assert plain.result.parseoutcomes() == {"passed": 7}
