@@ -10,8 +10,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from statesnap.base.version import __version__
-
 __all__ = ["__version__"]
 
 
@@ -37,7 +35,16 @@ def _skip_assertion_rewriting() -> None:
                 del cache[name]
 
 
+# Before statesnap's first submodule is imported, or pytest rewrites that one too.
 _skip_assertion_rewriting()
+
+from statesnap.base.version import __version__  # noqa: E402
+
+
+def __dir__() -> list[str]:
+    """The public names and the hooks only (PEP 562): pytest and pluggy read every name
+    ``dir()`` lists of a plugin (statesnap.plugin.hookplugin)."""
+    return sorted({*__all__, *(n for n in globals() if n.startswith("pytest_"))})
 
 
 #: Each containment feature is a pytest plugin module of its own (its options, configure

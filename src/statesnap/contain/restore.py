@@ -13,7 +13,7 @@ import pytest
 
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.plugin import options
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.probes.base import Probe
 from statesnap.state.diff import Change
@@ -128,3 +128,7 @@ def _restored_lines(run: RunState) -> list[str]:
     if len(restored) > MAX_LINES:
         lines.append(f"    … and {len(restored) - MAX_LINES} more (see the record)")
     return lines
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())

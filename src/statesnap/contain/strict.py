@@ -18,7 +18,7 @@ from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.state.diff import Change
 from statesnap.state.selection import (
@@ -229,3 +229,7 @@ def terminal_lines(run: RunState) -> list[str]:
         return []
     return [f"strict mode: {len(strict)} test(s) errored for leaking state:"] + [
         f"    {nodeid}: {', '.join(map(str, refs))}" for nodeid, refs in strict[:MAX_LINES]]
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import RunState
 from statesnap.record.journal import Record, RecordError, TestEntry, read_record
 from statesnap.record.lanes import merge_lanes
@@ -139,3 +139,7 @@ def terminal_lines(run: RunState) -> list[str]:
     return ["xdist lanes merged into the record: " + ", ".join(
         f"{r.worker} ({len(r.tests)} tests" + (", crashed" if r.crashed else "") + ")"
         for r in lanes)]
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())
