@@ -52,6 +52,8 @@ HOOKED = _spy()
 def pytest_unconfigure(config):
     with open(os.environ["OWN_IMPORTS_END"], "w") as f:
         json.dump([getattr(f, "__qualname__", type(f).__qualname__) for f in sys.meta_path], f)
+    with open(os.environ["OWN_IMPORTS_END"] + ".modules", "w") as f:
+        json.dump(sorted(n for n in sys.modules if n.startswith("statesnap")), f)
 '''
 
 TEST = '''
@@ -148,3 +150,27 @@ def test_importing_statesnap_under_pytest_adds_no_finder(tmp_path: Path) -> None
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+#: Modules a session without a failure, a report or a mode does not need (each costs about
+#: 0.5 M instructions to find, load and tear down): imported where they are used.
+NOT_IN_A_PLAIN_SESSION = (
+    "statesnap.state.selection",  # strict and restore modes
+    "statesnap.record.lanes",  # an xdist controller
+    "statesnap.analysis.findings",  # a failure
+    "statesnap.output.report",  # --report
+)
+
+
+def test_a_plain_session_imports_no_mode_s_modules(tmp_path: Path) -> None:
+    proc, out = _run(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    imported = json.loads((out / "end.json.modules").read_text())
+    assert "statesnap.contain.strict" in imported
+    assert [m for m in imported if m.startswith(NOT_IN_A_PLAIN_SESSION)] == []
+
+
+def test_strict_mode_imports_its_selection(tmp_path: Path) -> None:
+    proc, out = _run(tmp_path, "--statesnap-strict")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "statesnap.state.selection" in json.loads((out / "end.json.modules").read_text())

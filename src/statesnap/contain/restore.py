@@ -8,6 +8,7 @@ docs/ARCHITECTURE.md ("Restore mode").
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,7 +18,10 @@ from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.probes.base import Probe
 from statesnap.state.diff import Change
-from statesnap.state.selection import ProbeSelection, SelectionError, resolve
+
+if TYPE_CHECKING:
+    # Imported where restore mode is on (its session start), not by every session.
+    from statesnap.state.selection import ProbeSelection
 
 
 class RestoreMode(HookPlugin):
@@ -33,6 +37,8 @@ class RestoreMode(HookPlugin):
         self.failures: list[tuple[str, str, str]] = []
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from statesnap.state.selection import SelectionError, resolve
+
         p = self.run
         active = p.snapshotter.probes if p.snapshotter is not None else []
         try:

@@ -8,7 +8,7 @@ The check is the outermost wrapper of ``pytest_runtest_teardown`` and raises
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.outcomes import Failed
@@ -21,14 +21,11 @@ from statesnap.plugin import markers, options
 from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.state.diff import Change
-from statesnap.state.selection import (
-    ProbeSelection,
-    SelectionError,
-    allowed,
-    normalise_allow,
-    resolve,
-)
 from statesnap.state.tracker import Label, TestTracker
+
+if TYPE_CHECKING:
+    # Imported where strict mode is on (its session start), not by every session.
+    from statesnap.state.selection import ProbeSelection
 
 ALLOW_MARKER = markers.ALLOW
 STRICT_KEY = pytest.StashKey["StrictPlugin"]()
@@ -102,6 +99,8 @@ class StrictPlugin(HookPlugin):
         run.config.stash[STRICT_KEY] = self
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from statesnap.state.selection import ProbeSelection, SelectionError, resolve
+
         p = self.run
         spec = self.spec
         active = p.snapshotter.probes if p.snapshotter is not None else []
@@ -117,6 +116,8 @@ class StrictPlugin(HookPlugin):
         self.selection = selection
 
     def _patterns(self, item: pytest.Item) -> list[str]:
+        from statesnap.state.selection import normalise_allow
+
         out = list(self.allow)
         for marker in item.iter_markers(ALLOW_MARKER):
             out += [normalise_allow(str(a)) for a in marker.args]
@@ -170,6 +171,8 @@ class StrictPlugin(HookPlugin):
             if not held.put_back(_current_value(self.run, *ref)):
                 leaks.append(held.change)
                 held_by[held.change.ref] = f"{held.scope} fixture {held.fixture}"
+        from statesnap.state.selection import allowed
+
         patterns = self._patterns(item)
         leaks = [c for c in leaks if selection.covers(c) and not allowed(c, patterns)]
         if not leaks:

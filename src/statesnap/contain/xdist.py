@@ -16,7 +16,6 @@ import pytest
 from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import RunState
 from statesnap.record.journal import Record, RecordError, TestEntry, read_record
-from statesnap.record.lanes import merge_lanes
 from statesnap.state.diff import Change
 
 WORKERINPUT_KEY = "statesnap_record"
@@ -83,6 +82,7 @@ def combined_view(path: Path, header: dict[str, Any], lanes: list[Record]) -> Re
 def finish_controller(run: RunState, hooks: XdistHooks) -> None:
     """Merge the workers' lanes, then find, verify and write outputs per lane."""
     from statesnap.proof.session_end import finish_session
+    from statesnap.record.lanes import merge_lanes
 
     if run.record_path is None:
         return
