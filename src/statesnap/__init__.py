@@ -50,8 +50,9 @@ class _OwnModules:
     unmarked, lets each of statesnap's go on to the path finder: with some 80 modules at the
     start of a small session, about 9 M instructions of issue 13's fixed cost.  Here the path
     finder is asked straight away, for ``statesnap.*`` submodules only.  In ``sys.meta_path``
-    only from statesnap's import to :func:`own_imports_done` (before the first snapshot), so
-    the tests never see it.
+    only from statesnap's import to :func:`own_imports_done` (before the first snapshot, or at
+    unconfigure), so the tests never see it; a run never configured (``--version``) leaves it,
+    finding what the path finder would.
     """
 
     @staticmethod
