@@ -70,3 +70,22 @@ def test_a_zip_on_the_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.syspath_prepend(str(archive))
     assert str(archive) in sys.path
     assert "z" in [n for n, _, _ in _same_as_importlib()]
+
+
+def test_the_names_fast_path_normalises_as_the_regular_expression_does() -> None:
+    """Every name of up to five characters from letters of both cases, digits and the three
+    separators, normalised with and without the fast path (no separator run to collapse)."""
+    import itertools
+    import re
+
+    from statesnap.probes.entrypoints import _normalise
+
+    def by_regex(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+    for size in range(1, 6):
+        for letters in itertools.product("aB-_.1", repeat=size):
+            name = "".join(letters)
+            assert _normalise(name) == by_regex(name), name
+    assert _normalise("Typing_Extensions") == "typing_extensions"
+    assert _normalise("zope.interface") == "zope_interface"

@@ -1,12 +1,15 @@
-"""statesnap's plugin objects list only their hooks to ``dir()``, and pluggy finds every hook.
+"""statesnap's plugins list only their hooks to ``dir()``, and pluggy finds every hook.
 
 pytest parses every name a plugin lists (for fixtures, and pluggy for hooks), so the objects
 statesnap registers list only their ``pytest_*`` names (statesnap.plugin.hookplugin); this
 checks, on the plugins of a real configured session, that pluggy registered exactly the hooks
-that a full ``dir()`` of each object holds.
+that a full ``dir()`` of each object holds.  The same for the modules registered as plugins
+(statesnap itself and each containment feature): their ``__dir__`` lists their hooks.
 """
 
 from __future__ import annotations
+
+import types
 
 import pytest
 
@@ -33,3 +36,27 @@ def test_every_hook_of_every_statesnap_plugin_is_registered(pytester: pytest.Pyt
         assert registered == _hooks_in_full_dir(pm, plugin), name
     assert {"statesnap-session", "statesnap-end", "statesnap-isolate",
             "statesnap-guards", "statesnap-strict", "statesnap-restore"} <= set(seen)
+
+
+def test_every_hook_of_every_statesnap_module_is_registered(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="def test_x():\n    pass\n")
+    config = pytester.parseconfigure("-p", "no:randomly", "-p", "statesnap",
+                                     f"--statesnap-record={pytester.path / 'r.jsonl'}")
+    pm = config.pluginmanager
+    modules = {}
+    for name, plugin in pm.list_name_plugin():
+        if isinstance(plugin, types.ModuleType) and str(name).startswith("statesnap"):
+            modules[name] = plugin
+    import statesnap
+
+    assert set(modules) == {"statesnap", *statesnap.FEATURES}
+    for name, module in modules.items():
+        listed = dir(module)
+        full = set(vars(module))
+        # Fewer names than the module holds, every hook among them.
+        assert len(listed) < len(full), name
+        hooks = {n for n in full if pm.parse_hookimpl_opts(module, n) is not None}
+        assert hooks and hooks <= set(listed), name
+        registered = {caller.name for caller in pm.get_hookcallers(module) or []}
+        assert registered == hooks, name
+    assert "__version__" in dir(statesnap)

@@ -6,15 +6,26 @@ Internal fixture names (``_unittest_setUpClass_fixture_TestX``) become the user'
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import NamedTuple
+from typing import Final
+
+from statesnap.base.plain import Frozen
 
 #: Built-in fixtures whose first setup changes process state for pytest itself.
 PYTEST_OWN_SETUP = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
 
-_INTERNAL = re.compile(
+_INTERNAL = (
     r"^_(?P<kind>unittest_setUpClass|unittest_setup_method|xunit_setup_module"
     r"|xunit_setup_function|xunit_setup_class|xunit_setup_method)_fixture_(?P<owner>.+)$")
+
+
+@functools.cache
+def _internal() -> re.Pattern[str]:
+    # Compiled on first use: every session imports this module (the core plugin), few name
+    # a fixture, and compiling costs about as much as the rest of the module (issue 13).
+    return re.compile(_INTERNAL)
+
 
 #: kind -> (the user's method, where to undo it)
 _METHODS = {
@@ -27,22 +38,27 @@ _METHODS = {
 }
 
 
-# A NamedTuple rather than a dataclass: this module is imported at every session start, and a
-# dataclass costs a code generation and exec at import.
-class FixtureWords(NamedTuple):
-    """How to name a fixture to the user, and where they undo what it did."""
+class FixtureWords(Frozen):
+    """How to name a fixture to the user, and where they undo what it did.
 
-    #: ``TestX.setUpClass`` or the fixture's own name.
-    name: str
-    #: ``tearDownClass (or addClassCleanup)``, or ``after its yield`` for a plain fixture.
-    undo: str
-    #: Whether the name is one pytest made up for the user's method.
-    internal: bool
+    A plain slotted class (statesnap.base.plain): this module is imported at every session
+    start, and a NamedTuple or a data class costs a code generation and exec at import."""
+
+    _fields = ("name", "undo", "internal")
+    __slots__ = _fields
+
+    def __init__(self, name: str, undo: str, internal: bool) -> None:
+        #: ``TestX.setUpClass`` or the fixture's own name.
+        self.name: Final = name
+        #: ``tearDownClass (or addClassCleanup)``, or ``after its yield`` for a plain fixture.
+        self.undo: Final = undo
+        #: Whether the name is one pytest made up for the user's method.
+        self.internal: Final = internal
 
 
 def fixture_words(fixture: str) -> FixtureWords:
     """The user's words for ``fixture`` (pytest's internal names mapped to their methods)."""
-    m = _INTERNAL.match(fixture)
+    m = _internal().match(fixture)
     if m is None:
         return FixtureWords(fixture, "after its yield (or in a finaliser)", False)
     method, undo = _METHODS[m["kind"]]

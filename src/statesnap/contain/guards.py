@@ -14,7 +14,7 @@ from _pytest.outcomes import Failed
 
 from statesnap.output.lines import short
 from statesnap.plugin import markers
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import RunState
 from statesnap.state.diff import Change
 
@@ -128,3 +128,7 @@ def pytest_configure(config: pytest.Config) -> None:
     guard = GuardPlugin(run)
     config.pluginmanager.register(guard, "statesnap-guards")
     run.observe(guard)
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())

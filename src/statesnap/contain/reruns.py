@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.record.journal import Record, TestEntry
 
@@ -155,3 +155,7 @@ def terminal_lines(run: RunState) -> list[str]:
         return []
     return [f"pytest-rerunfailures reran {len(reruns)} test(s): "
             + ", ".join(f"{n} ({k})" for n, k in reruns[:MAX_LINES])]
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())

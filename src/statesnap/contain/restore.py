@@ -8,16 +8,20 @@ docs/ARCHITECTURE.md ("Restore mode").
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.plugin import options
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.probes.base import Probe
 from statesnap.state.diff import Change
-from statesnap.state.selection import ProbeSelection, SelectionError, resolve
+
+if TYPE_CHECKING:
+    # Imported where restore mode is on (its session start), not by every session.
+    from statesnap.state.selection import ProbeSelection
 
 
 class RestoreMode(HookPlugin):
@@ -33,6 +37,8 @@ class RestoreMode(HookPlugin):
         self.failures: list[tuple[str, str, str]] = []
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from statesnap.state.selection import SelectionError, resolve
+
         p = self.run
         active = p.snapshotter.probes if p.snapshotter is not None else []
         try:
@@ -128,3 +134,7 @@ def _restored_lines(run: RunState) -> list[str]:
     if len(restored) > MAX_LINES:
         lines.append(f"    … and {len(restored) - MAX_LINES} more (see the record)")
     return lines
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())

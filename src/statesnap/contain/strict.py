@@ -8,7 +8,7 @@ The check is the outermost wrapper of ``pytest_runtest_teardown`` and raises
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest.outcomes import Failed
@@ -18,21 +18,15 @@ from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.probes.files import FilesProbe
 from statesnap.state.diff import Change
-from statesnap.state.selection import (
-    ProbeSelection,
-    SelectionError,
-    allowance_refs,
-    allowed,
-    made_directories,
-    normalise_allow,
-    resolve,
-    within,
-)
 from statesnap.state.tracker import Label, TestTracker
+
+if TYPE_CHECKING:
+    # Imported where strict mode is on (its session start), not by every session.
+    from statesnap.state.selection import ProbeSelection
 
 ALLOW_MARKER = markers.ALLOW
 STRICT_KEY = pytest.StashKey["StrictPlugin"]()
@@ -64,6 +58,8 @@ def _current_value(run: RunState, probe: str, key: str) -> Any:
 def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
                 held_by: dict[str, str] | None = None) -> str:
     """The teardown error's text: each leaked key, before → after, where, and a fix hint."""
+    from statesnap.state.selection import allowance_refs, made_directories, within
+
     leaks = list(leaks)
     lines = [f"statesnap --statesnap-strict: {nodeid} leaked state that later tests would "
              f"see ({len(leaks)} change(s)):"]
@@ -109,6 +105,8 @@ class StrictPlugin(HookPlugin):
         run.config.stash[STRICT_KEY] = self
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from statesnap.state.selection import ProbeSelection, SelectionError, resolve
+
         p = self.run
         spec = self.spec
         active = p.snapshotter.probes if p.snapshotter is not None else []
@@ -124,6 +122,8 @@ class StrictPlugin(HookPlugin):
         self.selection = selection
 
     def _patterns(self, item: pytest.Item) -> list[str]:
+        from statesnap.state.selection import normalise_allow
+
         out = list(self.allow)
         for marker in item.iter_markers(ALLOW_MARKER):
             out += [normalise_allow(str(a)) for a in marker.args]
@@ -177,6 +177,8 @@ class StrictPlugin(HookPlugin):
             if not held.put_back(_current_value(self.run, *ref)):
                 leaks.append(held.change)
                 held_by[held.change.ref] = f"{held.scope} fixture {held.fixture}"
+        from statesnap.state.selection import allowed
+
         patterns = self._patterns(item)
         leaks = [c for c in leaks if selection.covers(c) and not allowed(c, patterns)]
         if not leaks:
@@ -236,3 +238,7 @@ def terminal_lines(run: RunState) -> list[str]:
         return []
     return [f"strict mode: {len(strict)} test(s) errored for leaking state:"] + [
         f"    {nodeid}: {', '.join(map(str, refs))}" for nodeid, refs in strict[:MAX_LINES]]
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())

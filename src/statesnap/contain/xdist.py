@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from statesnap.plugin.hookplugin import HookPlugin
+from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import RunState
 from statesnap.record.journal import Record, RecordError, TestEntry, read_record
-from statesnap.record.lanes import merge_lanes
 from statesnap.state.diff import Change
 
 WORKERINPUT_KEY = "statesnap_record"
@@ -83,6 +82,7 @@ def combined_view(path: Path, header: dict[str, Any], lanes: list[Record]) -> Re
 def finish_controller(run: RunState, hooks: XdistHooks) -> None:
     """Merge the workers' lanes, then find, verify and write outputs per lane."""
     from statesnap.proof.session_end import finish_session
+    from statesnap.record.lanes import merge_lanes
 
     if run.record_path is None:
         return
@@ -139,3 +139,7 @@ def terminal_lines(run: RunState) -> list[str]:
     return ["xdist lanes merged into the record: " + ", ".join(
         f"{r.worker} ({len(r.tests)} tests" + (", crashed" if r.crashed else "") + ")"
         for r in lanes)]
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())

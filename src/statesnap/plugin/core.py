@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from statesnap import own_imports_done
 from statesnap import probes as probe_registry
 from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.base.internal import note_internal_error
@@ -225,6 +226,7 @@ class StatesnapPlugin(HookPlugin):
                                                "statesnap-restore-before")
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
+        own_imports_done()  # statesnap's start-up imports are done; the tests see no finder
         run.tracker.baseline()  # before collection
 
     # -- collection: what importing the test modules changed ------------------------------

@@ -9,18 +9,28 @@ from __future__ import annotations
 import importlib.metadata
 import json
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final
+
+from statesnap.base.plain import Frozen
 
 
-class ProjectDist(NamedTuple):
-    """What was found: the project's name, where it is installed, what it imports as."""
+class ProjectDist(Frozen):
+    """What was found: the project's name, where it is installed, what it imports as.
 
-    name: str
-    #: The directory the distribution is installed into (site-packages), or None if unknown.
-    location: str | None
-    #: Top-level importable names (packages and modules) of the distribution.
-    top_level: tuple[str, ...]
-    editable: bool
+    A plain slotted class (statesnap.base.plain): every session imports this module, and a
+    NamedTuple class is generated with exec at import."""
+
+    _fields = ("name", "location", "top_level", "editable")
+    __slots__ = _fields
+
+    def __init__(self, name: str, location: str | None, top_level: tuple[str, ...],
+                 editable: bool) -> None:
+        self.name: Final = name
+        #: The directory the distribution is installed into (site-packages), or None.
+        self.location: Final = location
+        #: Top-level importable names (packages and modules) of the distribution.
+        self.top_level: Final = top_level
+        self.editable: Final = editable
 
     def line(self) -> str | None:
         """A line for the terminal and the header; None when there is nothing to say."""

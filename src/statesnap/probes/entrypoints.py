@@ -90,4 +90,6 @@ def _stem_name(child: str) -> str | None:
 
 
 def _normalise(name: str) -> str:
+    if "-" not in name and "." not in name and "__" not in name:
+        return name.lower()  # nothing to collapse (most names): no regular expression
     return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")

@@ -12,6 +12,7 @@ from statesnap.base.argtypes import nonnegative_seconds
 from statesnap.contain.isolate.modes import MARKER, MODES, IsolateSettings
 from statesnap.contain.isolate.plugin import IsolatePlugin
 from statesnap.plugin import markers, options
+from statesnap.plugin.hookplugin import module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 
 
@@ -90,3 +91,7 @@ def terminal_lines(run: RunState) -> list[str]:
         lines.append(f"  {len(crashed)} isolated test process(es) died:")
         lines += crashed[:MAX_LINES]
     return lines
+
+
+#: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).
+__dir__ = module_dir(globals())
