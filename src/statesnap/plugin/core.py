@@ -22,6 +22,7 @@ from statesnap.base.internal import note_internal_error
 from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
+from statesnap.plugin.gauges import Gauges
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
@@ -30,7 +31,7 @@ from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.state.diff import Change, diff_snapshots
-from statesnap.state.snapshot import Snapshot, Snapshotter
+from statesnap.state.snapshot import Snapshotter
 from statesnap.state.tracker import Label, TestTracker
 
 if TYPE_CHECKING:
@@ -89,9 +90,7 @@ class StatesnapPlugin(HookPlugin):
         self.fixtures: FixturesProbe | None = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
-        #: The snapshot the last gauges were read from, and those gauges (also as JSON).
-        self._gauged: tuple[Snapshot | None, tuple[dict[str, float], str | None]] = (
-            None, ({}, None))
+        self._gauges = Gauges()
         self._worker_json: str = encode_string(run.worker)
         #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
         self._phase_texts: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
@@ -283,8 +282,9 @@ class StatesnapPlugin(HookPlugin):
                     restored: list[str], test: TestState) -> None:
         run = self.run
         assert run.writer is not None and run.tracker is not None
+        assert run.snapshotter is not None
         phases, failure, extra = test.phases, test.failure, test.fields
-        gauges = self._gauges()
+        gauges = self._gauges.of(run.tracker.current, run.snapshotter.probes)
         run.tests_written += 1
         if not changes and failure is None and not restored and not extra:
             # Most tests: nothing but the outcome, formatted by hand.
@@ -320,26 +320,6 @@ class StatesnapPlugin(HookPlugin):
         if known is None:
             known = self._phase_texts[key] = (_overall(phases), dumps(phases))
         return known
-
-    def _gauges(self) -> tuple[dict[str, float], str | None]:
-        """The gauges after this test, and their JSON text (None when there are none)."""
-        assert self.run.tracker is not None and self.run.snapshotter is not None
-        snap = self.run.tracker.current
-        if snap is None:
-            return {}, None
-        if snap is self._gauged[0]:
-            return self._gauged[1]  # nothing moved since the last test: the same numbers
-        out: dict[str, float] = {}
-        for probe in self.run.snapshotter.probes:
-            m = snap.maps.get(probe.name)
-            if m is None:
-                continue
-            try:
-                out.update(probe.gauges(m))
-            except Exception as exc:
-                note_internal_error(f"probe {probe.name}: gauges", exc)
-        self._gauged = (snap, (out, dumps(out) if out else None))
-        return self._gauged[1]
 
     def _watch_call_edges(self) -> None:
         # A second report of a call phase: subtests (pytest's, or unittest's subTest) report
