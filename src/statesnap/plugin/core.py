@@ -8,6 +8,7 @@ called through the run state (observers, terminal lines, session end), never imp
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from collections.abc import Generator, Sequence
@@ -65,6 +66,18 @@ _FAILED = object()
 #: Fixtures pytest makes for the user's own code: xunit ``setup_*``/``teardown_*`` functions
 #: and unittest's ``setUpClass``.  Their functions live in ``_pytest``; they run user code.
 _USER_CODE_FIXTURES = ("_xunit_setup_", "_unittest_")
+
+
+def _may_tear_down(fixturedef: Any) -> bool:
+    """Whether a fixture may run code at its teardown: pytest finalises a generator
+    function's fixture; one given ``request`` may add finalisers; anything else a plugin
+    wrapped (coroutines) counts too."""
+    func = getattr(fixturedef, "func", None)
+    argnames = getattr(fixturedef, "argnames", None)
+    if func is None or argnames is None or "request" in argnames:
+        return True
+    return (inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func)
+            or inspect.iscoroutinefunction(func))
 
 
 def _is_builtin_fixture(fixturedef: Any) -> bool:
@@ -357,18 +370,24 @@ class StatesnapPlugin(HookPlugin):
             self.run.tracker.checkpoint(Label("call"))
 
     def _quiet_teardown(self, item: pytest.Item) -> bool:
-        """Whether the teardown after this call runs only pytest's own code.
+        """Whether the teardown after this call runs no code of the user's.
 
-        So when the test uses no fixture at all (not even ``request``, whose
-        ``addfinalizer`` runs user code at teardown) and the next test shares this one's
-        parent (so no module- or class-scoped fixture is torn down).  Finalisers a plugin
-        added with ``item.addfinalizer`` would then be counted as the call's.
+        So when every fixture the test uses is a function-scoped one of the user's that was
+        set up for it and has no teardown (no generator, no ``request``, whose
+        ``addfinalizer`` runs user code at teardown), or it uses none at all, and the next
+        test shares this one's parent (so no module- or class-scoped fixture is torn down).
+        A fixture of pytest's or a plugin's (``tmp_path``, ``monkeypatch``), or ``request``
+        asked by the test itself, keeps the checkpoint.  Finalisers a plugin added with
+        ``item.addfinalizer`` would then be counted as the call's.
         """
         test = self.run.test
         nextitem = test.nextitem
-        return (not test.function_fixtures and not test.wide_fixtures
-                and not getattr(item, "fixturenames", None)
-                and nextitem is not None and nextitem.parent is item.parent)
+        if test.wide_fixtures or test.tears_down or nextitem is None:
+            return False
+        if nextitem.parent is not item.parent:
+            return False
+        names = getattr(item, "fixturenames", None)
+        return not names or set(names) <= set(test.function_fixtures)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_fixture_setup(
@@ -395,7 +414,10 @@ class StatesnapPlugin(HookPlugin):
                 self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
             elif self.run.tracker is not None and not _is_builtin_fixture(fixturedef):
                 if str(fixturedef.scope) == "function":
-                    self.run.test.function_fixtures.append(fixturedef.argname)
+                    test = self.run.test
+                    test.function_fixtures.append(fixturedef.argname)
+                    if not test.tears_down and _may_tear_down(fixturedef):
+                        test.tears_down = True
                 else:
                     self.run.test.wide_fixtures = True
                     if self.fixtures is not None and value is not _FAILED:
