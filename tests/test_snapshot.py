@@ -217,7 +217,7 @@ class Gauged(Counter):
 
 
 def test_gauges_are_read_again_only_for_a_new_map() -> None:
-    from statesnap.plugin.gauges import Gauges
+    from statesnap.record.gauges import Gauges
 
     g, other = Gauged("g", 1), Restless("r")
     snap = Snapshotter([g, other])

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from statesnap.plugin.markers import names_on
-
 SUITE = '''
 import pytest
 
@@ -34,6 +32,10 @@ def test_plain():
 
 
 def test_every_marker_of_the_items_and_their_parents_is_named(pytester: pytest.Pytester) -> None:
+    # Imported here, with pytester's copy of sys.modules in place: a plugin module imported
+    # by the outer process would be shared with the inner in-process runs of other tests.
+    from statesnap.plugin.markers import names_on
+
     items = pytester.getitems(SUITE)
     assert len(items) == 4
     names = names_on(items)

@@ -23,12 +23,12 @@ from statesnap.base.internal import note_internal_error
 from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
-from statesnap.plugin.gauges import Gauges
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
+from statesnap.record.gauges import Gauges
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.state.diff import Change, diff_snapshots
