@@ -204,7 +204,6 @@ class Snapshotter:
         probes read again.  ``whole``: the tokens are every active probe's, in order."""
         clock = time.perf_counter_ns
         slot = None if prev is None else (prev.light_tokens if light else prev.tokens)
-        maps = None if prev is None else prev.maps
         moved: list[tuple[str, ProbeMap, object, object]] = []
         failed: list[str] = []
         for probe, token in zip(probes, tokens, strict=True):
@@ -228,16 +227,6 @@ class Snapshotter:
             cost = self.costs[name]
             cost.read_ns += clock() - t0
             cost.reads += 1
-            if maps is not None:
-                # A token that moved while the map came back the same (a class made and
-                # collected again): the old map is kept, so diffs and gauges skip it by
-                # identity.  One comparison in C, where a diff would build sets of both.
-                old = maps.get(name)
-                try:
-                    if old is not None and old == result:
-                        result = old
-                except Exception:  # a third-party fingerprint's __eq__: keep the new map
-                    pass
             full, lite = (other, token) if light else (token, other)
             moved.append((name, result, full, lite))
         # The row is only worth keeping when every token is a real one of this probe list.
