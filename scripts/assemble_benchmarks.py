@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ORDER = ("overhead", "instructions-stop14", "instructions-stop13", "overhead-against-stop13", "instructions-now",
+ORDER = ("overhead", "instructions-stop15", "instructions-stop14", "instructions-stop13", "overhead-against-stop13", "instructions-now",
          "instructions-start", "overhead-nocache",
          "overhead-before-after", "overhead-probes-against", "fixed", "fixed-breakdown",
          "healthy", "locate", "report", "isolate", "hunt", "demo-verdicts", "mutation",

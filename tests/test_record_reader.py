@@ -444,3 +444,37 @@ def test_a_failure_entry_keeps_the_first_line_and_the_end_of_the_text() -> None:
     assert entry["text"] == text[-TEXT_LIMIT:] and entry["text"].endswith("assert tail")
     assert failure_entry("setup", None, "", "") == {
         "phase": "setup", "exc_type": None, "message": "", "text": ""}
+
+
+@pytest.mark.parametrize("nodeid", ["t.py::a", 't.py::x["quoted" ünïcode\\]', "t.py::ctl\x01",
+                                    "t.py::t[\u2028]"])
+def test_skip_plain_names_the_running_test_as_the_whole_read_does(tmp_path: Path,
+                                                                  nodeid: str) -> None:
+    # The lean read keeps start lines as text and parses only the one whose test never
+    # finished: it must come out as the whole read parses it, whatever the node id holds.
+    path = tmp_path / "r.jsonl"
+    writer = RecordWriter(path)
+    writer.write({"type": "header", "format": FORMAT, "worker": "main"})
+    for index, name in enumerate(["t.py::first", nodeid]):
+        writer.write_start(index, name)
+        writer.write_line(plain_test_line(index, json.dumps(name, ensure_ascii=False),
+                                          '"main"', "passed", '{"call":"passed"}', 0.5, None))
+    writer.write_start(2, nodeid)  # dies in it
+    writer.close()
+    lean, whole = read_record(path, skip_plain=True), read_record(path)
+    assert whole.running == {"type": "start", "index": 2, "nodeid": nodeid}
+    assert lean.running == whole.running
+    assert lean.tests == [] and len(whole.tests) == 2
+
+
+@pytest.mark.parametrize("bad", ['{"type":"start","index":01,"nodeid":"t.py::a"}',
+                                 '{"type":"start","index":1,"nodeid":"t.py::\\q"}'])
+def test_skip_plain_still_rejects_a_start_line_that_is_no_json(tmp_path: Path,
+                                                               bad: str) -> None:
+    lines = _lines()
+    lines.insert(2, bad)
+    path = _write(tmp_path, lines)
+    for lean in (False, True):
+        with pytest.raises(RecordError, match="not a statesnap record line") as excinfo:
+            read_record(path, skip_plain=lean)
+        assert excinfo.value.line == 3

@@ -166,3 +166,58 @@ def test_a_key_a_wide_setup_made_then_changed_again_carries_the_setups_value() -
     probe.value = 6
     (end,) = tracker.end()
     assert end.then is None
+
+
+class Restless(Counter):
+    """A token that moves on every call (a counter of made objects) over state that may not."""
+
+    def token(self) -> object:
+        super().token()
+        return self.tokens
+
+
+def test_a_moved_token_over_unchanged_state_is_no_change_and_a_real_one_is_found() -> None:
+    probe, still = Restless("r"), Counter("s")
+    tracker = TestTracker(Snapshotter([probe, still]))
+    tracker.begin()
+    tracker.checkpoint(Label("setup"))
+    assert tracker.end() == []
+    tracker.begin()
+    tracker.checkpoint(Label("setup"))
+    probe.value = 7
+    tracker.checkpoint(Label("call"))
+    (change,) = tracker.end()
+    assert (change.probe, change.before, change.after, change.phase) == ("r", 0, 7, "call")
+
+
+class Gauged(Counter):
+    """A probe with a gauge; counts how often it was asked."""
+
+    def __init__(self, name: str, value: object = 0) -> None:
+        super().__init__(name, value)
+        self.asked = 0
+
+    def gauges(self, current: dict[str, object]) -> dict[str, float]:
+        self.asked += 1
+        return {f"{self.name}.value": float(current["value"])}  # type: ignore[arg-type]
+
+
+def test_gauges_are_read_again_only_for_a_new_map() -> None:
+    from statesnap.record.gauges import Gauges
+
+    g, other = Gauged("g", 1), Restless("r")
+    snap = Snapshotter([g, other])
+    gauges = Gauges()
+    first = snap.take()
+    assert gauges.of(first, snap.probes) == ({"g.value": 1.0}, '{"g.value":1.0}')
+    moved = snap.take(first)  # r's token moved: g's map is shared
+    assert moved is not first and moved.get("g") is first.get("g")
+    assert gauges.of(moved, snap.probes) == ({"g.value": 1.0}, '{"g.value":1.0}')
+    assert g.asked == 1
+    g.value = 3
+    changed = snap.take(moved)
+    assert gauges.of(changed, snap.probes) == ({"g.value": 3.0}, '{"g.value":3.0}')
+    assert g.asked == 2
+    assert gauges.of(None, snap.probes) == ({}, None)
+    none_here = Snapshotter([Counter("c")])
+    assert Gauges().of(none_here.take(), none_here.probes) == ({}, None)

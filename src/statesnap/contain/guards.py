@@ -93,7 +93,7 @@ class GuardPlugin(HookPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # With no guarded test in the session (the usual case), no test looks again.
-        self.any_marked = any(item.get_closest_marker(MARKER) is not None for item in items)
+        self.any_marked = MARKER in markers.names_on(items)
 
     def before_test(self, item: pytest.Item) -> None:
         if self.any_marked is not False and item.get_closest_marker(MARKER) is not None:

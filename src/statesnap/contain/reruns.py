@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from statesnap.plugin import markers
 from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.record.journal import Record, TestEntry
@@ -61,7 +62,7 @@ def reruns_possible(config: pytest.Config, items: list[pytest.Item]) -> bool:
             return True
     except ValueError:  # an older release without the ini option
         pass
-    return any(item.get_closest_marker("flaky") is not None for item in items)
+    return "flaky" in markers.names_on(items)
 
 
 def rerun_tests(record: Record) -> list[TestEntry]:

@@ -8,6 +8,7 @@ called through the run state (observers, terminal lines, session end), never imp
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 from collections.abc import Generator, Sequence
@@ -28,10 +29,11 @@ from statesnap.plugin.options import rootdir_pitfalls, settings_from
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
 from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
+from statesnap.record.gauges import Gauges
 from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
 from statesnap.record.paths import default_record_path, mark_latest
 from statesnap.state.diff import Change, diff_snapshots
-from statesnap.state.snapshot import Snapshot, Snapshotter
+from statesnap.state.snapshot import Snapshotter
 from statesnap.state.tracker import Label, TestTracker
 
 if TYPE_CHECKING:
@@ -67,6 +69,18 @@ _FAILED = object()
 _USER_CODE_FIXTURES = ("_xunit_setup_", "_unittest_")
 
 
+def _may_tear_down(fixturedef: Any) -> bool:
+    """Whether a fixture may run code at its teardown: pytest finalises a generator
+    function's fixture; one given ``request`` may add finalisers; anything else a plugin
+    wrapped (coroutines) counts too."""
+    func = getattr(fixturedef, "func", None)
+    argnames = getattr(fixturedef, "argnames", None)
+    if func is None or argnames is None or "request" in argnames:
+        return True
+    return (inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func)
+            or inspect.iscoroutinefunction(func))
+
+
 def _is_builtin_fixture(fixturedef: Any) -> bool:
     func = getattr(fixturedef, "func", None)
     module = getattr(func, "__module__", "") or ""
@@ -90,9 +104,7 @@ class StatesnapPlugin(HookPlugin):
         self.fixtures: FixturesProbe | None = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
-        #: The snapshot the last gauges were read from, and those gauges (also as JSON).
-        self._gauged: tuple[Snapshot | None, tuple[dict[str, float], str | None]] = (
-            None, ({}, None))
+        self._gauges = Gauges()
         self._worker_json: str = encode_string(run.worker)
         #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
         self._phase_texts: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
@@ -291,8 +303,9 @@ class StatesnapPlugin(HookPlugin):
                     restored: list[str], test: TestState) -> None:
         run = self.run
         assert run.writer is not None and run.tracker is not None
+        assert run.snapshotter is not None
         phases, failure, extra = test.phases, test.failure, test.fields
-        gauges = self._gauges()
+        gauges = self._gauges.of(run.tracker.current, run.snapshotter.probes)
         run.tests_written += 1
         if not changes and failure is None and not restored and not extra:
             # Most tests: nothing but the outcome, formatted by hand.
@@ -328,26 +341,6 @@ class StatesnapPlugin(HookPlugin):
         if known is None:
             known = self._phase_texts[key] = (_overall(phases), dumps(phases))
         return known
-
-    def _gauges(self) -> tuple[dict[str, float], str | None]:
-        """The gauges after this test, and their JSON text (None when there are none)."""
-        assert self.run.tracker is not None and self.run.snapshotter is not None
-        snap = self.run.tracker.current
-        if snap is None:
-            return {}, None
-        if snap is self._gauged[0]:
-            return self._gauged[1]  # nothing moved since the last test: the same numbers
-        out: dict[str, float] = {}
-        for probe in self.run.snapshotter.probes:
-            m = snap.maps.get(probe.name)
-            if m is None:
-                continue
-            try:
-                out.update(probe.gauges(m))
-            except Exception as exc:
-                note_internal_error(f"probe {probe.name}: gauges", exc)
-        self._gauged = (snap, (out, dumps(out) if out else None))
-        return self._gauged[1]
 
     def _watch_call_edges(self) -> None:
         # A second report of a call phase: subtests (pytest's, or unittest's subTest) report
@@ -385,18 +378,24 @@ class StatesnapPlugin(HookPlugin):
             self.run.tracker.checkpoint(Label("call"))
 
     def _quiet_teardown(self, item: pytest.Item) -> bool:
-        """Whether the teardown after this call runs only pytest's own code.
+        """Whether the teardown after this call runs no code of the user's.
 
-        So when the test uses no fixture at all (not even ``request``, whose
-        ``addfinalizer`` runs user code at teardown) and the next test shares this one's
-        parent (so no module- or class-scoped fixture is torn down).  Finalisers a plugin
-        added with ``item.addfinalizer`` would then be counted as the call's.
+        So when every fixture the test uses is a function-scoped one of the user's that was
+        set up for it and has no teardown (no generator, no ``request``, whose
+        ``addfinalizer`` runs user code at teardown), or it uses none at all, and the next
+        test shares this one's parent (so no module- or class-scoped fixture is torn down).
+        A fixture of pytest's or a plugin's (``tmp_path``, ``monkeypatch``), or ``request``
+        asked by the test itself, keeps the checkpoint.  Finalisers a plugin added with
+        ``item.addfinalizer`` would then be counted as the call's.
         """
         test = self.run.test
         nextitem = test.nextitem
-        return (not test.function_fixtures and not test.wide_fixtures
-                and not getattr(item, "fixturenames", None)
-                and nextitem is not None and nextitem.parent is item.parent)
+        if test.wide_fixtures or test.tears_down or nextitem is None:
+            return False
+        if nextitem.parent is not item.parent:
+            return False
+        names = getattr(item, "fixturenames", None)
+        return not names or set(names) <= set(test.function_fixtures)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_fixture_setup(
@@ -423,7 +422,10 @@ class StatesnapPlugin(HookPlugin):
                 self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
             elif self.run.tracker is not None and not _is_builtin_fixture(fixturedef):
                 if str(fixturedef.scope) == "function":
-                    self.run.test.function_fixtures.append(fixturedef.argname)
+                    test = self.run.test
+                    test.function_fixtures.append(fixturedef.argname)
+                    if not test.tears_down and _may_tear_down(fixturedef):
+                        test.tears_down = True
                 else:
                     self.run.test.wide_fixtures = True
                     if self.fixtures is not None and value is not _FAILED:

@@ -6,6 +6,13 @@ core and other features can read a marker without importing the feature that own
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
+    from _pytest.nodes import Node
+
 ISOLATE = "statesnap_isolate"
 ALLOW = "statesnap_allow"
 REQUIRES_CLEAN = "statesnap_requires_clean"
@@ -19,3 +26,24 @@ HELP = {
     REQUIRES_CLEAN: f"{REQUIRES_CLEAN}('cuda', 'env:CUDA_VISIBLE_DEVICES', ...): error at "
     "setup, naming the test that dirtied it, when this state differs from the session's start",
 }
+
+
+def names_on(items: Iterable[pytest.Item]) -> set[str]:
+    """Every marker name on ``items`` or on any of their parents (what ``get_closest_marker``
+    looks through), each collection node read once.
+
+    A feature asks this once at collection instead of one ``get_closest_marker`` per item:
+    that walks every item's parents again, and three features asking cost a few percent of
+    a trivial test.  Markers added later (``item.add_marker`` in a fixture) are not seen,
+    as ``get_closest_marker`` at collection does not see them either.
+    """
+    names: set[str] = set()
+    seen: set[int] = set()
+    for item in items:
+        node: Node | None = item
+        while node is not None and id(node) not in seen:
+            seen.add(id(node))
+            for mark in node.own_markers:
+                names.add(mark.name)
+            node = node.parent
+    return names

@@ -64,6 +64,7 @@ class TestState:
         "function_fixtures",
         "nextitem",
         "phases",
+        "tears_down",
         "wide_fixtures",
     )
 
@@ -78,6 +79,9 @@ class TestState:
         self.function_fixtures: list[str] = []
         #: Whether a fixture of a wider scope was set up for it.
         self.wide_fixtures = False
+        #: Whether one of :attr:`function_fixtures` may run code at teardown (a generator,
+        #: or one given ``request``, which can add finalisers).
+        self.tears_down = False
         #: The next test pytest will run (None: the last, or a child tears everything down).
         self.nextitem = nextitem
         #: The call phase's changes are closed by the end-of-test snapshot (quiet teardown).

@@ -251,6 +251,10 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
 #: ``"changes":[]`` cannot occur inside a JSON string, where quotes are escaped.
 _PLAIN_TAIL = re.compile(r'"changes":\[\](?:,"gauges":\{[^{}]*\})?\}$')
 _INDEX = re.compile(r'"index":(\d+)')
+#: A ``start`` line as :meth:`RecordWriter.write_start` writes it (no worker: the lane's), and
+#: only valid JSON: the index without a leading zero, the node id a well-formed JSON string.
+_START = re.compile(r'\{"type":"start","index":(0|[1-9][0-9]*),"nodeid":'
+                    r'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"\}')
 
 
 def _plain_test_index(text: str) -> int | None:
@@ -277,7 +281,9 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
     record: Record | None = None
     # Keyed by (worker, index): a merged xdist record holds several lanes whose indexes
     # overlap, each lane's lines after its own "lane" line.
-    started: dict[tuple[str, int], dict[str, Any]] = {}
+    # With ``skip_plain``, a start line the writer made is kept as its text, parsed only if
+    # its test never finished (one per record at most): every test has one.
+    started: dict[tuple[str, int], dict[str, Any] | str] = {}
     lane = "main"
     for lineno, text, cut in _iter_lines(path):
         if not text.strip():
@@ -286,6 +292,10 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
             plain = _plain_test_index(text)
             if plain is not None:
                 started.pop((lane, plain), None)
+                continue
+            start = _START.fullmatch(text)
+            if start is not None:
+                started[(lane, int(start.group(1)))] = text
                 continue
         try:
             obj = json.loads(text)
@@ -350,7 +360,8 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
         raise RecordError(path, "empty record (no header line)")
     if started:
         # The last test started and never finished (the latest one when lanes crashed).
-        record.running = started[max(started, key=lambda k: (k[1], k[0]))]
+        running = started[max(started, key=lambda k: (k[1], k[0]))]
+        record.running = json.loads(running) if isinstance(running, str) else running
     return record
 
 

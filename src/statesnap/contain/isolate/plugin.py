@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from statesnap.contain.isolate.modes import IsolateSettings, requested_mode
+from statesnap.plugin import markers
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.run import RunState
 
@@ -29,7 +30,8 @@ class IsolatePlugin(HookPlugin):
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # A bad marker is a usage error before anything runs (so every item is looked at);
         # with no marker anywhere (the usual case), no test pays for a hook of this feature.
-        marked = [requested_mode(item, None) is not None for item in items]
+        marked = ([requested_mode(item, None) is not None for item in items]
+                  if markers.ISOLATE in markers.names_on(items) else [])
         pm = self.run.config.pluginmanager
         if ((any(marked) or self.settings.mode is not None)
                 and not pm.has_plugin("statesnap-isolate-runner")):
