@@ -213,10 +213,17 @@ class Part(Plain):
         self.seen = seen
 
 
+#: Writes that bind what was there before (a function swapped and put back) after which a
+#: module's namespace is watched by its bindings: click's test runner does it on every
+#: invocation, and a tag that moves on each made each of them a read of the probe.
+REWRITES_TO_BINDINGS = 2
+
+
 class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
-    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound")
+    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound", "rewrites",
+               "by_bindings")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -236,6 +243,21 @@ class Tracked(Plain):
         #: object (``_attrsame.same_bindings``).
         self.bound: tuple[frozenset[str], tuple[str, ...], tuple[Any, ...]] = (
             frozenset(), (), ())
+        #: How often its namespace was written to and still bound what it was described with.
+        self.rewrites = 0
+        #: Its namespace is watched by what it binds rather than by its version tag
+        #: (:class:`~statesnap.probes._attrwatch.Bindings`), after :data:`REWRITES_TO_BINDINGS`
+        #: such writes.
+        self.by_bindings = False
+
+    def rewritten(self) -> bool:
+        """Count a write that left every binding as described; True when that makes the
+        namespace one watched by its bindings (the watch must then be built again)."""
+        self.rewrites += 1
+        if self.by_bindings or self.rewrites < REWRITES_TO_BINDINGS:
+            return False
+        self.by_bindings = True
+        return True
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:

@@ -7,12 +7,14 @@ keeps the module that owns its object, so ``read`` re-describes only the modules
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Mapping
 from itertools import chain, compress, islice
 from operator import ne
 from typing import TYPE_CHECKING, Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrsame import binds_as_described
 from statesnap.probes._attrscan import MODULE_PART
 from statesnap.probes._dictwatch import (
     VERSION_OFFSET,
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
     Owner = tuple[Tracked, str]
 
 _MISSING = object()
+#: Readings of :class:`Bindings`: one number per "binds what it was described with", never
+#: reused by another Bindings (a rebuilt watch's reading must not equal an old one's).
+_GENERATIONS = itertools.count()
 
 
 def _seq_sig(seq: Any) -> tuple[int, int]:
@@ -54,6 +59,45 @@ def _cache_size(func: Any) -> int:
         return -1
 
 
+class Bindings:
+    """Module namespaces watched by what they bind rather than by their version tag.
+
+    A namespace's tag moves on every store, even of the object already bound: click's test
+    runner swaps four modules' functions and puts them back around every invocation, and each
+    move made a read of the probe (a few hundred on click's suite).  For the modules found
+    written to that way (:meth:`Tracked.rewritten`), the token's reading is a number that
+    stands for "every namespace binds every described name to the object it was described
+    with" (checked again only when one of their tags moved since it last held), and the raw
+    tags while one does not (never equal to any earlier reading: tags only grow).
+    """
+
+    def __init__(self, mods: list[Tracked]) -> None:
+        self.mods = mods
+        self.versions = versions([t.ns for t in mods])
+        self._tags = self.versions.read
+        self._held: object = None
+        self._gen = next(_GENERATIONS)
+
+    def renew(self) -> None:
+        """One of the modules was described again: a reading made before stands for other
+        bindings."""
+        self._gen = next(_GENERATIONS)
+        self._held = None
+
+    def token(self) -> object:
+        tags = self._tags()
+        if tags != self._held:
+            if not all(map(binds_as_described, self.mods)):
+                return tags
+            self._held = tags
+        return self._gen
+
+    def tag_items(self) -> tuple[Any, ...]:
+        """Each namespace's raw tag, in :attr:`mods` order (for :meth:`Watch.readings`)."""
+        values = self.versions.per_item(self._tags())
+        return tuple(values[: len(self.mods)])
+
+
 class Watch:
     """All tracked modules' watched objects, flattened for cheap reads.
 
@@ -72,11 +116,16 @@ class Watch:
         self.cache_dicts: list[dict[Any, Any]] = []
         self.slow_caches: list[Any] = []
         classes: list[type] = []
-        own: dict[str, list[Owner]] = {k: [] for k in "tpshcfk"}
+        own: dict[str, list[Owner]] = {k: [] for k in "tpshcfkb"}
+        by_bindings: list[Tracked] = []
         for t in mods:
             t.rewatch = False
-            tagged.append(t.ns)
-            own["t"].append((t, MODULE_PART))
+            if t.by_bindings:
+                by_bindings.append(t)
+                own["b"].append((t, MODULE_PART))
+            else:
+                tagged.append(t.ns)
+                own["t"].append((t, MODULE_PART))
             for key, part in t.parts.items():
                 owner = (t, key)
                 if part.cls is not None:
@@ -121,14 +170,18 @@ class Watch:
             self._slot_reader = self._slots.read
         self._tags: Callable[[], object] = self._versions.read
         self._proxies: Callable[[], object] = portable_reader(proxies)
+        #: The namespaces watched by what they bind; read in the same segment layout as the
+        #: others (their raw tags), but for the token through :meth:`Bindings.token`.
+        self.bindings = Bindings(by_bindings)
+        self._bindings: Callable[[], object] = self.bindings.token if by_bindings else tuple
         #: Per segment of :meth:`readings`: the objects read, and the modules owning them.
         #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
         self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
                                           self.huge, self.cache_dicts, self.slow_caches,
-                                          classes]
+                                          classes, [t.ns for t in by_bindings]]
         self.owners: list[list[Owner]] = [
             own["t"], own["p"], own["s"], list(compress(own["s"], self._filled)), own["h"],
-            own["c"], own["f"], own["k"]]
+            own["c"], own["f"], own["k"], own["b"]]
         #: Readings when the owners were last described (None: not known), and, for a watch
         #: rebuilt since, the last tag of each dict (the raw tag segment belongs to a layout).
         self.last: tuple[Any, ...] | None = None
@@ -194,6 +247,7 @@ class Watch:
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
             self._slot_reader(),
+            self._bindings(),
         )
 
     def light(self) -> object:
@@ -202,7 +256,7 @@ class Watch:
         # change of a list waits for the full token.
         return (self._tags(), sum(map(len, self.small)), sum(map(len, self.huge)),
                 sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)),
-                self._slot_reader())
+                self._slot_reader(), self._bindings())
 
     def _slot_items(self, tags: object) -> tuple[Any, ...]:
         # Per class as listed (a raw reading is in address order).
@@ -224,6 +278,7 @@ class Watch:
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
             self._slot_items(tags),
+            self.bindings.tag_items() if self.bindings.mods else (),
         )
 
 

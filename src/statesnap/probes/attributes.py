@@ -18,6 +18,7 @@ from typing import Any
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
+    MODULE_PART,
     SUBCLASSES,
     Tracked,
     is_normal_path,
@@ -155,7 +156,11 @@ class AttributesProbe(Probe):
             if t is None or t.module is not module:
                 t = Tracked(name, module, module_namespace(module))
             mods.append(t)
-        self._regather |= len(mods) != len(self._mods) or any(map(ne, mods, self._mods))
+        if len(mods) == len(self._mods) and not any(map(ne, mods, self._mods)):
+            # sys.modules moved, not the project's modules (most imports during a run): the
+            # watch reads the same objects.
+            return
+        self._regather = True
         self._mods = mods
         self._by_name = {t.name: t for t in mods}
         self._watch = Watch(mods, previous=self._watch)
@@ -184,20 +189,27 @@ class AttributesProbe(Probe):
         moved: dict[tuple[Tracked, str], list[Any]] = {}
         for owner, obj in watch.dirty(now):
             moved.setdefault(owner, []).append(obj)
+        rewatch = False
         for (t, part), objs in moved.items():
             if t in dirty and dirty[t] is None:
                 continue  # described whole anyway
             if same_bindings(t, part, objs):
-                continue  # its namespace was written to, but binds what it did
+                # Its namespace was written to, but binds what it did; written to that way
+                # again and again, it is watched by its bindings from now on.
+                rewatch |= part == MODULE_PART and t.rewritten()
+                continue
             parts = dirty.setdefault(t, set())
             assert parts is not None
             parts.add(part)
         changed, self._regather = self._regather, False
         names = frozenset(self._by_name)
-        rewatch = False
+        renew = False
         for t, only in dirty.items():
             changed |= refresh(t, names, self._redactor, self._kinds, only)
             rewatch |= t.rewatch
+            renew |= t.by_bindings
+        if renew:
+            watch.bindings.renew()
         if rewatch or watch.filled_moved():
             watch = self._watch = Watch(self._mods, previous=watch)
             now = watch.readings()
