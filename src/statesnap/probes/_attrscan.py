@@ -223,7 +223,7 @@ class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
     _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound", "rewrites",
-               "by_bindings")
+               "by_bindings", "watched")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -249,6 +249,10 @@ class Tracked(Plain):
         #: (:class:`~statesnap.probes._attrwatch.Bindings`), after :data:`REWRITES_TO_BINDINGS`
         #: such writes.
         self.by_bindings = False
+        #: What :attr:`parts` adds to a watch, with the parts dict it was gathered from
+        #: (:func:`~statesnap.probes._attrwatch.watched_objects`): a rebuilt watch gathers
+        #: again only the modules described since.
+        self.watched: tuple[dict[str, Part], tuple[list[Any], ...]] | None = None
 
     def rewritten(self) -> bool:
         """Count a write that left every binding as described; True when that makes the

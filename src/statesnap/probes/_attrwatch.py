@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Mapping
-from itertools import chain, compress, islice
+from itertools import chain, compress, islice, repeat
 from operator import ne
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,44 @@ def _cache_size(func: Any) -> int:
         return int(func.cache_info().currsize)
     except Exception:
         return -1
+
+
+def watched_objects(t: Tracked) -> tuple[list[Any], ...]:
+    """What ``t``'s parts add to a watch, each list followed by the owners of its objects:
+    dicts, mapping proxies, sequences, cache dicts, slow caches, classes.
+
+    Kept on ``t`` with the parts dict it was gathered from; describing a module makes a new
+    parts dict, so a watch rebuilt for another module's sake reuses this one's.
+    """
+    if t.watched is not None and t.watched[0] is t.parts:
+        return t.watched[1]
+    lists: tuple[list[Any], ...] = tuple([] for _ in range(12))
+    dicts, own_dicts, proxies, own_proxies, seqs, own_seqs = lists[:6]
+    cdicts, own_cdicts, slow, own_slow, classes, own_classes = lists[6:]
+    for key, part in t.parts.items():
+        owner = (t, key)
+        if part.cls is not None:
+            classes.append(part.cls[1])
+            own_classes.append(owner)
+        for m in ((part.cls[2],) if part.cls is not None else ()) + part.dicts:
+            if isinstance(m, dict):
+                dicts.append(m)
+                own_dicts.append(owner)
+            else:
+                proxies.append(m)
+                own_proxies.append(owner)
+        for seq in part.seqs:
+            seqs.append(seq)
+            own_seqs.append(owner)
+        for _, func, d in part.caches:
+            if d is not None:
+                cdicts.append(d)
+                own_cdicts.append(owner)
+            else:
+                slow.append(func)
+                own_slow.append(owner)
+    t.watched = (t.parts, lists)
+    return lists
 
 
 class Bindings:
@@ -118,6 +156,8 @@ class Watch:
         classes: list[type] = []
         own: dict[str, list[Owner]] = {k: [] for k in "tpshcfkb"}
         by_bindings: list[Tracked] = []
+        seqs: list[Any] = []
+        own_seqs: list[Owner] = []
         for t in mods:
             t.rewatch = False
             if t.by_bindings:
@@ -126,29 +166,24 @@ class Watch:
             else:
                 tagged.append(t.ns)
                 own["t"].append((t, MODULE_PART))
-            for key, part in t.parts.items():
-                owner = (t, key)
-                if part.cls is not None:
-                    classes.append(part.cls[1])
-                    own["k"].append(owner)
-                for m in ((part.cls[2],) if part.cls is not None else ()) + part.dicts:
-                    if isinstance(m, dict):
-                        tagged.append(m)
-                        own["t"].append(owner)
-                    else:
-                        proxies.append(m)
-                        own["p"].append(owner)
-                for seq in part.seqs:
-                    big = len(seq) > D.HUGE
-                    (self.huge if big else self.small).append(seq)
-                    own["h" if big else "s"].append(owner)
-                for _, func, d in part.caches:
-                    if d is not None:
-                        self.cache_dicts.append(d)
-                        own["c"].append(owner)
-                    else:
-                        self.slow_caches.append(func)
-                        own["f"].append(owner)
+            (t_dicts, t_own_dicts, t_proxies, t_own_proxies, t_seqs, t_own_seqs, t_cdicts,
+             t_own_cdicts, t_slow, t_own_slow, t_classes, t_own_classes) = watched_objects(t)
+            tagged += t_dicts
+            own["t"] += t_own_dicts
+            proxies += t_proxies
+            own["p"] += t_own_proxies
+            seqs += t_seqs
+            own_seqs += t_own_seqs
+            self.cache_dicts += t_cdicts
+            own["c"] += t_own_cdicts
+            self.slow_caches += t_slow
+            own["f"] += t_own_slow
+            classes += t_classes
+            own["k"] += t_own_classes
+        for seq, owner in zip(seqs, own_seqs, strict=True):
+            big = len(seq) > D.HUGE
+            (self.huge if big else self.small).append(seq)
+            own["h" if big else "s"].append(owner)
         # Item ids are summed over non-empty sequences only (an empty registry is the common
         # case and costs a step of the chain per list); one that fills up changes its length,
         # and read() then rebuilds the watch with it.
@@ -201,7 +236,7 @@ class Watch:
         last: list[Any] = []
         for k, (objs, values) in enumerate(zip(previous.segments, old, strict=True)):
             by_id = dict(zip(map(id, objs), values, strict=False))
-            last.append(tuple(by_id.get(id(o), _MISSING) for o in self.segments[k]))
+            last.append(tuple(map(by_id.get, map(id, self.segments[k]), repeat(_MISSING))))
         self._last_tag_items = last[0]
         last[0] = None  # never equal to a raw reading: compared per dict instead
         self.last = tuple(last)
