@@ -201,11 +201,15 @@ class AttributesProbe(Probe):
             parts = dirty.setdefault(t, set())
             assert parts is not None
             parts.add(part)
-        changed, self._regather = self._regather, False
+        regather, self._regather = self._regather or not self._map, False
         names = frozenset(self._by_name)
         renew = False
+        #: Modules whose fingerprints changed, each with the ones it had.
+        changed: list[tuple[Tracked, dict[str, str]]] = []
         for t, only in dirty.items():
-            changed |= refresh(t, names, self._redactor, self._kinds, only)
+            fps = t.fps  # refresh binds a new dict
+            if refresh(t, names, self._redactor, self._kinds, only):
+                changed.append((t, fps))
             rewatch |= t.rewatch
             renew |= t.by_bindings
         if renew:
@@ -215,7 +219,7 @@ class AttributesProbe(Probe):
             now = watch.readings()
         # Describing only reads, so what was read before it still holds.
         watch.remember(now)
-        if changed or not self._map:
+        if regather:
             out: ProbeMap = {}
             for t in self._mods:
                 # The module's own key: diffs tell an attribute added to a module watched
@@ -224,6 +228,16 @@ class AttributesProbe(Probe):
                 out.update(t.fps)
             if out != self._map:
                 self._map = out
+        elif changed:
+            # The same modules: only the changed ones' keys (a copy: maps are never changed
+            # once handed out).  A key added lands at the end, not beside its module's:
+            # nothing reads a map in order.
+            out = dict(self._map)
+            for t, before in changed:
+                for key in before.keys() - t.fps.keys():
+                    del out[key]
+                out.update(t.fps)
+            self._map = out
         return self._map
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
