@@ -16,6 +16,7 @@ from operator import ne
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrrefresh import refresh
 from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
     MODULE_PART,
@@ -24,7 +25,6 @@ from statesnap.probes._attrscan import (
     is_normal_path,
     is_project_file,
     module_namespace,
-    refresh,
 )
 from statesnap.probes._attrwatch import Watch
 from statesnap.probes._dictwatch import probe_support, version_reader
