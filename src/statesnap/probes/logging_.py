@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from itertools import chain
+from itertools import chain, compress
 from typing import Any
 
 from statesnap.probes._dictwatch import Reader, version_reader
@@ -75,6 +75,8 @@ class LoggingProbe(Probe):
         self._handler_sig: tuple[int, int] = (-1, -1)
         self._handler_filled: list[list[Any]] = []
         self._handler_versions: Reader = tuple
+        #: Per handler type: whether it is the suite's (not pytest's).
+        self._own_types: dict[type, bool] = {}
 
     def setup(self, ctx: ProbeContext) -> None:
         self._ld_version = version_reader([logging.root.manager.loggerDict])
@@ -88,8 +90,21 @@ class LoggingProbe(Probe):
         dicts: list[dict[str, Any]] = [logging.__dict__]
         dicts += [vars(lg) for _, lg in self._loggers]
         self._versions = version_reader(dicts)
-        self._handler_lists = [lg.handlers for _, lg in self._loggers]
+        # All but the root's (first): that one holds pytest's handlers too, read by _root_own.
+        self._handler_lists = [lg.handlers for _, lg in self._loggers[1:]]
         self._handler_sig = (-1, -1)
+
+    def _root_own(self) -> list[Any]:
+        """The root logger's handlers but pytest's, which pytest attaches around each phase
+        and a wide-scoped fixture's checkpoint finds there (read() leaves them out too)."""
+        handlers = logging.root.handlers
+        known = self._own_types
+        try:
+            return list(compress(handlers, map(known.__getitem__, map(type, handlers))))
+        except KeyError:  # a handler type not seen before
+            for h in handlers:
+                known[type(h)] = not is_pytest_handler(h)
+            return [h for h in handlers if known[type(h)]]
 
     def _handlers_token(self) -> object:
         # Handler lists by total length and, for the non-empty ones (a handful among hundreds
@@ -97,12 +112,16 @@ class LoggingProbe(Probe):
         # another keeps both sums (accepted: rare).  Each handler's own attributes (level,
         # stream) by version tag.  All re-listed whenever the sums move.
         lists = self._handler_lists
-        sig = (sum(map(len, lists)), sum(map(id, chain.from_iterable(self._handler_filled))))
+        root = self._root_own()
+        sig = (sum(map(len, lists)) + len(root),
+               sum(map(id, chain.from_iterable(self._handler_filled))) + sum(map(id, root)))
         if sig != self._handler_sig:
             self._handler_filled = [hl for hl in lists if hl]
-            sig = (sig[0], sum(map(id, chain.from_iterable(self._handler_filled))))
+            sig = (sig[0], sum(map(id, chain.from_iterable(self._handler_filled)))
+                   + sum(map(id, root)))
             self._handler_sig = sig
-            unique = {id(h): h for h in chain.from_iterable(lists) if not is_pytest_handler(h)}
+            unique = {id(h): h for h in chain(root, chain.from_iterable(lists))
+                      if not is_pytest_handler(h)}
             own = [d for d in (getattr(h, "__dict__", None) for h in unique.values())
                    if isinstance(d, dict)]
             self._handler_versions = version_reader(own)
@@ -118,7 +137,7 @@ class LoggingProbe(Probe):
         # fixture's level change is attributed to it; handler lists only by the root's length.
         root = logging.root
         return (len(root.manager.loggerDict), self._versions(), root.manager.disable,
-                len(root.handlers))
+                len(self._root_own()))
 
     def read(self) -> ProbeMap:
         if self._ld_version() != self._ld_seen:
