@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection
-from itertools import chain, compress
+from itertools import chain
 from typing import Any
 
 from statesnap.probes._dictwatch import Reader, version_reader
@@ -73,10 +73,10 @@ class LoggingProbe(Probe):
         self._handler_lists: list[list[Any]] = []
         self._versions: Reader = tuple
         self._handler_sig: tuple[int, int] = (-1, -1)
+        #: The same sums with pytest's handlers in: what is compared on every token.
+        self._handler_raw: tuple[int, int] = (-1, -1)
         self._handler_filled: list[list[Any]] = []
         self._handler_versions: Reader = tuple
-        #: Per handler type: whether it is the suite's (not pytest's).
-        self._own_types: dict[type, bool] = {}
 
     def setup(self, ctx: ProbeContext) -> None:
         self._ld_version = version_reader([logging.root.manager.loggerDict])
@@ -90,21 +90,8 @@ class LoggingProbe(Probe):
         dicts: list[dict[str, Any]] = [logging.__dict__]
         dicts += [vars(lg) for _, lg in self._loggers]
         self._versions = version_reader(dicts)
-        # All but the root's (first): that one holds pytest's handlers too, read by _root_own.
-        self._handler_lists = [lg.handlers for _, lg in self._loggers[1:]]
-        self._handler_sig = (-1, -1)
-
-    def _root_own(self) -> list[Any]:
-        """The root logger's handlers but pytest's, which pytest attaches around each phase
-        and a wide-scoped fixture's checkpoint finds there (read() leaves them out too)."""
-        handlers = logging.root.handlers
-        known = self._own_types
-        try:
-            return list(compress(handlers, map(known.__getitem__, map(type, handlers))))
-        except KeyError:  # a handler type not seen before
-            for h in handlers:
-                known[type(h)] = not is_pytest_handler(h)
-            return [h for h in handlers if known[type(h)]]
+        self._handler_lists = [lg.handlers for _, lg in self._loggers]
+        self._handler_sig = self._handler_raw = (-1, -1)
 
     def _handlers_token(self) -> object:
         # Handler lists by total length and, for the non-empty ones (a handful among hundreds
@@ -112,20 +99,23 @@ class LoggingProbe(Probe):
         # another keeps both sums (accepted: rare).  Each handler's own attributes (level,
         # stream) by version tag.  All re-listed whenever the sums move.
         lists = self._handler_lists
-        root = self._root_own()
-        sig = (sum(map(len, lists)) + len(root),
-               sum(map(id, chain.from_iterable(self._handler_filled))) + sum(map(id, root)))
-        if sig != self._handler_sig:
+        raw = (sum(map(len, lists)), sum(map(id, chain.from_iterable(self._handler_filled))))
+        if raw != self._handler_raw:
             self._handler_filled = [hl for hl in lists if hl]
-            sig = (sig[0], sum(map(id, chain.from_iterable(self._handler_filled)))
-                   + sum(map(id, root)))
-            self._handler_sig = sig
-            unique = {id(h): h for h in chain(root, chain.from_iterable(lists))
-                      if not is_pytest_handler(h)}
-            own = [d for d in (getattr(h, "__dict__", None) for h in unique.values())
-                   if isinstance(d, dict)]
-            self._handler_versions = version_reader(own)
-        return sig, self._handler_versions()
+            raw = (raw[0], sum(map(id, chain.from_iterable(self._handler_filled))))
+            self._handler_raw = raw
+            # The token is the sums without pytest's handlers, which read() leaves out:
+            # pytest attaches its capture handlers to the root logger around each phase, and
+            # a wide-scoped fixture's checkpoint (full token) finds them there.
+            own = [h for h in chain.from_iterable(lists) if not is_pytest_handler(h)]
+            sig = (len(own), sum(map(id, own)))
+            if sig != self._handler_sig:
+                self._handler_sig = sig
+                unique = {id(h): h for h in own}
+                dicts = [d for d in (getattr(h, "__dict__", None) for h in unique.values())
+                         if isinstance(d, dict)]
+                self._handler_versions = version_reader(dicts)
+        return self._handler_sig, self._handler_versions()
 
     def token(self) -> object:
         if self._ld_version() != self._ld_seen:
@@ -137,7 +127,7 @@ class LoggingProbe(Probe):
         # fixture's level change is attributed to it; handler lists only by the root's length.
         root = logging.root
         return (len(root.manager.loggerDict), self._versions(), root.manager.disable,
-                len(self._root_own()))
+                len(root.handlers))
 
     def read(self) -> ProbeMap:
         if self._ld_version() != self._ld_seen:
