@@ -208,7 +208,13 @@ class Watch:
         #: The namespaces watched by what they bind; read in the same segment layout as the
         #: others (their raw tags), but for the token through :meth:`Bindings.token`.
         self.bindings = Bindings(by_bindings)
-        self._bindings: Callable[[], object] = self.bindings.token if by_bindings else tuple
+        #: The slots' reading in the tokens, with the bindings' where there are any (one call
+        #: either way: a token is read three times a test).
+        self._slot_token: Callable[[], object] = self._slot_reader
+        if by_bindings:
+            slot_reader, bindings_token = self._slot_reader, self.bindings.token
+            self._slot_token = (bindings_token if slot_reader is tuple
+                                else lambda: (slot_reader(), bindings_token()))
         #: Per segment of :meth:`readings`: the objects read, and the modules owning them.
         #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
         self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
@@ -281,8 +287,7 @@ class Watch:
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
-            self._slot_reader(),
-            self._bindings(),
+            self._slot_token(),
         )
 
     def light(self) -> object:
@@ -291,7 +296,7 @@ class Watch:
         # change of a list waits for the full token.
         return (self._tags(), sum(map(len, self.small)), sum(map(len, self.huge)),
                 sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)),
-                self._slot_reader(), self._bindings())
+                self._slot_token())
 
     def _slot_items(self, tags: object) -> tuple[Any, ...]:
         # Per class as listed (a raw reading is in address order).
