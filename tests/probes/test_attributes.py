@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from statesnap.base.redact import Redactor
-from statesnap.probes._attrscan import Tracked, module_namespace, refresh
+from statesnap.probes._attrrefresh import refresh
+from statesnap.probes._attrscan import Tracked, module_namespace
 from statesnap.probes.attributes import AttributesProbe
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.state.diff import Change, diff_maps
@@ -483,6 +484,20 @@ def test_a_change_in_one_class_redescribes_that_class_only(project: Project) -> 
     for kept in set(parts) - {"Beta."}:
         assert tracked.parts[kept] is parts[kept], kept
     assert {k for k in fps if fps[k] != tracked.fps.get(k)} == {f"{m}:Beta.count"}
+    assert tracked.fps == _whole(tracked, names)
+
+
+def test_a_part_redescribed_alone_is_read_from_what_its_name_binds_now(
+        project: Project) -> None:
+    # Asked for one part only (its class dict or container moved), but the name was bound
+    # anew meanwhile: the namespace is walked, nothing is described from the old object.
+    mod, tracked, names = _described(project, MANY_CLASSES)
+    m = tracked.name
+    mod.Beta.count = 1
+    mod.Beta = type("Beta", (), {"__module__": m, "other": 2})
+    mod.SETTINGS = {"level": 3}
+    assert refresh(tracked, names, None, {}, only={"Beta.", "SETTINGS"})
+    assert f"{m}:Beta.other" in tracked.fps and f"{m}:Beta.count" not in tracked.fps
     assert tracked.fps == _whole(tracked, names)
 
 

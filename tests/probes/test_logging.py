@@ -224,3 +224,35 @@ def test_restore_the_logging_module_globals(probe: LoggingProbe) -> None:
         logging.setLogRecordFactory(factory)
         logging.setLoggerClass(klass)
         logging.lastResort, logging.raiseExceptions = last, raising
+
+
+def test_pytest_handlers_coming_and_going_move_no_full_token(probe: LoggingProbe) -> None:
+    # pytest attaches its capture handlers to the root logger around each phase, and a
+    # wide-scoped fixture's checkpoint (full token) finds them there: the map leaves them
+    # out, so must that token.  The suite's own handler on the root still moves both.
+    from _pytest.logging import LogCaptureHandler
+
+    before, token, light = probe.read(), probe.token(), probe.light_token()
+    for _ in range(2):  # the first time, a handler type not seen before
+        capture = LogCaptureHandler()
+        logging.root.addHandler(capture)
+        try:
+            probe.token()
+            assert probe.token() == token
+            assert probe.read() == before
+        finally:
+            logging.root.removeHandler(capture)
+        assert probe.token() == token and probe.light_token() == light
+    own = logging.NullHandler()
+    logging.root.addHandler(own)
+    try:
+        assert probe.token() != token and probe.light_token() != light
+        assert [c.key for c in diff_maps("logging", before, probe.read())] == ["root:handlers"]
+        own.setLevel(logging.ERROR)  # its own attributes, by version tag
+        moved = probe.token()
+        assert moved != token
+        own.setLevel(logging.WARNING)
+        assert probe.token() != moved
+    finally:
+        logging.root.removeHandler(own)
+    assert probe.token() == token

@@ -60,3 +60,44 @@ def test_statesnaps_own_imports_are_left_out(
     # The same module imported by the suite itself would show.
     ctx.own_modules.discard("colorsys")
     assert [c.key for c in diff_maps("modules", before, probe.read())] == ["colorsys"]
+
+
+def _fresh_read(ctx: ProbeContext) -> dict[str, object]:
+    """What a probe that never read before finds (the whole of sys.modules described)."""
+    other = ModulesProbe()
+    other.setup(ctx)
+    return other.read()
+
+
+def test_imports_since_the_last_read_are_added_to_what_it_found(
+        probe: ModulesProbe, ctx: ProbeContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = probe.read()
+    monkeypatch.setitem(sys.modules, "statesnap_test_new", types.ModuleType("x"))
+    after = probe.read()
+    assert [(c.key, c.change) for c in diff_maps("modules", before, after)] == [
+        ("statesnap_test_new", "added")]
+    assert after == _fresh_read(ctx)
+    assert list(after) == list(_fresh_read(ctx))  # in sys.modules' order
+    assert probe.read() == after  # nothing since: the same
+
+
+@pytest.mark.parametrize("how", ["replaced", "removed", "replaced by its kind"])
+def test_an_earlier_entry_changed_in_the_same_interval_as_an_import_is_seen(
+        probe: ModulesProbe, ctx: ProbeContext, monkeypatch: pytest.MonkeyPatch,
+        how: str) -> None:
+    # Entries read before, then changed while a new module is imported: the read must not
+    # describe the new entries only.
+    monkeypatch.setitem(sys.modules, "statesnap_test_early", types.ModuleType("early"))
+    monkeypatch.setitem(sys.modules, "statesnap_test_later", types.ModuleType("later"))
+    before = probe.read()
+    if how == "removed":
+        monkeypatch.delitem(sys.modules, "statesnap_test_early")
+    else:
+        stub = types.ModuleType("early") if how == "replaced by its kind" else object()
+        sys.modules["statesnap_test_early"] = stub  # in place: its position stays
+    monkeypatch.setitem(sys.modules, "statesnap_test_new", types.ModuleType("new"))
+    after = probe.read()
+    changes = {c.key: c.change for c in diff_maps("modules", before, after)}
+    assert changes == {"statesnap_test_early": "removed" if how == "removed" else "changed",
+                       "statesnap_test_new": "added"}
+    assert after == _fresh_read(ctx)

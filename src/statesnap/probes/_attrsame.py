@@ -35,10 +35,13 @@ def _same_items(now: Mapping[str, Any], described: list[tuple[str, Any]],
                for name, value in seen.items())
 
 
-def _module_same(t: Tracked) -> bool:
+def binds_as_described(t: Tracked) -> bool:
     """Whether ``t``'s namespace has the names it had when described, each described one
     bound to the object its part was described from (C-level loops: click's runner writes
-    four namespaces twice per invocation)."""
+    four namespaces twice per invocation).
+
+    The objects compared are held by ``t.bound``, so an identity match is never a new object
+    at a freed one's address."""
     keys, names, values = t.bound
     ns = t.ns
     return bool(ns.keys() == keys
@@ -60,7 +63,7 @@ def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:
     if not t.fresh:
         return False
     if key == MODULE_PART:
-        return all(obj is t.ns for obj in moved) and _module_same(t)
+        return all(obj is t.ns for obj in moved) and binds_as_described(t)
     part = t.parts.get(key)
     if part is None or part.cls is None or part.seen is None:
         return False

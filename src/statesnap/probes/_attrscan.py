@@ -13,13 +13,11 @@ import os
 import sys
 import types
 import weakref
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from statesnap.base.plain import Plain, Value
 from statesnap.probes import _attrdescribe as D
-from statesnap.probes._dictwatch import class_dict
-from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
 
 #: Module attributes that pytest's assertion rewriting adds to every test module.
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
@@ -132,22 +130,6 @@ def is_project_file(file: str, roots: tuple[str, ...], venv_dirs: dict[str, bool
     return True
 
 
-def _cache_dict(wrapper: Any, currsize: int) -> dict[Any, Any] | None:
-    """The internal dict of a C ``lru_cache`` wrapper, so its fill level is a plain ``len``.
-
-    The wrapper's gc traversal visits its cache dict (and, for a bounded cache, every cached
-    key and result); the one dict whose length is the reported ``currsize`` and that is not
-    the wrapper's ``__dict__`` is it.  Ambiguous (a cached function returning dicts of that
-    size): no shortcut, the token calls ``cache_info()`` instead.
-    """
-    if type(wrapper) is not D.LRU_TYPE:
-        return None
-    own = getattr(wrapper, "__dict__", None)
-    found = [r for r in gc.get_referents(wrapper)
-             if type(r) is dict and r is not own and len(r) == currsize]
-    return found[0] if len(found) == 1 else None
-
-
 def _copy(container: Any) -> Any:
     return dict(container) if isinstance(container, dict) else list(container)
 
@@ -213,10 +195,17 @@ class Part(Plain):
         self.seen = seen
 
 
+#: Writes that bind what was there before (a function swapped and put back) after which a
+#: module's namespace is watched by its bindings: click's test runner does it on every
+#: invocation, and a tag that moves on each made each of them a read of the probe.
+REWRITES_TO_BINDINGS = 2
+
+
 class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
-    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound")
+    _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound", "rewrites",
+               "by_bindings", "watched")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -236,6 +225,25 @@ class Tracked(Plain):
         #: object (``_attrsame.same_bindings``).
         self.bound: tuple[frozenset[str], tuple[str, ...], tuple[Any, ...]] = (
             frozenset(), (), ())
+        #: How often its namespace was written to and still bound what it was described with.
+        self.rewrites = 0
+        #: Its namespace is watched by what it binds rather than by its version tag
+        #: (:class:`~statesnap.probes._attrwatch.Bindings`), after :data:`REWRITES_TO_BINDINGS`
+        #: such writes.
+        self.by_bindings = False
+        #: What :attr:`parts` adds to a watch, with the parts dict it was gathered from
+        #: (:func:`~statesnap.probes._attrwatch.watched_objects`): a rebuilt watch gathers
+        #: again only the modules described since.
+        self.watched: tuple[dict[str, Part], tuple[list[Any], ...]] | None = None
+
+    def rewritten(self) -> bool:
+        """Count a write that left every binding as described; True when that makes the
+        namespace one watched by its bindings (the watch must then be built again)."""
+        self.rewrites += 1
+        if self.by_bindings or self.rewrites < REWRITES_TO_BINDINGS:
+            return False
+        self.by_bindings = True
+        return True
 
     @property
     def classes(self) -> list[tuple[str, type, Mapping[str, Any]]]:
@@ -247,7 +255,7 @@ class Tracked(Plain):
 
     def save(self) -> SavedModule:
         # Subclasses by weak reference: holding them would keep alive what a test left.
-        classes = {name: (cls, dict(cls.__dict__), [weakref.ref(sub) for sub in _subs(cls)])
+        classes = {name: (cls, dict(cls.__dict__), [weakref.ref(sub) for sub in subclasses_of(cls)])
                    for name, cls, _ in self.classes}
         containers = {path: [(c, _copy(c)) for c in items]
                       for path, items in self.containers.items()}
@@ -332,7 +340,7 @@ class SavedModule(Value):
         return True
 
 
-def _subs(cls: type) -> list[type]:
+def subclasses_of(cls: type) -> list[type]:
     """``cls``'s live subclasses (through ``type``: a metaclass may define its own)."""
     found: list[type] = type.__subclasses__(cls)
     return found
@@ -347,167 +355,4 @@ def _drop_subclasses(cls: type, saved: list[weakref.ref[type]]) -> bool:
     """
     gc.collect()
     kept = {id(sub) for sub in (ref() for ref in saved) if sub is not None}
-    return all(id(sub) in kept for sub in _subs(cls))
-
-
-def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
-            only: Collection[str] | None = None) -> bool:
-    """Describe module ``t`` again; return whether its fingerprints changed.
-
-    ``only``: the parts whose watched objects moved (:attr:`Tracked.parts` keys, or
-    :data:`MODULE_PART` for the namespace); the other parts whose name is still bound to the
-    same object keep their last description.  None: the whole module.
-    """
-    old = t.parts if t.fresh and only is not None else {}
-    redo = frozenset(only or ())
-    parts: dict[str, Part] = {}
-    #: Parts described now, and the old parts they replace (None: a name bound anew).
-    made: list[tuple[Part, Part | None]] = []
-    seen: set[int] = set()
-    items = list(t.ns.items())
-    names: list[str] = []
-    values: list[Any] = []
-    for name, value in items:
-        kept = old.get(name)
-        if kept is not None and kept.value is value and name not in redo:
-            parts[name] = kept  # bound to the same object, nothing of it moved
-        elif skip_name(name, value):
-            continue
-        else:
-            parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
-            made.append((parts[name], kept))
-        names.append(name)
-        values.append(value)
-        if not D.kind(value, type) or id(value) in seen:
-            continue
-        proxy = value.__dict__
-        if proxy.get("__module__") != t.name:
-            continue  # imported from elsewhere: described where it is defined
-        seen.add(id(value))
-        key = name + CLASS_SUFFIX
-        kept = old.get(key)
-        if kept is not None and kept.value is value and key not in redo:
-            parts[key] = kept
-        else:
-            parts[key] = _describe_class(t, name, value, proxy, project, redactor, kinds)
-            made.append((parts[key], kept))
-    if old and len(parts) - sum(k is None for _, k in made) == len(old):
-        # Every old part is still there or replaced: only the replaced ones' keys change.
-        fps = dict(t.fps)
-        for _, kept in made:
-            for key in kept.fps if kept is not None else ():
-                fps.pop(key, None)
-        for part, _ in made:
-            fps.update(part.fps)
-        # The watch is rebuilt when a re-described part watches other objects.
-        t.rewatch = t.rewatch or any(
-            list(map(id, _part_objects(part))) != list(map(id, _part_objects(kept)))
-            for part, kept in made)
-    else:
-        fps = {}
-        for part in parts.values():
-            fps.update(part.fps)
-        t.rewatch = True
-    t.parts = parts
-    # One tuple of names and one of objects, not a copy of the namespace: a tuple of strings
-    # leaves the garbage collector's lists, and one tuple is one object for it to walk.
-    t.bound = (frozenset(name for name, _ in items), tuple(names), tuple(values))
-    t.fresh = True
-    changed = fps != t.fps
-    t.fps = fps
-    return changed
-
-
-def _part_objects(part: Part | None) -> list[Any]:
-    """The objects a part has the watch read (none for a part that is not there)."""
-    if part is None:
-        return []
-    return [*(part.cls[2:] if part.cls is not None else ()), *part.dicts, *part.seqs,
-            *(d if d is not None else w for _, w, d in part.caches)]
-
-
-def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
-                        redactor: Any, kinds: dict[str, str]) -> Part:
-    part = Part(value=value)
-    _entry(t, part, name, name, value, project, redactor, kinds)
-    ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
-    if ns is not None:
-        # Too many attributes to digest as one value: each keyed by itself, like a class's,
-        # and the namespace's version tag moves the token when one is set.  Only in the
-        # module of its class (a ``from pkg.mod import factory`` elsewhere binds the same
-        # object: one key for one setting, as a class is described where it is defined).
-        for attr, member in list(ns.items()):
-            if type(attr) is str and not skip_name(attr):
-                _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
-        part.dicts += (ns,)
-        part.inst = ns
-    if (not D.kind(value, type) and D.is_cache(value)
-            and getattr(value, "__module__", None) == t.name):
-        _cache_entry(t, part, name, value, kinds)
-    return part
-
-
-def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
-                    project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
-    items = list(proxy.items())
-    # A test case class keeps the items it was described from, for unittest's bookkeeping
-    # (_attrsame.same_bindings); others keep nothing more for every collection to walk.
-    testcase = is_testcase(cls)
-    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy),
-                seen=items if testcase else None)
-    machinery = CLASS_MACHINERY | UNITTEST_MACHINERY if testcase else CLASS_MACHINERY
-    for attr, member in items:
-        if skip_name(attr, member) or attr in machinery:
-            continue
-        _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
-        _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
-    if has_subclasses(cls):
-        # Only while it has some: a key per class of a thousand-class project would be noise.
-        key = f"{t.name}:{name}.{SUBCLASSES}"
-        part.fps[key] = D.subclasses(_subs(cls))
-        kinds[key] = "subclasses"
-        owned = subclasses_dict(cls)
-        if owned is not None:
-            # Its version tag moves as subclasses come and go (the watch reads the slot
-            # itself for the first one and the last).
-            part.dicts += (owned,)
-    return part
-
-
-def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
-           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
-    key = f"{t.name}:{path}"
-    text, data = D.describe(value, project, name=attr)
-    part.fps[key] = redactor(attr, text) if data and redactor is not None else text
-    watched: list[Any] = []
-    if D.is_container(value):
-        watched.append(value)
-    else:
-        ns = D.watched_namespace(value, project)
-        if ns is not None:
-            watched.append(ns)
-    if watched:
-        # Nested containers and project objects' namespaces, to DEPTH levels (see
-        # reachable): an in-place change deep inside moves the token too; a cache's one.
-        watched += D.reachable(watched[0], project, D.depth_below(attr, value))
-    kinds[key] = ("value" if not watched else
-                  "container" if D.is_container(value) else "namespace")
-    if watched:
-        part.containers = {**(part.containers or {}), path: watched}
-        part.dicts += tuple(c for c in watched if isinstance(c, dict))
-        part.seqs += tuple(c for c in watched if not isinstance(c, dict))
-
-
-def _cache_entry(t: Tracked, part: Part, path: str, func: Any,
-                 kinds: dict[str, str]) -> None:
-    if not D.is_cache(func):
-        return
-    key = f"{t.name}:{path}#cache"
-    try:
-        info = func.cache_info()
-        size = int(info.currsize)
-    except Exception:  # not the cache_info we know: leave it out rather than guess
-        return
-    part.fps[key] = f"currsize={size} maxsize={info.maxsize}"
-    kinds[key] = "cache"
-    part.caches += ((key, func, _cache_dict(func, size)),)
+    return all(id(sub) in kept for sub in subclasses_of(cls))

@@ -7,12 +7,14 @@ keeps the module that owns its object, so ``read`` re-describes only the modules
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Mapping
-from itertools import chain, compress, islice
+from itertools import chain, compress, islice, repeat
 from operator import ne
 from typing import TYPE_CHECKING, Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrsame import binds_as_described
 from statesnap.probes._attrscan import MODULE_PART
 from statesnap.probes._dictwatch import (
     VERSION_OFFSET,
@@ -32,6 +34,9 @@ if TYPE_CHECKING:
     Owner = tuple[Tracked, str]
 
 _MISSING = object()
+#: Readings of :class:`Bindings`: one number per "binds what it was described with", never
+#: reused by another Bindings (a rebuilt watch's reading must not equal an old one's).
+_GENERATIONS = itertools.count()
 
 
 def _seq_sig(seq: Any) -> tuple[int, int]:
@@ -54,6 +59,83 @@ def _cache_size(func: Any) -> int:
         return -1
 
 
+def watched_objects(t: Tracked) -> tuple[list[Any], ...]:
+    """What ``t``'s parts add to a watch, each list followed by the owners of its objects:
+    dicts, mapping proxies, sequences, cache dicts, slow caches, classes.
+
+    Kept on ``t`` with the parts dict it was gathered from; describing a module makes a new
+    parts dict, so a watch rebuilt for another module's sake reuses this one's.
+    """
+    if t.watched is not None and t.watched[0] is t.parts:
+        return t.watched[1]
+    lists: tuple[list[Any], ...] = tuple([] for _ in range(12))
+    dicts, own_dicts, proxies, own_proxies, seqs, own_seqs = lists[:6]
+    cdicts, own_cdicts, slow, own_slow, classes, own_classes = lists[6:]
+    for key, part in t.parts.items():
+        owner = (t, key)
+        if part.cls is not None:
+            classes.append(part.cls[1])
+            own_classes.append(owner)
+        for m in ((part.cls[2],) if part.cls is not None else ()) + part.dicts:
+            if isinstance(m, dict):
+                dicts.append(m)
+                own_dicts.append(owner)
+            else:
+                proxies.append(m)
+                own_proxies.append(owner)
+        for seq in part.seqs:
+            seqs.append(seq)
+            own_seqs.append(owner)
+        for _, func, d in part.caches:
+            if d is not None:
+                cdicts.append(d)
+                own_cdicts.append(owner)
+            else:
+                slow.append(func)
+                own_slow.append(owner)
+    t.watched = (t.parts, lists)
+    return lists
+
+
+class Bindings:
+    """Module namespaces watched by what they bind rather than by their version tag.
+
+    A namespace's tag moves on every store, even of the object already bound: click's test
+    runner swaps four modules' functions and puts them back around every invocation, and each
+    move made a read of the probe (a few hundred on click's suite).  For the modules found
+    written to that way (:meth:`Tracked.rewritten`), the token's reading is a number that
+    stands for "every namespace binds every described name to the object it was described
+    with" (checked again only when one of their tags moved since it last held), and the raw
+    tags while one does not (never equal to any earlier reading: tags only grow).
+    """
+
+    def __init__(self, mods: list[Tracked]) -> None:
+        self.mods = mods
+        self.versions = versions([t.ns for t in mods])
+        self._tags = self.versions.read
+        self._held: object = None
+        self._gen = next(_GENERATIONS)
+
+    def renew(self) -> None:
+        """One of the modules was described again: a reading made before stands for other
+        bindings."""
+        self._gen = next(_GENERATIONS)
+        self._held = None
+
+    def token(self) -> object:
+        tags = self._tags()
+        if tags != self._held:
+            if not all(map(binds_as_described, self.mods)):
+                return tags
+            self._held = tags
+        return self._gen
+
+    def tag_items(self) -> tuple[Any, ...]:
+        """Each namespace's raw tag, in :attr:`mods` order (for :meth:`Watch.readings`)."""
+        values = self.versions.per_item(self._tags())
+        return tuple(values[: len(self.mods)])
+
+
 class Watch:
     """All tracked modules' watched objects, flattened for cheap reads.
 
@@ -72,34 +154,36 @@ class Watch:
         self.cache_dicts: list[dict[Any, Any]] = []
         self.slow_caches: list[Any] = []
         classes: list[type] = []
-        own: dict[str, list[Owner]] = {k: [] for k in "tpshcfk"}
+        own: dict[str, list[Owner]] = {k: [] for k in "tpshcfkb"}
+        by_bindings: list[Tracked] = []
+        seqs: list[Any] = []
+        own_seqs: list[Owner] = []
         for t in mods:
             t.rewatch = False
-            tagged.append(t.ns)
-            own["t"].append((t, MODULE_PART))
-            for key, part in t.parts.items():
-                owner = (t, key)
-                if part.cls is not None:
-                    classes.append(part.cls[1])
-                    own["k"].append(owner)
-                for m in ((part.cls[2],) if part.cls is not None else ()) + part.dicts:
-                    if isinstance(m, dict):
-                        tagged.append(m)
-                        own["t"].append(owner)
-                    else:
-                        proxies.append(m)
-                        own["p"].append(owner)
-                for seq in part.seqs:
-                    big = len(seq) > D.HUGE
-                    (self.huge if big else self.small).append(seq)
-                    own["h" if big else "s"].append(owner)
-                for _, func, d in part.caches:
-                    if d is not None:
-                        self.cache_dicts.append(d)
-                        own["c"].append(owner)
-                    else:
-                        self.slow_caches.append(func)
-                        own["f"].append(owner)
+            if t.by_bindings:
+                by_bindings.append(t)
+                own["b"].append((t, MODULE_PART))
+            else:
+                tagged.append(t.ns)
+                own["t"].append((t, MODULE_PART))
+            (t_dicts, t_own_dicts, t_proxies, t_own_proxies, t_seqs, t_own_seqs, t_cdicts,
+             t_own_cdicts, t_slow, t_own_slow, t_classes, t_own_classes) = watched_objects(t)
+            tagged += t_dicts
+            own["t"] += t_own_dicts
+            proxies += t_proxies
+            own["p"] += t_own_proxies
+            seqs += t_seqs
+            own_seqs += t_own_seqs
+            self.cache_dicts += t_cdicts
+            own["c"] += t_own_cdicts
+            self.slow_caches += t_slow
+            own["f"] += t_own_slow
+            classes += t_classes
+            own["k"] += t_own_classes
+        for seq, owner in zip(seqs, own_seqs, strict=True):
+            big = len(seq) > D.HUGE
+            (self.huge if big else self.small).append(seq)
+            own["h" if big else "s"].append(owner)
         # Item ids are summed over non-empty sequences only (an empty registry is the common
         # case and costs a step of the chain per list); one that fills up changes its length,
         # and read() then rebuilds the watch with it.
@@ -121,14 +205,24 @@ class Watch:
             self._slot_reader = self._slots.read
         self._tags: Callable[[], object] = self._versions.read
         self._proxies: Callable[[], object] = portable_reader(proxies)
+        #: The namespaces watched by what they bind; read in the same segment layout as the
+        #: others (their raw tags), but for the token through :meth:`Bindings.token`.
+        self.bindings = Bindings(by_bindings)
+        #: The slots' reading in the tokens, with the bindings' where there are any (one call
+        #: either way: a token is read three times a test).
+        self._slot_token: Callable[[], object] = self._slot_reader
+        if by_bindings:
+            slot_reader, bindings_token = self._slot_reader, self.bindings.token
+            self._slot_token = (bindings_token if slot_reader is tuple
+                                else lambda: (slot_reader(), bindings_token()))
         #: Per segment of :meth:`readings`: the objects read, and the modules owning them.
         #: The tag segment is listed per dict as given (see :meth:`_tag_items`).
         self.segments: list[list[Any]] = [tagged, proxies, self.small, self.nonempty,
                                           self.huge, self.cache_dicts, self.slow_caches,
-                                          classes]
+                                          classes, [t.ns for t in by_bindings]]
         self.owners: list[list[Owner]] = [
             own["t"], own["p"], own["s"], list(compress(own["s"], self._filled)), own["h"],
-            own["c"], own["f"], own["k"]]
+            own["c"], own["f"], own["k"], own["b"]]
         #: Readings when the owners were last described (None: not known), and, for a watch
         #: rebuilt since, the last tag of each dict (the raw tag segment belongs to a layout).
         self.last: tuple[Any, ...] | None = None
@@ -148,7 +242,7 @@ class Watch:
         last: list[Any] = []
         for k, (objs, values) in enumerate(zip(previous.segments, old, strict=True)):
             by_id = dict(zip(map(id, objs), values, strict=False))
-            last.append(tuple(by_id.get(id(o), _MISSING) for o in self.segments[k]))
+            last.append(tuple(map(by_id.get, map(id, self.segments[k]), repeat(_MISSING))))
         self._last_tag_items = last[0]
         last[0] = None  # never equal to a raw reading: compared per dict instead
         self.last = tuple(last)
@@ -193,7 +287,7 @@ class Watch:
             tuple(map(_seq_sig, self.huge)),
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
-            self._slot_reader(),
+            self._slot_token(),
         )
 
     def light(self) -> object:
@@ -202,7 +296,7 @@ class Watch:
         # change of a list waits for the full token.
         return (self._tags(), sum(map(len, self.small)), sum(map(len, self.huge)),
                 sum(map(len, self.cache_dicts)), tuple(map(_cache_size, self.slow_caches)),
-                self._slot_reader())
+                self._slot_token())
 
     def _slot_items(self, tags: object) -> tuple[Any, ...]:
         # Per class as listed (a raw reading is in address order).
@@ -224,6 +318,7 @@ class Watch:
             tuple(map(len, self.cache_dicts)),
             tuple(map(_cache_size, self.slow_caches)),
             self._slot_items(tags),
+            self.bindings.tag_items() if self.bindings.mods else (),
         )
 
 

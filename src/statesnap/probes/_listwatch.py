@@ -47,6 +47,12 @@ def _check() -> bool:
 supported = checked_once(_check)
 
 
+def pointers(items: list[Any]) -> bytes | None:
+    """The addresses ``items`` (a list only the caller holds) points to, as bytes; None where
+    the layout check fails here."""
+    return _pointer_bytes(items) if supported() else None
+
+
 def contents_reader(seqs: Sequence[Any]) -> Callable[[], object]:
     """A callable whose value changes when any item of any of ``seqs`` is replaced."""
     watched = tuple(seqs)

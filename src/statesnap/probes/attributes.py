@@ -16,14 +16,15 @@ from operator import ne
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrrefresh import refresh
 from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
+    MODULE_PART,
     SUBCLASSES,
     Tracked,
     is_normal_path,
     is_project_file,
     module_namespace,
-    refresh,
 )
 from statesnap.probes._attrwatch import Watch
 from statesnap.probes._dictwatch import probe_support, version_reader
@@ -155,7 +156,11 @@ class AttributesProbe(Probe):
             if t is None or t.module is not module:
                 t = Tracked(name, module, module_namespace(module))
             mods.append(t)
-        self._regather |= len(mods) != len(self._mods) or any(map(ne, mods, self._mods))
+        if len(mods) == len(self._mods) and not any(map(ne, mods, self._mods)):
+            # sys.modules moved, not the project's modules (most imports during a run): the
+            # watch reads the same objects.
+            return
+        self._regather = True
         self._mods = mods
         self._by_name = {t.name: t for t in mods}
         self._watch = Watch(mods, previous=self._watch)
@@ -184,26 +189,37 @@ class AttributesProbe(Probe):
         moved: dict[tuple[Tracked, str], list[Any]] = {}
         for owner, obj in watch.dirty(now):
             moved.setdefault(owner, []).append(obj)
+        rewatch = False
         for (t, part), objs in moved.items():
             if t in dirty and dirty[t] is None:
                 continue  # described whole anyway
             if same_bindings(t, part, objs):
-                continue  # its namespace was written to, but binds what it did
+                # Its namespace was written to, but binds what it did; written to that way
+                # again and again, it is watched by its bindings from now on.
+                rewatch |= part == MODULE_PART and t.rewritten()
+                continue
             parts = dirty.setdefault(t, set())
             assert parts is not None
             parts.add(part)
-        changed, self._regather = self._regather, False
+        regather, self._regather = self._regather or not self._map, False
         names = frozenset(self._by_name)
-        rewatch = False
+        renew = False
+        #: Modules whose fingerprints changed, each with the ones it had.
+        changed: list[tuple[Tracked, dict[str, str]]] = []
         for t, only in dirty.items():
-            changed |= refresh(t, names, self._redactor, self._kinds, only)
+            fps = t.fps  # refresh binds a new dict
+            if refresh(t, names, self._redactor, self._kinds, only):
+                changed.append((t, fps))
             rewatch |= t.rewatch
+            renew |= t.by_bindings
+        if renew:
+            watch.bindings.renew()
         if rewatch or watch.filled_moved():
             watch = self._watch = Watch(self._mods, previous=watch)
             now = watch.readings()
         # Describing only reads, so what was read before it still holds.
         watch.remember(now)
-        if changed or not self._map:
+        if regather:
             out: ProbeMap = {}
             for t in self._mods:
                 # The module's own key: diffs tell an attribute added to a module watched
@@ -212,6 +228,16 @@ class AttributesProbe(Probe):
                 out.update(t.fps)
             if out != self._map:
                 self._map = out
+        elif changed:
+            # The same modules: only the changed ones' keys (a copy: maps are never changed
+            # once handed out).  A key added lands at the end, not beside its module's:
+            # nothing reads a map in order.
+            out = dict(self._map)
+            for t, before in changed:
+                for key in before.keys() - t.fps.keys():
+                    del out[key]
+                out.update(t.fps)
+            self._map = out
         return self._map
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:

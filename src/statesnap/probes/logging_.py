@@ -73,6 +73,8 @@ class LoggingProbe(Probe):
         self._handler_lists: list[list[Any]] = []
         self._versions: Reader = tuple
         self._handler_sig: tuple[int, int] = (-1, -1)
+        #: The same sums with pytest's handlers in: what is compared on every token.
+        self._handler_raw: tuple[int, int] = (-1, -1)
         self._handler_filled: list[list[Any]] = []
         self._handler_versions: Reader = tuple
 
@@ -89,7 +91,7 @@ class LoggingProbe(Probe):
         dicts += [vars(lg) for _, lg in self._loggers]
         self._versions = version_reader(dicts)
         self._handler_lists = [lg.handlers for _, lg in self._loggers]
-        self._handler_sig = (-1, -1)
+        self._handler_sig = self._handler_raw = (-1, -1)
 
     def _handlers_token(self) -> object:
         # Handler lists by total length and, for the non-empty ones (a handful among hundreds
@@ -97,16 +99,23 @@ class LoggingProbe(Probe):
         # another keeps both sums (accepted: rare).  Each handler's own attributes (level,
         # stream) by version tag.  All re-listed whenever the sums move.
         lists = self._handler_lists
-        sig = (sum(map(len, lists)), sum(map(id, chain.from_iterable(self._handler_filled))))
-        if sig != self._handler_sig:
+        raw = (sum(map(len, lists)), sum(map(id, chain.from_iterable(self._handler_filled))))
+        if raw != self._handler_raw:
             self._handler_filled = [hl for hl in lists if hl]
-            sig = (sig[0], sum(map(id, chain.from_iterable(self._handler_filled))))
-            self._handler_sig = sig
-            unique = {id(h): h for h in chain.from_iterable(lists) if not is_pytest_handler(h)}
-            own = [d for d in (getattr(h, "__dict__", None) for h in unique.values())
-                   if isinstance(d, dict)]
-            self._handler_versions = version_reader(own)
-        return sig, self._handler_versions()
+            raw = (raw[0], sum(map(id, chain.from_iterable(self._handler_filled))))
+            self._handler_raw = raw
+            # The token is the sums without pytest's handlers, which read() leaves out:
+            # pytest attaches its capture handlers to the root logger around each phase, and
+            # a wide-scoped fixture's checkpoint (full token) finds them there.
+            own = [h for h in chain.from_iterable(lists) if not is_pytest_handler(h)]
+            sig = (len(own), sum(map(id, own)))
+            if sig != self._handler_sig:
+                self._handler_sig = sig
+                unique = {id(h): h for h in own}
+                dicts = [d for d in (getattr(h, "__dict__", None) for h in unique.values())
+                         if isinstance(d, dict)]
+                self._handler_versions = version_reader(dicts)
+        return self._handler_sig, self._handler_versions()
 
     def token(self) -> object:
         if self._ld_version() != self._ld_seen:

@@ -15,6 +15,7 @@ from collections.abc import Collection
 from typing import Any
 
 from statesnap.probes._dictwatch import probe_support, version_reader
+from statesnap.probes._listwatch import pointers
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 #: Entries that are weak proxies: jinja2's ``ModuleLoader`` puts ``weakref.proxy(module)`` into
@@ -56,6 +57,14 @@ class ModulesProbe(Probe):
 
     def __init__(self) -> None:
         self._own: set[str] = set()
+        #: The last read: its map, the names of ``sys.modules`` in order (held: the ids
+        #: below must stay theirs), and the addresses of those names, of the objects and of
+        #: their types (not held: a module a test dropped must be free to go).
+        self._map: ProbeMap = {}
+        self._names: list[Any] = []
+        self._sigs: tuple[bytes, bytes, bytes] | None = None
+        #: statesnap's own modules at the last read (the set can change between reads).
+        self._own_then: frozenset[str] = frozenset()
 
     def setup(self, ctx: ProbeContext) -> None:
         self._modules = sys.modules
@@ -79,8 +88,38 @@ class ModulesProbe(Probe):
         # statesnap's own modules, and what it imported for itself (import_own), come and go
         # as it needs them: never the suite's doing.
         own = self._own
-        return {name: _describe(mod) for name, mod in list(sys.modules.items())
-                if name not in own and not is_statesnap_module(name)}
+        found = sys.modules.copy()  # a copy: another thread may import meanwhile
+        names = list(found)
+        objs = list(found.values())
+        sigs = self._signatures(names, objs)
+        old, n = self._sigs, len(self._names)
+        if (old is not None and sigs is not None and len(names) >= n and own == self._own_then
+                and all(new[:len(last)] == last for new, last in zip(sigs, old, strict=True))):
+            # Only imports since the last read (the usual case: an import appends, while a
+            # removal or replacement changes an entry before the end): the entries read then
+            # are the same names bound to objects at the same addresses of the same types,
+            # which describe the same (_describe shows no more), so only the new ones are
+            # described.  jinja2's suite imports a module in 21 checkpoints: 1.5 ms each.
+            out = dict(self._map) if len(names) > n else self._map
+            for name, mod in zip(names[n:], objs[n:], strict=True):
+                if name not in own and not is_statesnap_module(name):
+                    out[name] = _describe(mod)
+        else:
+            out = {name: _describe(mod) for name, mod in zip(names, objs, strict=True)
+                   if name not in own and not is_statesnap_module(name)}
+        self._map, self._names, self._sigs = out, names, sigs
+        if own != self._own_then:
+            self._own_then = frozenset(own)
+        return out
+
+    @staticmethod
+    def _signatures(names: list[Any], objs: list[Any]) -> tuple[bytes, bytes, bytes] | None:
+        name_ptrs = pointers(names)
+        obj_ptrs = pointers(objs)
+        type_ptrs = pointers(list(map(type, objs)))
+        if name_ptrs is None or obj_ptrs is None or type_ptrs is None:
+            return None
+        return name_ptrs, obj_ptrs, type_ptrs
 
     def feeds_memos(self, key: str) -> bool:
         # A cached function importing a module (or a stub in its place) keeps it.

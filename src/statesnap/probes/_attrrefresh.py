@@ -1,0 +1,255 @@
+"""Describing a tracked module again: only the parts that moved, the namespace walked only
+when a name may have been bound anew.
+
+:func:`refresh` fills a :class:`~statesnap.probes._attrscan.Tracked` module's parts and
+fingerprints (:mod:`._attrdescribe`), and the objects the watch reads (:mod:`._attrwatch`).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrscan import (
+    CLASS_MACHINERY,
+    CLASS_SUFFIX,
+    MODULE_PART,
+    SUBCLASSES,
+    UNITTEST_MACHINERY,
+    Part,
+    Tracked,
+    is_testcase,
+    skip_name,
+    subclasses_of,
+)
+from statesnap.probes._dictwatch import class_dict
+from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
+
+_MISSING = object()
+
+
+def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
+            only: Collection[str] | None = None) -> bool:
+    """Describe module ``t`` again; return whether its fingerprints changed.
+
+    ``only``: the parts whose watched objects moved (:attr:`Tracked.parts` keys, or
+    :data:`MODULE_PART` for the namespace); the other parts whose name is still bound to the
+    same object keep their last description.  None: the whole module.
+    """
+    if t.fresh and only is not None and MODULE_PART not in only:
+        found = _redescribe(t, only, project, redactor, kinds)
+        if found is not None:
+            t.parts = found[0]
+            return _replace_fps(t, found[1])
+    old = t.parts if t.fresh and only is not None else {}
+    redo = frozenset(only or ())
+    parts: dict[str, Part] = {}
+    #: Parts described now, and the old parts they replace (None: a name bound anew).
+    made: list[tuple[Part, Part | None]] = []
+    seen: set[int] = set()
+    items = list(t.ns.items())
+    names: list[str] = []
+    values: list[Any] = []
+    for name, value in items:
+        kept = old.get(name)
+        if kept is not None and kept.value is value and name not in redo:
+            parts[name] = kept  # bound to the same object, nothing of it moved
+        elif skip_name(name, value):
+            continue
+        else:
+            parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
+            made.append((parts[name], kept))
+        names.append(name)
+        values.append(value)
+        if not D.kind(value, type) or id(value) in seen:
+            continue
+        proxy = value.__dict__
+        if proxy.get("__module__") != t.name:
+            continue  # imported from elsewhere: described where it is defined
+        seen.add(id(value))
+        key = name + CLASS_SUFFIX
+        kept = old.get(key)
+        if kept is not None and kept.value is value and key not in redo:
+            parts[key] = kept
+        else:
+            parts[key] = _describe_class(t, name, value, proxy, project, redactor, kinds)
+            made.append((parts[key], kept))
+    every_old_kept = old and len(parts) - sum(k is None for _, k in made) == len(old)
+    t.parts = parts
+    # One tuple of names and one of objects, not a copy of the namespace: a tuple of strings
+    # leaves the garbage collector's lists, and one tuple is one object for it to walk.
+    t.bound = (frozenset(name for name, _ in items), tuple(names), tuple(values))
+    if every_old_kept:
+        return _replace_fps(t, made)
+    fps = {}
+    for part in parts.values():
+        fps.update(part.fps)
+    t.rewatch = True
+    t.fresh = True
+    changed = fps != t.fps
+    t.fps = fps
+    return changed
+
+
+def _replace_fps(t: Tracked, made: Sequence[tuple[Part, Part | None]]) -> bool:
+    """Every old part of ``t`` is still there or replaced by one of ``made``: only the
+    replaced ones' keys change.  Whether the fingerprints changed."""
+    fps = dict(t.fps)
+    for _, kept in made:
+        for key in kept.fps if kept is not None else ():
+            fps.pop(key, None)
+    for part, _ in made:
+        fps.update(part.fps)
+    # The watch is rebuilt when a re-described part watches other objects.
+    t.rewatch = t.rewatch or any(
+        list(map(id, _part_objects(part))) != list(map(id, _part_objects(kept)))
+        for part, kept in made)
+    t.fresh = True
+    changed = fps != t.fps
+    t.fps = fps
+    return changed
+
+
+def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], redactor: Any,
+                kinds: dict[str, str]) -> tuple[dict[str, Part], list[tuple[Part, Part]]] | None:
+    """The parts in ``only`` described again, the namespace not walked: for a module whose
+    namespace binds what it did (a class's dict or a container moved, not a name), where each
+    part's name still binds the object it was described from.  None where one does not (the
+    whole namespace is walked then).
+
+    A subclass made in a test, a registry filled: one part of a module of hundreds of names.
+    """
+    ns = t.ns
+    parts = dict(t.parts)  # the namespace's order kept
+    made: list[tuple[Part, Part]] = []
+    for key in only:
+        kept = t.parts.get(key)
+        if kept is None:
+            return None
+        if kept.cls is not None:
+            name, cls, _ = kept.cls
+            proxy = cls.__dict__
+            if ns.get(name, _MISSING) is not cls or proxy.get("__module__") != t.name:
+                return None
+            part = _describe_class(t, name, cls, proxy, project, redactor, kinds)
+        else:
+            value = ns.get(key, _MISSING)
+            if value is not kept.value or skip_name(key, value):
+                return None
+            part = _describe_attribute(t, key, value, project, redactor, kinds)
+        parts[key] = part
+        made.append((part, kept))
+    return parts, made
+
+
+def _part_objects(part: Part | None) -> list[Any]:
+    """The objects a part has the watch read (none for a part that is not there)."""
+    if part is None:
+        return []
+    return [*(part.cls[2:] if part.cls is not None else ()), *part.dicts, *part.seqs,
+            *(d if d is not None else w for _, w, d in part.caches)]
+
+
+def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
+                        redactor: Any, kinds: dict[str, str]) -> Part:
+    part = Part(value=value)
+    _entry(t, part, name, name, value, project, redactor, kinds)
+    ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
+    if ns is not None:
+        # Too many attributes to digest as one value: each keyed by itself, like a class's,
+        # and the namespace's version tag moves the token when one is set.  Only in the
+        # module of its class (a ``from pkg.mod import factory`` elsewhere binds the same
+        # object: one key for one setting, as a class is described where it is defined).
+        for attr, member in list(ns.items()):
+            if type(attr) is str and not skip_name(attr):
+                _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
+        part.dicts += (ns,)
+        part.inst = ns
+    if (not D.kind(value, type) and D.is_cache(value)
+            and getattr(value, "__module__", None) == t.name):
+        _cache_entry(t, part, name, value, kinds)
+    return part
+
+
+def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
+                    project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
+    items = list(proxy.items())
+    # A test case class keeps the items it was described from, for unittest's bookkeeping
+    # (_attrsame.same_bindings); others keep nothing more for every collection to walk.
+    testcase = is_testcase(cls)
+    part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy),
+                seen=items if testcase else None)
+    machinery = CLASS_MACHINERY | UNITTEST_MACHINERY if testcase else CLASS_MACHINERY
+    for attr, member in items:
+        if skip_name(attr, member) or attr in machinery:
+            continue
+        _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
+        _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
+    if has_subclasses(cls):
+        # Only while it has some: a key per class of a thousand-class project would be noise.
+        key = f"{t.name}:{name}.{SUBCLASSES}"
+        part.fps[key] = D.subclasses(subclasses_of(cls))
+        kinds[key] = "subclasses"
+        owned = subclasses_dict(cls)
+        if owned is not None:
+            # Its version tag moves as subclasses come and go (the watch reads the slot
+            # itself for the first one and the last).
+            part.dicts += (owned,)
+    return part
+
+
+def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
+           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
+    key = f"{t.name}:{path}"
+    text, data = D.describe(value, project, name=attr)
+    part.fps[key] = redactor(attr, text) if data and redactor is not None else text
+    watched: list[Any] = []
+    if D.is_container(value):
+        watched.append(value)
+    else:
+        ns = D.watched_namespace(value, project)
+        if ns is not None:
+            watched.append(ns)
+    if watched:
+        # Nested containers and project objects' namespaces, to DEPTH levels (see
+        # reachable): an in-place change deep inside moves the token too; a cache's one.
+        watched += D.reachable(watched[0], project, D.depth_below(attr, value))
+    kinds[key] = ("value" if not watched else
+                  "container" if D.is_container(value) else "namespace")
+    if watched:
+        part.containers = {**(part.containers or {}), path: watched}
+        part.dicts += tuple(c for c in watched if isinstance(c, dict))
+        part.seqs += tuple(c for c in watched if not isinstance(c, dict))
+
+
+def _cache_entry(t: Tracked, part: Part, path: str, func: Any,
+                 kinds: dict[str, str]) -> None:
+    if not D.is_cache(func):
+        return
+    key = f"{t.name}:{path}#cache"
+    try:
+        info = func.cache_info()
+        size = int(info.currsize)
+    except Exception:  # not the cache_info we know: leave it out rather than guess
+        return
+    part.fps[key] = f"currsize={size} maxsize={info.maxsize}"
+    kinds[key] = "cache"
+    part.caches += ((key, func, _cache_dict(func, size)),)
+
+
+def _cache_dict(wrapper: Any, currsize: int) -> dict[Any, Any] | None:
+    """The internal dict of a C ``lru_cache`` wrapper, so its fill level is a plain ``len``.
+
+    The wrapper's gc traversal visits its cache dict (and, for a bounded cache, every cached
+    key and result); the one dict whose length is the reported ``currsize`` and that is not
+    the wrapper's ``__dict__`` is it.  Ambiguous (a cached function returning dicts of that
+    size): no shortcut, the token calls ``cache_info()`` instead.
+    """
+    if type(wrapper) is not D.LRU_TYPE:
+        return None
+    own = getattr(wrapper, "__dict__", None)
+    found = [r for r in gc.get_referents(wrapper)
+             if type(r) is dict and r is not own and len(r) == currsize]
+    return found[0] if len(found) == 1 else None
