@@ -124,7 +124,7 @@ def _register_features(pluginmanager: Any) -> None:
 def pytest_configure(config: Any) -> None:
     from statesnap.plugin import core
 
-    core.configure(config)
+    core.configure(config, own_imports_done)
 
 
 def pytest_unconfigure(config: Any) -> None:

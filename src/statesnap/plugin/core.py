@@ -11,13 +11,12 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from statesnap import own_imports_done
 from statesnap import probes as probe_registry
 from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.base.internal import note_internal_error
@@ -45,15 +44,18 @@ if TYPE_CHECKING:
 FIXTURES = "fixtures"
 
 
-def configure(config: pytest.Config) -> None:
-    """Make the run state and register the core plugin (features register themselves)."""
+def configure(config: pytest.Config, imports_done: Callable[[], None] = lambda: None) -> None:
+    """Make the run state and register the core plugin (features register themselves).
+
+    ``imports_done`` is called just before the first snapshot: the package root passes its
+    start-up import shortcut's undoing (given, not imported, so no module imports it back)."""
     settings = settings_from(config)
     run = RunState(config, settings)
     config.stash[RUN_KEY] = run
     params = config.invocation_params
     # Said in the header and again in statesnap's section (-q shows no header).
     run.pitfalls = rootdir_pitfalls(list(params.args), Path(params.dir), config.rootpath)
-    config.pluginmanager.register(StatesnapPlugin(run), "statesnap-session")
+    config.pluginmanager.register(StatesnapPlugin(run, imports_done), "statesnap-session")
     config.pluginmanager.register(SessionEnd(run), "statesnap-end")
     if settings.order_file is not None:
         from statesnap.plugin.order import OrderPlugin
@@ -93,8 +95,9 @@ class StatesnapPlugin(HookPlugin):
     """The core's hooks.  One instance per pytest process; its state is the :class:`RunState`
     in ``config.stash[RUN_KEY]``."""
 
-    def __init__(self, run: RunState) -> None:
+    def __init__(self, run: RunState, imports_done: Callable[[], None] = lambda: None) -> None:
         self.run = run
+        self._imports_done = imports_done
         self.config = run.config
         self.settings = run.settings
         self.index = 0
@@ -238,7 +241,7 @@ class StatesnapPlugin(HookPlugin):
                                                "statesnap-restore-before")
         if s.record_path is None and run.worker == "main":
             mark_latest(run.record_path)
-        own_imports_done()  # statesnap's start-up imports are done; the tests see no finder
+        self._imports_done()  # statesnap's start-up imports are done; the tests see no finder
         run.tracker.baseline()  # before collection
 
     # -- collection: what importing the test modules changed ------------------------------
