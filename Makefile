@@ -65,6 +65,7 @@ COMPAT_PINS   := pytest==$(COMPAT_OLDEST) pytest-xdist==3.8.0 pytest-randomly==5
 COMPAT_STAMP  := $(COMPAT_VENV)/.installed-stamp
 COMPAT_TESTS  := tests/plugin tests/replay tests/verify
 COMPAT_SMOKE  := tests/replay/test_replayargs.py tests/plugin/test_outcomes.py \
+                 tests/plugin/test_quiet_teardown.py \
                  "tests/replay/test_replay_invocations.py::test_a_replay_adds_no_cache_dir_without_the_cacheprovider"
 
 $(COMPAT_STAMP): pyproject.toml
