@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,44 @@ def describe(result: HuntResult) -> list[str]:
     proving = len(result.runs) - len(orders)
     lines.append(f"{proving} proving run(s); {len(result.runs)} pytest run(s) in "
                  f"{result.duration:.1f}s; logs: {result.logs_dir}")
-    for skipped in result.skipped:
+    for skipped in _grouped(result.skipped):
         lines.append(f"  not run (budget spent): {skipped}")
     return lines
+
+
+_NUMBERED = re.compile(r"^(?P<stem>[a-z][a-z-]*)-(?P<n>\d+) \((?P<rest>[^()]*)\)$")
+
+#: Numbered orders of one kind left unrun are listed one by one up to this many.
+_LISTED = 3
+
+
+def _grouped(skipped: list[str]) -> list[str]:
+    """``skipped`` with each run of numbered orders of one kind said in one line.
+
+    A suite with thousands of leaking groups (python-dateutil 4.0.0: 2321) has as many
+    leakers-first orders and as many backwards: listed one by one, the budget's end printed
+    4,600 lines. The summary JSON keeps every entry.
+    """
+    out: list[str] = []
+    run: list[tuple[str, str, str]] = []
+
+    def flush() -> None:
+        if len(run) > _LISTED:
+            stem, first, rest = run[0]
+            out.append(f"{len(run)} {stem} orders, {stem}-{first} to -{run[-1][1]} ({rest})")
+        else:
+            out.extend(f"{stem}-{n} ({rest})" for stem, n, rest in run)
+        run.clear()
+
+    for entry in skipped:
+        m = _NUMBERED.match(entry)
+        if m is None:
+            flush()
+            out.append(entry)
+            continue
+        key = m["stem"], m["n"], m["rest"]
+        if run and (run[0][0], run[0][2]) != (key[0], key[2]):
+            flush()
+        run.append(key)
+    flush()
+    return out
