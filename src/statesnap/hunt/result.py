@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import Finding
-from statesnap.hunt.runs import ORDER_KINDS, HuntRun
+from statesnap.hunt.runs import LOW_FIRST, ORDER_KINDS, HuntRun
 
 
 @dataclass
@@ -47,13 +48,26 @@ class HuntResult:
         }
 
 
+def _low_words(ignored: int, orders: list[HuntRun]) -> str:
+    """What became of the LOW-severity leaks: not grouped, but hunted in one order if it ran.
+
+    "left out" alone read as if no order tried them, while the low-leakers-first order had
+    (cachetools 8.0.2: "113 LOW-severity leak(s) left out", then "61 test(s) with
+    LOW-severity leaks first").
+    """
+    if not ignored:
+        return ""
+    if any(run.kind == LOW_FIRST for run in orders):
+        return (f"; {ignored} LOW-severity leak(s) not grouped: their tests ran first in one "
+                "order of their own (--all-leaks groups them)")
+    return f"; {ignored} LOW-severity leak(s) left out (--all-leaks)"
+
+
 def describe(result: HuntResult) -> list[str]:
     """What each order found, in words, for the terminal."""
-    lines = [f"hunted {result.tests} test(s): {result.leakers} leaking test(s) in "
-             f"{result.groups} group(s)"
-             + (f"; {result.ignored_low} LOW-severity leak(s) left out (--all-leaks)"
-                if result.ignored_low else "")]
     orders = result.orders
+    lines = [f"hunted {result.tests} test(s): {result.leakers} leaking test(s) in "
+             f"{result.groups} group(s)" + _low_words(result.ignored_low, orders)]
     lines.append(f"{len(orders)} order(s) ran:")
     for i, run in enumerate(orders, start=1):
         found = (f"{len(run.new_failures)} new failure(s): " + ", ".join(run.new_failures[:5])
@@ -65,6 +79,44 @@ def describe(result: HuntResult) -> list[str]:
     proving = len(result.runs) - len(orders)
     lines.append(f"{proving} proving run(s); {len(result.runs)} pytest run(s) in "
                  f"{result.duration:.1f}s; logs: {result.logs_dir}")
-    for skipped in result.skipped:
+    for skipped in _grouped(result.skipped):
         lines.append(f"  not run (budget spent): {skipped}")
     return lines
+
+
+_NUMBERED = re.compile(r"^(?P<stem>[a-z][a-z-]*)-(?P<n>\d+) \((?P<rest>[^()]*)\)$")
+
+#: Numbered orders of one kind left unrun are listed one by one up to this many.
+_LISTED = 3
+
+
+def _grouped(skipped: list[str]) -> list[str]:
+    """``skipped`` with each run of numbered orders of one kind said in one line.
+
+    A suite with thousands of leaking groups (python-dateutil 4.0.0: 2321) has as many
+    leakers-first orders and as many backwards: listed one by one, the budget's end printed
+    4,600 lines. The summary JSON keeps every entry.
+    """
+    out: list[str] = []
+    run: list[tuple[str, str, str]] = []
+
+    def flush() -> None:
+        if len(run) > _LISTED:
+            stem, first, rest = run[0]
+            out.append(f"{len(run)} {stem} orders, {stem}-{first} to -{run[-1][1]} ({rest})")
+        else:
+            out.extend(f"{stem}-{n} ({rest})" for stem, n, rest in run)
+        run.clear()
+
+    for entry in skipped:
+        m = _NUMBERED.match(entry)
+        if m is None:
+            flush()
+            out.append(entry)
+            continue
+        key = m["stem"], m["n"], m["rest"]
+        if run and (run[0][0], run[0][2]) != (key[0], key[2]):
+            flush()
+        run.append(key)
+    flush()
+    return out

@@ -16,7 +16,7 @@ from statesnap.analysis.findings import (
 )
 from statesnap.analysis.mtimerace import HINT, file_text, finding_sentence, flagged, races, sentence
 from statesnap.base.fsinfo import resolution_parts
-from statesnap.output.lines import short
+from statesnap.output.lines import short, short_pair
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
 
@@ -43,8 +43,10 @@ def status_label(f: Finding) -> str:
     return _STATUS_WORDS.get(f.status, f.status)
 
 
-def _value(value: Any) -> str:
-    return file_text(value) or short(value)
+def _values(before: Any, after: Any) -> tuple[str, str]:
+    """Both sides of a change, cut so that they still differ where both are long."""
+    pair = short_pair(before, after)
+    return file_text(before) or pair[0], file_text(after) or pair[1]
 
 
 def race_line(f: Finding, header: Mapping[str, Any] | None) -> str | None:
@@ -70,7 +72,8 @@ def _made_by_fixture(f: Finding) -> bool:
 def _change_text(f: Finding) -> str:
     if _made_by_fixture(f):
         return "what the fixture made (not its value: no probe saw it change)"
-    return f"{_value(f.before)} → {_value(f.after)}"
+    before, after = _values(f.before, f.after)
+    return f"{before} → {after}"
 
 
 def _healed(f: Finding) -> str:
@@ -238,8 +241,9 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
             out.append(f"- **failure**: {_code(f.exc_type)}{msg}")
         if f.probe and f.key and f.status not in NO_STATE:
             healed = f" (proven: {_healed(f)})" if f.hint_proven else _unproven(f)
+            sides = _values(f.before, f.after)
             change = (_change_text(f) if _made_by_fixture(f) else
-                      f"{_code(_value(f.before))} → {_code(_value(f.after))}")
+                      f"{_code(sides[0])} → {_code(sides[1])}")
             out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {change}{healed}")
             race = race_line(f, header)
             if race:

@@ -6,9 +6,48 @@ from typing import Any
 
 VALUE_WIDTH = 60
 
+#: Characters kept before the first difference when a pair is cut around it; up to
+#: ``_LOOK_BACK`` when that reaches back to the start of the item (``, ``) that differs.
+_LEAD = 16
+_LOOK_BACK = 40
+
+
+def _text(value: Any) -> str:
+    text = "∅" if value is None else (value if isinstance(value, str) else repr(value))
+    return text.replace("\n", "\\n")
+
 
 def short(value: Any, width: int = VALUE_WIDTH) -> str:
     """A one-line rendering of a fingerprint for the terminal."""
-    text = "∅" if value is None else (value if isinstance(value, str) else repr(value))
-    text = text.replace("\n", "\\n")
+    text = _text(value)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def short_pair(before: Any, after: Any, width: int = VALUE_WIDTH) -> tuple[str, str]:
+    """``before`` and ``after`` cut to ``width`` so that the cut sides still differ.
+
+    Two long fingerprints of one object (a descriptor whose private cache filled, an instance
+    whose nested dict changed) often share far more than ``width`` characters: cut from their
+    starts, both would read the same, and the line would show no change at all. Such a pair
+    is cut around its first difference instead, with ``…`` where text was left out.
+    """
+    b, a = _text(before), _text(after)
+    cut_b, cut_a = short(b, width), short(a, width)
+    if cut_b != cut_a or b == a:
+        return cut_b, cut_a
+    common = 0
+    for x, y in zip(b, a, strict=False):
+        if x != y:
+            break
+        common += 1
+    item = b.rfind(", ", max(common - _LOOK_BACK, 0), common)
+    start = max(item + 2 if item >= 0 else common - _LEAD, 1)
+    return _window(b, start, width), _window(a, start, width)
+
+
+def _window(text: str, start: int, width: int) -> str:
+    """``text`` from ``start`` in at most ``width`` characters, each cut end marked ``…``."""
+    body = text[start:]
+    if len(body) + 1 <= width:
+        return "…" + body
+    return "…" + body[: width - 2] + "…"

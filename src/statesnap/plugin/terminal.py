@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from statesnap.analysis.leaks import resolve_leaks
 from statesnap.analysis.own_fixtures import display_fixture
-from statesnap.output.lines import short
+from statesnap.output.lines import short, short_pair
 from statesnap.state.diff import Change
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ def leak_line(nodeid: str, ch: Change) -> str:
         if before is not None or after is not None:
             return (f"{nodeid}: {ch.key}: {before or short(ch.before)} → "
                     f"{after or short(ch.after)}{where}")
-    return f"{nodeid}: {ch.key}: {short(ch.before)} → {short(ch.after)}{where}"
+    before, after = short_pair(ch.before, ch.after)
+    return f"{nodeid}: {ch.key}: {before} → {after}{where}"
 
 
 def write_summary(run: RunState, tr: Any) -> None:
