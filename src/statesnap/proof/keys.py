@@ -8,14 +8,18 @@ smallest set that does (:mod:`statesnap.analysis.keyproof`).  See docs/ARCHITECT
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from statesnap.analysis.attribution import Write
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.hints import restorable
-from statesnap.analysis.keyproof import narrowed_directory, restore_spec, smallest_healing_set
-from statesnap.proof.replays import STOPS, Replayer
+from statesnap.analysis.keyproof import (
+    lead_first,
+    narrowed_directory,
+    restore_spec,
+    smallest_healing_set,
+)
+from statesnap.proof.replays import STOPS, Replayer, Verdict
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import REMOVED
 
@@ -41,12 +45,34 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
     tried = 0
     stopped = False
 
+    # Each set restored once: putting the lead first asks again about sets already replayed.
+    ran: dict[frozenset[tuple[str, str]], Verdict] = {}
+
+    def restoring(subset: Sequence[tuple[str, str]], label: str) -> Verdict:
+        found = ran.get(frozenset(subset))
+        if found is None:
+            what = (", ".join(f"{p}:{k}" for p, k in subset) if label == "key"
+                    else f"{len(subset)} key(s)")
+            replayer.progress(f"statesnap: restoring {what} before {victim.nodeid}")
+            spec = restore_spec(victim.nodeid, subset, baselines)
+            found = ran[frozenset(subset)] = replayer.replay(order, victim.nodeid, finding,
+                                                             label, restore=spec)
+        return found
+
     def heals(subset: Sequence[tuple[str, str]]) -> bool:
-        what = ", ".join(f"{p}:{k}" for p, k in subset)
-        replayer.progress(f"statesnap: restoring {what} before {victim.nodeid}")
-        spec = restore_spec(victim.nodeid, subset, baselines)
-        v = replayer.replay(order, victim.nodeid, finding, "key", restore=spec)
+        v = restoring(subset, "key")
         return v.ran and not v.failed  # a victim that never ran is not healed
+
+    def fails_as_recorded(others: Sequence[tuple[str, str]]) -> bool | None:
+        # The hunt's test of the lead (hunt/keys.py): the same exception at the same line
+        # of the victim; unknown where the run's failure has no line or no replay answered.
+        if finding.signature().where is None:
+            return None
+        try:
+            v = restoring(others, "key" if len(others) == 1 else "keys")
+        except STOPS:
+            return None
+        return v.ran and replayer.same_failure(v, finding)
 
     for ref in keys:
         writer = writes[ref].test.nodeid
@@ -68,12 +94,16 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
             break
     alone = bool(proven)  # each key proven healed the victim by itself
     if not proven and len(keys) > 1:
-        found = _healing_set(replayer, finding, order, victim.nodeid, keys, baselines)
+        found = _healing_set(keys, lambda subset: restoring(subset, "keys"))
         stopped = found is None  # [] is an answer: all of them together did not heal
         proven = found or []
         alone = len(proven) == 1
         if alone:
             proven = [narrowed_directory(proven[0], keys, heals, STOPS)]
+        else:
+            # Led by the key the failure is about, as the hunt's and the CLI's answer for the
+            # same victim is: one finding, one key, whoever proved it.
+            proven = lead_first(proven, fails_as_recorded)
     proven = list(dict.fromkeys(proven))
     why = None if proven or stopped else _no_key_note(keys, writes)
     if why:
@@ -94,16 +124,14 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
         finding.hint_proven = alone
 
 
-def _healing_set(replayer: Replayer, finding: Finding, order: list[str], victim: str,
-                 keys: list[tuple[str, str]],
-                 baselines: dict[tuple[str, str], Any]) -> list[tuple[str, str]] | None:
+def _healing_set(keys: list[tuple[str, str]],
+                 restoring: Callable[[Sequence[tuple[str, str]]], Verdict]
+                 ) -> list[tuple[str, str]] | None:
     """No single key heals the victim: the smallest set of them that does ([] if none;
     None where a replay could not answer: no time left, timed out, not deterministic)."""
 
     def heals(subset: Sequence[tuple[str, str]]) -> bool:
-        replayer.progress(f"statesnap: restoring {len(subset)} key(s) before {victim}")
-        spec = restore_spec(victim, subset, baselines)
-        v = replayer.replay(order, victim, finding, "keys", restore=spec)
+        v = restoring(subset)
         return v.ran and not v.failed
 
     try:
