@@ -60,6 +60,9 @@ _REPORT_TESTS = (
 #: Chromium takes seconds a page: run by the suite, not for every mutant.
 _NO_BROWSER = "not chromium"
 
+#: The verification's tests: every module of the procedure (verify.py and its parts).
+_VERIFY_TESTS = ("tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")
+
 TARGETS: dict[str, Target] = {
     "replayargs": Target("src/statesnap/replay/args.py", (
         "tests/replay/test_replayargs.py",)),
@@ -67,8 +70,10 @@ TARGETS: dict[str, Target] = {
         "tests/plugin/test_redact_unit.py",)),
     "record": Target("src/statesnap/record/journal.py", (
         "tests/test_record_reader.py",)),
-    "verify": Target("src/statesnap/proof/verify.py", (
-        "tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")),
+    "verify": Target("src/statesnap/proof/verify.py", _VERIFY_TESTS),
+    "verify_replays": Target("src/statesnap/proof/replays.py", _VERIFY_TESTS),
+    "verify_keys": Target("src/statesnap/proof/keys.py", _VERIFY_TESTS),
+    "verify_cleaners": Target("src/statesnap/proof/cleaners.py", _VERIFY_TESTS),
     "verify_leftovers": Target("src/statesnap/proof/leftovers.py", (
         "tests/verify/test_verify_verdicts.py",), select="left"),
     "minimize": Target("src/statesnap/analysis/minimize.py",
@@ -227,74 +232,79 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("verify", "def __init__(self, record: Record, runner: Runner, budget: float, "
                "repeat: int = 0,"): "max(1, repeat) makes a repeat of 0 one run, as 1 is",
     # The only surviving except-replacement of verify.py (checked when judged): _link's.
-    ("verify", "except CosmicRayTestingException:"):
+    ("verify_replays", "except CosmicRayTestingException:"):
         "_link's `except ValueError`: os.path.relpath raises it only for paths on two "
         "Windows drives, and the path is checked to lie under the record's folder first",
     ("verify", 'index = int((self.record.running and {}).get("index", len(self.tests)))'):
         "the crashed test is the last its process started, so every test of its worker has "
         "an index below both its own and the number of tests: the same prefix",
-    ("verify", "if tried is MAX_KEY_REPLAYS:"):
+    ("verify_keys", "if tried is MAX_KEY_REPLAYS:"):
         "tried grows by one and stops at the limit, so >= is ==, and small ints are cached "
         "(`is` is `==`)",
-    ("verify", "continue"):
+    ("verify_keys", "continue"):
         "a break of the key-proof loop (the limit, or every polluter healed; the other "
         "breaks' mutants are killed): at the limit tried never grows again, and once every "
         "polluter is healed every remaining key's writer is, so every remaining key is "
         "skipped without a replay either way",
-    ("verify", "if healed > set(polluters):"):
+    ("verify_keys", "if healed > set(polluters):"):
         "healed holds only polluters, so > is never true; but once every polluter is healed, "
         "every remaining key's writer is, and it is skipped: no further replay",
-    ("verify", "if left < 0:"):
+    ("verify_replays", "if left < 0:"):
         "the deadline has always passed by the time left is computed as 0 (the clock moves): "
         "<= and < answer alike",
-    ("verify", "if len(set(fails)) != 1:"):
+    ("verify_replays", "if len(set(fails)) != 1:"):
         "fails holds at least one answer (repeat >= 1): the set has one or two items, so "
         "!= 1 is > 1",
-    ("verify", "return Verdict(failed=fails[ -1], ran=all(victim in a.outcomes for a in "
+    ("verify_replays", "return Verdict(failed=fails[ -1], ran=all(victim in a.outcomes for a in "
                "answers),"): "the repeats agreed (else NotDeterministic): the first is the last",
-    ("verify", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
+    ("verify_replays", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
                "and len(k) >= 2"): _PAIRS,
-    ("verify", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
+    ("verify_replays", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
                "and len(k) <= 2"): _PAIRS,
     ("verify", "if stage is None or not stage.unrestorable or finding.status >= VERIFIED:"):
         "no status sorts after 'verified'",
     ("verify", "if stage is None or not stage.unrestorable or finding.status is VERIFIED:"):
         "the status is set from the findings module's constants, so `is` is `==`",
-    ("verify", "if time.monotonic() > self.deadline:"):
+    ("verify_replays", "if time.monotonic() > self.deadline:"):
         "the clock reading the deadline exactly is the only difference (not observable)",
     ("verify", "if finding.probe or finding.key:"):
         "probe and key are set together (both from one candidate or a proven ref)",
-    ("verify", "if tried == MAX_KEY_REPLAYS:"):
+    ("verify_keys", "if tried == MAX_KEY_REPLAYS:"):
         "tried grows by one and stops at the limit, so >= is ==",
-    ("verify", "if healed is set(polluters):"):
+    ("verify_keys", "if healed is set(polluters):"):
         "never true (a new set), but once every polluter is healed every remaining key's "
         "writer is, and it is skipped: no further replay",
-    ("verify", "if not proven and len(keys) != 1:"):
+    ("verify_keys", "if not proven and len(keys) != 1:"):
         "with no key, smallest_healing_set returns [] at once, without a replay",
-    ("verify", "if finding.status < VERIFIED or not finding.probe or not finding.key:"):
+    ("verify_cleaners", "if finding.status < VERIFIED or not finding.probe or not finding.key:"):
         "every other status sorts before 'verified', so < is !=",
-    ("verify", "if finding.status != VERIFIED or not finding.probe and not finding.key:"):
+    ("verify_cleaners", "if finding.status != VERIFIED or not finding.probe and not finding.key:"):
         "probe and key are set together (both from one candidate or a proven ref)",
-    ("verify", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
+    ("verify_replays", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
                "or len(k) == 2"): _PAIRS,
-    ("verify", "if n not in finding.polluters and n is not finding.victim]"):
+    ("verify_cleaners", "if n not in finding.polluters and n is not finding.victim]"):
         "the victim's candidate id is the record entry's own string, the object "
         "finding.victim holds",
-    ("verify", "if healed == set(polluters):"):
+    ("verify_keys", "if healed == set(polluters):"):
         "healed holds only polluters (each key's writer is one), so >= is ==",
     ("verify", "def find_cleaners(self, finding: Finding, everywhere: bool = True) -> None:"):
         "every call passes everywhere",
+    ("verify_cleaners", "everywhere: bool = True) -> None:"):
+        "its one caller (Verifier.find_cleaners) passes everywhere",
+    ("verify_replays", "def __init__(self, record: Record, runner: Runner, budget: float, "
+                       "repeat: int = 0,"): "max(1, repeat) makes a repeat of 0 one run, as 1 is",
     ("verify", "/,"): "verify_findings' callers pass record and findings by position and the "
                       "rest by name: the same binding",
     ("verify", "budget: float = 119.0,"): _ALL_PASS_BUDGET,
     ("verify", "budget: float = 121.0,"): _ALL_PASS_BUDGET,
     ("verify", "repeat: int = 0,"): "max(1, repeat) makes a repeat of 0 one run, as 1 is",
-    ("verify", "if not proven and len(keys) > 0:"):
+    ("verify_keys", "if not proven and len(keys) > 0:"):
         "with one key, smallest_healing_set returns [] at once, without a replay",
-    ("verify", "if finding.status is not VERIFIED or not finding.probe or not finding.key:"):
+    ("verify_cleaners",
+     "if finding.status is not VERIFIED or not finding.probe or not finding.key:"):
         "the status was set from the findings module's constants just before (verify), so "
         "`is not` is `!=`",
-    ("verify", "if not proven and len(keys) >= 1:"):
+    ("verify_keys", "if not proven and len(keys) >= 1:"):
         "with one key, smallest_healing_set returns [] at once, without a replay",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY ^ os.O_CREAT | os.O_TRUNC "
                "| os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",

@@ -96,7 +96,32 @@ FEATURES = (
 )
 
 
+def _forget_unloaded(package: str, namespace: dict[str, Any]) -> None:
+    """Unbind the submodules of ``package`` (and of its loaded subpackages) that are no longer
+    the ones ``sys.modules`` has, so that this session imports them afresh.
+
+    pytester's in-process runs (``runpytest``) take out of ``sys.modules`` every module the
+    inner session imported, but a package that stays (imported before, by the outer session:
+    ``import statesnap.plugin.options``) keeps its submodules bound as attributes.  The next
+    session's ``from statesnap.plugin import core`` then finds the first session's module by
+    attribute, while ``import statesnap.plugin.run`` elsewhere makes a new one: two copies of
+    statesnap in one session, whose core and features key the run state differently (an
+    INTERNALERROR at configure).  Only loaded packages are walked: a few modules in a fresh
+    process.
+    """
+    prefix = package + "."
+    for name, value in list(namespace.items()):
+        if not isinstance(value, type(sys)) or getattr(value, "__name__", None) != prefix + name:
+            continue  # not a submodule of this package (a module it imported, a class)
+        if sys.modules.get(prefix + name) is not value:
+            del namespace[name]
+        elif hasattr(value, "__path__"):
+            _forget_unloaded(prefix + name, vars(value))
+
+
 def pytest_addhooks(pluginmanager: Any) -> None:
+    # The first hook of a session, before any of statesnap's lazy imports.
+    _forget_unloaded(__name__, globals())
     from statesnap.plugin import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)

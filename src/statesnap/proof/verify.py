@@ -1,18 +1,15 @@
 """Verification in fresh processes: prove (or refute) each suspected finding.
 
 The victim alone, ``[polluter, victim]``, delta debugging over earlier tests, then key-level
-replays; repeated replays that disagree make a finding ``not-deterministic``.  Every replay is
-logged beside the record, all within a budget.  Steps: docs/ARCHITECTURE.md ("Verification").
+replays (:mod:`~statesnap.proof.keys`) and cleaners (:mod:`~statesnap.proof.cleaners`);
+repeated replays that disagree make a finding ``not-deterministic``
+(:mod:`~statesnap.proof.replays`).  Every replay is logged beside the record, all within a
+budget.  Steps: docs/ARCHITECTURE.md ("Verification").
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 from statesnap.analysis.attribution import Write, dirty_before, polluters_of
 from statesnap.analysis.findings import (
@@ -23,66 +20,29 @@ from statesnap.analysis.findings import (
     UNEXPLAINED,
     VERIFIED,
     Finding,
-    ReplayRun,
 )
-from statesnap.analysis.hints import hint_for, restorable
-from statesnap.analysis.keyproof import narrowed_directory, restore_spec, smallest_healing_set
+from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
 from statesnap.analysis.own_fixtures import fixture_words
 from statesnap.base.progress import Progress
+from statesnap.proof.cleaners import find_cleaners
+from statesnap.proof.keys import prove_keys
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
+from statesnap.proof.replays import NotDeterministic, Replayer, ReplayError, ReplayTimeout
 from statesnap.record.journal import Record, TestEntry
-from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
-from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
-from statesnap.state.diff import REMOVED, change_kind
+from statesnap.replay.runner import BudgetSpent, Runner
+from statesnap.state.diff import change_kind
+
+# ReplayError: the CLI's and backfill's (where a replay cannot run at all).
+__all__ = ["ReplayError", "Verifier", "verify_findings"]
 
 MAX_SINGLE_SUSPECTS = 5
-MAX_KEY_REPLAYS = 6
-#: Restorable keys a set-level proof restores together (then shrinks) at most.
-MAX_SET_KEYS = 24
-MAX_CLEANER_REPLAYS = 3
 
 
-class ReplayError(Exception):
-    """A replay that could not run at all (usage error, missing ids, interpreter missing)."""
-
-    def __init__(self, message: str, log: Path | None = None) -> None:
-        super().__init__(message)
-        self.log = log
-
-
-class ReplayTimeout(Exception):
-    """A replay ran past its time limit and was killed with its process group."""
-
-    def __init__(self, result: ReplayResult) -> None:
-        super().__init__(f"a replay of {len(result.order)} test(s) timed out after "
-                         f"{result.timeout:.0f}s and was killed (log: {result.log})")
-        self.result = result
-
-
-class NotDeterministic(Exception):
-    """Repeats of one replay disagreed about the victim."""
-
-
-#: What ends a key-level proof, keeping what earlier replays proved.
-_STOPS = (BudgetSpent, ReplayTimeout, NotDeterministic)
-
-
-@dataclass
-class Verdict:
-    """The answer of one (possibly repeated) replay for the victim."""
-
-    failed: bool
-    #: Whether the victim ran at all (an earlier test may have crashed the replay).
-    ran: bool
-    #: How it failed (unknown: the repeats disagreed, or it passed).
-    signature: Signature
-
-
-class Verifier:
+class Verifier(Replayer):
     """Verifies findings of one record with one :class:`Runner`.
 
     ``raise_errors`` makes a replay that cannot run at all propagate as :class:`ReplayError`
@@ -91,71 +51,10 @@ class Verifier:
 
     def __init__(self, record: Record, runner: Runner, budget: float, repeat: int = 1,
                  progress: Progress | None = None, raise_errors: bool = False) -> None:
-        self.record = record
-        self.runner = runner
-        self.deadline = time.monotonic() + budget
-        self.repeat = max(1, repeat)
-        self.progress = progress or (lambda _msg: None)
+        super().__init__(record, runner, budget, repeat, progress)
         self.raise_errors = raise_errors
         self.tests = sorted(record.tests, key=lambda t: t.index)
         self._leftovers: list[Leftover] | None = None
-
-    # -- one replay, repeated ---------------------------------------------------------------
-    def replay(self, order: Sequence[str], victim: str, finding: Finding, label: str,
-               restore: Mapping[str, object] | None = None) -> Verdict:
-        answers: list[ReplayResult] = []
-        for _ in range(self.repeat):
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise BudgetSpent()
-            result = self.runner.run(order, restore=restore, label=label, timeout=left)
-            if result.log is not None:
-                finding.logs.append(self._link(result.log))
-            finding.replays.append(self._replay_run(result, victim, label, restore))
-            if result.error is not None and not result.outcomes:
-                raise ReplayError(result.error, result.log)
-            if result.timed_out:
-                if time.monotonic() >= self.deadline:
-                    raise BudgetSpent()
-                raise ReplayTimeout(result)
-            answers.append(result)
-        fails = [a.failed(victim) for a in answers]
-        if len(set(fails)) > 1:
-            raise NotDeterministic(
-                f"{_order_words(order)}: the victim failed in {sum(fails)} of "
-                f"{len(fails)} repeats")
-        signatures = {a.signature(victim) for a in answers if a.failed(victim)}
-        return Verdict(failed=fails[0], ran=all(victim in a.outcomes for a in answers),
-                       signature=(next(iter(signatures)) if len(signatures) == 1
-                                  else Signature(None)))
-
-    def _replay_run(self, result: ReplayResult, victim: str, label: str,
-                    restore: Mapping[str, object] | None) -> ReplayRun:
-        """What the record keeps of one replay (the session's verdicts are stored with it)."""
-        outcome = ("timed out" if result.timed_out else
-                   result.outcomes.get(victim) or ("could not run" if result.error else
-                                                   "not run"))
-        keys = (restore or {}).get("keys")
-        restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) and len(k) == 2
-                    ] if isinstance(keys, list) else []
-        return ReplayRun(
-            label=label, order=list(result.order),
-            command=repro_command(self.record.header, result.order), outcome=outcome,
-            signature=result.signature(victim).text() if result.failed(victim) else None,
-            log=self._link(result.log) if result.log is not None else None, restored=restored)
-
-    def _link(self, log: Path) -> str:
-        """A log's path relative to the record's folder where it lies under it."""
-        base = self.record.path.parent
-        try:
-            return os.path.relpath(log, base) if log.is_relative_to(base) else str(log)
-        except ValueError:
-            return str(log)
-
-    @staticmethod
-    def same_failure(verdict: Verdict, finding: Finding) -> bool:
-        """The victim failed in the replay as it failed in the run (statesnap.record.signature)."""
-        return verdict.failed and verdict.signature.same_as(finding.signature())
 
     # -- the whole procedure for one finding ------------------------------------------------
     def verify(self, finding: Finding) -> Finding:
@@ -312,7 +211,7 @@ class Verifier:
                             "state it relies on is outside what statesnap's probes see")
             self._note_brittle(finding)
             return
-        self._prove_keys(finding, polluters, victim, writes)
+        prove_keys(self, finding, polluters, victim, writes)
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after))
@@ -328,144 +227,10 @@ class Verifier:
                      "test sets up (brittle)")
             finding.note = f"{finding.note}; {extra}" if finding.note else extra
 
-    def _prove_keys(self, finding: Finding, polluters: list[str], victim: TestEntry,
-                    writes: dict[tuple[str, str], Write]) -> None:
-        """Restore one key at a time before the victim: the first that heals it is named.
-
-        Each polluter gets its own proof, so a failure that needs two polluters names the
-        key of each.
-        """
-        rank = {(c.probe, c.key): i for i, c in enumerate(finding.candidates)}
-        keys = sorted((ref for ref in writes if restorable(ref[0])),
-                      key=lambda ref: (rank.get(ref, len(rank)), ref))
-        order = [*polluters, victim.nodeid]
-        baselines = {ref: w.baseline for ref, w in writes.items()}
-        proven: list[tuple[str, str]] = []
-        healed: set[str] = set()
-        tried = 0
-        stopped = False
-
-        def heals(subset: Sequence[tuple[str, str]]) -> bool:
-            what = ", ".join(f"{p}:{k}" for p, k in subset)
-            self.progress(f"statesnap: restoring {what} before {victim.nodeid}")
-            spec = restore_spec(victim.nodeid, subset, baselines)
-            v = self.replay(order, victim.nodeid, finding, "key", restore=spec)
-            return v.ran and not v.failed  # a victim that never ran is not healed
-
-        for ref in keys:
-            writer = writes[ref].test.nodeid
-            if writer in healed:
-                continue
-            if tried >= MAX_KEY_REPLAYS:
-                break
-            tried += 1
-            try:
-                if not heals([ref]):
-                    continue
-            except _STOPS:
-                stopped = True
-                break
-            # The hunt names the same key for the same victim (the innermost directory).
-            proven.append(narrowed_directory(ref, keys, heals, _STOPS))
-            healed.add(writer)
-            if healed >= set(polluters):
-                break
-        alone = bool(proven)  # each key proven healed the victim by itself
-        if not proven and len(keys) > 1:
-            found = self._healing_set(finding, order, victim.nodeid, keys, baselines)
-            stopped = found is None  # [] is an answer: all of them together did not heal
-            proven = found or []
-            alone = len(proven) == 1
-            if alone:
-                proven = [narrowed_directory(proven[0], keys, heals, _STOPS)]
-        proven = list(dict.fromkeys(proven))
-        why = None if proven or stopped else _no_key_note(keys, writes)
-        if why:
-            finding.note = f"{finding.note}; {why}" if finding.note else why
-        finding.proven_keys = [f"{p}:{k}" for p, k in proven]
-        if proven:
-            probe, key = proven[0]
-            cand = next((c for c in finding.candidates if (c.probe, c.key) == (probe, key)), None)
-            finding.probe, finding.key = probe, key
-            if cand is not None:
-                finding.before, finding.after = cand.before, cand.after
-            else:  # a key ranked below the candidates kept (a folder inside the named one)
-                change = writes[(probe, key)].change
-                finding.before = change.before
-                finding.after = None if change.change == REMOVED else change.after
-            # A set heals together only: the named key's fix alone is not proven (the hunt's
-            # rule too); the terminal says "heals only together with", not "makes it pass".
-            finding.hint_proven = alone
-
-    def _healing_set(self, finding: Finding, order: list[str], victim: str,
-                     keys: list[tuple[str, str]],
-                     baselines: dict[tuple[str, str], Any]) -> list[tuple[str, str]] | None:
-        """No single key heals the victim: the smallest set of them that does ([] if none;
-        None where a replay could not answer: no time left, timed out, not deterministic)."""
-
-        def heals(subset: Sequence[tuple[str, str]]) -> bool:
-            self.progress(f"statesnap: restoring {len(subset)} key(s) before {victim}")
-            spec = restore_spec(victim, subset, baselines)
-            v = self.replay(order, victim, finding, "keys", restore=spec)
-            return v.ran and not v.failed
-
-        try:
-            return smallest_healing_set(keys[:MAX_SET_KEYS], heals, singles=0)
-        except _STOPS:
-            return None
-
     def find_cleaners(self, finding: Finding, everywhere: bool = False) -> None:
-        """Tests that put the victim's key back: they show how to fix it.
-
-        A candidate is a test the run saw put the key back before the victim, and with
-        ``everywhere`` any recorded test whose change set the key to its baseline value.  It
-        is named a cleaner only when a replay of ``[polluter(s), it, victim]`` lets the
-        victim pass, with that command kept as its proof.
-        """
-        finding.cleaners, finding.cleaner_proofs = [], {}
-        if finding.status != VERIFIED or not finding.probe or not finding.key:
-            return
-        ref = (finding.probe, finding.key)
-        victim = self.record.test_by_id(finding.victim)
-        found: list[str] = []
-        if victim is not None:
-            found += dirty_before(self.tests, victim).cleaners.get(ref, [])
-        if everywhere:
-            found += [t.nodeid for t in self.tests
-                      if any((ch.probe, ch.key) == ref and ch.after == finding.before
-                             for ch in t.changes)]
-        found = [n for n in dict.fromkeys(found)
-                 if n not in finding.polluters and n != finding.victim]
-        for nodeid in found[:MAX_CLEANER_REPLAYS]:
-            self.progress(f"statesnap: does {nodeid} clean up after {finding.polluters[0]}?")
-            order = [*finding.polluters, nodeid, finding.victim]
-            try:
-                v = self.replay(order, finding.victim, finding, "cleaner")
-            except (BudgetSpent, ReplayError, ReplayTimeout, NotDeterministic):
-                break
-            if v.ran and not v.failed:
-                finding.cleaners.append(nodeid)
-                finding.cleaner_proofs[nodeid] = repro_command(self.record.header, order)
-
-
-def _order_words(order: Sequence[str]) -> str:
-    if len(order) <= 3:
-        return "[" + ", ".join(order) + "]"
-    return f"[{order[0]}, … {len(order) - 2} more …, {order[-1]}]"
-
-
-def _no_key_note(keys: Sequence[tuple[str, str]],
-                 writes: Mapping[tuple[str, str], Write]) -> str | None:
-    """Why a verified finding names no proven key, where the replays answered."""
-    if not keys:
-        refs = ", ".join(f"{p}:{k}" for p, k in list(writes)[:3]) + (
-            f" and {len(writes) - 3} more" if len(writes) > 3 else "")
-        return (f"no key proven: no replay can put back what the polluter changed ({refs})"
-                if writes else None)
-    if len(keys) > MAX_SET_KEYS:
-        return None  # not all were restored: nothing to say of the rest
-    return (f"no key proven: restoring the polluter's {len(keys)} restorable change(s) before "
-            "the victim does not make it pass")
+        """Tests that put the victim's key back, proven by replay (statesnap.proof.cleaners);
+        with ``everywhere``, any recorded test that put it back is a candidate."""
+        find_cleaners(self, self.tests, finding, everywhere)
 
 
 def _fixture_note(w: Write) -> str | None:

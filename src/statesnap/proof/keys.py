@@ -1,0 +1,154 @@
+"""The key-level proof of a verified finding: which of its polluters' changes the victim
+relies on.
+
+One restorable key at a time is put back before the victim; where none heals it alone, the
+smallest set that does (:mod:`statesnap.analysis.keyproof`).  See docs/ARCHITECTURE.md
+("Verification").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from statesnap.analysis.attribution import Write
+from statesnap.analysis.findings import Finding
+from statesnap.analysis.hints import restorable
+from statesnap.analysis.keyproof import (
+    lead_first,
+    narrowed_directory,
+    restore_spec,
+    smallest_healing_set,
+)
+from statesnap.proof.replays import STOPS, Replayer, Verdict
+from statesnap.record.journal import TestEntry
+from statesnap.state.diff import REMOVED
+
+MAX_KEY_REPLAYS = 6
+#: Restorable keys a set-level proof restores together (then shrinks) at most.
+MAX_SET_KEYS = 24
+
+
+def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victim: TestEntry,
+               writes: dict[tuple[str, str], Write]) -> None:
+    """Restore one key at a time before the victim: the first that heals it is named.
+
+    Each polluter gets its own proof, so a failure that needs two polluters names the
+    key of each.
+    """
+    rank = {(c.probe, c.key): i for i, c in enumerate(finding.candidates)}
+    keys = sorted((ref for ref in writes if restorable(ref[0])),
+                  key=lambda ref: (rank.get(ref, len(rank)), ref))
+    order = [*polluters, victim.nodeid]
+    baselines = {ref: w.baseline for ref, w in writes.items()}
+    proven: list[tuple[str, str]] = []
+    healed: set[str] = set()
+    tried = 0
+    stopped = False
+
+    # Each set restored once: putting the lead first asks again about sets already replayed.
+    ran: dict[frozenset[tuple[str, str]], Verdict] = {}
+
+    def restoring(subset: Sequence[tuple[str, str]], label: str) -> Verdict:
+        found = ran.get(frozenset(subset))
+        if found is None:
+            what = (", ".join(f"{p}:{k}" for p, k in subset) if label == "key"
+                    else f"{len(subset)} key(s)")
+            replayer.progress(f"statesnap: restoring {what} before {victim.nodeid}")
+            spec = restore_spec(victim.nodeid, subset, baselines)
+            found = ran[frozenset(subset)] = replayer.replay(order, victim.nodeid, finding,
+                                                             label, restore=spec)
+        return found
+
+    def heals(subset: Sequence[tuple[str, str]]) -> bool:
+        v = restoring(subset, "key")
+        return v.ran and not v.failed  # a victim that never ran is not healed
+
+    def fails_as_recorded(others: Sequence[tuple[str, str]]) -> bool | None:
+        # The hunt's test of the lead (hunt/keys.py): the same exception at the same line
+        # of the victim; unknown where the run's failure has no line or no replay answered.
+        if finding.signature().where is None:
+            return None
+        try:
+            v = restoring(others, "key" if len(others) == 1 else "keys")
+        except STOPS:
+            return None
+        return v.ran and replayer.same_failure(v, finding)
+
+    for ref in keys:
+        writer = writes[ref].test.nodeid
+        if writer in healed:
+            continue
+        if tried >= MAX_KEY_REPLAYS:
+            break
+        tried += 1
+        try:
+            if not heals([ref]):
+                continue
+        except STOPS:
+            stopped = True
+            break
+        # The hunt names the same key for the same victim (the innermost directory).
+        proven.append(narrowed_directory(ref, keys, heals, STOPS))
+        healed.add(writer)
+        if healed >= set(polluters):
+            break
+    alone = bool(proven)  # each key proven healed the victim by itself
+    if not proven and len(keys) > 1:
+        found = _healing_set(keys, lambda subset: restoring(subset, "keys"))
+        stopped = found is None  # [] is an answer: all of them together did not heal
+        proven = found or []
+        alone = len(proven) == 1
+        if alone:
+            proven = [narrowed_directory(proven[0], keys, heals, STOPS)]
+        else:
+            # Led by the key the failure is about, as the hunt's and the CLI's answer for the
+            # same victim is: one finding, one key, whoever proved it.
+            proven = lead_first(proven, fails_as_recorded)
+    proven = list(dict.fromkeys(proven))
+    why = None if proven or stopped else _no_key_note(keys, writes)
+    if why:
+        finding.note = f"{finding.note}; {why}" if finding.note else why
+    finding.proven_keys = [f"{p}:{k}" for p, k in proven]
+    if proven:
+        probe, key = proven[0]
+        cand = next((c for c in finding.candidates if (c.probe, c.key) == (probe, key)), None)
+        finding.probe, finding.key = probe, key
+        if cand is not None:
+            finding.before, finding.after = cand.before, cand.after
+        else:  # a key ranked below the candidates kept (a folder inside the named one)
+            change = writes[(probe, key)].change
+            finding.before = change.before
+            finding.after = None if change.change == REMOVED else change.after
+        # A set heals together only: the named key's fix alone is not proven (the hunt's
+        # rule too); the terminal says "heals only together with", not "makes it pass".
+        finding.hint_proven = alone
+
+
+def _healing_set(keys: list[tuple[str, str]],
+                 restoring: Callable[[Sequence[tuple[str, str]]], Verdict]
+                 ) -> list[tuple[str, str]] | None:
+    """No single key heals the victim: the smallest set of them that does ([] if none;
+    None where a replay could not answer: no time left, timed out, not deterministic)."""
+
+    def heals(subset: Sequence[tuple[str, str]]) -> bool:
+        v = restoring(subset)
+        return v.ran and not v.failed
+
+    try:
+        return smallest_healing_set(keys[:MAX_SET_KEYS], heals, singles=0)
+    except STOPS:
+        return None
+
+
+def _no_key_note(keys: Sequence[tuple[str, str]],
+                 writes: Mapping[tuple[str, str], Write]) -> str | None:
+    """Why a verified finding names no proven key, where the replays answered."""
+    if not keys:
+        refs = ", ".join(f"{p}:{k}" for p, k in list(writes)[:3]) + (
+            f" and {len(writes) - 3} more" if len(writes) > 3 else "")
+        return (f"no key proven: no replay can put back what the polluter changed ({refs})"
+                if writes else None)
+    if len(keys) > MAX_SET_KEYS:
+        return None  # not all were restored: nothing to say of the rest
+    return (f"no key proven: restoring the polluter's {len(keys)} restorable change(s) before "
+            "the victim does not make it pass")
