@@ -205,3 +205,20 @@ def test_a_parent_gone_stops_the_sending_quietly() -> None:
         assert DIGEST.fullmatch(r.digest("another-secret"))
     finally:
         os.close(wfd)
+
+
+def test_answers_are_remembered_per_name_and_stay_right_past_the_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # is_secret remembers its answer per name (the probes ask about the same names at every
+    # read); asked again, after other names, and after the memory was emptied at its limit,
+    # each name gets the same answer as a fresh redactor's.
+    import statesnap.base.redact as redact
+
+    monkeypatch.setattr(redact, "_NAMES_KEPT", 4)
+    r = Redactor()
+    names = ["API_TOKEN", "HOME", "db_password", "PATH", "x-auth", "LANG", "API_TOKEN", "HOME"]
+    for _ in range(3):
+        for name in names:
+            assert r.is_secret(name) == Redactor().is_secret(name), name
+            assert (r(name, "value-123") == "value-123") != Redactor().is_secret(name)
+    assert len(r._secret_names) <= 4

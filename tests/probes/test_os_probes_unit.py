@@ -310,3 +310,48 @@ def test_env_sees_a_replacement_wherever_it_lies_in_memory(
     for replacement in lower + higher:
         monkeypatch.setattr(os, "environ", replacement)
         assert env_probe.read()[IDENTITY_KEY] == "replaced by builtins.dict"
+
+
+def test_env_token_ignores_pytest_s_variable_wherever_it_sits(
+        env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The token looks for pytest's variable where it was last time: moved (removed and added
+    # back at the end, as pytest does per test) or gone, a change elsewhere is still seen.
+    monkeypatch.setenv("SNAP_UNIT_MID", "1")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "a.py::t (setup)")
+    monkeypatch.setenv("SNAP_UNIT_END", "1")
+    start = env_probe.token()
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    assert env_probe.token() == start  # gone: ignored as before
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "a.py::t (call)")  # back, now the last one
+    assert env_probe.token() == start
+    monkeypatch.setenv("SNAP_UNIT_MID", "2")  # in place, before pytest's variable
+    assert env_probe.token() != start
+    monkeypatch.setenv("SNAP_UNIT_MID", "1")
+    assert env_probe.token() == start
+    monkeypatch.setenv("SNAP_UNIT_END", "2")  # in place, where pytest's variable was
+    assert env_probe.token() != start
+    monkeypatch.setenv("SNAP_UNIT_END", "1")
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "a.py::t (teardown)")
+    assert env_probe.token() == start
+
+
+def test_env_token_sees_a_key_renamed_with_the_same_value(
+        env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Keys and values are compared as two sequences: the same values under other names move
+    # the token, and the same items in another order too (a read then finds no change).
+    monkeypatch.setenv("SNAP_UNIT_OLD", "v")
+    start = env_probe.token()
+    monkeypatch.delenv("SNAP_UNIT_OLD")
+    monkeypatch.setenv("SNAP_UNIT_NEW", "v")
+    assert env_probe.token() != start
+    assert "SNAP_UNIT_NEW" in env_probe.read() and "SNAP_UNIT_OLD" not in env_probe.read()
+
+
+def test_env_read_decodes_the_raw_environment_as_os_environ_does(
+        bare_env_probe: EnvProbe, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SNAP_UNIT_TEXT", "caf\u00e9 \udcff")  # an undecodable byte, escaped
+    assert bare_env_probe.read() == {k: v for k, v in os.environ.items()
+                                     if k != "PYTEST_CURRENT_TEST"}
+    # A replacement mapping without os._Environ's raw dict is read through its items.
+    monkeypatch.setattr(os, "environ", {"ONLY": "1"})
+    assert bare_env_probe.read() == {"ONLY": "1", IDENTITY_KEY: "replaced by builtins.dict"}

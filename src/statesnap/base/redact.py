@@ -40,6 +40,9 @@ MIN_SCRUB = 6
 #: parent can scrub the child's output before it reaches the log (statesnap.replay.log).
 SECRET_FD_ENV = "STATESNAP_SECRET_FD"
 
+#: At most this many names' answers are remembered (then forgotten all at once).
+_NAMES_KEPT = 8192
+
 
 class Redactor:
     """``redactor(name, value)`` returns the value, or a salted digest if the name looks secret."""
@@ -51,11 +54,22 @@ class Redactor:
         )
         self._salt = salt if salt is not None else os.urandom(16)
         self._cache: dict[str, str] = {}
+        #: ``is_secret``'s answers so far, by name.
+        self._secret_names: dict[str, bool] = {}
         #: Called once with each value the first time it is digested.
         self.on_new: Callable[[str], None] | None = None
 
     def is_secret(self, name: str) -> bool:
-        return self._regex is not None and self._regex.search(name) is not None
+        # Remembered per name: the probes ask about the same environment variables and
+        # attribute names at every read, and a case-insensitive search of all the patterns
+        # costs ~50,000 instructions on a long name (a dict lookup: ~100).
+        known = self._secret_names.get(name)
+        if known is None:
+            known = self._regex is not None and self._regex.search(name) is not None
+            if len(self._secret_names) >= _NAMES_KEPT:
+                self._secret_names.clear()
+            self._secret_names[name] = known
+        return known
 
     def digest(self, value: str) -> str:
         cached = self._cache.get(value)

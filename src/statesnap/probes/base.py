@@ -11,7 +11,7 @@ import enum
 import importlib
 import os
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, ClassVar, TypeAlias
 
@@ -154,6 +154,14 @@ class Probe:
 
     def close(self) -> None:
         """Release what :meth:`setup` acquired (file descriptors, library handles)."""
+
+
+def light_token_call(probe: Probe) -> Callable[[], object]:
+    """``probe.light_token``, or ``probe.token`` itself where the probe keeps the default
+    (which only calls it): the same value, one Python frame less on every checkpoint."""
+    if type(probe).light_token is Probe.light_token:
+        return probe.token
+    return probe.light_token
 
 
 def is_statesnap_module(name: str) -> bool:

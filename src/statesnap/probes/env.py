@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
@@ -14,10 +15,25 @@ IGNORED = frozenset({"PYTEST_CURRENT_TEST"})
 _CURRENT_RAW = b"PYTEST_CURRENT_TEST" if os.name != "nt" else "PYTEST_CURRENT_TEST"
 
 
+def _items(env: Any) -> Iterable[tuple[str, str]]:
+    """``env.items()``; for ``os._Environ``, its raw dict decoded directly (the mapping's own
+    items encode each key again to look its value up: twice the cost per variable)."""
+    data = getattr(env, "_data", None)
+    decodekey = getattr(env, "decodekey", None)
+    decodevalue = getattr(env, "decodevalue", None)
+    if isinstance(data, dict) and callable(decodekey) and callable(decodevalue):
+        return [(decodekey(k), decodevalue(v)) for k, v in list(data.items())]
+    return list(env.items())
+
+
 class EnvProbe(Probe):
     name = "env"
     severity = Severity.HIGH
     restorable = True
+
+    def __init__(self) -> None:
+        #: Where pytest's own variable was in ``os.environ`` at the last token (or -1).
+        self._current_at = -1
 
     def setup(self, ctx: ProbeContext) -> None:
         self._redactor = ctx.redactor
@@ -28,13 +44,25 @@ class EnvProbe(Probe):
         data = getattr(env, "_data", None)
         if not isinstance(data, dict):
             return None
-        # Hashing the items is a few microseconds for a typical environment and catches a
-        # value changed in place, which a length check would miss.
-        # A C-level copy without pytest's own per-phase variable, hashed in C as well (a
-        # generator over the items costs a Python step per variable).
-        kept = dict(data)
-        kept.pop(_CURRENT_RAW, None)
-        return id(env), hash(tuple(kept.items()))
+        # The raw keys and values themselves, in order, without pytest's own per-phase
+        # variable: two C-level copies, compared item by item with an identity shortcut (a
+        # hash of the items made a tuple per variable, ~2x the cost).  Holding the objects
+        # keeps their addresses from being reused while the token is kept.
+        keys = list(data)
+        values = list(data.values())
+        if len(values) != len(keys):
+            return object()  # another thread changed it between the two copies: read
+        at = self._current_at
+        if not (0 <= at < len(keys) and keys[at] == _CURRENT_RAW):
+            # pytest adds it back at the end in each test: looked for where it was last time.
+            try:
+                at = keys.index(_CURRENT_RAW) if _CURRENT_RAW in data else -1
+            except ValueError:  # removed by another thread meanwhile
+                at = -1
+            self._current_at = at
+        if at >= 0:
+            del keys[at], values[at]
+        return id(env), keys, values
 
     def light_token(self) -> object:
         # Inside a test only additions and removals are looked for (a length); a value
@@ -48,7 +76,7 @@ class EnvProbe(Probe):
         env = os.environ
         out: ProbeMap = {}
         redact = self._redactor
-        for name, value in env.items():
+        for name, value in _items(env):
             if name in IGNORED:
                 continue
             out[name] = redact(name, value) if redact is not None else value

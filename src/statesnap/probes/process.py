@@ -82,8 +82,20 @@ _os_umask = os.umask
 
 
 def _other_python_threads() -> bool:
+    """Whether ``threading`` knows of another thread (a cheap early "not alone" only: a stale
+    entry can only say so wrongly, which sends the umask read to /proc)."""
     threading = sys.modules.get("threading")
-    return threading is not None and threading.active_count() > 1
+    if threading is None:
+        return False
+    active = getattr(threading, "_active", None)
+    if isinstance(active, dict):
+        return len(active) > 1  # one C call; active_count() takes a lock and a frame
+    return bool(threading.active_count() > 1)
+
+
+#: The C half of :mod:`locale` (the wrapper adds a Python frame per token); None where this
+#: build has none.
+_clocale: Any = sys.modules.get("_locale")
 
 
 class ProcessProbe(Probe):
@@ -135,10 +147,11 @@ class ProcessProbe(Probe):
 
     def _alone(self) -> bool:
         """Whether this process has no other thread, Python's or native (a C library's)."""
-        if _other_python_threads():
+        if self._task is None or _other_python_threads():
             return False
-        # 2 + the number of threads (checked at setup).
-        return self._task is not None and self._task.fstat().st_nlink <= 3
+        # 2 + the number of threads (checked at setup): the kernel's count is the answer.
+        # With this the one thread, no other can start while the umask is set and set back.
+        return self._task.fstat().st_nlink <= 3
 
     def _umask(self) -> int:
         # /proc/self/status costs ~2 µs a read with hot caches and ~10 µs between tests (the
@@ -198,7 +211,8 @@ class ProcessProbe(Probe):
             self._builtins_version(),
             sum(map(id, gc.callbacks)),
             decimal.getcontext().traps.copy() if decimal is not None else None,
-            locale.setlocale(locale.LC_ALL, None) if locale is not None else None,
+            (None if locale is None else _clocale.setlocale(_clocale.LC_ALL) if _clocale
+             else locale.setlocale(locale.LC_ALL, None)),
             (id(threading.gettrace()), id(threading.getprofile())) if threading else None,
             (id(asyncio.events._event_loop_policy), loop_state(asyncio)) if asyncio else None,
             mods["faulthandler"].is_enabled() if "faulthandler" in mods else None,

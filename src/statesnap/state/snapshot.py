@@ -12,7 +12,7 @@ from typing import Any
 
 from statesnap.base.internal import note_internal_error
 from statesnap.base.plain import Value
-from statesnap.probes.base import Probe, ProbeMap
+from statesnap.probes.base import Probe, ProbeMap, light_token_call
 
 ErrorCallback = Callable[[Probe, str, BaseException], None]
 
@@ -155,7 +155,7 @@ class Snapshotter:
         calls = self._calls[light]
         if calls[0] != self._gen:
             calls = self._calls[light] = (self._gen, [
-                p.light_token if light else p.token for p in probes])
+                light_token_call(p) if light else p.token for p in probes])
         self._untimed += 1  # before the calls: a probe switched off below was called too
         tokens: list[object] = []
         append = tokens.append
@@ -185,7 +185,7 @@ class Snapshotter:
                 continue
             t0 = t1
             try:
-                token = probe.light_token() if light else probe.token()
+                token = light_token_call(probe)() if light else probe.token()
             except Exception as exc:
                 self._fail(probe, "token", exc)
                 token = _FAILED
