@@ -45,17 +45,33 @@ class Redactor:
     """``redactor(name, value)`` returns the value, or a salted digest if the name looks secret."""
 
     def __init__(self, patterns: Iterable[str] = DEFAULT_PATTERNS, salt: bytes | None = None):
-        pats = [p for p in patterns if p]
-        self._regex = (
-            re.compile("|".join(re.escape(p) for p in pats), re.IGNORECASE) if pats else None
-        )
+        self._patterns = [p for p in patterns if p]
+        #: An ASCII name is tested without the regular expression when every pattern is ASCII:
+        #: compiling it costs about 1.8 M instructions, a tenth of a small session's start.
+        self._upper = ([p.upper() for p in self._patterns]
+                       if all(p.isascii() for p in self._patterns) else None)
+        self._compiled: re.Pattern[str] | None = None
         self._salt = salt if salt is not None else os.urandom(16)
         self._cache: dict[str, str] = {}
         #: Called once with each value the first time it is digested.
         self.on_new: Callable[[str], None] | None = None
 
     def is_secret(self, name: str) -> bool:
-        return self._regex is not None and self._regex.search(name) is not None
+        """Whether ``name`` contains a pattern, letter case aside (``re.IGNORECASE``)."""
+        if not self._patterns:
+            return False
+        if self._upper is not None and name.isascii():
+            # ASCII in both: IGNORECASE's case folding is ASCII's (its special folds, such as
+            # the long s or the Kelvin sign, need a non-ASCII character in the name).
+            upper = name.upper()
+            return any(p in upper for p in self._upper)
+        return self._regex().search(name) is not None
+
+    def _regex(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile("|".join(re.escape(p) for p in self._patterns),
+                                        re.IGNORECASE)
+        return self._compiled
 
     def digest(self, value: str) -> str:
         cached = self._cache.get(value)
