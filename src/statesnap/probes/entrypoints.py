@@ -64,13 +64,12 @@ def _folders() -> list[str] | None:
             return None
         cached = _cached_lookup(entry)
         if cached is not None:
-            for name, paths in cached:
+            for known, paths in cached:
                 for path in paths:
-                    child = os.path.basename(path)
-                    if not child.endswith(_SUFFIXES):
+                    if not path.endswith(_SUFFIXES):
                         return None  # a suffix in other case (below)
-                    if name not in seen:
-                        seen.add(name)
+                    if known not in seen:
+                        seen.add(known)
                         out.append(path)
             continue
         try:
