@@ -51,16 +51,16 @@ def listings(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     import statesnap.probes.entrypoints as module
 
     if request.param == "own listings":
-        monkeypatch.setattr(module, "cached_listing", lambda entry: None)
+        monkeypatch.setattr(module, "_cached_lookup", lambda entry: None)
     return str(request.param)
 
 
 def test_the_cached_listing_is_importlib_metadatas() -> None:
     # The fast path is taken where it can be (this Python's importlib.metadata).
-    from statesnap.probes.entrypoints import cached_listing
+    from statesnap.probes.entrypoints import _cached_lookup
 
     site = next(p for p in sys.path if p.endswith("site-packages"))
-    found = cached_listing(site)
+    found = _cached_lookup(site)
     assert found is not None
     assert any(name == "statesnap" for name, _ in found)
 

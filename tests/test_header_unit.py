@@ -14,28 +14,8 @@ from statesnap.record.header import build_header, installed_packages
 from statesnap.record.journal import FORMAT
 
 
-@pytest.fixture(params=["cached listings", "own listings"])
-def listings(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both ways to list a folder: importlib.metadata's cached lookups, and os.listdir."""
-    import statesnap.record.header as header
-
-    if request.param == "own listings":
-        monkeypatch.setattr(header, "cached_listing", lambda entry: None)
-    return str(request.param)
-
-
-def _listed_both_ways(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    import statesnap.record.header as header
-
-    cached = installed_packages()
-    with monkeypatch.context() as m:
-        m.setattr(header, "cached_listing", lambda entry: None)
-        assert installed_packages() == cached
-    return cached
-
-
 def test_installed_packages_from_folder_names_and_egg_metadata(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listings: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
     (site / "zeta_pkg-1.2.3.dist-info").mkdir(parents=True)
     (site / "Alpha-0.1.dist-info").mkdir()
@@ -51,8 +31,8 @@ def test_installed_packages_from_folder_names_and_egg_metadata(
     assert list(installed_packages()) == ["Alpha", "legacy-thing", "zeta-pkg"]  # by name
 
 
-def test_the_first_entry_on_sys_path_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          listings: str) -> None:
+def test_the_first_entry_on_sys_path_wins(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     first, second = tmp_path / "a", tmp_path / "b"
     (first / "dup-2.0.dist-info").mkdir(parents=True)
     (second / "dup-1.0.dist-info").mkdir(parents=True)
@@ -103,7 +83,7 @@ EGG_METADATA = {
 
 
 def test_egg_metadata_is_read_as_importlib_metadata_reads_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listings: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Plain headers are read by hand (no email package); anything else by importlib.metadata:
     the header says the same either way."""
     import importlib.metadata
@@ -126,36 +106,3 @@ def test_egg_metadata_is_read_as_importlib_metadata_reads_it(
     assert installed_packages() == dict(sorted(expected.items(), key=lambda kv: kv[0].lower()))
     assert expected["lower_egg "] == "2.0" and expected["first-name"] == "3.0"
     assert expected["from-metadata"] == "1"
-
-
-def test_the_listing_order_decides_between_namesakes_as_os_listdir_gives_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """importlib.metadata's kept listing groups names by distribution; where an egg's
-    metadata names a distribution that another folder's name also gives, the folder's own
-    listing order decides which version the header shows, as before."""
-    site = tmp_path / "site"
-    # ``egg{i}`` names a group of two; where the directory lists egg{i}-5, then pkg{i}, then
-    # the egg, the grouping puts the egg's pkg{i} first (one chance in six for each i).
-    for i in range(40):
-        (site / f"pkg{i}-1.{i}.dist-info").mkdir(parents=True)
-        (site / f"egg{i}-5.0.dist-info").mkdir()
-        egg = site / f"egg{i}.egg-info"
-        egg.mkdir()
-        (egg / "PKG-INFO").write_text(f"Name: pkg{i}\nVersion: 9.{i}\n", encoding="utf-8")
-    monkeypatch.setattr(sys, "path", [str(site), str(site / "missing"), ""])
-    monkeypatch.chdir(site)
-    first: dict[str, str] = {}
-    for name in os.listdir(site):
-        if name.startswith("egg") and name.endswith(".dist-info"):
-            continue
-        if name.endswith(".dist-info"):
-            key, _, version = name[:-len(".dist-info")].partition("-")
-            first.setdefault(key, version)
-        else:
-            first.setdefault("pkg" + name[3:-len(".egg-info")], "9." + name[3:-len(".egg-info")])
-    found = _listed_both_ways(monkeypatch)
-    assert {k: v for k, v in found.items() if k.startswith("pkg")} == first
-
-
-def test_the_installed_environment_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert "pytest" in _listed_both_ways(monkeypatch)

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cached_listing", "entry_points"]
+__all__ = ["entry_points"]
 
 _SUFFIXES = (".dist-info", ".egg-info")
 
@@ -62,7 +62,7 @@ def _folders() -> list[str] | None:
         root = entry or "."
         if not isinstance(entry, str) or entry.endswith(".egg") or os.path.isfile(root):
             return None
-        cached = cached_listing(entry)
+        cached = _cached_lookup(entry)
         if cached is not None:
             for known, paths in cached:
                 for path in paths:
@@ -98,7 +98,7 @@ def _folders() -> list[str] | None:
     return out
 
 
-def cached_listing(entry: str) -> Iterable[tuple[str, list[str]]] | None:
+def _cached_lookup(entry: str) -> Iterable[tuple[str, list[str]]] | None:
     """``(normalised name, metadata folders)`` of one ``sys.path`` folder from the listing
     ``importlib.metadata`` keeps for it (the same grouping and order as below: it is where
     they come from); None where that cache is not there as expected."""

@@ -19,7 +19,6 @@ from typing import Any
 from statesnap.base.internal import note_internal_error
 from statesnap.base.redact import Redactor
 from statesnap.base.version import __version__
-from statesnap.probes.entrypoints import cached_listing
 from statesnap.record.journal import FORMAT
 
 #: Environment variables a replay passes on as they were recorded (they change test behaviour).
@@ -47,17 +46,14 @@ def installed_packages() -> dict[str, str]:
     Read from the ``name-version.dist-info`` folder names (the wheel spec's layout) rather than
     by parsing every METADATA file: the header is written by every session and every replay
     child, and the names alone cost a directory listing per ``sys.path`` entry.  Anything not
-    named that way (eggs, odd installs) falls back to its metadata.  A folder's metadata
-    folders are those ``importlib.metadata`` keeps listed (:func:`_metadata_folders`).
+    named that way (eggs, odd installs) falls back to its metadata.
     """
     out: dict[str, str] = {}
     for entry in sys.path:
-        names = _metadata_folders(entry)
-        if names is None:
-            try:
-                names = os.listdir(entry or ".")
-            except OSError:
-                continue
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
         for folder in names:
             stem, dot, kind = folder.rpartition(".")
             if kind not in ("dist-info", "egg-info") or not dot:
@@ -81,31 +77,6 @@ def installed_packages() -> dict[str, str]:
             if meta_name:
                 out.setdefault(str(meta_name), str(dist.version))
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
-
-
-def _metadata_folders(entry: str) -> list[str] | None:
-    """The ``*.dist-info`` and ``*.egg-info`` names of one ``sys.path`` folder from the
-    listing ``importlib.metadata`` keeps (pytest's plugin search made it: no folder is listed
-    again, about 1 M instructions of every session's start, issue 13); None: list it here.
-
-    That listing groups the names by distribution, which changes nothing where each name's
-    key is its own (``name-version.dist-info``): the first of a key wins in listing order,
-    and names of one key share a group.  A name whose key its metadata gives could share a
-    key with another group: then the folder is listed here, in its own order.
-    """
-    if isinstance(entry, str) and os.path.isfile(entry or "."):
-        return None  # a zip: os.listdir fails on it, and the header leaves it out
-    listed = cached_listing(entry)
-    if listed is None:
-        return None
-    names = [os.path.basename(p) for _, paths in listed for p in paths]
-    if len(names) > 1:
-        for name in names:
-            stem, _, kind = name.rpartition(".")
-            _, sep, version = stem.partition("-")
-            if not (kind == "dist-info" and sep and version):
-                return None
-    return names
 
 
 #: A header line of a metadata file as the email parser takes it: a name, a colon, the value.
