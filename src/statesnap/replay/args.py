@@ -38,9 +38,7 @@ DROP_PLUGINS = frozenset({"xdist.plugin", "xdist", "randomly"})
 #: statesnap's own plugin name, as ``-p`` takes it.
 OWN_PLUGIN = "statesnap"
 
-#: argparse's pattern of a negative number, as text: compiled on first use (a dash-word that
-#: is no known option), not at every session's start (about 0.7 M instructions, issue 13).
-_NEGATIVE_NUMBER = r"^-\d+$|^-\d*\.\d+$"
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 #: Where ``-p statesnap.plugin.optiondump`` writes a checkout's option table (backfill).
 OPTION_TABLE_ENV = "STATESNAP_OPTION_TABLE_OUT"
@@ -134,9 +132,8 @@ def _is_option_like(word: str, table: OptionTable) -> bool:
         return True
     if not word.startswith("--") and word[:2] in table.nargs:
         return True
-    negative_number = re.compile(_NEGATIVE_NUMBER)  # from re's cache after the first time
-    has_negative_options = any(negative_number.match(s) for s in table.nargs)
-    if negative_number.match(word) and not has_negative_options:
+    has_negative_options = any(_NEGATIVE_NUMBER.match(s) for s in table.nargs)
+    if _NEGATIVE_NUMBER.match(word) and not has_negative_options:
         return False
     return " " not in word
 
