@@ -39,12 +39,34 @@ def _same_as_importlib(group: str = GROUP) -> list[tuple[str, str, str]]:
     return ours
 
 
-def test_the_installed_environment() -> None:
+def test_the_installed_environment(listings: str) -> None:
     assert ("builtin", "statesnap.probes.builtin:builtin_probes", GROUP) in _same_as_importlib()
     _same_as_importlib("console_scripts")
 
 
-def test_shadowed_and_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(params=["cached listings", "own listings"])
+def listings(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways to list a folder: importlib.metadata's cached lookups, and the module's own
+    (where that private cache is not as expected)."""
+    import statesnap.probes.entrypoints as module
+
+    if request.param == "own listings":
+        monkeypatch.setattr(module, "_cached_lookup", lambda entry: None)
+    return str(request.param)
+
+
+def test_the_cached_listing_is_importlib_metadatas() -> None:
+    # The fast path is taken where it can be (this Python's importlib.metadata).
+    from statesnap.probes.entrypoints import _cached_lookup
+
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    found = _cached_lookup(site)
+    assert found is not None
+    assert any(name == "statesnap" for name, _ in found)
+
+
+def test_shadowed_and_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   listings: str) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     # The first on the path wins, even with no probes: its later namesake is not installed.
     _dist(first, "Shadow_Pkg-2.0.dist-info", "[console_scripts]\nshadow = shadow:main\n")

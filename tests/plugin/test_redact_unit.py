@@ -62,6 +62,20 @@ def test_patterns_are_literal_text_not_regexes() -> None:
     assert not r.is_secret("AXB")
 
 
+@pytest.mark.parametrize("patterns", [DEFAULT_PATTERNS, ("k", "s", "i", "A.B"), ("ſ", "Kelvin"),
+                                      ("ß",)])
+def test_secret_names_are_those_the_case_blind_regex_finds(patterns: tuple[str, ...]) -> None:
+    # ASCII names are tested without the regular expression (cheaper at every start); the
+    # answer must stay the regex's, the case folds of non-ASCII letters included.
+    regex = re.compile("|".join(re.escape(p) for p in patterns), re.IGNORECASE)
+    names = ["", "HOME", "api_token", "Api_ToKeN", "my_key", "MY_\u212aEY", "monkey", "ſ",
+             "S", "ss", "SS", "İ", "ı", "I", "x_a.b_y", "AXB", "KELVIN", "\u212aelvin",
+             "CREDENTIAL_ſ", "straße", "STRASSE", "ÅUTH", "auth"]
+    r = Redactor(patterns)
+    for name in names:
+        assert r.is_secret(name) == (regex.search(name) is not None), name
+
+
 def test_digest_is_stable_per_salt_and_differs_between_values_and_salts() -> None:
     one = Redactor(salt=b"s1")
     assert one.digest("hunter22") == one.digest("hunter22")

@@ -36,14 +36,18 @@ if TYPE_CHECKING:
 RUN_KEY = pytest.StashKey["RunState"]()
 
 
-class TestObserver(Protocol):
-    """A feature called around every test by the core plugin's protocol wrapper."""
+if TYPE_CHECKING:
+    # For the type checker only: a Protocol class costs about 0.5 M instructions to create, at
+    # every session's start (issue 13), and nothing checks it at run time.
+    class TestObserver(Protocol):
+        """A feature called around every test by the core plugin's protocol wrapper."""
 
-    def before_test(self, item: pytest.Item) -> None:
-        """Before the reference snapshot of the test (and before its setup)."""
+        def before_test(self, item: pytest.Item) -> None:
+            """Before the reference snapshot of the test (and before its setup)."""
 
-    def after_test(self, item: pytest.Item, index: int, changes: Sequence[Change]) -> list[str]:
-        """After its final snapshot; returns ``probe:key`` refs it restored (or [])."""
+        def after_test(self, item: pytest.Item, index: int,
+                       changes: Sequence[Change]) -> list[str]:
+            """After its final snapshot; returns ``probe:key`` refs it restored (or [])."""
 
 
 #: At most this many lines per feature in the terminal section.

@@ -20,14 +20,14 @@ from statesnap.record.journal import Record, RecordError, append_lines, read_rec
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
 
+    # For the type checker only: a Protocol class costs about 0.5 M instructions to create,
+    # at every session's start (issue 13).
+    class OutputLedger(Protocol):
+        """Where the pytest layer keeps which asked-for files were written."""
 
+        def written(self, path: Path) -> None: ...
 
-class OutputLedger(Protocol):
-    """Where the pytest layer keeps which asked-for files were written."""
-
-    def written(self, path: Path) -> None: ...
-
-    def failed(self, path: Path) -> None: ...
+        def failed(self, path: Path) -> None: ...
 
 
 class EndContext(Value):
