@@ -106,3 +106,27 @@ def test_egg_metadata_is_read_as_importlib_metadata_reads_it(
     assert installed_packages() == dict(sorted(expected.items(), key=lambda kv: kv[0].lower()))
     assert expected["lower_egg "] == "2.0" and expected["first-name"] == "3.0"
     assert expected["from-metadata"] == "1"
+
+
+
+def test_platform_string_is_platform_platform_without_starting_a_process() -> None:
+    import platform
+    import subprocess
+    import sys
+
+    # A fresh interpreter: platform caches uname's processor once asked, in this process too.
+    code = ("import subprocess\n"
+            "def no_process(*a, **k):\n"
+            "    raise SystemExit('platform_string started a process')\n"
+            "subprocess.Popen = no_process\n"
+            "from statesnap.record.header import platform_string\n"
+            "print(platform_string())\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    got = proc.stdout.strip()
+    processor = platform.processor()
+    if processor in ("", "unknown", platform.machine()):
+        assert got == platform.platform()
+    else:  # a processor of its own (uname -p) is the one part left out
+        assert got == platform.platform().replace(f"-{processor}", "", 1)

@@ -25,6 +25,33 @@ from statesnap.record.journal import FORMAT
 REPLAY_ENV_PREFIXES = ("PYTEST_", "PYTHON", "CUDA_", "OMP_", "MKL_", "TORCH", "CI")
 
 
+def platform_string() -> str:
+    """``platform.platform()``'s string, without the ``uname -p`` subprocess it starts.
+
+    On Linux ``platform.platform()`` asks ``uname -p`` for the processor (a fork and exec,
+    about 10 ms of a session's start) and reads the C library's version out of the Python
+    binary; the processor is dropped from the string whenever it is blank, ``unknown`` or the
+    machine, as on Debian, Ubuntu and Fedora.  Here it is left out always and glibc's
+    version comes from ``confstr``; anywhere else (or without glibc) ``platform.platform()``.
+    """
+    uname = os.uname()
+    if uname.sysname == "Linux":
+        try:
+            libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+        except (ValueError, OSError):
+            libc = ""
+        name, _, version = libc.partition(" ")
+        if name and version:
+            text = "-".join(("Linux", uname.release, uname.machine, "with", name + version))
+            for char in '/\\:;"()':
+                text = text.replace(char, "-")
+            text = text.replace(" ", "_")
+            while "--" in text:
+                text = text.replace("--", "-")
+            return text.rstrip("-")
+    return platform.platform()
+
+
 def plugin_label(dist: Any) -> str:
     """``name-version`` of a plugin's distribution (pytest's ``list_plugin_distinfo``).
 
@@ -153,7 +180,7 @@ def build_header(
             "system": platform.system(),
             "release": platform.release(),
             "machine": platform.machine(),
-            "platform": platform.platform(),
+            "platform": platform_string(),
         },
         "packages": installed_packages(),
         "plugins": plugins,
