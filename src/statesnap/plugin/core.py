@@ -278,7 +278,8 @@ class StatesnapPlugin(HookPlugin):
             return (yield)
         index = self.index
         self.index += 1
-        writer.write_start(index, item.nodeid)
+        nodeid_json = encode_string(item.nodeid)  # once, for the start and the test line
+        writer.write_start_encoded(index, nodeid_json)
         run = self.run
         test = run.test = TestState(nextitem)
         self._started = time.perf_counter()
@@ -299,9 +300,9 @@ class StatesnapPlugin(HookPlugin):
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
                 restored += hook.after_test(item, index, changes)
-            self._write_test(item, index, duration, changes, restored, test)
+            self._write_test(item, index, nodeid_json, duration, changes, restored, test)
 
-    def _write_test(self, item: pytest.Item, index: int, duration: float,
+    def _write_test(self, item: pytest.Item, index: int, nodeid_json: str, duration: float,
                     changes: Sequence[Change],
                     restored: list[str], test: TestState) -> None:
         run = self.run
@@ -314,7 +315,7 @@ class StatesnapPlugin(HookPlugin):
             # Most tests: nothing but the outcome, formatted by hand.
             outcome, phases_json = self._phase_text(phases)
             run.writer.write_line(plain_test_line(
-                index, encode_string(item.nodeid), self._worker_json, outcome, phases_json,
+                index, nodeid_json, self._worker_json, outcome, phases_json,
                 round(duration, 6), gauges[1]))
             return
         entry: dict[str, Any] = {
@@ -483,7 +484,9 @@ class StatesnapPlugin(HookPlugin):
             try:
                 when = call.when
                 if when == "setup":
-                    self._after_setup()
+                    test = run.test
+                    if test.function_fixtures or test.wide_fixtures:  # else no checkpoint
+                        self._after_setup()
                 elif when == "call":
                     if "call" in run.test.phases and not self._call_edges:
                         self._watch_call_edges()
@@ -493,41 +496,44 @@ class StatesnapPlugin(HookPlugin):
                 note_internal_error(f"checkpoint after {call.when}", exc)
         report = yield
         try:
-            self._note_report(report, call, item)
+            # The outcome, noted here rather than in a method of its own: three times a test.
+            when = report.when or "call"
+            outcome: str = report.outcome
+            if hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            test = run.test
+            test.phases[when] = outcome
+            if report.failed and test.failure is None:
+                self._note_failure(report, call, item, when)
         except Exception as exc:  # bookkeeping must never change a test's outcome
             note_internal_error("noting a test's report", exc)
         if run.report_sink is not None:
             run.report_sink(item, report)
         return report
 
-    def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None],
-                     item: pytest.Item | None = None) -> None:
-        when = report.when or "call"
-        outcome: str = report.outcome
-        if hasattr(report, "wasxfail"):
-            outcome = "xfailed" if report.skipped else "xpassed"
+    def _note_failure(self, report: pytest.TestReport, call: pytest.CallInfo[None],
+                      item: pytest.Item | None, when: str) -> None:
+        """The test's first failure (a failed report of one of its phases)."""
         test = self.run.test
-        test.phases[when] = outcome  # no method call: three times per test
-        if report.failed and test.failure is None:
-            # Imported on the first failure: a session with none never needs them.
-            from statesnap.record.failure import failure_entry
-            from statesnap.record.signature import failing_frame
+        # Imported on the first failure: a session with none never needs them.
+        from statesnap.record.failure import failure_entry
+        from statesnap.record.signature import failing_frame
 
-            excinfo = call.excinfo
-            message, exc_type, where = "", None, None
-            if excinfo is not None:
-                exc_type = excinfo.typename
-                try:
-                    message = str(excinfo.value)
-                except Exception:  # the test's exception has a broken __str__
-                    message = ""
-                if item is not None:
-                    # With the type, the failure's signature (statesnap.record.signature): a
-                    # replay that fails elsewhere in the test fails differently.
-                    where = failing_frame(excinfo.traceback, getattr(item, "path", None),
-                                          item.config.rootpath)
-            test.note_failure(failure_entry(when, exc_type, message, report.longreprtext or "",
-                                            where, scrub=self._scrub))
+        excinfo = call.excinfo
+        message, exc_type, where = "", None, None
+        if excinfo is not None:
+            exc_type = excinfo.typename
+            try:
+                message = str(excinfo.value)
+            except Exception:  # the test's exception has a broken __str__
+                message = ""
+            if item is not None:
+                # With the type, the failure's signature (statesnap.record.signature): a
+                # replay that fails elsewhere in the test fails differently.
+                where = failing_frame(excinfo.traceback, getattr(item, "path", None),
+                                      item.config.rootpath)
+        test.note_failure(failure_entry(when, exc_type, message, report.longreprtext or "",
+                                        where, scrub=self._scrub))
 
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""

@@ -94,8 +94,12 @@ class RecordWriter:
 
     def write_start(self, index: int, nodeid: str) -> None:
         """The ``start`` line of a test (written before every test: formatted by hand)."""
-        self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":'
-                        f'{encode_string(nodeid)}}}')
+        self.write_start_encoded(index, encode_string(nodeid))
+
+    def write_start_encoded(self, index: int, nodeid_json: str) -> None:
+        """:meth:`write_start` with the node id already a JSON string (``encode_string``):
+        the core encodes it once for both of a test's lines."""
+        self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":{nodeid_json}}}')
 
     def write_line(self, line: str) -> None:
         if self._fd is None:
