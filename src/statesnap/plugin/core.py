@@ -107,6 +107,8 @@ class StatesnapPlugin(HookPlugin):
         self.fixtures: FixturesProbe | None = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
+        #: ``fixturedef -> (func, argnames, builtin, may tear down)``: :meth:`_kind`.
+        self._fixture_kinds: dict[Any, tuple[object, object, bool, bool]] = {}
         self._gauges = Gauges()
         self._worker_json: str = encode_string(run.worker)
         #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
@@ -424,11 +426,11 @@ class StatesnapPlugin(HookPlugin):
         finally:
             if own and self.run.tracker is not None:
                 self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
-            elif self.run.tracker is not None and not _is_builtin_fixture(fixturedef):
+            elif self.run.tracker is not None and not (kind := self._kind(fixturedef))[0]:
                 if str(fixturedef.scope) == "function":
                     test = self.run.test
                     test.function_fixtures.append(fixturedef.argname)
-                    if not test.tears_down and _may_tear_down(fixturedef):
+                    if not test.tears_down and kind[1]:
                         test.tears_down = True
                 else:
                     self.run.test.wide_fixtures = True
@@ -437,6 +439,25 @@ class StatesnapPlugin(HookPlugin):
                     self.run.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
+
+    def _kind(self, fixturedef: Any) -> tuple[bool, bool]:
+        """``(_is_builtin_fixture, _may_tear_down)`` of a fixture definition.
+
+        Asked at every setup of every fixture (a few per test); both read only the
+        definition's function, argument names and name, so the answer is kept per definition
+        and given again while its function and argument names are the same objects (a plugin
+        that wraps a fixture's function, as pytest-asyncio does, gets a fresh answer)."""
+        func = getattr(fixturedef, "func", None)
+        argnames = getattr(fixturedef, "argnames", None)
+        try:
+            known = self._fixture_kinds.get(fixturedef)
+        except TypeError:  # an unhashable stand-in for a FixtureDef: asked every time
+            return _is_builtin_fixture(fixturedef), _may_tear_down(fixturedef)
+        if known is not None and known[0] is func and known[1] is argnames:
+            return known[2], known[3]
+        builtin, tears = _is_builtin_fixture(fixturedef), _may_tear_down(fixturedef)
+        self._fixture_kinds[fixturedef] = (func, argnames, builtin, tears)
+        return builtin, tears
 
     def _watch_fixture(self, fixturedef: Any, request: pytest.FixtureRequest,
                        value: object) -> None:
