@@ -72,3 +72,75 @@ def test_pytests_own_fixtures_and_unhashable_definitions(core: StatesnapPlugin) 
     assert core._kind(user)[0] is False
     odd = Unhashable(generator, ("request",))
     assert core._kind(odd) == (False, True)
+
+
+FIRST = '''
+import pytest
+
+
+@pytest.fixture
+def plain():
+    return 1
+
+
+def test_plain(plain):
+    pass
+
+
+def test_own(tmp_path, monkeypatch):
+    pass
+'''
+
+SECOND = '''
+import os
+import pytest
+
+
+@pytest.fixture(scope="module")
+def shared():
+    yield 1
+    os.environ["WIDE_TEARDOWN_LEAK"] = "1"
+
+
+def test_uses_it(shared):
+    pass
+
+
+def test_after():
+    pass
+'''
+
+LISTING = '''
+import os
+
+
+def pytest_sessionfinish(session):
+    names = sorted(n for n, _ in session.config.pluginmanager.list_name_plugin()
+                   if n and n.startswith("statesnap-"))
+    with open(os.environ["PLUGIN_LISTING"], "a", encoding="utf-8") as f:
+        f.write(" ".join(names) + "\\n")
+'''
+
+
+def test_the_wide_teardown_hook_comes_with_the_first_wide_fixture(
+        inner: Any, pytester: pytest.Pytester, tmp_path: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # pytest calls the post-finaliser hook at every fixture's teardown, a few times a test:
+    # the core registers it at the first setup of a wide fixture of the user's, and its
+    # finaliser's change is still labelled with it.
+    listing = tmp_path / "plugins.txt"
+    monkeypatch.setenv("PLUGIN_LISTING", str(listing))
+    inner.conftest(LISTING)
+    pytester.makepyfile(test_a=FIRST)
+    first = inner("test_a.py")
+    assert first.outcomes() == {"passed": 2}
+    pytester.makepyfile(test_b=SECOND)
+    both = inner()
+    assert both.outcomes() == {"passed": 4}
+    without, with_wide = (set(line.split()) for line in listing.read_text().splitlines())
+    assert "statesnap-session" in without and "statesnap-wide-teardowns" not in without
+    assert "statesnap-wide-teardowns" in with_wide
+    test = both.record().test_by_id("test_b.py::test_after")
+    assert test is not None
+    assert [(c.key, c.phase, c.fixture, c.scope) for c in test.changes] == [
+        ("WIDE_TEARDOWN_LEAK", "teardown", "shared", "module")]

@@ -107,6 +107,8 @@ class StatesnapPlugin(HookPlugin):
         self.fixtures: FixturesProbe | None = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
+        #: :class:`WideTeardowns` is registered (a wide fixture of the user's was set up).
+        self._wide_teardowns = False
         #: ``fixturedef -> (func, argnames, builtin, may tear down)``: :meth:`_kind`.
         self._fixture_kinds: dict[Any, tuple[object, object, bool, bool]] = {}
         self._gauges = Gauges()
@@ -433,12 +435,19 @@ class StatesnapPlugin(HookPlugin):
                     if not test.tears_down and kind[1]:
                         test.tears_down = True
                 else:
+                    if not self._wide_teardowns:
+                        self._watch_wide_teardowns()
                     self.run.test.wide_fixtures = True
                     if self.fixtures is not None and value is not _FAILED:
                         self._watch_fixture(fixturedef, request, value)
                     self.run.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
+
+    def _watch_wide_teardowns(self) -> None:
+        # Before this fixture's setup returns, so before any finaliser of it can run.
+        self._wide_teardowns = True
+        self.config.pluginmanager.register(WideTeardowns(self), "statesnap-wide-teardowns")
 
     def _kind(self, fixturedef: Any) -> tuple[bool, bool]:
         """``(_is_builtin_fixture, _may_tear_down)`` of a fixture definition.
@@ -483,8 +492,9 @@ class StatesnapPlugin(HookPlugin):
         except Exception as exc:  # bookkeeping must never change a test's outcome
             note_internal_error("watching a wide fixture", exc)
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+    def after_finalizer(self, fixturedef: Any) -> None:
+        """A fixture was finalised (:class:`WideTeardowns`): a wide one of the user's gets a
+        checkpoint of its own."""
         if (self.run.tracker is not None and str(fixturedef.scope) != "function"
                 and not _is_builtin_fixture(fixturedef)):
             if self.fixtures is not None:
@@ -559,6 +569,24 @@ class StatesnapPlugin(HookPlugin):
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""
         return self.run.redactor.scrub(text, self.run.redactor.secrets_in(os.environ))
+
+
+class WideTeardowns(HookPlugin):
+    """Calls the core after each fixture's finalisers ran, for the checkpoint after a wide
+    fixture of the user's (its scope's changes are its own, not the next test's).
+
+    Registered by the core at the first setup of such a fixture: pytest finalises a fixture
+    only after its setup, so none is missed, and a session that has none (or only pytest's
+    own) pays no hook call at each fixture's teardown, a few per test."""
+
+    __slots__ = ("core",)
+
+    def __init__(self, core: StatesnapPlugin) -> None:
+        self.core = core
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+        self.core.after_finalizer(fixturedef)
 
 
 def _overall(phases: dict[str, str]) -> str:
