@@ -107,6 +107,10 @@ class StatesnapPlugin(HookPlugin):
         self.fixtures: FixturesProbe | None = None
         #: pytest's own fixtures (PYTEST_OWN_SETUP) whose first setup has been seen.
         self._own_setup_seen: set[str] = set()
+        #: :class:`WideTeardowns` is registered (a wide fixture of the user's was set up).
+        self._wide_teardowns = False
+        #: ``fixturedef -> (func, argnames, builtin, may tear down)``: :meth:`_kind`.
+        self._fixture_kinds: dict[Any, tuple[object, object, bool, bool]] = {}
         self._gauges = Gauges()
         self._worker_json: str = encode_string(run.worker)
         #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
@@ -278,7 +282,8 @@ class StatesnapPlugin(HookPlugin):
             return (yield)
         index = self.index
         self.index += 1
-        writer.write_start(index, item.nodeid)
+        nodeid_json = encode_string(item.nodeid)  # once, for the start and the test line
+        writer.write_start_encoded(index, nodeid_json)
         run = self.run
         test = run.test = TestState(nextitem)
         self._started = time.perf_counter()
@@ -299,9 +304,9 @@ class StatesnapPlugin(HookPlugin):
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
                 restored += hook.after_test(item, index, changes)
-            self._write_test(item, index, duration, changes, restored, test)
+            self._write_test(item, index, nodeid_json, duration, changes, restored, test)
 
-    def _write_test(self, item: pytest.Item, index: int, duration: float,
+    def _write_test(self, item: pytest.Item, index: int, nodeid_json: str, duration: float,
                     changes: Sequence[Change],
                     restored: list[str], test: TestState) -> None:
         run = self.run
@@ -314,7 +319,7 @@ class StatesnapPlugin(HookPlugin):
             # Most tests: nothing but the outcome, formatted by hand.
             outcome, phases_json = self._phase_text(phases)
             run.writer.write_line(plain_test_line(
-                index, encode_string(item.nodeid), self._worker_json, outcome, phases_json,
+                index, nodeid_json, self._worker_json, outcome, phases_json,
                 round(duration, 6), gauges[1]))
             return
         entry: dict[str, Any] = {
@@ -423,19 +428,45 @@ class StatesnapPlugin(HookPlugin):
         finally:
             if own and self.run.tracker is not None:
                 self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
-            elif self.run.tracker is not None and not _is_builtin_fixture(fixturedef):
+            elif self.run.tracker is not None and not (kind := self._kind(fixturedef))[0]:
                 if str(fixturedef.scope) == "function":
                     test = self.run.test
                     test.function_fixtures.append(fixturedef.argname)
-                    if not test.tears_down and _may_tear_down(fixturedef):
+                    if not test.tears_down and kind[1]:
                         test.tears_down = True
                 else:
+                    if not self._wide_teardowns:
+                        self._watch_wide_teardowns()
                     self.run.test.wide_fixtures = True
                     if self.fixtures is not None and value is not _FAILED:
                         self._watch_fixture(fixturedef, request, value)
                     self.run.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
+
+    def _watch_wide_teardowns(self) -> None:
+        # Before this fixture's setup returns, so before any finaliser of it can run.
+        self._wide_teardowns = True
+        self.config.pluginmanager.register(WideTeardowns(self), "statesnap-wide-teardowns")
+
+    def _kind(self, fixturedef: Any) -> tuple[bool, bool]:
+        """``(_is_builtin_fixture, _may_tear_down)`` of a fixture definition.
+
+        Asked at every setup of every fixture (a few per test); both read only the
+        definition's function, argument names and name, so the answer is kept per definition
+        and given again while its function and argument names are the same objects (a plugin
+        that wraps a fixture's function, as pytest-asyncio does, gets a fresh answer)."""
+        func = getattr(fixturedef, "func", None)
+        argnames = getattr(fixturedef, "argnames", None)
+        try:
+            known = self._fixture_kinds.get(fixturedef)
+        except TypeError:  # an unhashable stand-in for a FixtureDef: asked every time
+            return _is_builtin_fixture(fixturedef), _may_tear_down(fixturedef)
+        if known is not None and known[0] is func and known[1] is argnames:
+            return known[2], known[3]
+        builtin, tears = _is_builtin_fixture(fixturedef), _may_tear_down(fixturedef)
+        self._fixture_kinds[fixturedef] = (func, argnames, builtin, tears)
+        return builtin, tears
 
     def _watch_fixture(self, fixturedef: Any, request: pytest.FixtureRequest,
                        value: object) -> None:
@@ -461,8 +492,9 @@ class StatesnapPlugin(HookPlugin):
         except Exception as exc:  # bookkeeping must never change a test's outcome
             note_internal_error("watching a wide fixture", exc)
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+    def after_finalizer(self, fixturedef: Any) -> None:
+        """A fixture was finalised (:class:`WideTeardowns`): a wide one of the user's gets a
+        checkpoint of its own."""
         if (self.run.tracker is not None and str(fixturedef.scope) != "function"
                 and not _is_builtin_fixture(fixturedef)):
             if self.fixtures is not None:
@@ -483,7 +515,9 @@ class StatesnapPlugin(HookPlugin):
             try:
                 when = call.when
                 if when == "setup":
-                    self._after_setup()
+                    test = run.test
+                    if test.function_fixtures or test.wide_fixtures:  # else no checkpoint
+                        self._after_setup()
                 elif when == "call":
                     if "call" in run.test.phases and not self._call_edges:
                         self._watch_call_edges()
@@ -493,45 +527,66 @@ class StatesnapPlugin(HookPlugin):
                 note_internal_error(f"checkpoint after {call.when}", exc)
         report = yield
         try:
-            self._note_report(report, call, item)
+            # The outcome, noted here rather than in a method of its own: three times a test.
+            when = report.when or "call"
+            outcome: str = report.outcome
+            if hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            test = run.test
+            test.phases[when] = outcome
+            if report.failed and test.failure is None:
+                self._note_failure(report, call, item, when)
         except Exception as exc:  # bookkeeping must never change a test's outcome
             note_internal_error("noting a test's report", exc)
         if run.report_sink is not None:
             run.report_sink(item, report)
         return report
 
-    def _note_report(self, report: pytest.TestReport, call: pytest.CallInfo[None],
-                     item: pytest.Item | None = None) -> None:
-        when = report.when or "call"
-        outcome: str = report.outcome
-        if hasattr(report, "wasxfail"):
-            outcome = "xfailed" if report.skipped else "xpassed"
+    def _note_failure(self, report: pytest.TestReport, call: pytest.CallInfo[None],
+                      item: pytest.Item | None, when: str) -> None:
+        """The test's first failure (a failed report of one of its phases)."""
         test = self.run.test
-        test.phases[when] = outcome  # no method call: three times per test
-        if report.failed and test.failure is None:
-            # Imported on the first failure: a session with none never needs them.
-            from statesnap.record.failure import failure_entry
-            from statesnap.record.signature import failing_frame
+        # Imported on the first failure: a session with none never needs them.
+        from statesnap.record.failure import failure_entry
+        from statesnap.record.signature import failing_frame
 
-            excinfo = call.excinfo
-            message, exc_type, where = "", None, None
-            if excinfo is not None:
-                exc_type = excinfo.typename
-                try:
-                    message = str(excinfo.value)
-                except Exception:  # the test's exception has a broken __str__
-                    message = ""
-                if item is not None:
-                    # With the type, the failure's signature (statesnap.record.signature): a
-                    # replay that fails elsewhere in the test fails differently.
-                    where = failing_frame(excinfo.traceback, getattr(item, "path", None),
-                                          item.config.rootpath)
-            test.note_failure(failure_entry(when, exc_type, message, report.longreprtext or "",
-                                            where, scrub=self._scrub))
+        excinfo = call.excinfo
+        message, exc_type, where = "", None, None
+        if excinfo is not None:
+            exc_type = excinfo.typename
+            try:
+                message = str(excinfo.value)
+            except Exception:  # the test's exception has a broken __str__
+                message = ""
+            if item is not None:
+                # With the type, the failure's signature (statesnap.record.signature): a
+                # replay that fails elsewhere in the test fails differently.
+                where = failing_frame(excinfo.traceback, getattr(item, "path", None),
+                                      item.config.rootpath)
+        test.note_failure(failure_entry(when, exc_type, message, report.longreprtext or "",
+                                        where, scrub=self._scrub))
 
     def _scrub(self, text: str) -> str:
         """Replace values of secret-looking environment variables that appear in a text."""
         return self.run.redactor.scrub(text, self.run.redactor.secrets_in(os.environ))
+
+
+class WideTeardowns(HookPlugin):
+    """Calls the core after each fixture's finalisers ran, for the checkpoint after a wide
+    fixture of the user's (its scope's changes are its own, not the next test's).
+
+    Registered by the core at the first setup of such a fixture: pytest finalises a fixture
+    only after its setup, so none is missed, and a session that has none (or only pytest's
+    own) pays no hook call at each fixture's teardown, a few per test."""
+
+    __slots__ = ("core",)
+
+    def __init__(self, core: StatesnapPlugin) -> None:
+        self.core = core
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
+        self.core.after_finalizer(fixturedef)
 
 
 def _overall(phases: dict[str, str]) -> str:
