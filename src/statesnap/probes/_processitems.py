@@ -108,13 +108,14 @@ def loop_state(asyncio: Any) -> str:
 class Item(Frozen):
     """One key of the ``process`` map."""
 
-    _fields = ("key", "show", "hint", "get", "put", "needs", "severity", "main_only")
+    _fields = ("key", "show", "hint", "get", "put", "needs", "severity", "main_only",
+               "pristine")
     __slots__ = _fields
 
     def __init__(self, key: str, show: Callable[[], Any], hint: str,
                  get: Callable[[], Any] | None = None, put: Callable[[Any], None] | None = None,
                  needs: str | None = None, severity: Severity = Severity.HIGH,
-                 main_only: bool = False) -> None:
+                 main_only: bool = False, pristine: str | None = None) -> None:
         self.key: Final = key
         self.show: Final = show
         self.hint: Final = hint
@@ -126,6 +127,9 @@ class Item(Frozen):
         self.severity: Final = severity
         #: Restoring needs the main thread (signal handlers).
         self.main_only: Final = main_only
+        #: What the key shows right after ``needs`` is first imported: appearing with it is
+        #: the import, not a setting a later test could see differ (LOW, like the import).
+        self.pristine: Final = pristine
 
 
 def _setattr(target: Callable[[], Any], name: str) -> Callable[[Any], None]:
@@ -291,10 +295,12 @@ def _misc_items() -> list[Item]:
              lambda: describe_policy(mod("asyncio")),
              "set event loop policies in a fixture that puts the old one back",
              get=lambda: mod("asyncio").events._event_loop_policy,
-             put=lambda v: mod("asyncio").set_event_loop_policy(v), needs="asyncio"),
+             put=lambda v: mod("asyncio").set_event_loop_policy(v), needs="asyncio",
+             pristine="default"),
         Item("asyncio.event_loop", lambda: loop_state(mod("asyncio")),
              "close the loop *and* unset it (asyncio.set_event_loop(None)), or use "
-             "asyncio.run / pytest-asyncio, which do both", needs="asyncio"),
+             "asyncio.run / pytest-asyncio, which do both", needs="asyncio",
+             pristine="none"),
     ]
 
 

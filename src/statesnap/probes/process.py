@@ -260,7 +260,11 @@ class ProcessProbe(Probe):
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         item = self._by_key.get(key)
-        return item.severity if item is not None else self.severity
+        if item is None:
+            return self.severity
+        if before is None and item.pristine is not None and after == item.pristine:
+            return Severity.LOW  # its module was imported: the key came with its default
+        return item.severity
 
     def hint(self, key: str, change: str) -> str | None:
         if key.startswith(BUILTINS_PREFIX):
