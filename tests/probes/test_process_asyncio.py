@@ -7,10 +7,11 @@ merely imports it makes them appear with their pristine values (``none``, ``defa
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from statesnap.probes.base import Severity
+from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.process import ProcessProbe
 
 SUITE = """
@@ -49,22 +50,25 @@ def test_import_alone_is_low_and_a_loop_or_policy_left_is_high(
     tests = {t["nodeid"].split("::")[1]: t for t in summary["tests"]}
     imported = tests["test_a_imports_asyncio"]
     assert imported["leaked"] is False, imported["leaks"]
-    assert all(x["severity"] == int(Severity.LOW) for x in imported["leaks"]), imported["leaks"]
+    assert [(x["key"], x["severity"]) for x in imported["leaks"]] == [
+        ("asyncio.event_loop", "low"), ("asyncio.policy", "low")]
     loop = tests["test_b_leaves_a_loop_set"]
     assert loop["leaked"] is True
     assert [(x["key"], x["after"], x["severity"]) for x in loop["leaks"]] == [
-        ("asyncio.event_loop", "open", int(Severity.HIGH))]
+        ("asyncio.event_loop", "open", "high")]
     policy = tests["test_d_changes_the_policy"]
     assert policy["leaked"] is True
     assert [(x["key"], x["severity"]) for x in policy["leaks"]] == [
-        ("asyncio.policy", int(Severity.HIGH))]
+        ("asyncio.policy", "high")]
 
 
-def test_only_appearing_with_the_pristine_value_is_low() -> None:
+def test_only_appearing_with_the_pristine_value_is_low(tmp_path: Path) -> None:
     probe = ProcessProbe()
+    probe.setup(ProbeContext(rootdir=tmp_path))
     assert probe.severity_of("asyncio.event_loop", None, "none") == Severity.LOW
     assert probe.severity_of("asyncio.policy", None, "default") == Severity.LOW
     assert probe.severity_of("asyncio.event_loop", None, "open") == Severity.HIGH
     assert probe.severity_of("asyncio.event_loop", "none", "closed") == Severity.HIGH
     assert probe.severity_of("asyncio.policy", None, "mod.UvPolicy") == Severity.HIGH
     assert probe.severity_of("asyncio.policy", "default", "mod.UvPolicy") == Severity.HIGH
+    probe.close()
