@@ -8,41 +8,38 @@ called through the run state (observers, terminal lines, session end), never imp
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from statesnap import probes as probe_registry
 from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
 from statesnap.base.internal import note_internal_error
 from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
+from statesnap.plugin.failurenote import note_failure
+from statesnap.plugin.fixturekinds import FAILED, is_builtin_fixture, may_tear_down, watch_fixture
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
+from statesnap.plugin.probesetup import FIXTURES, make_probes, start_probes
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
-from statesnap.probes.base import Probe, ProbeContext, ProbeUnavailable
-from statesnap.record.gauges import Gauges
-from statesnap.record.journal import RecordWriter, dumps, encode_string, plain_test_line
+from statesnap.plugin.testline import TestLines
+from statesnap.plugin.wideteardowns import WideTeardowns
+from statesnap.probes.base import Probe, ProbeContext
+from statesnap.record.journal import RecordWriter, encode_string
 from statesnap.record.paths import default_record_path, mark_latest
-from statesnap.state.diff import Change, diff_snapshots
+from statesnap.state.diff import diff_snapshots
 from statesnap.state.snapshot import Snapshotter
 from statesnap.state.tracker import Label, TestTracker
 
 if TYPE_CHECKING:
     from statesnap.plugin.order import RestoreBefore
     from statesnap.probes.fixtures import FixturesProbe
-
-#: The on-demand probe of wide fixtures' values (statesnap.probes.fixtures), imported only in
-#: the runs that use it: a recording run pays no import for it.
-FIXTURES = "fixtures"
-
 
 def configure(config: pytest.Config, imports_done: Callable[[], None] = lambda: None) -> None:
     """Make the run state and register the core plugin (features register themselves).
@@ -61,34 +58,6 @@ def configure(config: pytest.Config, imports_done: Callable[[], None] = lambda: 
         from statesnap.plugin.order import OrderPlugin
 
         config.pluginmanager.register(OrderPlugin(settings.order_file), "statesnap-order")
-
-
-#: A fixture's value while its set-up has not returned (it raised): nothing to watch.
-_FAILED = object()
-
-#: Fixtures pytest makes for the user's own code: xunit ``setup_*``/``teardown_*`` functions
-#: and unittest's ``setUpClass``.  Their functions live in ``_pytest``; they run user code.
-_USER_CODE_FIXTURES = ("_xunit_setup_", "_unittest_")
-
-
-def _may_tear_down(fixturedef: Any) -> bool:
-    """Whether a fixture may run code at its teardown: pytest finalises a generator
-    function's fixture; one given ``request`` may add finalisers; anything else a plugin
-    wrapped (coroutines) counts too."""
-    func = getattr(fixturedef, "func", None)
-    argnames = getattr(fixturedef, "argnames", None)
-    if func is None or argnames is None or "request" in argnames:
-        return True
-    return (inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func)
-            or inspect.iscoroutinefunction(func))
-
-
-def _is_builtin_fixture(fixturedef: Any) -> bool:
-    func = getattr(fixturedef, "func", None)
-    module = getattr(func, "__module__", "") or ""
-    if str(getattr(fixturedef, "argname", "")).startswith(_USER_CODE_FIXTURES):
-        return False
-    return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
 class StatesnapPlugin(HookPlugin):
@@ -111,10 +80,8 @@ class StatesnapPlugin(HookPlugin):
         self._wide_teardowns = False
         #: ``fixturedef -> (func, argnames, builtin, may tear down)``: :meth:`_kind`.
         self._fixture_kinds: dict[Any, tuple[object, object, bool, bool]] = {}
-        self._gauges = Gauges()
-        self._worker_json: str = encode_string(run.worker)
-        #: ``(overall outcome, JSON)`` of each distinct set of phase outcomes.
-        self._phase_texts: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
+        #: Writes each test's record line (:mod:`statesnap.plugin.testline`).
+        self._write_test = TestLines(run).write
         #: A test's call phase is running (known once :class:`_CallEdges` is registered).
         self.in_call = False
         self._call_edges = False
@@ -137,27 +104,6 @@ class StatesnapPlugin(HookPlugin):
             "switched off for the rest of the run"
         )
 
-    def _make_probes(self) -> list[Probe]:
-        found = probe_registry.discover(warn=self.run.say)
-        for extra in self.config.hook.pytest_statesnap_add_probes(config=self.config):
-            if extra:
-                found.extend(extra)
-        only, drop = probe_registry.parse_selection(self.settings.probes)
-        # Known by name everywhere; run only where asked (its read digests every live wide
-        # fixture after each test) or where a selection names it.
-        if self.settings.watch_fixtures or (only is not None and FIXTURES in only):
-            from statesnap.probes.fixtures import FixturesProbe
-
-            found.append(FixturesProbe())
-        known = {p.name for p in found} | {FIXTURES}
-        unknown = (only or set()) - known | (drop - known)
-        if unknown:
-            raise pytest.UsageError(
-                f"--statesnap-probes: unknown probe(s) {', '.join(sorted(unknown))} "
-                f"(known: {', '.join(sorted(known))})"
-            )
-        return probe_registry.select(found, only, drop)
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         s, run = self.settings, self.run
@@ -174,7 +120,7 @@ class StatesnapPlugin(HookPlugin):
             run.ctx.own_fds.add(secret_fd)
         # Probe selection is validated before anything is written: a usage error must not
         # leave an empty record behind.
-        chosen = self._make_probes()
+        chosen = make_probes(run)
         if any(p.name == "attributes" for p in chosen):
             watch_installed_project(run)
         if not run.child and getattr(self.config, "workerinput", None) is None:
@@ -200,25 +146,7 @@ class StatesnapPlugin(HookPlugin):
             raise pytest.UsageError(
                 f"--statesnap-record {run.record_path}: cannot write ({exc.strerror})"
             ) from None
-        active: list[Probe] = []
-        statuses: list[dict[str, Any]] = []
-        for probe in chosen:
-            try:
-                probe.setup(run.ctx)
-            except ProbeUnavailable as exc:
-                run.unavailable[probe.name] = str(exc)
-                statuses.append({"name": probe.name, "status": "unavailable", "detail": str(exc)})
-                continue
-            except Exception as exc:
-                detail = f"setup: {type(exc).__name__}: {exc}"
-                run.unavailable[probe.name] = detail
-                statuses.append({"name": probe.name, "status": "error", "detail": detail})
-                run.say(f"statesnap: probe {probe.name!r} failed to start ({detail})")
-                continue
-            mode = getattr(probe, "mode", None)
-            statuses.append({"name": probe.name, "status": "ok",
-                             "detail": str(mode) if mode else None})
-            active.append(probe)
+        active, statuses = start_probes(run, chosen)
         if any(p.name == FIXTURES for p in active):
             from statesnap.probes.fixtures import FixturesProbe
 
@@ -306,50 +234,6 @@ class StatesnapPlugin(HookPlugin):
                 restored += hook.after_test(item, index, changes)
             self._write_test(item, index, nodeid_json, duration, changes, restored, test)
 
-    def _write_test(self, item: pytest.Item, index: int, nodeid_json: str, duration: float,
-                    changes: Sequence[Change],
-                    restored: list[str], test: TestState) -> None:
-        run = self.run
-        assert run.writer is not None and run.tracker is not None
-        assert run.snapshotter is not None
-        phases, failure, extra = test.phases, test.failure, test.fields
-        gauges = self._gauges.of(run.tracker.current, run.snapshotter.probes)
-        run.tests_written += 1
-        if not changes and failure is None and not restored and not extra:
-            # Most tests: nothing but the outcome, formatted by hand.
-            outcome, phases_json = self._phase_text(phases)
-            run.writer.write_line(plain_test_line(
-                index, nodeid_json, self._worker_json, outcome, phases_json,
-                round(duration, 6), gauges[1]))
-            return
-        entry: dict[str, Any] = {
-            "type": "test",
-            "index": index,
-            "nodeid": item.nodeid,
-            "worker": run.worker,
-            "outcome": _overall(phases),
-            "phases": phases,
-            "duration": round(duration, 6),
-            "changes": [c.to_json() for c in changes],
-        }
-        if failure is not None:
-            entry["failure"] = failure
-            run.failures_written += 1
-        if restored:
-            entry["restored"] = restored
-        if gauges[0]:
-            entry["gauges"] = gauges[0]
-        entry.update(extra)
-        run.writer.write(entry)
-
-    def _phase_text(self, phases: dict[str, str]) -> tuple[str, str]:
-        """The overall outcome and the JSON text of ``phases``; a run has few distinct ones."""
-        key = tuple(phases.items())
-        known = self._phase_texts.get(key)
-        if known is None:
-            known = self._phase_texts[key] = (_overall(phases), dumps(phases))
-        return known
-
     def _watch_call_edges(self) -> None:
         # A second report of a call phase: subtests (pytest's, or unittest's subTest) report
         # each one from inside the call.  A checkpoint after each would cost a snapshot per
@@ -411,7 +295,7 @@ class StatesnapPlugin(HookPlugin):
     ) -> Generator[None, object, object]:
         own = (self.run.tracker is not None and fixturedef.argname in PYTEST_OWN_SETUP
                and fixturedef.argname not in self._own_setup_seen
-               and _is_builtin_fixture(fixturedef))
+               and is_builtin_fixture(fixturedef))
         if own:
             # pytest's tmp_path imports getpass and pwd on first use, inside the user's
             # fixture that asked for it: checkpoints around its first setup label that
@@ -421,7 +305,7 @@ class StatesnapPlugin(HookPlugin):
             before = self.run.test.function_fixtures
             self.run.tracker.checkpoint(Label("setup", " or ".join(before) or None,
                                           "function" if before else None))
-        value: object = _FAILED
+        value: object = FAILED
         try:
             value = yield
             return value
@@ -438,8 +322,8 @@ class StatesnapPlugin(HookPlugin):
                     if not self._wide_teardowns:
                         self._watch_wide_teardowns()
                     self.run.test.wide_fixtures = True
-                    if self.fixtures is not None and value is not _FAILED:
-                        self._watch_fixture(fixturedef, request, value)
+                    if self.fixtures is not None and value is not FAILED:
+                        watch_fixture(self.fixtures, self.run.ctx, fixturedef, request, value)
                     self.run.tracker.checkpoint(
                         Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
                     )
@@ -450,7 +334,7 @@ class StatesnapPlugin(HookPlugin):
         self.config.pluginmanager.register(WideTeardowns(self), "statesnap-wide-teardowns")
 
     def _kind(self, fixturedef: Any) -> tuple[bool, bool]:
-        """``(_is_builtin_fixture, _may_tear_down)`` of a fixture definition.
+        """``(is_builtin_fixture, may_tear_down)`` of a fixture definition.
 
         Asked at every setup of every fixture (a few per test); both read only the
         definition's function, argument names and name, so the answer is kept per definition
@@ -461,42 +345,18 @@ class StatesnapPlugin(HookPlugin):
         try:
             known = self._fixture_kinds.get(fixturedef)
         except TypeError:  # an unhashable stand-in for a FixtureDef: asked every time
-            return _is_builtin_fixture(fixturedef), _may_tear_down(fixturedef)
+            return is_builtin_fixture(fixturedef), may_tear_down(fixturedef)
         if known is not None and known[0] is func and known[1] is argnames:
             return known[2], known[3]
-        builtin, tears = _is_builtin_fixture(fixturedef), _may_tear_down(fixturedef)
+        builtin, tears = is_builtin_fixture(fixturedef), may_tear_down(fixturedef)
         self._fixture_kinds[fixturedef] = (func, argnames, builtin, tears)
         return builtin, tears
-
-    def _watch_fixture(self, fixturedef: Any, request: pytest.FixtureRequest,
-                       value: object) -> None:
-        """Hand a wide fixture's value to the fixtures probe, with how to re-create it.
-
-        Re-creating is pytest's own finalisation, ``FixtureDef.finish(request)`` (a public
-        method of pytest 8 and 9, with the request the fixture was set up with); where this
-        pytest lacks it the value is still watched, and the record says it cannot be
-        re-created."""
-        assert self.fixtures is not None
-        finish = getattr(fixturedef, "finish", None)
-        recreate = None
-        if callable(finish):
-            def recreate() -> None:
-                finish(request)
-        elif self.run.ctx is not None:
-            self.run.ctx.notes["fixtures"] = (
-                f"pytest {pytest.__version__}: a fixture has no finish(): wide fixtures are "
-                "watched but cannot be re-created before a test (no key-level proof)")
-        try:
-            self.fixtures.set_up(str(fixturedef.argname), str(fixturedef.scope), value,
-                                 recreate, owner=fixturedef)
-        except Exception as exc:  # bookkeeping must never change a test's outcome
-            note_internal_error("watching a wide fixture", exc)
 
     def after_finalizer(self, fixturedef: Any) -> None:
         """A fixture was finalised (:class:`WideTeardowns`): a wide one of the user's gets a
         checkpoint of its own."""
         if (self.run.tracker is not None and str(fixturedef.scope) != "function"
-                and not _is_builtin_fixture(fixturedef)):
+                and not is_builtin_fixture(fixturedef)):
             if self.fixtures is not None:
                 self.fixtures.torn_down(fixturedef)
             self.run.tracker.checkpoint(
@@ -535,70 +395,9 @@ class StatesnapPlugin(HookPlugin):
             test = run.test
             test.phases[when] = outcome
             if report.failed and test.failure is None:
-                self._note_failure(report, call, item, when)
+                note_failure(run, report, call, item, when)
         except Exception as exc:  # bookkeeping must never change a test's outcome
             note_internal_error("noting a test's report", exc)
         if run.report_sink is not None:
             run.report_sink(item, report)
         return report
-
-    def _note_failure(self, report: pytest.TestReport, call: pytest.CallInfo[None],
-                      item: pytest.Item | None, when: str) -> None:
-        """The test's first failure (a failed report of one of its phases)."""
-        test = self.run.test
-        # Imported on the first failure: a session with none never needs them.
-        from statesnap.record.failure import failure_entry
-        from statesnap.record.signature import failing_frame
-
-        excinfo = call.excinfo
-        message, exc_type, where = "", None, None
-        if excinfo is not None:
-            exc_type = excinfo.typename
-            try:
-                message = str(excinfo.value)
-            except Exception:  # the test's exception has a broken __str__
-                message = ""
-            if item is not None:
-                # With the type, the failure's signature (statesnap.record.signature): a
-                # replay that fails elsewhere in the test fails differently.
-                where = failing_frame(excinfo.traceback, getattr(item, "path", None),
-                                      item.config.rootpath)
-        test.note_failure(failure_entry(when, exc_type, message, report.longreprtext or "",
-                                        where, scrub=self._scrub))
-
-    def _scrub(self, text: str) -> str:
-        """Replace values of secret-looking environment variables that appear in a text."""
-        return self.run.redactor.scrub(text, self.run.redactor.secrets_in(os.environ))
-
-
-class WideTeardowns(HookPlugin):
-    """Calls the core after each fixture's finalisers ran, for the checkpoint after a wide
-    fixture of the user's (its scope's changes are its own, not the next test's).
-
-    Registered by the core at the first setup of such a fixture: pytest finalises a fixture
-    only after its setup, so none is missed, and a session that has none (or only pytest's
-    own) pays no hook call at each fixture's teardown, a few per test."""
-
-    __slots__ = ("core",)
-
-    def __init__(self, core: StatesnapPlugin) -> None:
-        self.core = core
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_fixture_post_finalizer(self, fixturedef: Any, request: Any) -> None:
-        self.core.after_finalizer(fixturedef)
-
-
-def _overall(phases: dict[str, str]) -> str:
-    setup = phases.get("setup")
-    call = phases.get("call")
-    teardown = phases.get("teardown")
-    if setup == "failed":
-        return "error"
-    if setup in ("skipped", "xfailed"):
-        return str(setup)
-    if call is not None and call != "passed":
-        return "failed" if call == "failed" else call
-    if teardown == "failed":
-        return "error"
-    return call or setup or "unknown"
