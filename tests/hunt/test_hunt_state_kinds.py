@@ -16,6 +16,7 @@ from statesnap.analysis.findings import LATENT
 from statesnap.hunt.hunt import Hunter, HuntOptions
 from statesnap.hunt.runs import ORDER_KINDS
 from statesnap.record.journal import read_record
+from tally_suite import TALLY
 
 pytestmark = pytest.mark.slow
 
@@ -144,43 +145,7 @@ def test_a_nested_config_dict_filled_from_variables_the_polluter_left_set(
     # fall back to the environment.  Restoring the dict alone or the variables alone does not
     # heal it; the set does, and the dict is the key the failure is about, though the
     # variables' names are what the failure text quotes.
-    suite.write({
-        "tally/__init__.py": "",
-        "tally/config.py": '''
-import copy, os
-
-_CONFIG = {"session": {"tally_host": "", "tally_port": "443"},
-           "storage": {"tally_store": "", "tally_folder": ""}}
-_config = copy.deepcopy(_CONFIG)
-
-def read():
-    return copy.deepcopy(_config)
-
-def load(values=None):
-    for section, content in _config.items():
-        for key in content:
-            given = (values or {}).get(key, "")
-            content[key] = given or os.getenv(key, _CONFIG[section][key])
-''',
-        "test_a_config.py": '''
-from tally.config import load, read
-
-def test_read():
-    assert read()["storage"] == {"tally_store": "", "tally_folder": ""}, "loaded before"
-    load({"tally_host": "example"})
-    assert read()["storage"] == {"tally_store": "", "tally_folder": ""}, "from the env"
-''',
-        "test_b_deploy.py": '''
-import os
-from tally.config import load, read
-
-def test_deploy():
-    os.environ["tally_store"] = "datastore1"
-    os.environ["tally_folder"] = "vms"
-    load()
-    assert read()["storage"]["tally_store"] == "datastore1"
-''',
-    })
+    suite.write(TALLY)
     record = suite.record()
     proc = statesnap_hunt(record, suite.root)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -18,46 +18,11 @@ from typing import Any
 
 import pytest
 
+from tally_suite import TALLY
+
 pytestmark = pytest.mark.slow
 
-SUITE = {
-    "pytest.ini": "[pytest]\n",
-    "tally/__init__.py": "",
-    "tally/config.py": '''
-import copy, os
-
-_CONFIG = {"session": {"tally_host": "", "tally_port": "443"},
-           "storage": {"tally_store": "", "tally_folder": ""}}
-_config = copy.deepcopy(_CONFIG)
-
-def read():
-    return copy.deepcopy(_config)
-
-def load(values=None):
-    for section, content in _config.items():
-        for key in content:
-            given = (values or {}).get(key, "")
-            content[key] = given or os.getenv(key, _CONFIG[section][key])
-''',
-    "test_a_config.py": '''
-from tally.config import load, read
-
-def test_read():
-    assert read()["storage"] == {"tally_store": "", "tally_folder": ""}, "loaded before"
-    load({"tally_host": "example"})
-    assert read()["storage"] == {"tally_store": "", "tally_folder": ""}, "from the env"
-''',
-    "test_b_deploy.py": '''
-import os
-from tally.config import load, read
-
-def test_deploy():
-    os.environ["tally_store"] = "datastore1"
-    os.environ["tally_folder"] = "vms"
-    load()
-    assert read()["storage"]["tally_store"] == "datastore1"
-''',
-}
+SUITE = {"pytest.ini": "[pytest]\n", **TALLY}
 VICTIM = "test_a_config.py::test_read"
 LEAD = "attributes:tally.config:_config"
 THE_SET = {LEAD, "env:tally_store", "env:tally_folder"}
