@@ -341,7 +341,8 @@ def describe(value: object, project_modules: frozenset[str],
     if is_container(value):
         text = _clip(short(value))
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
-        rest, caches = cache_parts(value) if kind(value, dict) else (value, "")
+        rest, caches = (cache_parts(value) if kind(value, dict)  # type: ignore[arg-type]
+                        else (value, ""))
         sig = digest(rest, True, project_modules, depth_below(name, value))
         return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
                 f" ~{sig}{caches}", True)
