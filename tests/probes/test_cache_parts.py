@@ -33,6 +33,7 @@ def _make():
             self.__instances = weakref.WeakValueDictionary()
             self.__strong_cache = OrderedDict()
             self.default = "UTC"
+            self.cache_size = 8
 
         def __call__(self, name):
             rv = self.__instances.get(name)
@@ -75,6 +76,10 @@ def test_d_changes_the_default():
 
 def test_e_victim():
     assert lib.lookup.default == "UTC"
+
+
+def test_f_resizes():
+    lib.lookup.cache_size = 4
 """
 
 
@@ -94,7 +99,7 @@ def _rated(test: dict[str, Any]) -> list[tuple[str, str]]:
 def test_a_cache_part_changing_is_low_and_another_attribute_stays_high(
         pytester: pytest.Pytester) -> None:
     result, tests = _run(pytester)
-    result.assert_outcomes(passed=4, failed=1)
+    result.assert_outcomes(passed=5, failed=1)
     # Filling the strong cache and the weak one: not seen by the token, and no longer in the
     # fingerprint either, so nothing to record.
     assert tests["test_a_fills"]["leaks"] == []
@@ -106,6 +111,8 @@ def test_a_cache_part_changing_is_low_and_another_attribute_stays_high(
     changed = tests["test_d_changes_the_default"]
     assert _rated(changed) == [("lib:lookup", "high")]
     assert changed["leaked"]
+    # A scalar named "cache" is a setting, not a cache.
+    assert _rated(tests["test_f_resizes"]) == [("lib:lookup", "high")]
 
 
 def test_a_later_change_of_the_object_has_the_before_that_test_saw(

@@ -126,6 +126,12 @@ def cache_like(name: object, value: object) -> bool:
         t not in SCALARS and ("cache" in t.__name__.lower() or issubclass(t, WEAK)))
 
 
+def cache_part(name: object, value: object) -> bool:
+    """A cache held inside a container or a namespace: never a scalar (``cache_size = 8`` and
+    ``cache_dir = "/tmp"`` are settings, compared by value like any other)."""
+    return type(value) not in SCALARS and cache_like(name, value)
+
+
 def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
     """The ``__dict__`` of a config-like object (SimpleNamespace or a project class instance).
 
@@ -197,7 +203,7 @@ def short(value: object, depth: int = 0) -> str:
         return fingerprint_repr(value, 60)
     if depth < 2 and t in (list, tuple, set, frozenset, collections.deque):
         items: Iterable[Any] = value  # type: ignore[assignment]
-        parts = [_opaque(v) if cache_like(None, v) else short(v, depth + 1)
+        parts = [_opaque(v) if cache_part(None, v) else short(v, depth + 1)
                  for v in islice(items, _PREVIEW_ITEMS)]
         n = len(value)  # type: ignore[arg-type]
         if n > _PREVIEW_ITEMS:
@@ -212,7 +218,7 @@ def short(value: object, depth: int = 0) -> str:
         return f"{t.__name__}({{{inner}}})" if t is frozenset or not n else f"{{{inner}}}"
     if depth < 2 and kind(value, dict):
         d: dict[Any, Any] = value  # type: ignore[assignment]
-        parts = [f"{short(k, depth + 1)}: {_opaque(v) if cache_like(k, v) else short(v, depth + 1)}"
+        parts = [f"{short(k, depth + 1)}: {_opaque(v) if cache_part(k, v) else short(v, depth + 1)}"
                  for k, v in islice(d.items(), _PREVIEW_ITEMS)]
         if len(d) > _PREVIEW_ITEMS:
             parts.append(f"… +{len(d) - _PREVIEW_ITEMS}")
@@ -250,11 +256,11 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
     apart, so that a change confined to them (a ``cache_clear()`` rebinding one) is told from
     one of the rest (``_cache_filled`` in the attributes probe).  Otherwise ``(d, "")``.
     """
-    if len(d) > SMALL or not any(cache_like(k, v) for k, v in d.items()):
+    if len(d) > SMALL or not any(cache_part(k, v) for k, v in d.items()):
         return d, ""
     if not all(type(k) is str for k in d):
         return d, ""  # hashing a project object's key into a new dict could run its code
-    rest = {k: v for k, v in d.items() if not cache_like(k, v)}
+    rest = {k: v for k, v in d.items() if not cache_part(k, v)}
     sig = hash(tuple((k, _item_sig(v)) for k, v in d.items() if k not in rest)) & 0xFFFFFFFF
     return rest, f" cache~{sig:08x}"
 
