@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import types
+import weakref
 from collections.abc import Iterable
 from itertools import islice
 from typing import Any
@@ -112,10 +113,23 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
     return None
 
 
+#: Containers whose entries vanish with their referents: a cache by construction (code cannot
+#: rely on what they hold), e.g. dateutil's ``gettz`` keeps its zones in one.
+WEAK: tuple[type, ...] = (weakref.WeakValueDictionary, weakref.WeakKeyDictionary, weakref.WeakSet)
+
+
 def cache_like(name: object, value: object) -> bool:
-    """Whether ``value`` is a cache by its name (a key, an attribute) or its class's name."""
+    """Whether ``value`` is a cache by its name (a key, an attribute), its class's name, or
+    its kind (a weak container)."""
+    t = type(value)
     return (type(name) is str and "cache" in name.lower()) or (
-        type(value) not in SCALARS and "cache" in type(value).__name__.lower())
+        t not in SCALARS and ("cache" in t.__name__.lower() or issubclass(t, WEAK)))
+
+
+def cache_part(name: object, value: object) -> bool:
+    """A cache held inside a container or a namespace: never a scalar (``cache_size = 8`` and
+    ``cache_dir = "/tmp"`` are settings, compared by value like any other)."""
+    return type(value) not in SCALARS and cache_like(name, value)
 
 
 def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
@@ -189,7 +203,8 @@ def short(value: object, depth: int = 0) -> str:
         return fingerprint_repr(value, 60)
     if depth < 2 and t in (list, tuple, set, frozenset, collections.deque):
         items: Iterable[Any] = value  # type: ignore[assignment]
-        parts = [short(v, depth + 1) for v in islice(items, _PREVIEW_ITEMS)]
+        parts = [_opaque(v) if cache_part(None, v) else short(v, depth + 1)
+                 for v in islice(items, _PREVIEW_ITEMS)]
         n = len(value)  # type: ignore[arg-type]
         if n > _PREVIEW_ITEMS:
             parts.append(f"… +{n - _PREVIEW_ITEMS}")
@@ -203,7 +218,7 @@ def short(value: object, depth: int = 0) -> str:
         return f"{t.__name__}({{{inner}}})" if t is frozenset or not n else f"{{{inner}}}"
     if depth < 2 and kind(value, dict):
         d: dict[Any, Any] = value  # type: ignore[assignment]
-        parts = [f"{short(k, depth + 1)}: {short(v, depth + 1)}"
+        parts = [f"{short(k, depth + 1)}: {_opaque(v) if cache_part(k, v) else short(v, depth + 1)}"
                  for k, v in islice(d.items(), _PREVIEW_ITEMS)]
         if len(d) > _PREVIEW_ITEMS:
             parts.append(f"… +{len(d) - _PREVIEW_ITEMS}")
@@ -220,6 +235,34 @@ def short(value: object, depth: int = 0) -> str:
     if isinstance(enum_base, dict):
         return f"{t.__qualname__}.{getattr(value, '_name_', '?')}"
     return f"<{t.__module__}.{t.__qualname__}>"
+
+
+def _opaque(value: object) -> str:
+    """A cache inside a container or a namespace, by its type only.
+
+    Its contents are not watched (see :func:`_children`): shown, they would change unseen by
+    the token, and the next watched change of the owner would be recorded with a ``before``
+    holding what earlier tests put in the cache.
+    """
+    t = type(value)
+    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    return f"<{name}>"
+
+
+def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
+    """``d`` without its cache-like items, and ``" cache~<digest>"`` of those (identities).
+
+    A small dict with text keys only (a namespace, a settings dict): its caches are digested
+    apart, so that a change confined to them (a ``cache_clear()`` rebinding one) is told from
+    one of the rest (``_cache_filled`` in the attributes probe).  Otherwise ``(d, "")``.
+    """
+    if len(d) > SMALL or not any(cache_part(k, v) for k, v in d.items()):
+        return d, ""
+    if not all(type(k) is str for k in d):
+        return d, ""  # hashing a project object's key into a new dict could run its code
+    rest = {k: v for k, v in d.items() if not cache_part(k, v)}
+    sig = hash(tuple((k, _item_sig(v)) for k, v in d.items() if k not in rest)) & 0xFFFFFFFF
+    return rest, f" cache~{sig:08x}"
 
 
 def _item_sig(item: object) -> object:
@@ -304,11 +347,15 @@ def describe(value: object, project_modules: frozenset[str],
     if is_container(value):
         text = _clip(short(value))
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
-        sig = digest(value, True, project_modules, depth_below(name, value))
-        return f"{text} {tag(value)}{label} len={len(value)} ~{sig}", True  # type: ignore[arg-type]
+        rest, caches = (cache_parts(value) if kind(value, dict)  # type: ignore[arg-type]
+                        else (value, ""))
+        sig = digest(rest, True, project_modules, depth_below(name, value))
+        return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
+                f" ~{sig}{caches}", True)
     ns = watched_namespace(value, project_modules)
     if ns is not None:
-        sig = digest(ns, True, project_modules, depth_below(name, value))
-        return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}", True
+        rest, caches = cache_parts(ns)
+        sig = digest(rest, True, project_modules, depth_below(name, value))
+        return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}{caches}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)
