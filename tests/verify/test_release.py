@@ -202,3 +202,30 @@ def test_a_file_left_open_for_writing_is_flushed_not_closed(tmp_path: Path) -> N
     finally:
         out.close()
     assert path.read_text() == "a,b\nc,d\n"
+
+
+class _WarnsWhenAskedItsClass:
+    """Like torch.distributed's deprecated ``reduce_op``: asking its class warns."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        import warnings
+
+        warnings.warn("asked for __class__", FutureWarning, stacklevel=2)
+        return _WarnsWhenAskedItsClass
+
+
+def test_flushing_asks_no_object_its_class_under_warnings_as_errors(tmp_path: Path) -> None:
+    import warnings
+
+    from statesnap.proof.release import flush_files
+
+    keep = [_WarnsWhenAskedItsClass()]  # alive, so the collector's walk meets it
+    path = tmp_path / "out.txt"
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("kept in the buffer")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # as `pytest -W error` runs a user's suite
+            assert flush_files({f.fileno()}) == 1
+        assert path.read_text(encoding="utf-8") == "kept in the buffer"
+    assert keep
