@@ -23,6 +23,7 @@ class SessionEnd(HookPlugin):
     def __init__(self, run: RunState) -> None:
         self.run = run
         self._closed = False
+        self._probes_closed = False
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -63,7 +64,8 @@ class SessionEnd(HookPlugin):
             finally:
                 self.run.writer.close()
         if self.run.snapshotter is not None:
-            self.run.snapshotter.close()
+            # Closed in pytest_unconfigure, after the rest of the end (Probe.stop says why).
+            self.run.snapshotter.stop()
 
     def _write_footer(self, exitstatus: int) -> None:
         assert self.run.writer is not None and self.run.snapshotter is not None
@@ -84,6 +86,9 @@ class SessionEnd(HookPlugin):
             with cleanroom.shielded(self.run.baseline):
                 self._guarded("finishing the record",
                               lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
+        if self.run.snapshotter is not None and not self._probes_closed:
+            self._probes_closed = True
+            self._guarded("closing the probes", self.run.snapshotter.close)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

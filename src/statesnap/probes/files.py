@@ -437,6 +437,17 @@ class FilesProbe(Probe):
             return f"do not delete {key}: work on a copy under tmp_path"
         return f"modify a copy of {key} under tmp_path, or put it back in a fixture finaliser"
 
+    def stop(self) -> None:
+        # The watches dropped now, the descriptor closed at close(): an inotify instance
+        # closed with watches on it waits out the kernel's SRCU grace period (~15 ms of wall
+        # time, no CPU), which the session's end then spends doing its own work instead.
+        # Not in a forked child: its descriptor shares the parent's instance and watches.
+        if self._ino is not None and os.getpid() == self._pid:
+            for wd in list(self._wd_path):
+                self._ino.rm_watch(wd)
+        self._wd_path.clear()
+        self._path_wd.clear()
+
     def _close_inotify(self) -> None:
         if self._ino is not None:
             self._own.discard(self._ino.fd)

@@ -263,6 +263,14 @@ class Snapshotter:
             out[name] = ProbeCost(c.token_ns, c.tokens + untimed, c.timed, c.read_ns, c.reads)
         return out
 
+    def stop(self) -> None:
+        """No snapshot follows: each probe drops its watches (:meth:`Probe.stop`)."""
+        for p in self.probes:
+            try:
+                p.stop()
+            except Exception as exc:
+                note_internal_error(f"probe {p.name}: stop", exc)
+
     def close(self) -> None:
         for p in self.probes:
             try:
