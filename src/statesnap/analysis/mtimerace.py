@@ -52,6 +52,22 @@ def file_text(value: Any) -> str | None:
     return f"{state.size} bytes" + (", same mtime" if state.flag else "")
 
 
+def file_pair(before: Any, after: Any) -> tuple[str | None, str | None]:
+    """Both sides of a ``files`` change in words (:func:`file_text`).
+
+    A file rewritten with the same size reads the same on both sides (``870 bytes → 870
+    bytes``), a line that shows no change at all: the after side then says what moved.
+    """
+    b, a = file_text(before), file_text(after)
+    if a is None or b != a:
+        return b, a
+    old, new = parse_file_fingerprint(before), parse_file_fingerprint(after)
+    if (old is not None and new is not None and old.mtime_ns is not None
+            and new.mtime_ns is not None and old.mtime_ns != new.mtime_ns):
+        return b, f"{a}, rewritten (mtime {(new.mtime_ns - old.mtime_ns) / 1e9:+.3f} s)"
+    return b, f"{a}, rewritten"
+
+
 def resolution_of(header: Mapping[str, Any], key: str) -> str:
     """The measured mtime resolution of the filesystem that holds ``key`` (a files key)."""
     found = header.get("mtime_resolution") or {}

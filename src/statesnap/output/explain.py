@@ -14,7 +14,7 @@ from statesnap.analysis.findings import (
     UNEXPLAINED,
     Finding,
 )
-from statesnap.analysis.mtimerace import HINT, file_text, finding_sentence, flagged, races, sentence
+from statesnap.analysis.mtimerace import HINT, file_pair, finding_sentence, flagged, races, sentence
 from statesnap.base.fsinfo import resolution_parts
 from statesnap.output.lines import short, short_pair
 from statesnap.record.journal import TestEntry
@@ -46,7 +46,8 @@ def status_label(f: Finding) -> str:
 def _values(before: Any, after: Any) -> tuple[str, str]:
     """Both sides of a change, cut so that they still differ where both are long."""
     pair = short_pair(before, after)
-    return file_text(before) or pair[0], file_text(after) or pair[1]
+    words = file_pair(before, after)
+    return words[0] or pair[0], words[1] or pair[1]
 
 
 def race_line(f: Finding, header: Mapping[str, Any] | None) -> str | None:

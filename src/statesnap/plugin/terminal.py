@@ -23,9 +23,9 @@ def leak_line(nodeid: str, ch: Change) -> str:
     where = f" [{ch.phase}{fixture}]"
     where = where if ch.phase else ""
     if ch.probe == "files":
-        from statesnap.analysis.mtimerace import file_text
+        from statesnap.analysis.mtimerace import file_pair
 
-        before, after = file_text(ch.before), file_text(ch.after)
+        before, after = file_pair(ch.before, ch.after)
         if before is not None or after is not None:
             return (f"{nodeid}: {ch.key}: {before or short(ch.before)} → "
                     f"{after or short(ch.after)}{where}")
