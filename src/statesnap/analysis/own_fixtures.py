@@ -14,6 +14,9 @@ from statesnap.base.plain import Frozen
 
 #: Built-in fixtures whose first setup changes process state for pytest itself.
 PYTEST_OWN_SETUP = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
+#: The label of what pytest's own setup of a package (importing its ``__init__.py``) changed:
+#: ``sys.path[0]`` under the ``prepend`` import mode (``plugin/packagesetup.py``).
+PACKAGE_SETUP = "pytest's import of a package's __init__.py"
 
 _INTERNAL = (
     r"^_(?P<kind>unittest_setUpClass|unittest_setup_method|xunit_setup_module"
@@ -72,4 +75,4 @@ def display_fixture(fixture: str) -> str:
 
 def is_pytest_own(fixture: str | None) -> bool:
     """Whether a change labelled with ``fixture`` was made by pytest's own code."""
-    return fixture in PYTEST_OWN_SETUP
+    return fixture in PYTEST_OWN_SETUP or fixture == PACKAGE_SETUP

@@ -14,7 +14,7 @@ import pytest
 from _pytest.outcomes import Failed
 
 from statesnap.analysis.leaks import WIDE_SCOPES, Held, scope_holds
-from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.analysis.own_fixtures import display_fixture, is_pytest_own
 from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
@@ -158,6 +158,8 @@ class StrictPlugin(HookPlugin):
         leaks: list[Change] = []
         held_by: dict[str, str] = {}
         for ch in net_so_far(self.run):
+            if is_pytest_own(ch.fixture):
+                continue  # pytest's own setup (tmp_path's imports, a package's import)
             ref = (ch.probe, ch.key)
             if scope_holds(ch):
                 self.held.setdefault(ref, Held(ch))

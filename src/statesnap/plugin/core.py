@@ -25,6 +25,7 @@ from statesnap.plugin.failurenote import note_failure
 from statesnap.plugin.fixturekinds import FAILED, is_builtin_fixture, may_tear_down, watch_fixture
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
+from statesnap.plugin.packagesetup import watch_package_setups
 from statesnap.plugin.probesetup import FIXTURES, make_probes, start_probes
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
 from statesnap.plugin.start import session_header, watch_installed_project
@@ -183,6 +184,8 @@ class StatesnapPlugin(HookPlugin):
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         self._baseline_after_collection()
+        run = self.run
+        watch_package_setups(session.items, lambda: run.tracker)
         return (yield)
 
     def _baseline_after_collection(self) -> None:
