@@ -7,6 +7,7 @@ in-place changes.  See docs/PROBES.md.
 
 from __future__ import annotations
 
+import _thread
 import collections
 import functools
 import types
@@ -42,6 +43,8 @@ _PREVIEW_ITEMS = 6
 _TEXT_LIMIT = 160
 
 LRU_TYPE: type = getattr(functools, "_lru_cache_wrapper", type(None))
+#: ``threading.local``: its attributes are per thread, the tests' thread's is watched.
+_LOCAL: type = _thread._local
 _CALLABLES: tuple[type, ...] = (
     types.FunctionType, types.BuiltinFunctionType, types.MethodType,
     types.MethodDescriptorType, types.WrapperDescriptorType, LRU_TYPE,
@@ -99,8 +102,14 @@ def unwrap_descriptor(value: object) -> object:
 
 
 def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
-    """The ``__dict__`` of a SimpleNamespace or a project class instance, of any size."""
+    """The ``__dict__`` of a SimpleNamespace, a ``threading.local`` (this thread's: where
+    humanize keeps its active locale) or a project class instance, of any size."""
     t = type(value)
+    if issubclass(t, _LOCAL):
+        # Its own C lookup (object's finds no __dict__ on it): the calling thread's dict,
+        # the same object for as long as the thread lives.  A subclass's code is not run.
+        ns = _LOCAL.__getattribute__(value, "__dict__")
+        return ns if type(ns) is dict else None
     if t is types.SimpleNamespace or (
         t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))
     ):

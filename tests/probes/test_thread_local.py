@@ -1,0 +1,61 @@
+"""A module-level ``threading.local()`` holds state like any module attribute (humanize keeps
+its active locale in ``i18n._CURRENT``): a test that sets an attribute on it and never undoes
+it leaks, and the victim's verdict names that key, proven by restoring it.
+
+Before, the ``attributes`` probe saw no ``__dict__`` on a thread-local object: no leak was
+recorded, and the verdict fell on whatever else the polluter changed (humanize: its
+translations cache, which heals one victim by accident and not the others).  Real pytest
+runs; the printed reproduction is run under plain pytest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suite_runs import run_shell, run_suite, write_suite
+
+SUITE = {
+    "i18n.py": '''
+        import threading
+
+        _CURRENT = threading.local()
+        _LOADED = {None: "en"}
+
+        def activate(locale):
+            _LOADED.setdefault(locale, locale)
+            _CURRENT.locale = locale
+
+        def language():
+            return _LOADED.get(getattr(_CURRENT, "locale", None), "en")
+        ''',
+    "test_i18n.py": '''
+        import i18n
+
+        def test_french():
+            i18n.activate("fr")
+            assert i18n.language() == "fr"
+
+        def test_default_is_english():
+            assert i18n.language() == "en"
+        ''',
+}
+
+
+def test_a_thread_local_attribute_is_a_leak_and_the_proven_key(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", SUITE)
+    run = run_suite(root, tmp_path / "out", "-q")
+    assert run.proc.returncode == 1, run.output[-3000:]
+    out = run.proc.stdout
+    assert ("test_i18n.py::test_french: i18n:_CURRENT: <_local {}>" in out
+            and "→ <_local {'locale': 'fr'}>" in out), out[-3000:]
+
+    finding = run.finding("test_default_is_english")
+    assert finding["status"] == "verified", finding
+    assert finding["polluters"] == ["test_i18n.py::test_french"]
+    assert finding["key"] == "i18n:_CURRENT", finding
+    assert finding["proven_keys"] == ["attributes:i18n:_CURRENT"], finding
+    assert "state: attributes:i18n:_CURRENT:" in out
+    assert "(restoring it makes the victim pass)" in out
+
+    repro = run_shell(finding["repro"], cwd=root)
+    assert "1 failed, 1 passed" in repro.stdout, repro.stdout[-2000:]
