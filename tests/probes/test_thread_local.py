@@ -56,6 +56,9 @@ def test_a_thread_local_attribute_is_a_leak_and_the_proven_key(tmp_path: Path) -
     assert finding["proven_keys"] == ["attributes:i18n:_CURRENT"], finding
     assert "state: attributes:i18n:_CURRENT:" in out
     assert "(restoring it makes the victim pass)" in out
+    # The hint names the object as a test module can reach it, not by its bare name.
+    assert "fix: change i18n._CURRENT only through monkeypatch (monkeypatch.setattr(" \
+        "i18n._CURRENT, 'name', ...))" in out, out[-3000:]
 
     repro = run_shell(finding["repro"], cwd=root)
     assert "1 failed, 1 passed" in repro.stdout, repro.stdout[-2000:]

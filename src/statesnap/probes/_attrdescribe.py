@@ -44,7 +44,7 @@ _TEXT_LIMIT = 160
 
 LRU_TYPE: type = getattr(functools, "_lru_cache_wrapper", type(None))
 #: ``threading.local``: its attributes are per thread, the tests' thread's is watched.
-_LOCAL: type = _thread._local
+_LOCAL = _thread._local
 _CALLABLES: tuple[type, ...] = (
     types.FunctionType, types.BuiltinFunctionType, types.MethodType,
     types.MethodDescriptorType, types.WrapperDescriptorType, LRU_TYPE,
@@ -108,7 +108,7 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
     if issubclass(t, _LOCAL):
         # Its own C lookup (object's finds no __dict__ on it): the calling thread's dict,
         # the same object for as long as the thread lives.  A subclass's code is not run.
-        ns = _LOCAL.__getattribute__(value, "__dict__")
+        ns = _LOCAL.__getattribute__(value, "__dict__")  # type: ignore[arg-type]
         return ns if type(ns) is dict else None
     if t is types.SimpleNamespace or (
         t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))

@@ -305,10 +305,11 @@ class AttributesProbe(Probe):
             return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
                     f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")
         if kind == "namespace" and change == "changed":
-            # Its attributes were set, or what they hold was filled in place.
+            # Its attributes were set, or what they hold was filled in place.  The object by
+            # its dotted path: a bare ``_CURRENT`` is no name in the user's test module.
             return (f"change {owner}.{attr} only through monkeypatch (monkeypatch.setattr("
-                    f"{attr}, 'name', ...)), or give each test a fresh one with monkeypatch."
-                    f"setattr({owner}, {attr!r}, ...) when code fills it in place")
+                    f"{owner}.{attr}, 'name', ...)), or give each test a fresh one with "
+                    f"monkeypatch.setattr({owner}, {attr!r}, ...) when code fills it in place")
         if change == "added":
             return (f"set {attr} with monkeypatch.setattr({owner}, {attr!r}, ..., "
                     "raising=False) so it is removed after the test")
