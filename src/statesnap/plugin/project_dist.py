@@ -20,20 +20,30 @@ class ProjectDist(Frozen):
     A plain slotted class (statesnap.base.plain): every session imports this module, and a
     NamedTuple class is generated with exec at import."""
 
-    _fields = ("name", "location", "top_level", "editable")
+    _fields = ("name", "location", "top_level", "editable", "elsewhere")
     __slots__ = _fields
 
     def __init__(self, name: str, location: str | None, top_level: tuple[str, ...],
-                 editable: bool) -> None:
+                 editable: bool, elsewhere: str | None = None) -> None:
         self.name: Final = name
         #: The directory the distribution is installed into (site-packages), or None.
         self.location: Final = location
         #: Top-level importable names (packages and modules) of the distribution.
         self.top_level: Final = top_level
         self.editable: Final = editable
+        #: An editable install's source folder when it is not the rootdir (another checkout).
+        self.elsewhere: Final = elsewhere
 
     def line(self) -> str | None:
         """A line for the terminal and the header; None when there is nothing to say."""
+        if self.editable and self.elsewhere is not None:
+            # Another checkout (a second worktree sharing the venv): the tests import its
+            # code, and nothing under the rootdir is what they run.  Said, never silent.
+            watched = (f"its modules ({', '.join(self.top_level)}) are watched there"
+                       if self.top_level else "its modules are NOT watched")
+            return (f"the project under test, {self.name}, is installed in editable mode from "
+                    f"{self.elsewhere}, not from the rootdir: the tests import that copy; "
+                    f"{watched} (pip install -e . here to test this checkout)")
         if self.editable:
             return None
         where = f" at {self.location}" if self.location else ""
@@ -81,8 +91,8 @@ def _top_level(dist: importlib.metadata.Distribution) -> tuple[str, ...]:
     for file in dist.files or ():
         parts = file.parts
         if not parts or parts[0].endswith((".dist-info", ".egg-info", ".data")) or \
-                parts[0] in ("..", "__pycache__"):
-            continue
+                parts[0] in ("..", "__pycache__") or parts[0].startswith("__editable__"):
+            continue  # setuptools' editable finder is no module of the project
         if len(parts) == 1:
             if parts[0].endswith(".py"):
                 names[parts[0][:-3]] = None
@@ -91,15 +101,37 @@ def _top_level(dist: importlib.metadata.Distribution) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _editable(dist: importlib.metadata.Distribution) -> bool:
+def _editable(dist: importlib.metadata.Distribution) -> tuple[bool, str | None]:
+    """``(editable, its source folder)`` from ``direct_url.json`` (PEP 610)."""
     text = dist.read_text("direct_url.json")
     if not text:
-        return False
+        return False, None
     try:
         info = json.loads(text)
     except ValueError:
-        return False
-    return bool(isinstance(info, dict) and (info.get("dir_info") or {}).get("editable"))
+        return False, None
+    if not (isinstance(info, dict) and isinstance(info.get("dir_info"), dict)
+            and info["dir_info"].get("editable")):
+        return False, None
+    url = info.get("url")
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return True, None
+    from urllib.parse import unquote, urlsplit
+
+    return True, unquote(urlsplit(url).path) or None
+
+
+def _outside(source: str | None, rootdir: Path) -> str | None:
+    """``source`` when it is a folder other than ``rootdir`` and not one above or below it."""
+    if source is None:
+        return None
+    try:
+        src, root = Path(source).resolve(), rootdir.resolve()
+    except OSError:
+        return None
+    if src == root or src in root.parents or root in src.parents:
+        return None
+    return str(src)
 
 
 def find_project(rootdir: Path) -> ProjectDist | None:
@@ -117,7 +149,7 @@ def find_project(rootdir: Path) -> ProjectDist | None:
         location = None
     try:
         top = tuple(n for n in _top_level(dist) if n.isidentifier())
-        editable = _editable(dist)
+        editable, source = _editable(dist)
     except (OSError, UnicodeDecodeError):
-        top, editable = (), False
-    return ProjectDist(name, location, top, editable)
+        top, editable, source = (), False, None
+    return ProjectDist(name, location, top, editable, _outside(source, rootdir))
