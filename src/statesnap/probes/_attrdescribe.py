@@ -102,14 +102,8 @@ def unwrap_descriptor(value: object) -> object:
 
 
 def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
-    """The ``__dict__`` of a SimpleNamespace, a ``threading.local`` (this thread's: where
-    humanize keeps its active locale) or a project class instance, of any size."""
+    """The ``__dict__`` of a SimpleNamespace or a project class instance, of any size."""
     t = type(value)
-    if issubclass(t, _LOCAL):
-        # Its own C lookup (object's finds no __dict__ on it): the calling thread's dict,
-        # the same object for as long as the thread lives.  A subclass's code is not run.
-        ns = _LOCAL.__getattribute__(value, "__dict__")  # type: ignore[arg-type]
-        return ns if type(ns) is dict else None
     if t is types.SimpleNamespace or (
         t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))
     ):
@@ -149,6 +143,23 @@ def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[st
     """
     ns = _namespace(value, project_modules)
     return ns if ns is not None and len(ns) <= SMALL else None
+
+
+def attribute_namespace(value: object, project_modules: frozenset[str]
+                        ) -> dict[str, Any] | None:
+    """:func:`watched_namespace`, and for a module attribute itself also the dict of a
+    ``threading.local`` (this thread's: humanize keeps its active locale in one).
+
+    Only where a module attribute is described (on a change), not in the walks below
+    containers that digests repeat: thread-local objects sit at module level.
+    """
+    ns = watched_namespace(value, project_modules)
+    if ns is not None or not issubclass(type(value), _LOCAL):
+        return ns
+    # Its own C lookup (object's finds no __dict__ on it): the calling thread's dict, the
+    # same object for as long as the thread lives.  A subclass's code is not run.
+    found = _LOCAL.__getattribute__(value, "__dict__")  # type: ignore[arg-type]
+    return found if type(found) is dict and len(found) <= SMALL else None
 
 
 def large_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
@@ -361,7 +372,7 @@ def describe(value: object, project_modules: frozenset[str],
         sig = digest(rest, True, project_modules, depth_below(name, value))
         return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
                 f" ~{sig}{caches}", True)
-    ns = watched_namespace(value, project_modules)
+    ns = attribute_namespace(value, project_modules)
     if ns is not None:
         rest, caches = cache_parts(ns)
         sig = digest(rest, True, project_modules, depth_below(name, value))

@@ -209,7 +209,7 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
     if D.is_container(value):
         watched.append(value)
     else:
-        ns = D.watched_namespace(value, project)
+        ns = D.attribute_namespace(value, project)
         if ns is not None:
             watched.append(ns)
     if watched:

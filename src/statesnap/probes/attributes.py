@@ -48,7 +48,7 @@ def _live_kind(module: str, path: str) -> str:
             else owner.get(attr)
     if D.is_container(value):
         return "container"
-    if D.watched_namespace(value, frozenset({module})) is not None:
+    if D.attribute_namespace(value, frozenset({module})) is not None:
         return "namespace"
     return "value"
 
