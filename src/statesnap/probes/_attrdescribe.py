@@ -154,12 +154,18 @@ def attribute_namespace(value: object, project_modules: frozenset[str]
     containers that digests repeat: thread-local objects sit at module level.
     """
     ns = watched_namespace(value, project_modules)
-    if ns is not None or not issubclass(type(value), _LOCAL):
-        return ns
-    # Its own C lookup (object's finds no __dict__ on it): the calling thread's dict, the
-    # same object for as long as the thread lives.  A subclass's code is not run.
+    if ns is None and type(value) is _LOCAL:  # an identity test: this runs for every change
+        ns = _local_dict(value)
+        return ns if ns is not None and len(ns) <= SMALL else None
+    return ns
+
+
+def _local_dict(value: object) -> dict[str, Any] | None:
+    """A ``threading.local``'s dict through its own C lookup (object's finds no ``__dict__``
+    on it): the calling thread's, the same object for as long as the thread lives.  Only
+    ``threading.local`` itself: a subclass is not looked into (not tried)."""
     found = _LOCAL.__getattribute__(value, "__dict__")  # type: ignore[arg-type]
-    return found if type(found) is dict and len(found) <= SMALL else None
+    return found if type(found) is dict else None
 
 
 def large_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
