@@ -9,11 +9,13 @@ reference's.
 
 from __future__ import annotations
 
+import pickle
 import random
 from typing import Any
 
 import pytest
 
+from statesnap.base.deltamap import DeltaMap
 from statesnap.state.diff import OWNED_KEYS, diff_maps
 
 
@@ -83,3 +85,55 @@ def test_keys_removed_while_as_many_are_added() -> None:
     after = {"a": 1, "d": 2, "e": 3}
     got = [(c.key, c.change) for c in diff_maps("env", before, after)]
     assert got == [("b", "removed"), ("c", "removed"), ("d", "added"), ("e", "added")]
+
+
+# -- maps of one lineage (base.deltamap): only the keys either side changed are compared ----
+
+def _derive_randomly(rng: random.Random, start: DeltaMap, steps: int) -> list[DeltaMap]:
+    maps = [start]
+    for _ in range(steps):
+        last = maps[-1]
+        removed = [k for k in last if not k.endswith(":") and rng.random() < 0.05]
+        updated: dict[str, Any] = {}
+        for key in list(last):
+            if rng.random() < 0.05:
+                updated[key] = _value(rng)  # often an equal value as another object
+            elif rng.random() < 0.05:
+                updated[key] = last[key]  # set to the very same object: no change
+        for _ in range(rng.randrange(3)):
+            updated[f"m{rng.randrange(4)}:n{rng.randrange(100)}"] = _value(rng)
+        maps.append(last.derive(removed, updated))
+    return maps
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_lineages_diffs_are_the_references(seed: int) -> None:
+    rng = random.Random(seed)
+    root = {f"m{o}:": "module" for o in range(3)}
+    for i in range(80):
+        root[f"m{rng.randrange(3)}:k{i}"] = _value(rng)
+    maps = _derive_randomly(rng, DeltaMap.start(root), 12)
+    for _ in range(40):
+        before, after = rng.choice(maps), rng.choice(maps)
+        got = [(c.key, c.change, c.before, c.after)
+               for c in diff_maps("attributes", before, after)]
+        assert got == _reference("attributes", before, after)
+
+
+def test_only_the_keys_that_moved_are_touched() -> None:
+    root = DeltaMap.start({"m:": "module", "m:a": "1", "m:b": "2"})
+    same = root["m:a"]
+    child = root.derive(["m:gone"], {"m:a": same, "m:b": "3", "m:c": "4"})
+    assert child.touched == {"m:b", "m:c"}
+    assert child.root == root.root and dict(root) == {"m:": "module", "m:a": "1", "m:b": "2"}
+
+
+def test_maps_of_two_lineages_or_another_process_compare_every_key() -> None:
+    a = DeltaMap.start({"k": "1", "j": "1"})
+    b = DeltaMap.start({"k": "2", "j": "1"})  # another lineage: its touched set is empty
+    assert [c.key for c in diff_maps("env", a, b)] == ["k"]
+    # A pickled map (a forked worker's) is a plain dict: a root number from another process
+    # could equal one of this process's.
+    copy = pickle.loads(pickle.dumps(b.derive([], {"j": "2"})))
+    assert type(copy) is dict
+    assert [c.key for c in diff_maps("env", a, copy)] == ["j", "k"]
