@@ -11,7 +11,8 @@ from typing import Any
 from statesnap.analysis.attribution import attribute
 from statesnap.analysis.findings import Finding
 from statesnap.proof.verify import Verifier
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 from statesnap.replay.runner import ReplayResult, Runner
 
 ROOT = "/src/zoo"

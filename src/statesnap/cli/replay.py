@@ -23,7 +23,8 @@ from statesnap.cli.common import (
     pick_test,
     record_path,
 )
-from statesnap.record.journal import Record, RecordError, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import RecordError, read_record
 from statesnap.replay.log import SecretPipe
 
 if TYPE_CHECKING:

@@ -23,7 +23,8 @@ from typing import IO, Any
 from statesnap.base.redact import PREFIX as REDACTED
 from statesnap.base.redact import Redactor
 from statesnap.record.header import REPLAY_ENV_PREFIXES
-from statesnap.record.journal import Record, RecordError, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import RecordError, read_record
 from statesnap.record.signature import CRASH, Signature
 from statesnap.replay.args import plugin_args
 from statesnap.replay.child import PARENT_ONLY_ENV, XDIST_ENV, child_command, child_env
