@@ -44,7 +44,7 @@ from statesnap.record.journal import Record, RecordWriter
 from statesnap.record.reader import read_record
 from statesnap.replay.filestage import FileStage
 from statesnap.replay.repro import repro_command
-from statesnap.replay.runner import ReplayResult
+from statesnap.replay.result import ReplayResult
 
 Restore = Mapping[str, Any] | None
 #: verify's limits, as documented (literals: a changed limit must fail these tests).
