@@ -69,7 +69,7 @@ class FileTree:
         return key if os.sep == "/" else key.replace(os.sep, "/")
 
     def path(self, key: str) -> str:
-        """The absolute path of ``key`` (without a directory key's ``/``: the caller's)."""
+        """The absolute path of ``key`` (a directory key's ``/`` stays, as a separator)."""
         return key if os.path.isabs(key) else self.prefix + key.replace("/", os.sep)
 
     def walk_all(self, watch: bool) -> dict[str, Any]:
