@@ -13,8 +13,9 @@ from typing import Any
 
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.leaks import resolve_leaks
+from statesnap.base.atomic import write_atomic
 from statesnap.base.version import __version__
-from statesnap.record.journal import Record, write_atomic
+from statesnap.record.journal import Record
 
 SUMMARY_FORMAT = 1
 #: A leak at this severity or below is listed but not counted as the test having leaked.
