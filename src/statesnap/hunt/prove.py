@@ -217,7 +217,8 @@ class Prover:
         if mine:
             top = mine[0]
             f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after))
+            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after),
+                              top.before, top.after)
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:

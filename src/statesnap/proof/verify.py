@@ -214,7 +214,8 @@ class Verifier(Replayer):
         prove_keys(self, finding, polluters, victim, writes)
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
-                                    change_kind(finding.before, finding.after))
+                                    change_kind(finding.before, finding.after),
+                                    finding.before, finding.after)
             w = writes.get((finding.probe, finding.key))
             if w is not None:
                 finding.note = _fixture_note(w) or finding.note
