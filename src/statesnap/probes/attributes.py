@@ -315,7 +315,7 @@ class AttributesProbe(Probe):
         # The record says best how the value changed: a list filled in place needs its
         # contents put back (setattr of the same object would keep them), and a process that
         # never read the key (the hunt, the CLI) would take it for a plain value.
-        kind = _recorded_kind(before, after)
+        kind = "filled" if _cache_filled(key, before, after) else _recorded_kind(before, after)
         if kind is None:
             return self.hint(key, change)
         return self._hint(key, change, kind)
@@ -334,6 +334,11 @@ class AttributesProbe(Probe):
                     f"{owner}.__subclasses__() until it is garbage-collected: define it at "
                     "module level (once), or have the base class keep a registry that a "
                     "fixture resets")
+        if kind == "filled":
+            # A cache (or an object's cache parts) filled: the next test gets this one's answers.
+            return (f"clear the cache of {owner}.{attr} in a fixture (what one test put there "
+                    f"is what the next one gets), or give each test a fresh one with "
+                    f"monkeypatch.setattr({owner}, {attr!r}, ...)")
         if kind == "container" and change == "changed":
             return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
                     f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")
