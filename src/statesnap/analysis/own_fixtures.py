@@ -91,7 +91,10 @@ def is_users_setup(fixture: str | None) -> bool:
     """Whether ``fixture`` is one pytest made of the user's xunit or unittest set-up method
     (``setup_class``, ``setUpClass``, ``setup_module``): its changes are that method's (or its
     tear-down's), not those of the test it happened to run for."""
-    return bool(fixture) and _internal().match(fixture or "") is not None
+    # The prefix first: most fixtures are the user's own, and the pattern is compiled on
+    # first use only (see _internal).
+    return (fixture or "").startswith(("_xunit_", "_unittest_")) and (
+        _internal().match(fixture or "") is not None)
 
 
 def is_pytest_own(fixture: str | None) -> bool:
