@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 TARGET_RATIO = 1.10
 HERE = Path(__file__).resolve().parent

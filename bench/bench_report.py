@@ -22,7 +22,8 @@ from typing import Any
 
 from statesnap.analysis.findings import Candidate, Finding
 from statesnap.output.report import write_report
-from statesnap.record.journal import RecordWriter, read_record
+from statesnap.record.journal import RecordWriter
+from statesnap.record.reader import read_record
 
 TARGET_SECONDS = 5.0
 TARGET_BYTES = 10 * 1024 * 1024

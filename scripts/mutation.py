@@ -70,6 +70,8 @@ TARGETS: dict[str, Target] = {
         "tests/plugin/test_redact_unit.py",)),
     "record": Target("src/statesnap/record/journal.py", (
         "tests/test_record_reader.py",)),
+    "record_reader": Target("src/statesnap/record/reader.py", (
+        "tests/test_record_reader.py", "tests/test_record_lean_read.py")),
     "verify": Target("src/statesnap/proof/verify.py", _VERIFY_TESTS),
     "verify_replays": Target("src/statesnap/proof/replays.py", _VERIFY_TESTS),
     "verify_keys": Target("src/statesnap/proof/keys.py", _VERIFY_TESTS),
@@ -217,11 +219,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "drops O_CLOEXEC, but os.open makes every descriptor non-inheritable anyway (PEP 446)",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT ^ os.O_TRUNC "
                "| os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
-    ("record", 'if lines and lines[-1] <= "":'): "only the empty string sorts <= ''",
-    ("record", 'if lines and lines[-1] is "":'):
+    ("record_reader", 'if lines and lines[-1] <= "":'): "only the empty string sorts <= ''",
+    ("record_reader", 'if lines and lines[-1] is "":'):
         "CPython's empty string is a singleton: split() returns that very object",
-    ("record", 'if lines and lines[-1] < "":'): _BLANK_LAST,
-    ("record", "yield i, text, i >= len(lines) and not complete_last"):
+    ("record_reader", 'if lines and lines[-1] < "":'): _BLANK_LAST,
+    ("record_reader", "yield i, text, i >= len(lines) and not complete_last"):
         "i never exceeds len(lines), so >= is ==",
     ("record", "self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC "
                "^ os.O_CLOEXEC,"): "the flags are distinct bits: ^ is |",
@@ -319,9 +321,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("record", "fd = os.open(path, os.O_WRONLY | os.O_APPEND % os.O_CLOEXEC)"):
         "O_APPEND % O_CLOEXEC is O_APPEND: drops O_CLOEXEC, but os.open makes every "
         "descriptor non-inheritable anyway (PEP 446)",
-    ("record", "continue"):
+    ("record_reader", "continue"):
         "the break after a cut last line: it is the last line, so nothing is left to read",
-    ("record", 'if not lines and lines[-1] == "":'): _BLANK_LAST,
+    ("record_reader", 'if not lines and lines[-1] == "":'): _BLANK_LAST,
     ("minimize", "if len(current) == 1:"): "an empty input skips the loop and returns [] too",
     ("minimize", "if len(current) < 1:"): "a single item skips the loop and returns as is",
     ("minimize", "if len(current) <= 0:"): "a single item skips the loop and returns as is",

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 #: Every inner run: no pytest-randomly (the order is the point).
 BASE_ARGS = ("-p", "no:randomly")

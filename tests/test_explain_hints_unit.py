@@ -16,7 +16,7 @@ from statesnap.analysis.hints import hint_for, probe_class, restorable
 from statesnap.analysis.verdicts import findings_of
 from statesnap.output.explain import format_finding, format_findings, logs_folder, markdown
 from statesnap.probes.env import EnvProbe
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 RECORDS = Path(__file__).resolve().parent.parent / "snapshots" / "records"
 

@@ -1,4 +1,4 @@
-"""The lean read's shortcuts (statesnap.record.journal) answer as their regular expressions do.
+"""The lean read's shortcuts (statesnap.record.reader) answer as their regular expressions do.
 
 Every test writes a start line and a test line, and the session end reads both back: the
 plain-line check takes string methods before its regular expressions, and the start line's
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.record import journal
-from statesnap.record.journal import FORMAT, RecordWriter, plain_test_line, read_record
+from statesnap.record import reader
+from statesnap.record.journal import FORMAT, RecordWriter, plain_test_line
+from statesnap.record.reader import read_record
 
 #: The start-line pattern as it was before it was made possessive: the reference.
 START_REFERENCE = re.compile(r'\{"type":"start","index":(0|[1-9][0-9]*),"nodeid":'
@@ -23,9 +24,9 @@ START_REFERENCE = re.compile(r'\{"type":"start","index":(0|[1-9][0-9]*),"nodeid"
 
 def reference_plain_index(text: str) -> int | None:
     """The plain-line check by its regular expressions only."""
-    if not text.startswith('{"type":"test",') or journal._PLAIN_TAIL.search(text) is None:
+    if not text.startswith('{"type":"test",') or reader._PLAIN_TAIL.search(text) is None:
         return None
-    found = journal._INDEX.search(text)
+    found = reader._INDEX.search(text)
     return int(found.group(1)) if found is not None else None
 
 
@@ -63,13 +64,13 @@ TEST_LINES = [
 
 @pytest.mark.parametrize("text", TEST_LINES)
 def test_the_plain_line_check_answers_as_its_expressions(text: str) -> None:
-    assert journal._plain_test_index(text) == reference_plain_index(text)
+    assert reader._plain_test_index(text) == reference_plain_index(text)
 
 
 def test_the_plain_line_check_finds_the_usual_lines() -> None:
     # The shortcut is taken where it matters: the writer's own lines are plain.
-    assert journal._plain_test_index(PLAIN) == 7
-    assert journal._plain_test_index(TEST_LINES[2]) == 123456
+    assert reader._plain_test_index(PLAIN) == 7
+    assert reader._plain_test_index(TEST_LINES[2]) == 123456
 
 
 START_LINES = [
@@ -94,7 +95,7 @@ START_LINES = [
 
 @pytest.mark.parametrize("text", START_LINES)
 def test_the_start_line_pattern_matches_as_before(text: str) -> None:
-    now, before = journal._START.fullmatch(text), START_REFERENCE.fullmatch(text)
+    now, before = reader._START.fullmatch(text), START_REFERENCE.fullmatch(text)
     assert (now is None) == (before is None)
     if now is not None and before is not None:
         assert now.group(1) == before.group(1)

@@ -15,18 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from statesnap.base.atomic import write_atomic
 from statesnap.record.journal import (
     FORMAT,
     READABLE_FORMATS,
-    RecordError,
     RecordWriter,
     TestEntry,
     append_lines,
     dumps,
     plain_test_line,
-    read_record,
-    write_atomic,
 )
+from statesnap.record.reader import RecordError, read_record
 
 SAMPLE = Path(__file__).resolve().parent.parent / "snapshots" / "records" / "format1-sample.jsonl"
 

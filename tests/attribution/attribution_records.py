@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 
 ROOT = "/src/app"
 

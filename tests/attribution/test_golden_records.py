@@ -14,7 +14,8 @@ from pathlib import Path
 
 from statesnap.analysis.attribution import attribute, victims
 from statesnap.hunt.plan import build_suite, leaker_groups, leakers_first, without_leakers
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 RECORDS = Path(__file__).resolve().parents[2] / "snapshots" / "records"
 HOSTILE_1 = "test_config.py::test_hostile_ids[<script>window.__pwned=1</script>]"

@@ -17,8 +17,8 @@ from statesnap.backfill.junit import parse_junit
 from statesnap.backfill.orderrecord import write_order_record
 from statesnap.backfill.pytestreplay import parse_replay
 from statesnap.backfill.shard import BadArtifact
-from statesnap.record.journal import read_record
 from statesnap.record.lanes import read_lanes
+from statesnap.record.reader import read_record
 
 
 def recorded(ci: Path) -> dict[str, list[str]]:

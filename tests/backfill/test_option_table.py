@@ -11,7 +11,7 @@ import pytest
 from statesnap.backfill.artifacts import load
 from statesnap.backfill.optiontable import FALLBACK, CheckoutTables, ask_checkout
 from statesnap.backfill.orderrecord import replay_invocation, write_order_record
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 CONFTEST = """
 def pytest_addoption(parser):

@@ -191,7 +191,7 @@ def read_back(run: DemoRun) -> dict[str, Verdicts]:
 def rerank(run: DemoRun) -> Verdicts:
     """What re-ranking from the record alone names (the readers' old answer)."""
     from statesnap.analysis.attribution import attribute
-    from statesnap.record.journal import read_record
+    from statesnap.record.reader import read_record
 
     found = attribute(read_record(run.record))
     return {f.victim: (f.status, tuple(f.polluters), f"{f.probe}:{f.key}" if f.polluters

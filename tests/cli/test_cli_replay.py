@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_runs import Recorded
 
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 from suite_runs import run_suite, statesnap_cli, write_suite
 
 RAN = re.compile(r"^(test_\w+\.py::\S+) (?:PASSED|FAILED)", re.MULTILINE)

@@ -56,7 +56,7 @@ def test_every_reader_agrees_with_the_session(demo: DemoRun) -> None:
 
 def test_every_printed_reproduction_fails_its_victim_under_plain_pytest(demo: DemoRun) -> None:
     from statesnap.analysis.verdicts import stored
-    from statesnap.record.journal import read_record
+    from statesnap.record.reader import read_record
 
     shown = demo.proc.stdout
     commands = re.findall(r"^\s+reproduce: (.+)$", shown, re.M)

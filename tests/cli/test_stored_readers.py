@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 from suite_runs import SuiteRun, run_suite, statesnap_cli, write_suite
 
 SUITE = {

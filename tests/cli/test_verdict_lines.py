@@ -8,8 +8,8 @@ from pathlib import Path
 from statesnap.analysis.findings import Finding, ReplayRun
 from statesnap.analysis.verdicts import findings_of, store, stored
 from statesnap.output.explain import format_finding
-from statesnap.record.journal import read_record
 from statesnap.record.lanes import read_lanes
+from statesnap.record.reader import read_record
 
 
 def _line(**obj: object) -> str:

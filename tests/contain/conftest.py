@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 #: Appended to the inner suite's conftest: logs every report (written at unconfigure, so
 #: writing it is no per-test state change).

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 
 
 def change(probe: str, key: str, after: Any, before: Any = None, severity: int = 3,

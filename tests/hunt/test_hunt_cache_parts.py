@@ -17,7 +17,7 @@ from hunt_helpers import Suite
 from test_hunt_proofs import finding_blocks, statesnap_hunt
 
 from repro_check import check_reproductions, plain_env
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ import pytest
 from hunt_helpers import Suite, change, entry, write_record
 
 from statesnap.hunt.runs import ORDER_KINDS
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow
 

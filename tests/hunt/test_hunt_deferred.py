@@ -16,7 +16,7 @@ from repro_check import check_reproductions
 from statesnap.analysis.findings import LATENT
 from statesnap.hunt.hunt import STALE_ORDERS, Hunter, HuntOptions
 from statesnap.hunt.runs import ORDER_KINDS
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from repro_check import check_reproductions
 from statesnap.analysis.findings import LATENT, Finding
 from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
 from statesnap.hunt.runs import CLEANERS_AFTER, LOW_FIRST, REVERSED
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow
 

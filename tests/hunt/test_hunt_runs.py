@@ -15,7 +15,7 @@ from repro_check import run_reproduction, statesnap_words
 from statesnap.analysis.findings import BRITTLE, LATENT, SUSPECTED, Finding
 from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
 from statesnap.hunt.runs import CLEANERS_AFTER, LEAKERS_FIRST, RANDOM, REVERSED, WITHOUT_LEAKERS
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow
 

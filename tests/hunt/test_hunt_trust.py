@@ -19,7 +19,7 @@ from hunt_helpers import Suite
 from repro_check import run_reproduction
 from statesnap.analysis.findings import BRITTLE, LATENT, Finding
 from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow
 

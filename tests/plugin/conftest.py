@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 #: A conftest plugin for inner runs that logs every report (outcome per phase) to a file
 #: named by ``STATESNAP_E2E_REPORTS``; written at unconfigure so that writing it is no

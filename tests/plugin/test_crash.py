@@ -12,7 +12,8 @@ import signal
 
 import pytest
 
-from statesnap.record.journal import FORMAT, RecordError, read_record
+from statesnap.record.journal import FORMAT
+from statesnap.record.reader import RecordError, read_record
 
 CRASH_SUITE = '''
 import ctypes

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 SUITE = '''
 import os

@@ -38,7 +38,8 @@ from report_records import HOSTILE_IDS, entry, env_added, header, write_record
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.verdicts import findings_of
 from statesnap.output.report import build_html
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "snapshots" / "records"

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 
 #: ``make_record(tests, name="record.jsonl", **write_record options)`` (a fixture).
 RecordFactory = Callable[..., Record]

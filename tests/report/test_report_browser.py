@@ -330,7 +330,7 @@ def test_a_10000_test_report_stays_light_in_the_browser(new_page: Any, tmp_path:
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    from statesnap.record.journal import read_record
+    from statesnap.record.reader import read_record
 
     record_path = tmp_path / "big.jsonl"
     bench.write_bench_record(record_path, 10_000, 0.10)

@@ -14,7 +14,8 @@ from report_golden import GOLDENS, RECORDS, Golden
 
 from statesnap.analysis.findings import NOT_ORDER_DEPENDENT, SUSPECTED, VERIFIED
 from statesnap.analysis.verdicts import findings_of, stored
-from statesnap.record.journal import FORMAT, READABLE_FORMATS, read_record
+from statesnap.record.journal import FORMAT, READABLE_FORMATS
+from statesnap.record.reader import read_record
 
 
 @pytest.mark.parametrize("golden", GOLDENS, ids=lambda g: g.name)

@@ -20,7 +20,8 @@ import pytest
 import statesnap.plugin.core  # noqa: F401
 from statesnap.analysis.verdicts import findings_of
 from statesnap.output.report import build_html
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 FILE = "<img src=x onerror=window.__pwned=1>.txt"
 #: Environment names cannot hold "=": a live tag is enough to fail.

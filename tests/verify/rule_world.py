@@ -11,8 +11,10 @@ from typing import Any
 from statesnap.analysis.attribution import attribute
 from statesnap.analysis.findings import Finding
 from statesnap.proof.verify import Verifier
-from statesnap.record.journal import Record, RecordWriter, read_record
-from statesnap.replay.runner import ReplayResult, Runner
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
+from statesnap.replay.result import ReplayResult
+from statesnap.replay.runner import Runner
 
 ROOT = "/src/zoo"
 #: How the victim fares after an order: None passes, a failure dict fails, ABSENT never ran.

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 from statesnap.replay.filestage import FileStage, recover
 from statesnap.replay.runner import Runner
 from suite_runs import run_suite, write_suite

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.leftovers import earlier_records, find_leftovers
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 
 
 def files(key: str, before: Any, after: Any) -> dict[str, Any]:

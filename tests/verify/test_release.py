@@ -20,7 +20,8 @@ import psutil
 
 from statesnap.probes.fds import socket_text
 from statesnap.proof.release import held_leaks, release
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 
 
 def leak_record(path: Path, changes: list[dict[str, Any]], pid: int | None = None) -> Record:

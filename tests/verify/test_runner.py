@@ -12,9 +12,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from statesnap.record.journal import RecordWriter, read_record
+from statesnap.record.journal import RecordWriter
+from statesnap.record.reader import read_record
+from statesnap.replay.child import replay_env
 from statesnap.replay.inherited import Inherited
-from statesnap.replay.runner import Runner, error_line, replay_env
+from statesnap.replay.result import error_line
+from statesnap.replay.runner import Runner
 from suite_runs import child_env, run_suite, statesnap_cli, write_suite
 
 HANGS_IN_REPLAY = {"test_hang.py": '''

@@ -40,10 +40,11 @@ from statesnap.proof.verify import (
     Verifier,
     verify_findings,
 )
-from statesnap.record.journal import Record, RecordWriter, read_record
+from statesnap.record.journal import Record, RecordWriter
+from statesnap.record.reader import read_record
 from statesnap.replay.filestage import FileStage
 from statesnap.replay.repro import repro_command
-from statesnap.replay.runner import ReplayResult
+from statesnap.replay.result import ReplayResult
 
 Restore = Mapping[str, Any] | None
 #: verify's limits, as documented (literals: a changed limit must fail these tests).

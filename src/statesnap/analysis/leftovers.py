@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import Record, RecordError, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import RecordError, read_record
 
 #: How many earlier records are read, newest first.
 MAX_RECORDS = 10

@@ -30,7 +30,7 @@ def store(path: Path, findings: Iterable[Finding]) -> int:
 
     Each line is one ``write`` of its own on an ``O_APPEND`` descriptor, as the record's other
     lines are: a process killed halfway leaves whole lines and at most one cut last line,
-    which :func:`statesnap.record.journal.read_record` ignores.
+    which :func:`statesnap.record.reader.read_record` ignores.
     """
     return append_lines(path, [finding_line(f) for f in findings])
 

@@ -18,8 +18,8 @@ from statesnap.backfill.optiontable import FALLBACK, CheckoutTables
 from statesnap.backfill.orderrecord import replay_invocation
 from statesnap.backfill.pytestreplay import is_replay_file, parse_replay
 from statesnap.backfill.shard import KIND_RANK, BadArtifact, Shard
-from statesnap.record.journal import RecordError
 from statesnap.record.lanes import read_lanes
+from statesnap.record.reader import RecordError
 from statesnap.replay.args import OptionTable
 from statesnap.replay.repro import without_statesnap
 

@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import write_atomic
+from statesnap.base.atomic import write_atomic
 
 JOURNAL_FORMAT = 1
 

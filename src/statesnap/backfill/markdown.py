@@ -14,7 +14,8 @@ from typing import Any
 
 from statesnap.analysis.findings import NOT_DETERMINISTIC, NOT_ORDER_DEPENDENT, VERIFIED, Finding
 from statesnap.backfill.victim import Confirmation, VictimResult
-from statesnap.record.journal import Record, write_atomic
+from statesnap.base.atomic import write_atomic
+from statesnap.record.journal import Record
 
 _PACKAGES = ("pytest", "pytest-xdist", "pytest-randomly", "statesnap", "torch", "numpy")
 

@@ -14,7 +14,8 @@ from typing import Any
 from statesnap.backfill.engine import Engine
 from statesnap.backfill.journal import Journal, replay_key
 from statesnap.record.journal import Record
-from statesnap.replay.runner import ReplayResult, Runner
+from statesnap.replay.result import ReplayResult
+from statesnap.replay.runner import Runner
 
 
 @dataclass

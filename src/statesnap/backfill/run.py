@@ -27,7 +27,9 @@ from statesnap.backfill.remote import Context, RemoteRunner
 from statesnap.backfill.shard import Shard
 from statesnap.backfill.tasks import mapped_header
 from statesnap.backfill.victim import VictimResult, investigate
-from statesnap.record.journal import Record, RecordError, read_record, write_atomic
+from statesnap.base.atomic import write_atomic
+from statesnap.record.journal import Record
+from statesnap.record.reader import RecordError, read_record
 
 
 @dataclass

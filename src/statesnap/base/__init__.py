@@ -1,1 +1,2 @@
-"""The bottom layer: helpers any layer may use (version, argument checks, file facts, redaction)."""
+"""The bottom layer: helpers any layer may use (version, argument checks, file facts,
+whole-file writes, redaction)."""

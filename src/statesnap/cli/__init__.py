@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from statesnap.base.version import __version__
-from statesnap.record.journal import RecordError
+from statesnap.record.reader import RecordError
 
 #: Subcommand modules under ``statesnap.cli``, in ``--help`` order.
 SUBCOMMANDS = ("explain", "replay", "bisect", "diff", "report", "hunt", "backfill")

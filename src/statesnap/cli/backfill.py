@@ -87,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _outputs(outdir: Path, out: Any) -> list[Path]:
     from statesnap.backfill.markdown import write_findings
+    from statesnap.base.atomic import write_atomic
     from statesnap.output.report import write_report
     from statesnap.output.summary import build_summary
-    from statesnap.record.journal import write_atomic
 
     states: dict[int, Any] = {}
     orders: dict[int, Path] = {}

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from statesnap.base.progress import Progress
 from statesnap.cli import CliError
-from statesnap.record.journal import Record, TestEntry, read_record
+from statesnap.record.journal import Record, TestEntry
 from statesnap.record.lanes import read_lanes
 from statesnap.record.paths import find_latest
+from statesnap.record.reader import read_record
 
 
 def add_record_arg(parser: argparse.ArgumentParser, nargs: str = "?") -> None:

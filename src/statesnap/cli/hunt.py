@@ -25,7 +25,8 @@ from statesnap.cli.common import (
     record_path,
     stop,
 )
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -164,7 +165,7 @@ def _summary(records: list[Record], findings: list[Finding],
 
 
 def _write_json(path: Path, summary: dict[str, Any]) -> None:
-    from statesnap.record.journal import write_atomic
+    from statesnap.base.atomic import write_atomic
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

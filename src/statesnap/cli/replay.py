@@ -23,7 +23,8 @@ from statesnap.cli.common import (
     pick_test,
     record_path,
 )
-from statesnap.record.journal import Record, RecordError, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import RecordError, read_record
 from statesnap.replay.log import SecretPipe
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ def recorded_order(record: Record, worker: str | None, until: str | None) -> lis
 
 def run(args: argparse.Namespace) -> int:
     from statesnap.replay.orderfile import write_order
-    from statesnap.replay.runner import Runner, error_line
+    from statesnap.replay.result import error_line
+    from statesnap.replay.runner import Runner
 
     record = pick_lane(load_lanes(args.record), args.worker, args.until)
     order = recorded_order(record, args.worker, args.until)

@@ -16,7 +16,8 @@ from statesnap.analysis.findings import Finding
 from statesnap.base.argtypes import nonnegative_seconds
 from statesnap.cli import CliError
 from statesnap.cli.common import load, progress_printer, stop
-from statesnap.record.journal import Record, read_record
+from statesnap.record.journal import Record
+from statesnap.record.reader import read_record
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

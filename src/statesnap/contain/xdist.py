@@ -15,7 +15,8 @@ import pytest
 
 from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import RunState
-from statesnap.record.journal import Record, RecordError, TestEntry, read_record
+from statesnap.record.journal import Record, TestEntry
+from statesnap.record.reader import RecordError, read_record
 from statesnap.state.diff import Change
 
 WORKERINPUT_KEY = "statesnap_record"

@@ -17,8 +17,10 @@ from typing import Any
 from statesnap.analysis.leaks import resolve_leaks
 from statesnap.base.progress import Progress
 from statesnap.probes.base import Severity
-from statesnap.record.journal import Record, RecordError, read_record
-from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
+from statesnap.record.journal import Record
+from statesnap.record.reader import RecordError, read_record
+from statesnap.replay.result import ReplayResult
+from statesnap.replay.runner import BudgetSpent, Runner
 
 #: Kinds of run.  The first ones explore orders; the others prove what they found.
 LEAKERS_FIRST = "leakers-first"

@@ -14,8 +14,9 @@ from typing import Any
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.leaks import by_users_setup, resolve_leaks
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.base.atomic import write_atomic
 from statesnap.base.version import __version__
-from statesnap.record.journal import Record, write_atomic
+from statesnap.record.journal import Record
 from statesnap.state.diff import Change
 
 SUMMARY_FORMAT = 1

@@ -22,7 +22,7 @@ from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
 from statesnap.plugin.end import SessionEnd
 from statesnap.plugin.failurenote import note_failure
-from statesnap.plugin.fixturekinds import FAILED, is_builtin_fixture, may_tear_down, watch_fixture
+from statesnap.plugin.fixturekinds import FAILED, FixtureKinds, is_builtin_fixture, watch_fixture
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
 from statesnap.plugin.probesetup import FIXTURES, make_probes, start_probes
@@ -78,8 +78,7 @@ class StatesnapPlugin(HookPlugin):
         self._own_setup_seen: set[str] = set()
         #: :class:`WideTeardowns` is registered (a wide fixture of the user's was set up).
         self._wide_teardowns = False
-        #: ``fixturedef -> (func, argnames, builtin, may tear down)``: :meth:`_kind`.
-        self._fixture_kinds: dict[Any, tuple[object, object, bool, bool]] = {}
+        self._kinds = FixtureKinds()
         #: Writes each test's record line (:mod:`statesnap.plugin.testline`).
         self._write_test = TestLines(run).write
         #: A test's call phase is running (known once :class:`_CallEdges` is registered).
@@ -262,32 +261,12 @@ class StatesnapPlugin(HookPlugin):
 
     def _after_call(self, item: pytest.Item) -> None:
         assert self.run.tracker is not None
-        if self._quiet_teardown(item):
+        if self._kinds.quiet_teardown(item, self.run.test):
             # Nothing of the user's runs in this teardown: the end-of-test snapshot closes
             # the call phase instead (one snapshot per test, not two).
             self.run.test.call_is_last = True
         else:
             self.run.tracker.checkpoint(Label("call"))
-
-    def _quiet_teardown(self, item: pytest.Item) -> bool:
-        """Whether the teardown after this call runs no code of the user's.
-
-        So when every fixture the test uses is a function-scoped one of the user's that was
-        set up for it and has no teardown (no generator, no ``request``, whose
-        ``addfinalizer`` runs user code at teardown), or it uses none at all, and the next
-        test shares this one's parent (so no module- or class-scoped fixture is torn down).
-        A fixture of pytest's or a plugin's (``tmp_path``, ``monkeypatch``), or ``request``
-        asked by the test itself, keeps the checkpoint.  Finalisers a plugin added with
-        ``item.addfinalizer`` would then be counted as the call's.
-        """
-        test = self.run.test
-        nextitem = test.nextitem
-        if test.wide_fixtures or test.tears_down or nextitem is None:
-            return False
-        if nextitem.parent is not item.parent:
-            return False
-        names = getattr(item, "fixturenames", None)
-        return not names or set(names) <= set(test.function_fixtures)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_fixture_setup(
@@ -312,7 +291,10 @@ class StatesnapPlugin(HookPlugin):
         finally:
             if own and self.run.tracker is not None:
                 self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
-            elif self.run.tracker is not None and not (kind := self._kind(fixturedef))[0]:
+            elif self.run.tracker is not None and (kind := self._kinds.of(fixturedef))[0]:
+                if not kind[1] and str(fixturedef.scope) == "function":
+                    self.run.test.quiet_fixtures.append(fixturedef.argname)
+            elif self.run.tracker is not None:
                 if str(fixturedef.scope) == "function":
                     test = self.run.test
                     test.function_fixtures.append(fixturedef.argname)
@@ -332,25 +314,6 @@ class StatesnapPlugin(HookPlugin):
         # Before this fixture's setup returns, so before any finaliser of it can run.
         self._wide_teardowns = True
         self.config.pluginmanager.register(WideTeardowns(self), "statesnap-wide-teardowns")
-
-    def _kind(self, fixturedef: Any) -> tuple[bool, bool]:
-        """``(is_builtin_fixture, may_tear_down)`` of a fixture definition.
-
-        Asked at every setup of every fixture (a few per test); both read only the
-        definition's function, argument names and name, so the answer is kept per definition
-        and given again while its function and argument names are the same objects (a plugin
-        that wraps a fixture's function, as pytest-asyncio does, gets a fresh answer)."""
-        func = getattr(fixturedef, "func", None)
-        argnames = getattr(fixturedef, "argnames", None)
-        try:
-            known = self._fixture_kinds.get(fixturedef)
-        except TypeError:  # an unhashable stand-in for a FixtureDef: asked every time
-            return is_builtin_fixture(fixturedef), may_tear_down(fixturedef)
-        if known is not None and known[0] is func and known[1] is argnames:
-            return known[2], known[3]
-        builtin, tears = is_builtin_fixture(fixturedef), may_tear_down(fixturedef)
-        self._fixture_kinds[fixturedef] = (func, argnames, builtin, tears)
-        return builtin, tears
 
     def after_finalizer(self, fixturedef: Any) -> None:
         """A fixture was finalised (:class:`WideTeardowns`): a wide one of the user's gets a

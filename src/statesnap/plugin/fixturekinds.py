@@ -1,8 +1,9 @@
-"""What the core reads of a fixture definition: whether it is pytest's own, whether it may run
-code at its teardown, and how a wide fixture's value is handed to the fixtures probe.
+"""What the core reads of a fixture definition (whether it is pytest's own, whether it may run
+code at its teardown), whether a test's teardown runs code of the user's, and how a wide
+fixture's value is handed to the fixtures probe.
 
-Asked at every setup of every fixture (a few per test): plain functions the core imports by
-name, so its hook pays no extra call layer.
+Asked at every setup of every fixture (a few per test): the answers are remembered per
+definition and per test function (:class:`FixtureKinds`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from statesnap.base.internal import note_internal_error
 
 if TYPE_CHECKING:
+    from statesnap.plugin.run import TestState
     from statesnap.probes.base import ProbeContext
     from statesnap.probes.fixtures import FixturesProbe
 
@@ -28,14 +30,66 @@ _USER_CODE_FIXTURES = ("_xunit_setup_", "_unittest_")
 
 def may_tear_down(fixturedef: Any) -> bool:
     """Whether a fixture may run code at its teardown: pytest finalises a generator
-    function's fixture; one given ``request`` may add finalisers; anything else a plugin
-    wrapped (coroutines) counts too."""
+    function's fixture; one that uses the ``request`` it is given may add finalisers;
+    anything else a plugin wrapped (coroutines) counts too.  pytest's pseudo-fixture for a
+    directly parametrized argument only returns the parameter."""
     func = getattr(fixturedef, "func", None)
     argnames = getattr(fixturedef, "argnames", None)
-    if func is None or argnames is None or "request" in argnames:
+    if func is None or argnames is None:
+        return True
+    if is_param_fixture(fixturedef):
+        return False
+    if "request" in argnames and uses_parameter(func, "request"):
         return True
     return (inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func)
             or inspect.iscoroutinefunction(func))
+
+
+def is_param_fixture(fixturedef: Any) -> bool:
+    """pytest's pseudo-fixture for a directly parametrized argument (``@parametrize("x",
+    ...)`` on the test): it returns the parameter and has no teardown."""
+    func = getattr(fixturedef, "func", None)
+    return (getattr(func, "__name__", None) == "get_direct_param_fixture_func"
+            and str(getattr(func, "__module__", "")).startswith("_pytest"))
+
+
+#: Names through which a function can reach its own locals without naming them.
+_FRAME_ACCESS = frozenset({"locals", "vars", "eval", "exec", "_getframe", "currentframe",
+                           "getframeinfo", "stack"})
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def uses_parameter(func: Any, name: str) -> bool:
+    """Whether ``func``'s code may use its parameter ``name``: True unless ``name`` is a
+    parameter of its own code object (a ``*args`` wrapper's is not), not captured by an
+    inner function, and no instruction reads or writes it.  A ``locals()`` or frame lookup
+    counts as a use.  Asked once per fixture definition."""
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return True
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    if name not in params or name in code.co_cellvars:
+        return True
+    if _FRAME_ACCESS & set(code.co_names):
+        return True
+    import dis  # only here: once per fixture definition that is given ``request``
+
+    for ins in dis.get_instructions(code):
+        if "FAST" in ins.opname:
+            value = ins.argval
+            if value == name or (isinstance(value, tuple) and name in value):
+                return True
+    return False
+
+
+def asks_request(function: Any) -> bool:
+    """Whether a test function takes ``request`` itself (then it may add finalisers that
+    run at its teardown).  True where that cannot be told: no code object, or a wrapper's
+    ``*args``/``**kwargs`` standing in for its parameters."""
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_flags & _VARIADIC:
+        return True
+    return "request" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
 def is_builtin_fixture(fixturedef: Any) -> bool:
@@ -44,6 +98,69 @@ def is_builtin_fixture(fixturedef: Any) -> bool:
     if str(getattr(fixturedef, "argname", "")).startswith(_USER_CODE_FIXTURES):
         return False
     return module.startswith(("_pytest", "pytest", "statesnap"))
+
+
+class FixtureKinds:
+    """The answers above, remembered for one session: per fixture definition (asked at
+    every setup of every fixture) and per test function."""
+
+    def __init__(self) -> None:
+        #: ``fixturedef -> (func, argnames, builtin, may tear down)``: :meth:`of`.
+        self._defs: dict[Any, tuple[object, object, bool, bool]] = {}
+        #: Per test function: whether it takes ``request`` itself (:func:`asks_request`).
+        self._asks: dict[Any, bool] = {}
+
+    def of(self, fixturedef: Any) -> tuple[bool, bool]:
+        """``(is_builtin_fixture, may_tear_down)`` of a fixture definition.
+
+        Asked at every setup of every fixture (a few per test); both read only the
+        definition's function, argument names and name, so the answer is kept per definition
+        and given again while its function and argument names are the same objects (a plugin
+        that wraps a fixture's function, as pytest-asyncio does, gets a fresh answer)."""
+        func = getattr(fixturedef, "func", None)
+        argnames = getattr(fixturedef, "argnames", None)
+        try:
+            known = self._defs.get(fixturedef)
+        except TypeError:  # an unhashable stand-in for a FixtureDef: asked every time
+            return is_builtin_fixture(fixturedef), may_tear_down(fixturedef)
+        if known is not None and known[0] is func and known[1] is argnames:
+            return known[2], known[3]
+        builtin, tears = is_builtin_fixture(fixturedef), may_tear_down(fixturedef)
+        self._defs[fixturedef] = (func, argnames, builtin, tears)
+        return builtin, tears
+
+    def quiet_teardown(self, item: pytest.Item, test: TestState) -> bool:
+        """Whether the teardown after this call runs no code of the user's.
+
+        So when every fixture the test uses is a function-scoped one of the user's that was
+        set up for it and has no teardown (no generator, no use of ``request``, whose
+        ``addfinalizer`` runs user code at teardown), or it uses none at all, and the next
+        test shares this one's parent (so no module- or class-scoped fixture is torn down).
+        A directly parametrized argument's pseudo-fixture runs no code either, and
+        ``request`` only gives finalisers to whoever uses it: a fixture that does counts as
+        tearing down (``may_tear_down``), a test that takes it keeps the checkpoint.  A
+        fixture of pytest's or a plugin's (``tmp_path``, ``monkeypatch``) keeps it too.
+        Finalisers a plugin added with ``item.addfinalizer`` would then be counted as the
+        call's.
+        """
+        nextitem = test.nextitem
+        if test.wide_fixtures or test.tears_down or nextitem is None:
+            return False
+        if nextitem.parent is not item.parent:
+            return False
+        names = getattr(item, "fixturenames", None)
+        if not names:
+            return True
+        rest = set(names).difference(test.function_fixtures, test.quiet_fixtures)
+        if not rest:
+            return True
+        if rest != {"request"}:
+            return False
+        function = getattr(item, "function", None)
+        known = self._asks.get(function)
+        if known is None:
+            known = self._asks[function] = asks_request(function)
+        return not known
 
 
 def watch_fixture(fixtures: FixturesProbe, ctx: ProbeContext | None, fixturedef: Any,

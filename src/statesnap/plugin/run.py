@@ -68,6 +68,7 @@ class TestState:
         "function_fixtures",
         "nextitem",
         "phases",
+        "quiet_fixtures",
         "tears_down",
         "wide_fixtures",
     )
@@ -86,6 +87,9 @@ class TestState:
         #: Whether one of :attr:`function_fixtures` may run code at teardown (a generator,
         #: or one given ``request``, which can add finalisers).
         self.tears_down = False
+        #: pytest's fixtures set up for it that run no code at teardown (a directly
+        #: parametrized argument's), by name.
+        self.quiet_fixtures: list[str] = []
         #: The next test pytest will run (None: the last, or a child tears everything down).
         self.nextitem = nextitem
         #: The call phase's changes are closed by the end-of-test snapshot (quiet teardown).

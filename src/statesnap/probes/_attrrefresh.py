@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Collection, Mapping, Sequence
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrsame import skips_hold
 from statesnap.probes._attrscan import (
     CLASS_MACHINERY,
     CLASS_SUFFIX,
@@ -22,6 +25,7 @@ from statesnap.probes._attrscan import (
     Tracked,
     is_testcase,
     skip_name,
+    skipped_by_name,
     subclasses_of,
 )
 from statesnap.probes._dictwatch import class_dict
@@ -43,6 +47,10 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
         if found is not None:
             t.parts = found[0]
             return _replace_fps(t, found[1])
+    if t.fresh and only is not None and len(only) == 1 and MODULE_PART in only:
+        rebound = _rebound(t, project, redactor, kinds)
+        if rebound is not None:
+            return _replace_fps(t, rebound)
     old = t.parts if t.fresh and only is not None else {}
     redo = frozenset(only or ())
     parts: dict[str, Part] = {}
@@ -52,11 +60,16 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     items = list(t.ns.items())
     names: list[str] = []
     values: list[Any] = []
+    skipped: list[str] = []
+    skipped_values: list[Any] = []
     for name, value in items:
         kept = old.get(name)
         if kept is not None and kept.value is value and name not in redo:
             parts[name] = kept  # bound to the same object, nothing of it moved
         elif skip_name(name, value):
+            if not skipped_by_name(name):
+                skipped.append(name)
+                skipped_values.append(value)
             continue
         else:
             parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
@@ -78,6 +91,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             made.append((parts[key], kept))
     every_old_kept = old and len(parts) - sum(k is None for _, k in made) == len(old)
     t.parts = parts
+    t.skipped = (tuple(skipped), tuple(skipped_values))
     # One tuple of names and one of objects, not a copy of the namespace: a tuple of strings
     # leaves the garbage collector's lists, and one tuple is one object for it to walk.
     t.bound = (frozenset(name for name, _ in items), tuple(names), tuple(values))
@@ -142,6 +156,34 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
         parts[key] = part
         made.append((part, kept))
     return parts, made
+
+
+def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
+             kinds: dict[str, str]) -> list[tuple[Part, Part | None]] | None:
+    """The parts of the names ``t``'s namespace binds anew, described again, the rest kept:
+    for a namespace with the names it had when walked (a function patched in by a test and
+    put back by monkeypatch: click's suite did a whole walk for each).  None where that
+    cannot be told without the walk: a name added or removed, a name left out by what it
+    bound, a class on either side of a rebinding (its own part and aliases come with it).
+    """
+    keys, names, values = t.bound
+    ns = t.ns
+    if ns.keys() != keys or not skips_hold(t):
+        return None
+    now = list(map(ns.get, names))
+    changed = list(compress(range(len(names)), map(is_not, now, values)))
+    parts = dict(t.parts)  # the namespace's order kept
+    made: list[tuple[Part, Part | None]] = []
+    for i in changed:
+        name, value, old = names[i], now[i], values[i]
+        kept = parts.get(name)
+        if kept is None or D.kind(value, type) or D.kind(old, type):
+            return None
+        parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
+        made.append((parts[name], kept))
+    t.parts = parts
+    t.bound = (keys, names, tuple(now))
+    return made
 
 
 def _part_objects(part: Part | None) -> list[Any]:

@@ -35,6 +35,13 @@ def _same_items(now: Mapping[str, Any], described: list[tuple[str, Any]],
                for name, value in seen.items())
 
 
+def skips_hold(t: Tracked) -> bool:
+    """Whether the names ``t`` left out for what they bound still bind those objects."""
+    names, values = t.skipped
+    ns = t.ns
+    return not names or all(map(operator.is_, map(ns.get, names, repeat(_MISSING)), values))
+
+
 def binds_as_described(t: Tracked) -> bool:
     """Whether ``t``'s namespace has the names it had when described, each described one
     bound to the object its part was described from (C-level loops: click's runner writes
@@ -45,7 +52,8 @@ def binds_as_described(t: Tracked) -> bool:
     keys, names, values = t.bound
     ns = t.ns
     return bool(ns.keys() == keys
-                and all(map(operator.is_, map(ns.get, names, repeat(_MISSING)), values)))
+                and all(map(operator.is_, map(ns.get, names, repeat(_MISSING)), values))
+                and skips_hold(t))
 
 
 def same_bindings(t: Tracked, key: str, moved: Collection[Any]) -> bool:

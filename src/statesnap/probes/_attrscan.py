@@ -93,6 +93,13 @@ def skip_name(name: str, value: Any = None) -> bool:
     return name in PYTEST_NAMES or "__pytest_" in name
 
 
+def skipped_by_name(name: str) -> bool:
+    """Whether :func:`skip_name` leaves ``name`` out whatever it is bound to."""
+    if name.startswith("__") and name.endswith("__"):
+        return name in PYTHON_DUNDERS or name.startswith(LIBRARY_DUNDERS)
+    return name in PYTEST_NAMES or "__pytest_" in name
+
+
 def _prefixes() -> list[str]:
     names = ("prefix", "exec_prefix", "base_prefix", "base_exec_prefix")
     return sorted({os.path.abspath(getattr(sys, n)) for n in names if getattr(sys, n, None)})
@@ -205,7 +212,7 @@ class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
     _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound", "rewrites",
-               "by_bindings", "watched")
+               "by_bindings", "watched", "skipped")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -235,6 +242,11 @@ class Tracked(Plain):
         #: (:func:`~statesnap.probes._attrwatch.watched_objects`): a rebuilt watch gathers
         #: again only the modules described since.
         self.watched: tuple[dict[str, Part], tuple[list[Any], ...]] | None = None
+        #: When last walked: the names left out for what they bound (a callable dunder, not
+        #: by its name alone: :func:`skipped_by_name`), with those objects.  Bound to a value
+        #: instead, such a name is watched: a namespace binds as described only while these
+        #: still bind the same objects too (``_attrsame.binds_as_described``).
+        self.skipped: tuple[tuple[str, ...], tuple[Any, ...]] = ((), ())
 
     def rewritten(self) -> bool:
         """Count a write that left every binding as described; True when that makes the

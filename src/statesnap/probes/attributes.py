@@ -15,6 +15,7 @@ from collections.abc import Collection
 from operator import ne
 from typing import Any
 
+from statesnap.base.deltamap import DeltaMap
 from statesnap.probes import _attrdescribe as D
 from statesnap.probes._attrrefresh import refresh
 from statesnap.probes._attrsame import same_bindings
@@ -123,7 +124,7 @@ class AttributesProbe(Probe):
         self._decisions: dict[str, tuple[int, bool]] = {}
         self._venv_dirs: dict[str, bool] = {}
         self._watch = Watch([])
-        self._map: ProbeMap = {}
+        self._map: DeltaMap = DeltaMap.start({})
         #: The set of tracked modules changed: the map must be gathered again.
         self._regather = False
         #: Last known kind of each key ("container", "cache", "value"), for hints.
@@ -258,17 +259,17 @@ class AttributesProbe(Probe):
                 out[f"{t.name}:"] = "module"
                 out.update(t.fps)
             if out != self._map:
-                self._map = out
+                self._map = DeltaMap.start(out)
         elif changed:
             # The same modules: only the changed ones' keys (a copy: maps are never changed
-            # once handed out).  A key added lands at the end, not beside its module's:
-            # nothing reads a map in order.
-            out = dict(self._map)
+            # once handed out), noted as the keys a diff compares (base.deltamap).  A key
+            # added lands at the end, not beside its module's: nothing reads a map in order.
+            removed: list[str] = []
+            updated: dict[str, Any] = {}
             for t, before in changed:
-                for key in before.keys() - t.fps.keys():
-                    del out[key]
-                out.update(t.fps)
-            self._map = out
+                removed += before.keys() - t.fps.keys()
+                updated.update(t.fps)
+            self._map = self._map.derive(removed, updated)
         return self._map
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:

@@ -18,7 +18,8 @@ from statesnap.base.progress import Progress
 from statesnap.record.journal import Record
 from statesnap.record.signature import Signature
 from statesnap.replay.repro import repro_command
-from statesnap.replay.runner import BudgetSpent, ReplayResult, Runner
+from statesnap.replay.result import ReplayResult
+from statesnap.replay.runner import BudgetSpent, Runner
 
 
 class ReplayError(Exception):

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Protocol
 from statesnap.base.plain import Value
 from statesnap.base.progress import Progress
 from statesnap.base.redact import Redactor
-from statesnap.record.journal import Record, RecordError, append_lines, read_record
+from statesnap.record.journal import Record, append_lines
+from statesnap.record.reader import RecordError, read_record
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding

@@ -1,6 +1,7 @@
 """The run record: a JSON Lines journal, appended and flushed per test.
 
-Writer and reader of every line type.  Bump :data:`FORMAT` on every incompatible change, keep a
+The writer of every line type, and the typed entries a record is read back as (the reader:
+:mod:`statesnap.record.reader`).  Bump :data:`FORMAT` on every incompatible change, keep a
 reader for the old one (:data:`READABLE_FORMATS`) and add a golden record under ``snapshots/``.
 The line types and the format's history: docs/ARCHITECTURE.md ("The record format").
 """
@@ -9,8 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +19,6 @@ from statesnap.state.diff import Change
 
 FORMAT = 2
 READABLE_FORMATS = (1, 2)
-
-
-class RecordError(Exception):
-    """A record that cannot be read: the message names the file and, where known, the line."""
-
-    def __init__(self, path: Path | str, message: str, line: int | None = None) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {message}")
-        self.path = Path(path)
-        self.line = line
 
 
 def _json_default(value: object) -> Any:
@@ -59,8 +49,8 @@ def plain_test_line(index: int, nodeid_json: str, worker_json: str, outcome: str
 
     Most lines of a run are like this, and formatting them by hand costs a third of
     :func:`dumps`.  The text is exactly what ``dumps`` makes of the same entry (a test holds
-    that), so :func:`read_record`'s plain-line check finds them either way.  ``*_json``
-    arguments are already JSON text.
+    that), so :func:`statesnap.record.reader.read_record`'s plain-line check finds them either
+    way.  ``*_json`` arguments are already JSON text.
     """
     gauges = "" if gauges_json is None else f',"gauges":{gauges_json}'
     return (f'{{"type":"test","index":{index},"nodeid":{nodeid_json},"worker":{worker_json},'
@@ -116,6 +106,27 @@ class RecordWriter:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
+    """Append ``objs`` to the record at ``path`` after it was closed; how many were written.
+
+    Each line is one ``write`` of its own on an ``O_APPEND`` descriptor, as the record's other
+    lines are: a process killed halfway leaves whole lines and at most one cut last line,
+    which :func:`statesnap.record.reader.read_record` ignores.
+    """
+    lines = [dumps(obj) + "\n" for obj in objs]
+    if not lines:
+        return 0
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        for line in lines:
+            data = line.encode("utf-8", "backslashreplace")
+            while data:
+                data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+    return len(lines)
 
 
 class TestEntry(Value):
@@ -236,191 +247,3 @@ class Record(Value):
     def order(self) -> list[str]:
         return [t.nodeid for t in self.tests]
 
-
-def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
-    """``(line number, text, is_last)``; the last line may lack its newline."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-        complete_last = True
-    else:
-        complete_last = False
-    for i, text in enumerate(lines, start=1):
-        yield i, text, i == len(lines) and not complete_last
-
-
-#: The end of a test line that holds nothing but the outcome: no change, no failure, no
-#: extra field (our writer puts ``changes`` then the optional ``gauges`` last).  A literal
-#: ``"changes":[]`` cannot occur inside a JSON string, where quotes are escaped.
-_PLAIN_TAIL = re.compile(r'"changes":\[\](?:,"gauges":\{[^{}]*\})?\}$')
-_INDEX = re.compile(r'"index":(\d+)')
-#: A ``start`` line as :meth:`RecordWriter.write_start` writes it (no worker: the lane's), and
-#: only valid JSON: the index without a leading zero, the node id a well-formed JSON string.
-#: Possessive (``++``, ``*+``): the three kinds of piece cannot overlap (a plain character is
-#: never a backslash or a quote), so giving back never finds a match, and a run of plain
-#: characters is one step, not one branch per character (a quarter of the cost).
-_START = re.compile(r'\{"type":"start","index":(0|[1-9][0-9]*),"nodeid":'
-                    r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"\}')
-#: How a test line our writer made begins (:func:`plain_test_line`, :func:`dumps`): the
-#: index's digits start right after it.
-_TEST_HEAD = '{"type":"test","index":'
-#: How a plain test line without gauges ends.
-_BARE_TAIL = '"changes":[]}'
-
-
-def _plain_test_index(text: str) -> int | None:
-    """The index of a plain test line (see :data:`_PLAIN_TAIL`), else None.  Like the tail,
-    a literal ``"index":`` is a key: in a string its quotes would be escaped.
-
-    The regular expressions decide only where the string methods cannot (gauges, or no run
-    of decimal digits before the first comma): every line gets the answer they give, at a
-    third of their cost on the lines every test writes."""
-    if not text.startswith('{"type":"test",'):
-        return None
-    if not text.endswith(_BARE_TAIL) and _PLAIN_TAIL.search(text) is None:
-        return None
-    if text.startswith(_TEST_HEAD):
-        # The first "index": is the one right there (the head holds no other); its digits
-        # end at a comma in every line the writer makes.
-        digits = text[len(_TEST_HEAD):text.find(",", len(_TEST_HEAD))]
-        if digits.isdecimal():  # exactly what \d+ takes (Unicode decimal digits)
-            return int(digits)
-    found = _INDEX.search(text)
-    return int(found.group(1)) if found is not None else None
-
-
-def read_record(path: Path | str, skip_plain: bool = False) -> Record:
-    """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise.
-
-    ``skip_plain`` leaves out the tests that changed nothing, did not fail and carry no extra
-    field: what the session's own terminal section needs after a run without failures, at a
-    fraction of the cost.  Everything else wants the whole record.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise RecordError(path, "no such record")
-    if path.is_dir():
-        raise RecordError(path, "is a directory, not a record")
-    record: Record | None = None
-    # Keyed by (worker, index): a merged xdist record holds several lanes whose indexes
-    # overlap, each lane's lines after its own "lane" line.
-    # With ``skip_plain``, a start line the writer made is kept as its text, parsed only if
-    # its test never finished (one per record at most): every test has one.
-    started: dict[tuple[str, int], dict[str, Any] | str] = {}
-    lane = "main"
-    for lineno, text, cut in _iter_lines(path):
-        if not text.strip():
-            continue
-        if skip_plain and record is not None and not cut:
-            plain = _plain_test_index(text)
-            if plain is not None:
-                started.pop((lane, plain), None)
-                continue
-            start = _START.fullmatch(text)
-            if start is not None:
-                started[(lane, int(start.group(1)))] = text
-                continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if cut and record is not None:
-                record.truncated = True
-                break
-            if cut:
-                raise RecordError(path, "truncated inside its header line", lineno) from None
-            raise RecordError(path, f"not a statesnap record line ({exc.msg})", lineno) from None
-        if not isinstance(obj, dict) or "type" not in obj:
-            raise RecordError(path, "not a statesnap record line (no 'type')", lineno)
-        kind = obj["type"]
-        if record is None:
-            if kind != "header":
-                raise RecordError(path, "not a statesnap record (first line is no header)", 1)
-            fmt = obj.get("format")
-            if fmt not in READABLE_FORMATS:
-                readable = ", ".join(map(str, READABLE_FORMATS))
-                raise RecordError(
-                    path,
-                    f"unknown record format {fmt!r} (this statesnap reads format {readable}; "
-                    "upgrade statesnap to read it)",
-                    lineno,
-                )
-            record = Record(path=path, header=obj)
-            lane = str(obj.get("worker", "main"))
-            continue
-        try:
-            if kind == "test":
-                entry = TestEntry.from_json(obj)
-                record.tests.append(entry)
-                started.pop((entry.worker, entry.index), None)
-                started.pop((lane, entry.index), None)
-            elif kind == "start":
-                started[(str(obj.get("worker", lane)), int(obj["index"]))] = obj
-            elif kind == "lane":
-                lane = str(obj.get("worker", lane))
-                record.other.append(obj)
-            elif kind == "collection":
-                record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
-            elif kind == "probe_error":
-                record.errors.append(obj)
-            elif kind == "internal_error":
-                record.internal_errors.append(obj)
-            elif kind == "footer":
-                record.footer = obj
-            elif kind == "released":
-                actions = obj["actions"]
-                if not isinstance(actions, list):
-                    raise TypeError("actions")
-                record.released.extend(a for a in actions if isinstance(a, dict))
-            elif kind == "finding":
-                if not isinstance(obj.get("victim"), str):
-                    raise KeyError("victim")
-                record.verdicts.append(obj)
-            else:
-                record.other.append(obj)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise RecordError(path, f"malformed {kind} line ({exc!r})", lineno) from None
-    if record is None:
-        raise RecordError(path, "empty record (no header line)")
-    if started:
-        # The last test started and never finished (the latest one when lanes crashed).
-        running = started[max(started, key=lambda k: (k[1], k[0]))]
-        record.running = json.loads(running) if isinstance(running, str) else running
-    return record
-
-
-def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
-    """Append ``objs`` to the record at ``path`` after it was closed; how many were written.
-
-    Each line is one ``write`` of its own on an ``O_APPEND`` descriptor, as the record's other
-    lines are: a process killed halfway leaves whole lines and at most one cut last line,
-    which :func:`read_record` ignores.
-    """
-    lines = [dumps(obj) + "\n" for obj in objs]
-    if not lines:
-        return 0
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-    try:
-        for line in lines:
-            data = line.encode("utf-8", "backslashreplace")
-            while data:
-                data = data[os.write(fd, data):]
-    finally:
-        os.close(fd)
-    return len(lines)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file via a temporary sibling, so a failure leaves no partial file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise

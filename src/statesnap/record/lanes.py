@@ -23,7 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from statesnap.record.journal import Record, dumps, read_record, write_atomic
+from statesnap.base.atomic import write_atomic
+from statesnap.record.journal import Record, dumps
+from statesnap.record.reader import read_record
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

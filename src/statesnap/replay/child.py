@@ -4,7 +4,8 @@ Replays (:mod:`statesnap.replay.runner`) and spawned isolation
 (:mod:`statesnap.contain.isolate.spawn`) both start ``python -m pytest`` with the recorded
 arguments a replay keeps (:func:`statesnap.replay.repro.replay_base_args`), told to run an
 exact order (``--statesnap-order``), to write a record of its own and never to verify (no
-recursion).  Each caller passes what differs, and says why.
+recursion).  Each caller passes what differs, and says why.  A replay started from the CLI
+also gets the recorded variables that change test behaviour (:func:`replay_env`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from statesnap.base.redact import PREFIX as REDACTED
 from statesnap.base.redact import SECRET_FD_ENV
+from statesnap.record.header import REPLAY_ENV_PREFIXES
 from statesnap.replay.repro import replay_base_args
 
 #: Variables that describe the parent pytest process itself, never a child: the test it is
@@ -51,3 +54,27 @@ def child_command(python: str, header: Mapping[str, Any], order_file: Path, reco
     if cache_dir is not None:
         cmd += ["-o", f"cache_dir={cache_dir}"]
     return [*cmd, *options, *files]
+
+
+def test_files(order: Sequence[str], rootdir: Path) -> list[str]:
+    """The distinct files of ``order``'s node ids, so the child collects only those."""
+    seen: dict[str, None] = {}
+    for nodeid in order:
+        seen.setdefault(str(rootdir / nodeid.split("::", 1)[0]), None)
+    return list(seen)
+
+
+def replay_env(header: Mapping[str, Any], base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` plus the recorded variables that change test behaviour (PYTEST_*, PYTHON*...).
+
+    Redacted values are never passed on (the record only holds their digest).
+    """
+    env = dict(base)
+    recorded = header.get("env") or {}
+    if isinstance(recorded, Mapping):
+        for name, value in recorded.items():
+            if (isinstance(value, str) and name.startswith(REPLAY_ENV_PREFIXES)
+                    and not value.startswith(REDACTED)
+                    and name not in (*PARENT_ONLY_ENV, *XDIST_ENV)):
+                env[name] = value
+    return env

@@ -1,7 +1,8 @@
 """Replays: run an exact order of node ids in a fresh interpreter, keep every byte it prints.
 
-The command is rebuilt from the record's header; the child's own record gives the outcomes,
-and every replay's output goes to ``<record>.logs/NNN-label.log``.  See docs/ARCHITECTURE.md.
+The command is rebuilt from the record's header (:mod:`statesnap.replay.child`); the child's
+own record gives the outcomes (:mod:`statesnap.replay.result`), and every replay's output goes
+to ``<record>.logs/NNN-label.log``.  See docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -16,23 +17,20 @@ import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from statesnap.base.redact import PREFIX as REDACTED
 from statesnap.base.redact import Redactor
-from statesnap.record.header import REPLAY_ENV_PREFIXES
-from statesnap.record.journal import Record, RecordError, read_record
-from statesnap.record.signature import CRASH, Signature
+from statesnap.record.journal import Record
 from statesnap.replay.args import plugin_args
-from statesnap.replay.child import PARENT_ONLY_ENV, XDIST_ENV, child_command, child_env
+from statesnap.replay.child import child_command, child_env, replay_env, test_files
 from statesnap.replay.filestage import FileStage
 from statesnap.replay.inherited import TRAMPOLINE, Inherited
 from statesnap.replay.log import LogPump, SecretPipe
 from statesnap.replay.orderfile import write_order
 from statesnap.replay.procwait import kill_group
 from statesnap.replay.repro import repro_command
+from statesnap.replay.result import ReplayResult, read_back
 
 #: How many node ids of the order a log's heading lists (the order file has them all).
 MAX_LOGGED_IDS = 20
@@ -44,67 +42,6 @@ class BudgetSpent(Exception):
     Raised by the callers of :class:`Runner`, which own the budget; one class, so that each
     layer above catches the same thing.
     """
-
-
-@dataclass
-class ReplayResult:
-    """What one replay did."""
-
-    order: list[str]
-    outcomes: dict[str, str] = field(default_factory=dict)
-    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
-    returncode: int | None = None
-    log: Path | None = None
-    record: Path | None = None
-    timed_out: bool = False
-    timeout: float = 0.0
-    duration: float = 0.0
-    #: Why the replay could not run at all (usage error, missing ids, no interpreter).
-    error: str | None = None
-    restored: list[str] = field(default_factory=list)
-
-    def failed(self, nodeid: str) -> bool:
-        """Failed or errored in setup or call, or was running when the child died."""
-        return self.outcomes.get(nodeid) in ("failed", "error", "crashed")
-
-    def passed(self, nodeid: str) -> bool:
-        return self.outcomes.get(nodeid) == "passed"
-
-    def exc_type(self, nodeid: str) -> str | None:
-        if self.outcomes.get(nodeid) == "crashed":
-            return "crash"
-        f = self.failures.get(nodeid)
-        return None if f is None else f.get("exc_type")
-
-    def signature(self, nodeid: str) -> Signature:
-        """The failure signature of ``nodeid`` in this replay (statesnap.record.signature)."""
-        if self.outcomes.get(nodeid) == "crashed":
-            return Signature(CRASH)
-        return Signature.of(self.failures.get(nodeid))
-
-
-def test_files(order: Sequence[str], rootdir: Path) -> list[str]:
-    """The distinct files of ``order``'s node ids, so the child collects only those."""
-    seen: dict[str, None] = {}
-    for nodeid in order:
-        seen.setdefault(str(rootdir / nodeid.split("::", 1)[0]), None)
-    return list(seen)
-
-
-def replay_env(header: Mapping[str, Any], base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` plus the recorded variables that change test behaviour (PYTEST_*, PYTHON*...).
-
-    Redacted values are never passed on (the record only holds their digest).
-    """
-    env = dict(base)
-    recorded = header.get("env") or {}
-    if isinstance(recorded, Mapping):
-        for name, value in recorded.items():
-            if (isinstance(value, str) and name.startswith(REPLAY_ENV_PREFIXES)
-                    and not value.startswith(REDACTED)
-                    and name not in (*PARENT_ONLY_ENV, *XDIST_ENV)):
-                env[name] = value
-    return env
 
 
 class Runner:
@@ -317,7 +254,7 @@ class Runner:
                 proc.stdout.close()
                 self._exit_stages()
         result.duration = time.monotonic() - t0
-        self._read_back(result)
+        read_back(result)
         if result.error is not None and not result.outcomes:
             # Nothing ran: only the log (the child's whole output) is worth keeping.
             for path in (order_file, record_file, restore_file):
@@ -359,49 +296,11 @@ class Runner:
                  *self.redactor.secrets_in(os.environ)]
         return LogPump(out_fd, log, self.redactor, known, secrets, tee)
 
-    @staticmethod
-    def _read_back(result: ReplayResult) -> None:
-        assert result.record is not None and result.log is not None
-        try:
-            child = read_record(result.record)
-        except RecordError:
-            if not result.timed_out:
-                result.error = error_line(result.log)
-            return
-        for t in child.tests:
-            result.outcomes[t.nodeid] = "failed" if t.failed else t.outcome
-            if t.failure is not None:
-                result.failures[t.nodeid] = t.failure
-            result.restored += list(t.extra.get("restored") or [])
-        if child.running is not None and not result.timed_out:
-            result.outcomes[str(child.running["nodeid"])] = "crashed"
-        if result.returncode in (3, 4) and not child.tests and child.running is None:
-            result.error = error_line(result.log)
-
     def close(self) -> None:
         """Remove the scratch cache folder of the children."""
         if self._cache_dir is not None:
             shutil.rmtree(self._cache_dir, ignore_errors=True)
             self._cache_dir = None
-
-
-def error_line(log: Path) -> str:
-    """The line of a child's output that says why it could not run."""
-    try:
-        lines = [ln.strip() for ln in log.read_text("utf-8", "replace").splitlines()]
-    except OSError:
-        return "no output"
-    lines = [ln for ln in lines if ln and not ln.startswith(("$ ", "#"))]
-    for i, ln in enumerate(lines):
-        if ln.startswith("ERROR: usage:"):
-            # argparse's usage line, then the line that says what was wrong.
-            said = [x for x in lines[i + 1:] if "error:" in x]
-            return said[0] if said else ln
-    for prefix in ("ERROR:", "E   ", "INTERNALERROR>"):
-        found = [ln for ln in lines if ln.startswith(prefix)]
-        if found:
-            return found[0] if prefix == "ERROR:" else found[-1]
-    return " / ".join(lines[-2:]) or "no output"
 
 
 def _kill(proc: subprocess.Popen[Any]) -> None:

@@ -5,9 +5,10 @@ Pure functions.  A :class:`Change` is also the unit stored in the record (as a d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from statesnap.base.deltamap import changed_keys
 from statesnap.base.plain import Value
 from statesnap.state.snapshot import Snapshot
 
@@ -106,14 +107,18 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -
         return []
     out: list[Change] = []
     sep = OWNED_KEYS.get(probe)
-    try:
-        # The keys whose entry differs, found in C (maps of thousands of keys, few changed);
-        # values that cannot be hashed fall back to every key.
-        keys: set[str] = {k for k, _ in before.items() ^ after.items()}
-    except TypeError:
-        keys = set(before) | set(after)
+    keys: Collection[str] | None = changed_keys(before, after)
+    if keys is None or len(keys) * 4 > len(after):
+        try:
+            # The keys whose entry differs, found in C (maps of thousands of keys, few
+            # changed); values that cannot be hashed fall back to every key.
+            keys = {k for k, _ in before.items() ^ after.items()}
+        except TypeError:
+            keys = set(before) | set(after)
     for key in sorted(keys):
         if key not in after:
+            if key not in before:
+                continue  # a lineage's key removed on both sides
             if sep is None or key.partition(sep)[0] + sep in after:
                 out.append(Change(probe, key, REMOVED, before[key], None))
         elif key not in before:

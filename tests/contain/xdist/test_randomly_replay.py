@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.record.journal import read_record
+from statesnap.record.reader import read_record
 
 Run = Callable[..., Any]
 

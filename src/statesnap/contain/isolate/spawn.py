@@ -21,7 +21,7 @@ import pytest
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
 from statesnap.contain.isolate.warnings import to_message
 from statesnap.plugin.hookplugin import HookPlugin
-from statesnap.record.journal import RecordError, read_record
+from statesnap.record.reader import RecordError, read_record
 from statesnap.replay.child import child_command, child_env
 from statesnap.replay.orderfile import write_order
 from statesnap.replay.procwait import kill_group, wait_child

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import Finding
-from statesnap.record.journal import Record, write_atomic
+from statesnap.base.atomic import write_atomic
+from statesnap.record.journal import Record
 
 __all__ = ["build_html", "write_report"]
 

@@ -1,0 +1,26 @@
+"""Whole-file writes: the old file or the new one is there, never a part of the new one.
+
+For the outputs written at once (a merged record, the summary JSON, the HTML report, a
+backfill's Markdown and journal state), where a reader must never find half a file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file via a temporary sibling, so a failure leaves no partial file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise

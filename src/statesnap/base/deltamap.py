@@ -1,0 +1,61 @@
+"""A probe's map that knows which keys may differ from its lineage's root.
+
+A probe that builds each map from its previous one (the ``attributes`` probe: thousands of
+keys, a handful changed a read) hands out :class:`DeltaMap` objects: each carries the id of
+the map its lineage started from and every key changed since.  Two maps of one lineage can
+differ only in keys either of them changed, so :func:`statesnap.state.diff.diff_maps`
+compares those alone instead of every key (about 0.5 M instructions a diff on click's suite).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+_ROOTS = itertools.count(1)
+
+
+class DeltaMap(dict[str, Any]):
+    """A probe map (never changed once handed out) with its lineage: ``root`` numbers the
+    map the lineage started from, ``touched`` holds every key whose entry was set, replaced
+    or removed since then."""
+
+    __slots__ = ("root", "touched")
+
+    def __init__(self, items: dict[str, Any], root: int, touched: frozenset[str]) -> None:
+        super().__init__(items)
+        self.root = root
+        self.touched = touched
+
+    @classmethod
+    def start(cls, items: dict[str, Any]) -> DeltaMap:
+        """The first map of a new lineage."""
+        return cls(items, next(_ROOTS), frozenset())
+
+    def derive(self, removed: list[str], updated: dict[str, Any]) -> DeltaMap:
+        """A copy with ``removed`` deleted and ``updated`` set, in the same lineage.  Only
+        the keys whose entry really moved (another object, or gone) are added to
+        :attr:`touched`."""
+        moved = [k for k in removed if k in self]
+        moved += [k for k, v in updated.items() if self.get(k, _MISSING) is not v]
+        out = DeltaMap(self, self.root, self.touched.union(moved) if moved else self.touched)
+        for key in removed:
+            out.pop(key, None)
+        out.update(updated)
+        return out
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A map sent to another process (a forked worker's record) is a plain dict there.
+        return (dict, (dict(self),))
+
+
+_MISSING = object()
+
+
+def changed_keys(before: object, after: object) -> frozenset[str] | None:
+    """The keys in which two maps of one lineage may differ, or None when they are not of
+    one lineage (every key must be compared)."""
+    if (type(before) is DeltaMap and type(after) is DeltaMap
+            and before.root == after.root):
+        return before.touched | after.touched
+    return None

@@ -1,0 +1,182 @@
+"""Reading a record back: every line type, a cut last line, and a lean read of plain tests.
+
+A record written by a process that died may end in a cut line: it is ignored, and the test
+that had started and never finished is kept as :attr:`Record.running`.  Anything else that is
+not a record line raises :class:`RecordError`, naming the file and the line.  The formats
+read are :data:`statesnap.record.journal.READABLE_FORMATS`; the line types and the format's
+history: docs/ARCHITECTURE.md ("The record format").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from statesnap.record.journal import READABLE_FORMATS, Record, TestEntry
+from statesnap.state.diff import Change
+
+
+class RecordError(Exception):
+    """A record that cannot be read: the message names the file and, where known, the line."""
+
+    def __init__(self, path: Path | str, message: str, line: int | None = None) -> None:
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {message}")
+        self.path = Path(path)
+        self.line = line
+
+
+def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """``(line number, text, is_last)``; the last line may lack its newline."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+        complete_last = True
+    else:
+        complete_last = False
+    for i, text in enumerate(lines, start=1):
+        yield i, text, i == len(lines) and not complete_last
+
+
+#: The end of a test line that holds nothing but the outcome: no change, no failure, no
+#: extra field (our writer puts ``changes`` then the optional ``gauges`` last).  A literal
+#: ``"changes":[]`` cannot occur inside a JSON string, where quotes are escaped.
+_PLAIN_TAIL = re.compile(r'"changes":\[\](?:,"gauges":\{[^{}]*\})?\}$')
+_INDEX = re.compile(r'"index":(\d+)')
+#: A ``start`` line as :meth:`statesnap.record.journal.RecordWriter.write_start` writes it (no
+#: worker: the lane's), and only valid JSON: the index without a leading zero, the node id a
+#: well-formed JSON string.
+#: Possessive (``++``, ``*+``): the three kinds of piece cannot overlap (a plain character is
+#: never a backslash or a quote), so giving back never finds a match, and a run of plain
+#: characters is one step, not one branch per character (a quarter of the cost).
+_START = re.compile(r'\{"type":"start","index":(0|[1-9][0-9]*),"nodeid":'
+                    r'"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+"\}')
+#: How a test line our writer made begins (:func:`statesnap.record.journal.plain_test_line`,
+#: :func:`statesnap.record.journal.dumps`): the index's digits start right after it.
+_TEST_HEAD = '{"type":"test","index":'
+#: How a plain test line without gauges ends.
+_BARE_TAIL = '"changes":[]}'
+
+
+def _plain_test_index(text: str) -> int | None:
+    """The index of a plain test line (see :data:`_PLAIN_TAIL`), else None.  Like the tail,
+    a literal ``"index":`` is a key: in a string its quotes would be escaped.
+
+    The regular expressions decide only where the string methods cannot (gauges, or no run
+    of decimal digits before the first comma): every line gets the answer they give, at a
+    third of their cost on the lines every test writes."""
+    if not text.startswith('{"type":"test",'):
+        return None
+    if not text.endswith(_BARE_TAIL) and _PLAIN_TAIL.search(text) is None:
+        return None
+    if text.startswith(_TEST_HEAD):
+        # The first "index": is the one right there (the head holds no other); its digits
+        # end at a comma in every line the writer makes.
+        digits = text[len(_TEST_HEAD):text.find(",", len(_TEST_HEAD))]
+        if digits.isdecimal():  # exactly what \d+ takes (Unicode decimal digits)
+            return int(digits)
+    found = _INDEX.search(text)
+    return int(found.group(1)) if found is not None else None
+
+
+def read_record(path: Path | str, skip_plain: bool = False) -> Record:
+    """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise.
+
+    ``skip_plain`` leaves out the tests that changed nothing, did not fail and carry no extra
+    field: what the session's own terminal section needs after a run without failures, at a
+    fraction of the cost.  Everything else wants the whole record.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise RecordError(path, "no such record")
+    if path.is_dir():
+        raise RecordError(path, "is a directory, not a record")
+    record: Record | None = None
+    # Keyed by (worker, index): a merged xdist record holds several lanes whose indexes
+    # overlap, each lane's lines after its own "lane" line.
+    # With ``skip_plain``, a start line the writer made is kept as its text, parsed only if
+    # its test never finished (one per record at most): every test has one.
+    started: dict[tuple[str, int], dict[str, Any] | str] = {}
+    lane = "main"
+    for lineno, text, cut in _iter_lines(path):
+        if not text.strip():
+            continue
+        if skip_plain and record is not None and not cut:
+            plain = _plain_test_index(text)
+            if plain is not None:
+                started.pop((lane, plain), None)
+                continue
+            start = _START.fullmatch(text)
+            if start is not None:
+                started[(lane, int(start.group(1)))] = text
+                continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if cut and record is not None:
+                record.truncated = True
+                break
+            if cut:
+                raise RecordError(path, "truncated inside its header line", lineno) from None
+            raise RecordError(path, f"not a statesnap record line ({exc.msg})", lineno) from None
+        if not isinstance(obj, dict) or "type" not in obj:
+            raise RecordError(path, "not a statesnap record line (no 'type')", lineno)
+        kind = obj["type"]
+        if record is None:
+            if kind != "header":
+                raise RecordError(path, "not a statesnap record (first line is no header)", 1)
+            fmt = obj.get("format")
+            if fmt not in READABLE_FORMATS:
+                readable = ", ".join(map(str, READABLE_FORMATS))
+                raise RecordError(
+                    path,
+                    f"unknown record format {fmt!r} (this statesnap reads format {readable}; "
+                    "upgrade statesnap to read it)",
+                    lineno,
+                )
+            record = Record(path=path, header=obj)
+            lane = str(obj.get("worker", "main"))
+            continue
+        try:
+            if kind == "test":
+                entry = TestEntry.from_json(obj)
+                record.tests.append(entry)
+                started.pop((entry.worker, entry.index), None)
+                started.pop((lane, entry.index), None)
+            elif kind == "start":
+                started[(str(obj.get("worker", lane)), int(obj["index"]))] = obj
+            elif kind == "lane":
+                lane = str(obj.get("worker", lane))
+                record.other.append(obj)
+            elif kind == "collection":
+                record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
+            elif kind == "probe_error":
+                record.errors.append(obj)
+            elif kind == "internal_error":
+                record.internal_errors.append(obj)
+            elif kind == "footer":
+                record.footer = obj
+            elif kind == "released":
+                actions = obj["actions"]
+                if not isinstance(actions, list):
+                    raise TypeError("actions")
+                record.released.extend(a for a in actions if isinstance(a, dict))
+            elif kind == "finding":
+                if not isinstance(obj.get("victim"), str):
+                    raise KeyError("victim")
+                record.verdicts.append(obj)
+            else:
+                record.other.append(obj)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(path, f"malformed {kind} line ({exc!r})", lineno) from None
+    if record is None:
+        raise RecordError(path, "empty record (no header line)")
+    if started:
+        # The last test started and never finished (the latest one when lanes crashed).
+        running = started[max(started, key=lambda k: (k[1], k[0]))]
+        record.running = json.loads(running) if isinstance(running, str) else running
+    return record
