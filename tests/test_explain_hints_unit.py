@@ -49,6 +49,27 @@ def test_an_unknown_probe_gets_the_generic_hint(change: str, words: str) -> None
     assert hint_for("no-such-probe", "k", change).startswith(words)
 
 
+@pytest.mark.parametrize(("before", "after", "words"), [
+    # A list appended to, a dict (of a subclass, with a cache part) updated: the same object.
+    ("[] #a61f80 len=0 ~d4098626", "['audit'] #a61f80 len=1 ~73dac4ce",
+     "copy the module-level list/dict"),
+    ("OrderedDict() #0c1d2e OrderedDict len=0 ~00000001 cache~00000002",
+     "OrderedDict({'a': 1}) #0c1d2e OrderedDict len=1 ~00000003 cache~00000002",
+     "copy the module-level list/dict"),
+    # An object whose attributes were filled in place.
+    ("<Bus {'listeners': []}> #df1710 ~beefbccf", "<Bus {'listeners': ['x']}> #df1710 ~29da007f",
+     "give each test a fresh one"),
+    # Rebound to another list, or a plain value: setattr puts the original back.
+    ("[] #a61f80 len=0 ~d4098626", "['audit'] #b00000 len=1 ~73dac4ce", "so the original is put"),
+    ("'slow'", "'fast'", "so the original is put back"),
+])
+def test_an_attributes_hint_reads_the_kind_from_the_recorded_fingerprints(
+        before: str, after: str, words: str) -> None:
+    # No module "nowhere_mod" exists in this process: only the record tells what the value is
+    # (the hunt's and the CLI's case).
+    assert words in hint_for("attributes", "nowhere_mod:NAME", "changed", before, after)
+
+
 def test_restorable_follows_the_probe_class() -> None:
     assert restorable("env") and restorable("cwd") and restorable("syspath")
     assert not restorable("threads")

@@ -66,18 +66,23 @@ def test_unittest_class_teardown_is_not_a_leak_and_setupclass_is_named(
     summary = _summary(pytester)
     keys = [leak["key"] for leaks in _leaks(summary).values() for leak in leaks]
     assert not [k for k in keys if "tearDown_exceptions" in k or "_classSetupFailed" in k]
-    # The one real leak: made in setUpClass, held by its first test.
+    # The one real leak: made in setUpClass, the set-up's own (not its first test's).
     assert keys == ["BOOKKEEPING_MODE"]
+    (leak,) = _leaks(summary)["test_ut.py::TestConfigured::test_one"]
+    assert (leak["fixture"], leak["by_setup"]) == ("TestConfigured.setUpClass", True)
+    assert not [t for t in summary["tests"] if t["leaked"]]
     out = result.stdout.str()
-    assert "_unittest_setUpClass_fixture" not in out
-    assert "fixture TestConfigured.setUpClass (class)" in out
+    assert "_unittest_setUpClass_fixture" not in out + json.dumps(summary)
+    assert ("TestConfigured.setUpClass (class, set up for test_ut.py::TestConfigured::test_one)"
+            ": BOOKKEEPING_MODE: ∅ → on") in out
     finding = summary["findings"][0]
     assert finding["key"] == "BOOKKEEPING_MODE"
     assert finding["polluters"] == ["test_ut.py::TestConfigured::test_one"]
     note = " ".join(str(finding.get(k) or "") for k in ("note", "hint"))
     assert "_unittest_" not in note + json.dumps(finding)
     assert "TestConfigured.setUpClass" in note and "tearDownClass" in note
-    assert "1 test(s) leaked state" in out
+    assert "1 class or module set-up(s) leaked state:" in out and "test(s) leaked" not in out
+    assert "fix: TestConfigured.setUpClass changes BOOKKEEPING_MODE and nothing undoes it" in out
 
 
 TMP_SUITE = {

@@ -505,3 +505,16 @@ def test_a_finding_names_the_failed_run_of_its_victim_and_its_lane_when_several(
                          [_finding(victim="t.py::v", polluters=["t.py::p"])]).findings
     assert (card.victim.key, card.victim.lane) == ("0.2", "main")
     assert build_view([record], [_finding(victim="gone.py::t")]).findings[0].victim.key is None
+
+
+def test_a_suspect_gets_no_fix_in_its_card(make_record: RecordFactory) -> None:
+    # A hint under a polluter no replay proved would read as the known fix (a stored verdict
+    # of an older version may carry one); the mtime hint of a file's race too.
+    record = make_record(polluted_tests())
+    plain = _finding(status="suspected", hint="use monkeypatch")
+    race = _finding(status="suspected", probe="".join(["fi", "les"]), key="data/cache.json",
+                    before={"size": 10, "mtime_ns": 5},
+                    after={"size": 12, "mtime_ns": 5, "flag": "size-changed-mtime-kept"})
+    cards = build_view([record], [plain, race]).findings
+    assert [c.hint for c in cards] == [None, None]
+    assert cards[1].mtime is not None  # the race itself is still said

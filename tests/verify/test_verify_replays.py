@@ -676,7 +676,8 @@ IN_CLASS = "tests/test_db.py::TestZoo::test_a"
     (DB, "db", "module", "the change was made by the module-scoped fixture 'db' (set up for "
      f"{DB}) and never undone: undo it after its yield (or in a finaliser)"),
     (IN_CLASS, "_unittest_setUpClass_fixture_TestZoo", "class", "the change was made in "
-     f"TestZoo.setUpClass (set up for {IN_CLASS}) and never undone: undo it in tearDownClass "
+     f"TestZoo.setUpClass (set up for {IN_CLASS}), not by the test, and never undone: undo "
+     "it in tearDownClass "
      "(or addClassCleanup)"),
     (DB, "db", "function", None),
 ])

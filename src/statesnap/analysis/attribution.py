@@ -19,11 +19,10 @@ from statesnap.analysis.findings import (
     Candidate,
     Finding,
 )
-from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.record.journal import Record, TestEntry
 from statesnap.replay.repro import repro_command
-from statesnap.state.diff import REMOVED, Change, change_kind
+from statesnap.state.diff import REMOVED, Change
 
 _ABSENT = object()
 
@@ -269,7 +268,8 @@ def attribute(record: Record) -> list[Finding]:
             f.polluters = [top.nodeid]
             f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
             f.status = SUSPECTED
-            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after))
+            # No fix hint either: it is given once a replay proved the polluter (verify);
+            # here the top suspect may be an innocent test that changed the same state.
             # No cleaner is named here: only a replay of [polluter, cleaner, victim] that
             # passes names one (statesnap.proof.verify).
             f.repro = repro_command(record.header, [top.nodeid, victim.nodeid])

@@ -90,7 +90,8 @@ class Finding:
     #: The victim's failure: exception type and first line of the message.
     exc_type: str | None = None
     message: str | None = None
-    #: Fix hint in the probe's terms, and whether a key-level replay proved it.
+    #: Fix hint in the probe's terms, and whether a key-level replay proved it.  Set only
+    #: once a replay proved the polluter (or setter): see :attr:`shown_hint`.
     hint: str | None = None
     hint_proven: bool = False
     #: Keys whose restoration made the victim pass in a key-level replay.
@@ -139,6 +140,13 @@ class Finding:
         return bool(self.repro) and self.status in PROVEN_STATUSES
 
     @property
+    def shown_hint(self) -> str | None:
+        """The fix hint to show: none for a finding no replay proved.  A suspect's hint would
+        read as the fix for a polluter nobody showed is one (it may be an innocent test that
+        merely changed the same state); a stored verdict of an older version may carry one."""
+        return self.hint if self.status in PROVEN_STATUSES else None
+
+    @property
     def replayed(self) -> bool:
         """Whether anything ran for this verdict: replays, or the runs a hunt logged."""
         return bool(self.replays or self.logs) or self.status in PROVEN_STATUSES
@@ -149,6 +157,7 @@ class Finding:
         data["candidates"] = [asdict(c) for c in self.candidates]
         data["replays"] = [asdict(r) for r in self.replays]
         data["repro_proven"] = self.repro_proven
+        data["hint"] = self.shown_hint
         return data
 
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 from pathlib import Path
+from typing import Any
 
 from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import Probe, ProbeContext
@@ -48,24 +49,27 @@ def _instance(cls: type[Probe]) -> Probe:
 _SETUP_FOR_HINTS = frozenset({"process"})
 
 
-def hint_for(probe: str, key: str, change: str) -> str:
-    """A one-line fix hint for a polluter that made ``change`` to ``probe:key``."""
+def hint_for(probe: str, key: str, change: str, before: Any = None, after: Any = None) -> str:
+    """A one-line fix hint for a polluter that made ``change`` to ``probe:key``, from
+    ``before`` to ``after`` (the recorded fingerprints: they tell a list filled in place from
+    one rebound, where this process never read the key)."""
     cls = probe_class(probe)
     if cls is not None:
-        text = _ask(cls, key, change, setup=False)
+        text = _ask(cls, key, change, before, after, setup=False)
         if not text and probe in _SETUP_FOR_HINTS:
-            text = _ask(cls, key, change, setup=True)
+            text = _ask(cls, key, change, before, after, setup=True)
         if text:
             return text
     return _GENERIC.get(change, _GENERIC["changed"])
 
 
-def _ask(cls: type[Probe], key: str, change: str, setup: bool) -> str | None:
+def _ask(cls: type[Probe], key: str, change: str, before: Any, after: Any,
+         setup: bool) -> str | None:
     probe = _instance(cls)
     try:
         if setup:
             probe.setup(ProbeContext(rootdir=Path.cwd()))
-        return probe.hint(key, change)
+        return probe.hint_of(key, change, before, after)
     except Exception as exc:  # the generic hint then
         note_internal_error(f"probe {cls.name}: hint", exc)
         return None

@@ -2,7 +2,9 @@
 
 A change made while setting up a module-, class-, package- or session-scoped fixture, and
 undone when that scope ends (in the teardown of a later test), is not a leak of anybody.  One
-that is never undone is a leak of the first test whose setup ran the fixture.  Pure functions;
+that is never undone is a leak of the first test whose setup ran the fixture; where that
+fixture is a class or module set-up of the user's (:func:`by_users_setup`), it is listed there
+but is the method's.  Pure functions;
 :class:`Held` and :func:`scope_holds` are the rule, also applied live by strict mode
 (statesnap.contain.strict).
 """
@@ -12,12 +14,58 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from statesnap.analysis.own_fixtures import is_pytest_own
+from statesnap.analysis.own_fixtures import (
+    display_fixture,
+    fixture_words,
+    is_pytest_own,
+    is_users_setup,
+)
 from statesnap.base.plain import Value
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import Change
 
 WIDE_SCOPES = frozenset({"module", "class", "package", "session"})
+
+
+def by_users_setup(ch: Change) -> bool:
+    """Whether a class or module set-up method of the user's (``setup_class``, ``setUpClass``,
+    ``setup_module``) or its tear-down made ``ch``: it is that method's leak, never that of
+    the test pytest ran it for (the class's first test, or its last one for a tear-down)."""
+    return ch.scope in WIDE_SCOPES and is_users_setup(ch.fixture)
+
+
+def setup_name(ch: Change) -> str:
+    """``TestX.setup_class`` (``TestX.teardown_class`` for a change made in the tear-down)."""
+    return display_fixture(ch.fixture or "", ch.phase)
+
+
+def fixture_note(ch: Change, nodeid: str) -> str | None:
+    """Where a wide fixture (or a class or module set-up of the user's) made ``ch``, said
+    for a finding whose polluter is ``nodeid``, the test it ran for: the test is only how a
+    replay gets it to run."""
+    if not (ch.fixture and ch.scope in WIDE_SCOPES):
+        return None
+    words = fixture_words(ch.fixture, ch.phase)
+    if ch.phase == "teardown":
+        return (f"the change was made in {words.name} (torn down after {nodeid}), not by the "
+                f"test: put the value back {words.undo}")
+    if words.internal:
+        return (f"the change was made in {words.name} (set up for {nodeid}), not by the "
+                f"test, and never undone: undo it {words.undo}")
+    return (f"the change was made by the {ch.scope}-scoped fixture {ch.fixture!r} "
+            f"(set up for {nodeid}) and never undone: undo it {words.undo}")
+
+
+def setup_hint(ch: Change) -> str | None:
+    """The fix hint of a change a class or module set-up (or tear-down) of the user's made:
+    in that method's terms (a monkeypatch, function-scoped, cannot undo it there)."""
+    if not by_users_setup(ch):
+        return None
+    words = fixture_words(ch.fixture or "", ch.phase)
+    if ch.phase == "teardown":
+        return (f"{words.name} changes {ch.key} on its way out and leaves it: put the value "
+                f"back {words.undo}")
+    return f"{words.name} changes {ch.key} and nothing undoes it: undo it {words.undo}"
 
 
 def scope_holds(ch: Change) -> bool:

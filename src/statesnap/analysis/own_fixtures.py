@@ -39,6 +39,15 @@ _METHODS = {
     "xunit_setup_class": ("setup_class", "teardown_class"),
     "xunit_setup_method": ("setup_method", "teardown_method"),
 }
+#: kind -> the user's method that runs in the fixture's teardown
+_TEARDOWNS = {
+    "unittest_setUpClass": "tearDownClass",
+    "unittest_setup_method": "tearDown",
+    "xunit_setup_module": "teardown_module",
+    "xunit_setup_function": "teardown_function",
+    "xunit_setup_class": "teardown_class",
+    "xunit_setup_method": "teardown_method",
+}
 
 
 class FixtureWords(Frozen):
@@ -59,18 +68,36 @@ class FixtureWords(Frozen):
         self.internal: Final = internal
 
 
-def fixture_words(fixture: str) -> FixtureWords:
-    """The user's words for ``fixture`` (pytest's internal names mapped to their methods)."""
+def fixture_words(fixture: str, phase: str | None = None) -> FixtureWords:
+    """The user's words for ``fixture`` (pytest's internal names mapped to their methods).
+
+    In the ``teardown`` phase the fixture pytest made of an xunit or unittest set-up runs the
+    user's tear-down method (``TestX.teardown_class``): a change made there is its doing.
+    """
     m = _internal().match(fixture)
     if m is None:
         return FixtureWords(fixture, "after its yield (or in a finaliser)", False)
     method, undo = _METHODS[m["kind"]]
+    if phase == "teardown":
+        down = _TEARDOWNS[m["kind"]]
+        return FixtureWords(f"{m['owner']}.{down}", f"in {down} itself",
+                            True)
     return FixtureWords(f"{m['owner']}.{method}", f"in {undo}", True)
 
 
-def display_fixture(fixture: str) -> str:
-    """The fixture as shown in the terminal and the report."""
-    return fixture_words(fixture).name
+def display_fixture(fixture: str, phase: str | None = None) -> str:
+    """The fixture as shown in the terminal, the report and the summary JSON."""
+    return fixture_words(fixture, phase).name
+
+
+def is_users_setup(fixture: str | None) -> bool:
+    """Whether ``fixture`` is one pytest made of the user's xunit or unittest set-up method
+    (``setup_class``, ``setUpClass``, ``setup_module``): its changes are that method's (or its
+    tear-down's), not those of the test it happened to run for."""
+    # The prefix first: most fixtures are the user's own, and the pattern is compiled on
+    # first use only (see _internal).
+    return (fixture or "").startswith(("_xunit_", "_unittest_")) and (
+        _internal().match(fixture or "") is not None)
 
 
 def is_pytest_own(fixture: str | None) -> bool:

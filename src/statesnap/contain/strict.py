@@ -68,7 +68,7 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
     made = made_directories(leaks)
     for ch in leaks:
         where = f" [{ch.phase}" + (
-            f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else "")
+            f", fixture {display_fixture(ch.fixture, ch.phase)} ({ch.scope})" if ch.fixture else "")
         where = where + "]" if ch.phase else ""
         owner = (held_by or {}).get(ch.ref)
         owner_text = f" (set up by {owner}, not undone when its scope ended)" if owner else ""

@@ -25,6 +25,7 @@ from statesnap.hunt.plan import (
     group_keys,
     leaker_groups,
     leakers_first,
+    low_groups,
     neighbour_orders,
     new_failures,
     observe,
@@ -55,6 +56,9 @@ from statesnap.replay.runner import BudgetSpent, Runner
 #: Tests changing the leaked keys above which no neighbour orders are run (n tests take n
 #: orders of n tests: quadratic).
 MAX_NEIGHBOURS = 40
+#: Orders of LOW-severity leakers first, one per group (plan.low_groups) up to this many: a
+#: suite whose tests each leave the RNG state differently would otherwise get one per test.
+MAX_LOW_GROUPS = 4
 #: Once an order has exposed a new failure, no order starts past this share of the budget:
 #: the rest goes to proving what was found (a suite of many leaking groups on a slow machine
 #: would otherwise spend it all exploring and prove nothing).  Such an order is deferred, not
@@ -169,10 +173,17 @@ class Hunter:
                               f"{len(group)} leaking test(s) first, {len(cleaners)} test(s) "
                               f"that reset their state last (group {i}/{len(groups)})",
                               group=i)
-        if suite.low_leakers:
-            low = suite.low_leakers
-            self._explore(leakers_first(suite, low), "low-leakers-first", LOW_FIRST,
-                          f"{len(low)} test(s) with LOW-severity leaks first")
+        lows = low_groups(suite)
+        for i, low in enumerate(lows[:MAX_LOW_GROUPS], start=1):
+            label = "low-leakers-first" if len(lows) == 1 else f"low-leakers-first-{i}"
+            of = "" if len(lows) == 1 else f" (group {i}/{len(lows)})"
+            self._explore(leakers_first(suite, low), label, LOW_FIRST,
+                          f"{len(low)} test(s) with LOW-severity leaks first{of}")
+        if len(lows) > MAX_LOW_GROUPS and self._round_from is None:  # said in the first round
+            self.skipped.append(
+                f"low-leakers-first-{MAX_LOW_GROUPS + 1} to -{len(lows)} (LOW-severity "
+                f"leakers that leave a key another leaves differently; --all-leaks groups "
+                "them with the others)")
         if len(suite.tests) > 1:
             # Even where no test leaked anything seen: a session fixture's object changed in
             # place is state no probe reaches, and backwards every polluter that followed its

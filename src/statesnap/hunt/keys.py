@@ -20,6 +20,7 @@ from statesnap.analysis.keyproof import (
     restore_spec,
     smallest_healing_set,
 )
+from statesnap.analysis.leaks import setup_hint
 from statesnap.hunt.plan import HuntSuite, observe
 from statesnap.hunt.runs import KEY, Observed, Replays
 from statesnap.hunt.suspect import Suspect
@@ -93,7 +94,8 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     f.probe, f.key = healing[0]
     change = writes[healing[0]].change
     f.before, f.after = change.before, (None if change.change == REMOVED else change.after)
-    f.hint = hint_for(f.probe, f.key, change.change)
+    f.hint = (setup_hint(change)
+              or hint_for(f.probe, f.key, change.change, change.before, change.after))
     f.hint_proven = True
     if all(p == "modules" and writes[(p, k)].change.change == ADDED for p, k in healing):
         # Modules the causes imported first (a package and its submodules, taken out
@@ -228,7 +230,7 @@ def _prove_module_settings(suite: HuntSuite, replays: Replays, f: Finding, s: Su
                 "restoring them before the victim does not make it pass)")
     top = found[healing[0]]
     f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-    f.hint = hint_for(top.probe, top.key, top.change)
+    f.hint = hint_for(top.probe, top.key, top.change, top.before, top.after)
     f.hint_proven = len(healing) == 1
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     if f.hint_proven:

@@ -58,6 +58,8 @@ class HuntSuite:
     ignored_low: int = 0
     #: Tests whose every leak was LOW and left out of ``leaks``, in their usual order.
     low_leakers: list[str] = field(default_factory=list)
+    #: Those LOW leaks, by node id (what :func:`low_groups` splits the tests by).
+    low_leaks: dict[str, list[Change]] = field(default_factory=dict)
     #: Tests left out of every order (the one that was running when a lane's process died).
     left_out: list[str] = field(default_factory=list)
     by_id: dict[str, TestEntry] = field(init=False, repr=False)
@@ -85,6 +87,7 @@ def build_suite(records: Sequence[Record], worker: str | None = None,
     left_out: list[str] = []
     leaks: dict[str, list[Change]] = {}
     low: list[str] = []
+    low_leaks: dict[str, list[Change]] = {}
     ignored = 0
     seen: set[str] = set()
     for record in records:
@@ -111,10 +114,11 @@ def build_suite(records: Sequence[Record], worker: str | None = None,
                     leaks[t.nodeid] = kept
                 elif mine:
                     low.append(t.nodeid)
+                    low_leaks[t.nodeid] = mine
             lanes.setdefault(w, []).extend(keep)
     ordered = [t for lane in lanes.values() for t in lane]
     return HuntSuite(tests=ordered, lanes=lanes, leaks=leaks, ignored_low=ignored,
-                     left_out=left_out, low_leakers=low)
+                     left_out=left_out, low_leakers=low, low_leaks=low_leaks)
 
 
 def value_id(value: Any) -> str:
@@ -128,10 +132,21 @@ def _left(ch: Change) -> Any:
 
 def leaker_groups(suite: HuntSuite) -> list[list[str]]:
     """Leakers in as few groups as possible, none leaving a key another leaves differently."""
+    return _groups(suite.leakers(), suite.leaks)
+
+
+def low_groups(suite: HuntSuite) -> list[list[str]]:
+    """The tests whose only leaks are LOW, grouped as the leakers are: one that fills a cache
+    and one that empties it (the same key left two ways) never run first in one order, where
+    the second would undo the first before any test could meet it."""
+    return _groups(suite.low_leakers, suite.low_leaks)
+
+
+def _groups(leakers: Sequence[str], leaks: dict[str, list[Change]]) -> list[list[str]]:
     groups: list[list[str]] = []
     values: list[dict[tuple[str, str], str]] = []
-    for nodeid in suite.leakers():
-        mine = {(c.probe, c.key): value_id(_left(c)) for c in suite.leaks[nodeid]}
+    for nodeid in leakers:
+        mine = {(c.probe, c.key): value_id(_left(c)) for c in leaks.get(nodeid, [])}
         for group, held in zip(groups, values, strict=True):
             if all(held.get(ref, v) == v for ref, v in mine.items()):
                 group.append(nodeid)

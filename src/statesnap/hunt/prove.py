@@ -20,6 +20,7 @@ from statesnap.analysis.findings import (
     Finding,
 )
 from statesnap.analysis.hints import hint_for
+from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.minimize import ddmin
 from statesnap.hunt.keys import prove_keys
 from statesnap.hunt.plan import HuntSuite
@@ -27,7 +28,7 @@ from statesnap.hunt.repro import args_file_of, order_command, up_to
 from statesnap.hunt.runs import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
 from statesnap.hunt.suspect import Suspect
 from statesnap.record.signature import Signature
-from statesnap.state.diff import change_kind
+from statesnap.state.diff import Change, change_kind
 
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
@@ -217,7 +218,8 @@ class Prover:
         if mine:
             top = mine[0]
             f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after))
+            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after),
+                              top.before, top.after)
         without = s.without.run.label if s.without is not None else "?"
         proof_label = f"{proof.run.label} ({proof.run.log})"
         if s.kind == LATENT:
@@ -240,6 +242,15 @@ class Prover:
                       f"{causes[0]}{others} ({proof_label})")
         s.finding = f
 
+    def _made_in(self, nodeid: str, probe: str, key: str) -> Change | None:
+        """The recorded change of ``probe:key`` by ``nodeid``, where a wide fixture (or a
+        class or module set-up) made it: the test is then only how a replay runs it."""
+        t = self.suite.by_id.get(nodeid)
+        for ch in t.changes if t is not None else ():
+            if ch.probe == probe and ch.key == key and ch.fixture:
+                return ch
+        return None
+
     def keys(self) -> None:
         """The key-level proofs of the latent findings made so far, best first.
 
@@ -257,6 +268,20 @@ class Prover:
             extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
             if extra:
                 f.note = f"{f.note}; {extra}" if f.note else extra
+            self._name_the_setup(f, causes)
+
+    def _name_the_setup(self, f: Finding, causes: list[str]) -> None:
+        """Where a wide fixture (or a class or module set-up) of a cause made the key's
+        change, say so, and give the set-up's fix: the test is only how a replay runs it."""
+        for cause in causes:
+            made = self._made_in(cause, f.probe, f.key) if f.probe and f.key else None
+            if made is None:
+                continue
+            f.hint = setup_hint(made) or f.hint
+            where = fixture_note(made, cause)
+            if where:
+                f.note = f"{f.note}; {where}" if f.note else where
+            return
 
     def _unresolved(self, s: Suspect) -> None:
         if s.kind == LATENT:

@@ -57,9 +57,11 @@ def _low_words(ignored: int, orders: list[HuntRun]) -> str:
     """
     if not ignored:
         return ""
-    if any(run.kind == LOW_FIRST for run in orders):
-        return (f"; {ignored} LOW-severity leak(s) not grouped: their tests ran first in one "
-                "order of their own (--all-leaks groups them)")
+    low = sum(run.kind == LOW_FIRST for run in orders)
+    if low:
+        where = "one order" if low == 1 else f"{low} orders"
+        return (f"; {ignored} LOW-severity leak(s) not grouped: their tests "
+                f"ran first in {where} of their own (--all-leaks groups them)")
     return f"; {ignored} LOW-severity leak(s) left out (--all-leaks)"
 
 

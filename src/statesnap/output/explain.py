@@ -59,9 +59,13 @@ def race_line(f: Finding, header: Mapping[str, Any] | None) -> str | None:
 
 
 def fix_hint(f: Finding) -> str | None:
+    """The ``fix:`` line's text; none before a replay proved the polluter (a hint for a
+    suspect would read as if it were known to be the polluter)."""
+    if f.status not in PROVEN_STATUSES:
+        return None
     if f.probe == "files" and flagged(f.after) is not None:
         return HINT
-    return f.hint
+    return f.shown_hint
 
 
 def _made_by_fixture(f: Finding) -> bool:

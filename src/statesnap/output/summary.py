@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import Finding
-from statesnap.analysis.leaks import resolve_leaks
+from statesnap.analysis.leaks import by_users_setup, resolve_leaks
+from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.base.atomic import write_atomic
 from statesnap.base.version import __version__
 from statesnap.record.journal import Record
+from statesnap.state.diff import Change
 
 SUMMARY_FORMAT = 1
 #: A leak at this severity or below is listed but not counted as the test having leaked.
@@ -38,15 +40,10 @@ def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dic
                 "worker": t.worker,
                 "index": t.index,
                 "outcome": t.outcome,
-                "leaked": any(c.severity > LOW for c in mine),
-                "leaks": [
-                    {"probe": c.probe, "key": c.key, "change": c.change,
-                     "before": c.before, "after": c.after,
-                     "severity": _severity_name(c.severity),
-                     **({"phase": c.phase} if c.phase else {}),
-                     **({"fixture": c.fixture, "scope": c.scope} if c.fixture else {})}
-                    for c in mine
-                ],
+                # A class or module set-up's leak is listed where the record has it (the
+                # test it ran for) but is that method's, not the test's.
+                "leaked": any(c.severity > LOW and not by_users_setup(c) for c in mine),
+                "leaks": [_leak(c) for c in mine],
             })
     return {
         "format": SUMMARY_FORMAT,
@@ -56,6 +53,20 @@ def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dic
         "findings": [f.to_summary() for f in findings],
         "internal_errors": internal_errors(records),
     }
+
+
+def _leak(c: Change) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "probe": c.probe, "key": c.key, "change": c.change, "before": c.before,
+        "after": c.after, "severity": _severity_name(c.severity)}
+    if c.phase:
+        data["phase"] = c.phase
+    if c.fixture:
+        # The user's method (TestX.setup_class), never the name pytest made up for it.
+        data["fixture"], data["scope"] = display_fixture(c.fixture, c.phase), c.scope
+        if by_users_setup(c):
+            data["by_setup"] = True
+    return data
 
 
 def internal_errors(records: Sequence[Record]) -> list[dict[str, str]]:

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from statesnap.analysis.leaks import resolve_leaks
+from statesnap.analysis.leaks import by_users_setup, resolve_leaks, setup_name
 from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.output.lines import short, short_pair
 from statesnap.state.diff import Change
@@ -19,9 +19,14 @@ MAX_PER_PROBE = 12
 
 
 def leak_line(nodeid: str, ch: Change) -> str:
-    fixture = f", fixture {display_fixture(ch.fixture)} ({ch.scope})" if ch.fixture else ""
-    where = f" [{ch.phase}{fixture}]"
-    where = where if ch.phase else ""
+    if by_users_setup(ch):
+        # The set-up method's leak (or its tear-down's), not the test pytest ran it for.
+        ran = "torn down after" if ch.phase == "teardown" else "set up for"
+        nodeid, where = f"{setup_name(ch)} ({ch.scope}, {ran} {nodeid})", ""
+    else:
+        fixture = (f", fixture {display_fixture(ch.fixture, ch.phase)} ({ch.scope})"
+                   if ch.fixture else "")
+        where = f" [{ch.phase}{fixture}]" if ch.phase else ""
     if ch.probe == "files":
         from statesnap.analysis.mtimerace import file_pair
 
@@ -59,16 +64,19 @@ def write_summary(run: RunState, tr: Any) -> None:
     ids = {t.index: t.nodeid for t in record.tests}
     causes = proven_causes(run.results.findings) if run.results.findings else set()
     leaking_tests = 0
+    setups: set[str] = set()
     for index in sorted(leaks):
         shown = [c for c in leaks[index]
                  if c.severity > 1 or (ids[index], f"{c.probe}:{c.key}") in causes]
         if not shown:
             continue
-        leaking_tests += 1
+        own = [c for c in shown if not by_users_setup(c)]
+        leaking_tests += bool(own)
+        setups.update(setup_name(c) for c in shown if by_users_setup(c))
         for ch in shown:
             by_probe[ch.probe].append(leak_line(ids[index], ch))
     if by_probe:
-        tr.write_line(f"{leaking_tests} test(s) leaked state:")
+        tr.write_line(leaked_header(leaking_tests, len(setups)))
         for probe in sorted(by_probe):
             lines = by_probe[probe]
             tr.write_line(f"  {probe}:", bold=True)
@@ -96,6 +104,14 @@ def write_summary(run: RunState, tr: Any) -> None:
     report = run.results.report_written
     if report is not None:
         tr.write_line(f"report: {report}")
+
+
+def leaked_header(tests: int, setups: int) -> str:
+    """``2 test(s) leaked state:``, with the class and module set-ups counted apart."""
+    parts = [f"{tests} test(s)"] if tests or not setups else []
+    if setups:
+        parts.append(f"{setups} class or module set-up(s)")
+    return " and ".join(parts) + " leaked state:"
 
 
 #: The internal errors named one by one in the terminal section; the rest are counted.

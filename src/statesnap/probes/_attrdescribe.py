@@ -287,8 +287,25 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
     if not all(type(k) is str for k in d):
         return d, ""  # hashing a project object's key into a new dict could run its code
     rest = {k: v for k, v in d.items() if not cache_part(k, v)}
-    sig = hash(tuple((k, _item_sig(v)) for k, v in d.items() if k not in rest)) & 0xFFFFFFFF
+    # Each cache by identity and, for a plain container, its length: a table filled in place
+    # (cache_tables, watched) shows, what it holds is not walked into.
+    sig = hash(tuple((k, _item_sig(v), len(v) if is_container(v) else -1)
+                     for k, v in d.items() if k not in rest)) & 0xFFFFFFFF
     return rest, f" cache~{sig:08x}"
+
+
+def cache_tables(d: object) -> list[Any]:
+    """The plain containers among the cache parts of a small dict (:func:`cache_parts`): a
+    resolver's ``_cache = {}`` a test fills.  Watched, so that a fill is recorded (LOW: the
+    attributes probe's ``_cache_filled``) as the test that made it, and saved, so that a
+    key-level replay puts the contents back; never walked into.  Weak containers are left
+    out: their entries vanish with a garbage collection, whichever test triggers it."""
+    if not kind(d, dict) or len(d) > SMALL:  # type: ignore[arg-type]
+        return []
+    items = d.items()  # type: ignore[attr-defined]
+    if not any(cache_part(k, v) for k, v in items) or not all(type(k) is str for k, _ in items):
+        return []
+    return [v for k, v in items if is_container(v) and cache_part(k, v)]
 
 
 def _item_sig(item: object) -> object:

@@ -257,7 +257,11 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
     if watched:
         # Nested containers and project objects' namespaces, to DEPTH levels (see
         # reachable): an in-place change deep inside moves the token too; a cache's one.
+        # The object's own cache tables too (its fingerprint's cache~ part): a fill of one
+        # is a change (LOW), and a key-level restore puts its contents back.
         watched += D.reachable(watched[0], project, D.depth_below(attr, value))
+        if " cache~" in text:  # it has cache parts (most objects have none: no scan)
+            watched += D.cache_tables(watched[0])
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:

@@ -80,6 +80,27 @@ def _cache_filled(key: str, before: Any, after: Any) -> bool:
                 and (sigs[0][2] or sigs[1][2]) and sigs[0][2] != sigs[1][2])
 
 
+#: The end of a container's fingerprint (``[...] #tag [Type] len=N ~sig[ cache~sig]``) and a
+#: namespace's (``<Type {...}> #tag ~sig[ cache~sig]``): _attrdescribe.describe.
+_CONTAINER_END = r" #[0-9a-f]{6}(?: [\w.]+)? len=\d+ ~[0-9a-f]{8}(?: cache~[0-9a-f]{8})?$"
+_NAMESPACE_FP = r"^<.*> #[0-9a-f]{6} ~[0-9a-f]{8}(?: cache~[0-9a-f]{8})?$"
+
+
+def _recorded_kind(before: Any, after: Any) -> str | None:
+    """``container`` or ``namespace`` where the fingerprints show the same object changed in
+    place; None where they do not tell (rebound, added, removed, redacted)."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return None
+    tags = re.findall(_TAG, before), re.findall(_TAG, after)
+    if not tags[0] or tags[0][-1:] != tags[1][-1:]:
+        return None  # another object under the name: rebinding, which setattr undoes
+    if re.search(_CONTAINER_END, before) and re.search(_CONTAINER_END, after):
+        return "container"
+    if re.match(_NAMESPACE_FP, before, re.S) and re.match(_NAMESPACE_FP, after, re.S):
+        return "namespace"
+    return None
+
+
 class AttributesProbe(Probe):
     """Module attributes, class attributes and function caches of the project's modules."""
 
@@ -289,7 +310,19 @@ class AttributesProbe(Probe):
 
     def hint(self, key: str, change: str) -> str | None:
         module, _, path = key.partition(":")
-        kind = self._kinds.get(key) or _live_kind(module, path)
+        return self._hint(key, change, self._kinds.get(key) or _live_kind(module, path))
+
+    def hint_of(self, key: str, change: str, before: Any, after: Any) -> str | None:
+        # The record says best how the value changed: a list filled in place needs its
+        # contents put back (setattr of the same object would keep them), and a process that
+        # never read the key (the hunt, the CLI) would take it for a plain value.
+        kind = "filled" if _cache_filled(key, before, after) else _recorded_kind(before, after)
+        if kind is None:
+            return self.hint(key, change)
+        return self._hint(key, change, kind)
+
+    def _hint(self, key: str, change: str, kind: str) -> str | None:
+        module, _, path = key.partition(":")
         if kind == "cache" or path.endswith("#cache"):
             func = path.removesuffix("#cache")
             return (f"clear the cache in a fixture ({func}.cache_clear()) so results computed "
@@ -302,6 +335,11 @@ class AttributesProbe(Probe):
                     f"{owner}.__subclasses__() until it is garbage-collected: define it at "
                     "module level (once), or have the base class keep a registry that a "
                     "fixture resets")
+        if kind == "filled":
+            # A cache (or an object's cache parts) filled: the next test gets this one's answers.
+            return (f"clear the cache of {owner}.{attr} in a fixture (what one test put there "
+                    f"is what the next one gets), or give each test a fresh one with "
+                    f"monkeypatch.setattr({owner}, {attr!r}, ...)")
         if kind == "container" and change == "changed":
             return (f"copy the module-level list/dict before changing it (monkeypatch.setattr("
                     f"{owner}, {attr!r}, a copy)) or restore {attr} in a fixture")

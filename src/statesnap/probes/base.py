@@ -143,6 +143,14 @@ class Probe:
         """Optional fix hint for a polluter that changed ``key``, in this probe's terms."""
         return None
 
+    def hint_of(self, key: str, change: str, before: Any, after: Any) -> str | None:
+        """The fix hint knowing the recorded fingerprints on both sides of the change.
+
+        A process that never read the key (the CLI, the hunt) has only the record to tell
+        what the value is; a probe whose hint depends on it overrides this.
+        """
+        return self.hint(key, change)
+
     # -- restoring (only for probes with ``restorable`` or ``replay_restorable``) -------------
     def save(self) -> object:
         """Capture the real current state (objects, not fingerprints) for :meth:`restore`."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statesnap.analysis.attribution import Write, dirty_before, polluters_of
+from statesnap.analysis.attribution import dirty_before, polluters_of
 from statesnap.analysis.findings import (
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
@@ -22,10 +22,9 @@ from statesnap.analysis.findings import (
     Finding,
 )
 from statesnap.analysis.hints import hint_for
-from statesnap.analysis.leaks import WIDE_SCOPES
+from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
-from statesnap.analysis.own_fixtures import fixture_words
 from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.keys import prove_keys
@@ -214,10 +213,12 @@ class Verifier(Replayer):
         prove_keys(self, finding, polluters, victim, writes)
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
-                                    change_kind(finding.before, finding.after))
+                                    change_kind(finding.before, finding.after),
+                                    finding.before, finding.after)
             w = writes.get((finding.probe, finding.key))
             if w is not None:
-                finding.note = _fixture_note(w) or finding.note
+                finding.hint = setup_hint(w.change) or finding.hint
+                finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
         self._note_brittle(finding)
 
     def _note_brittle(self, finding: Finding) -> None:
@@ -231,18 +232,6 @@ class Verifier(Replayer):
         """Tests that put the victim's key back, proven by replay (statesnap.proof.cleaners);
         with ``everywhere``, any recorded test that put it back is a candidate."""
         find_cleaners(self, self.tests, finding, everywhere)
-
-
-def _fixture_note(w: Write) -> str | None:
-    ch = w.change
-    if ch.fixture and ch.scope in WIDE_SCOPES:
-        words = fixture_words(ch.fixture)
-        if words.internal:
-            return (f"the change was made in {words.name} (set up for {w.test.nodeid}) and "
-                    f"never undone: undo it {words.undo}")
-        return (f"the change was made by the {ch.scope}-scoped fixture {ch.fixture!r} "
-                f"(set up for {w.test.nodeid}) and never undone: undo it {words.undo}")
-    return None
 
 
 def verify_findings(

@@ -58,7 +58,7 @@ class ChangeView(Value):
         if not self.phase:
             return ""
         if self.fixture:
-            name = display_fixture(self.fixture)
+            name = display_fixture(self.fixture, self.phase)
             return f"{self.phase}, fixture {name} ({self.scope or 'function'})"
         return self.phase
 
