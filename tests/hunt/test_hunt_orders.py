@@ -17,7 +17,9 @@ from hunt_helpers import Suite
 
 from repro_check import check_reproductions
 from statesnap.analysis.findings import LATENT, Finding
-from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
+from statesnap.hunt.hunt import Hunter
+from statesnap.hunt.options import HuntOptions
+from statesnap.hunt.result import HuntResult
 from statesnap.hunt.runs import CLEANERS_AFTER, LOW_FIRST, REVERSED
 from statesnap.record.reader import read_record
 

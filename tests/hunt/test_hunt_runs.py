@@ -13,7 +13,9 @@ from hunt_helpers import Suite
 
 from repro_check import run_reproduction, statesnap_words
 from statesnap.analysis.findings import BRITTLE, LATENT, SUSPECTED, Finding
-from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
+from statesnap.hunt.hunt import Hunter
+from statesnap.hunt.options import HuntOptions
+from statesnap.hunt.result import HuntResult
 from statesnap.hunt.runs import CLEANERS_AFTER, LEAKERS_FIRST, RANDOM, REVERSED, WITHOUT_LEAKERS
 from statesnap.record.reader import read_record
 

@@ -13,7 +13,8 @@ from test_hunt_proofs import finding_blocks, statesnap_hunt
 
 from repro_check import check_reproductions
 from statesnap.analysis.findings import LATENT
-from statesnap.hunt.hunt import Hunter, HuntOptions
+from statesnap.hunt.hunt import Hunter
+from statesnap.hunt.options import HuntOptions
 from statesnap.hunt.runs import ORDER_KINDS
 from statesnap.record.reader import read_record
 from tally_suite import TALLY

@@ -18,7 +18,9 @@ from hunt_helpers import Suite
 
 from repro_check import run_reproduction
 from statesnap.analysis.findings import BRITTLE, LATENT, Finding
-from statesnap.hunt.hunt import Hunter, HuntOptions, HuntResult
+from statesnap.hunt.hunt import Hunter
+from statesnap.hunt.options import HuntOptions
+from statesnap.hunt.result import HuntResult
 from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow

@@ -80,7 +80,8 @@ def _refuse_overwriting_a_record(path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from statesnap.hunt.hunt import Hunter, HuntError, HuntOptions, default_logs_dir
+    from statesnap.hunt.hunt import Hunter
+    from statesnap.hunt.options import HuntError, HuntOptions, default_logs_dir
     from statesnap.hunt.result import describe
     from statesnap.output.explain import format_findings
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import BRITTLE, LATENT
 from statesnap.base.progress import Progress
+from statesnap.hunt.options import HuntError, HuntOptions, default_logs_dir
 from statesnap.hunt.plan import (
     HuntSuite,
     Observation,
@@ -69,35 +69,6 @@ EXPLORE_SHARE = 0.5
 #: exposed nothing new is deferred behind the proofs too: orders of one kind differ only in
 #: which group leads (pykicad's twenty leakers-first orders all exposed the same 27 tests).
 STALE_ORDERS = 3
-
-
-class HuntError(Exception):
-    """A hunt that cannot run at all (no tests, a replay that cannot start)."""
-
-
-@dataclass
-class HuntOptions:
-    """What to hunt and how long for."""
-
-    budget: float = 300.0
-    random_orders: int = 0
-    #: Seed of the first random order (the next ones count up); None picks one.
-    seed: int | None = None
-    worker: str | None = None
-    all_leaks: bool = False
-    extra_args: Sequence[str] = ()
-
-
-def default_logs_dir(record_path: Path) -> Path:
-    """``<record>.logs/hunt-<time>``: a folder per hunt, beside the record's other replays."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = record_path.with_suffix(".logs")
-    path = base / f"hunt-{stamp}"
-    n = 1
-    while path.exists():
-        n += 1
-        path = base / f"hunt-{stamp}-{n}"
-    return path
 
 
 class Hunter:
