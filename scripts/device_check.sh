@@ -2,16 +2,21 @@
 # On a lent machine with a GPU and quiet CPUs (nothing else running), with the machine's own
 # Python and no network: the GPU check, then the timings a shared machine cannot give (the
 # fixed cost of a small session, the healthy suites' CPU ratio), each against plain pytest in
-# the same rounds.  statesnap runs from src (a .pth file in the user site, so that the
-# benchmarks' child processes import it too).  Results go under $1 (default ./device-out).
+# the same rounds.  statesnap runs from src (a .pth file in the interpreter's site-packages,
+# removed at the end, so that the benchmarks' child processes import it too), and pytest loads
+# no plugin the machine's image installed (theirs would dominate a small session's cost: one
+# image's hypothesis, numpy and jaxtyping plugins took 2.6 s of CPU for one empty test).
+# Results go under $1 (default ./device-out).
 #
-#   bash scripts/device_check.sh OUTDIR     (bench/.cache must hold the healthy sdists)
+#   bash scripts/device_check.sh OUTDIR     (bench/.cache must hold the healthy sdists;
+#                                            SKIP_GPU=1 leaves the GPU check out)
 set -u
 out="${1:-device-out}"
 mkdir -p "$out"
 py="${PYTHON:-python3}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-site="$("$py" -m site --user-site)"
+site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 mkdir -p "$site" && echo "$root/src" > "$site/statesnap-src.pth"
 "$py" - <<'PY' | tee "$out/environment.txt"
 import importlib, platform, sys
@@ -37,7 +42,7 @@ run() {  # name, timeout, command...
     tail -25 "$out/$name.txt"
     [ "$rc" = 0 ] || status=1
 }
-run gpu-check 240 "$py" scripts/gpu_check.py --out "$out/gpu" --verify-budget 200
+[ -n "${SKIP_GPU:-}" ] || run gpu-check 240 "$py" scripts/gpu_check.py --out "$out/gpu" --verify-budget 200
 run fixed 150 "$py" bench/bench_fixed.py --pairs 21 --out "$out/fixed.md"
 run healthy 330 "$py" bench/bench_healthy.py --rounds 5 --out "$out/healthy.md"
 rm -f "$site/statesnap-src.pth"

@@ -10,6 +10,7 @@ runs; the printed reproduction is run under plain pytest.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from suite_runs import run_shell, run_suite, write_suite
@@ -62,3 +63,55 @@ def test_a_thread_local_attribute_is_a_leak_and_the_proven_key(tmp_path: Path) -
 
     repro = run_shell(finding["repro"], cwd=root)
     assert "1 failed, 1 passed" in repro.stdout, repro.stdout[-2000:]
+
+
+LAZY_SUITE = {
+    "ctxstack.py": '''
+        import threading
+
+        _local = threading.local()
+
+        def invoke(value):
+            # click's push_context/pop_context: the stack is made on first use, left empty.
+            _local.__dict__.setdefault("stack", []).append(value)
+            try:
+                return value * 2
+            finally:
+                _local.stack.pop()
+
+        def leave_pushed(value):
+            _local.__dict__.setdefault("pushed", []).append(value)
+        ''',
+    "test_ctx.py": '''
+        import ctxstack
+
+        def test_first_invocation():
+            assert ctxstack.invoke(2) == 4
+
+        def test_later_invocation():
+            assert ctxstack.invoke(3) == 6
+
+        def test_leaves_one_pushed():
+            ctxstack.leave_pushed(1)
+        ''',
+}
+
+
+def _leaks(summary: Path) -> dict[str, list[tuple[str, str]]]:
+    data = json.loads(summary.read_text(encoding="utf-8"))
+    return {t["nodeid"].rsplit("::", 1)[1]: [(f"{c['probe']}:{c['key']}", c["severity"])
+                                             for c in t["leaks"]]
+            for t in data["tests"] if t["leaks"]}
+
+
+def test_an_empty_container_made_on_first_use_is_low_a_filled_one_stays_high(
+        tmp_path: Path) -> None:
+    """click makes its context stack on the first invocation and leaves it empty: that is no
+    state a later test finds changed (LOW, still recorded), where a value left in it is."""
+    root = write_suite(tmp_path / "suite", LAZY_SUITE)
+    run = run_suite(root, tmp_path / "out", "-q")
+    assert run.proc.returncode == 0, run.output[-3000:]
+    leaks = _leaks(run.json_path)
+    assert leaks.get("test_first_invocation") == [("attributes:ctxstack:_local", "low")], leaks
+    assert leaks.get("test_leaves_one_pushed") == [("attributes:ctxstack:_local", "high")], leaks
+    assert "test_later_invocation" not in leaks

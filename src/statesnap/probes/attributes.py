@@ -7,6 +7,7 @@ modules, the keys and the token's cost: docs/PROBES.md.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import sys
@@ -99,6 +100,33 @@ def _recorded_kind(before: Any, after: Any) -> str | None:
     if re.match(_NAMESPACE_FP, before, re.S) and re.match(_NAMESPACE_FP, after, re.S):
         return "namespace"
     return None
+
+
+#: A watched namespace's fingerprint: its type, the preview of its attributes, its identity tag.
+_NAMESPACE = r"^<([\w.]+) (\{.*\})> (#[0-9a-f]{6}) ~"
+
+
+def _lazily_initialised(before: Any, after: Any) -> bool:
+    """The same namespace object that only gained attributes holding empty containers, the
+    others unchanged: a lazy initialisation left empty after use (click's
+    ``_local.__dict__.setdefault("stack", []).append(ctx)``, popped again: ``{} → {'stack':
+    []}`` on the first test to invoke a command), not state a later test would find
+    changed.  Only where both previews are complete literals (nothing clipped or shown by
+    type); anything else keeps its severity."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return False
+    found = re.match(_NAMESPACE, before), re.match(_NAMESPACE, after)
+    if not (found[0] and found[1]) or found[0][1] != found[1][1] or found[0][3] != found[1][3]:
+        return False
+    try:
+        old, new = ast.literal_eval(found[0][2]), ast.literal_eval(found[1][2])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    if not (isinstance(old, dict) and isinstance(new, dict)) or not old.keys() < new.keys():
+        return False
+    return (all(new[k] == v for k, v in old.items())
+            and all(type(new[k]) in (list, dict, set, tuple) and not new[k]
+                    for k in new.keys() - old.keys()))
 
 
 class AttributesProbe(Probe):
@@ -283,7 +311,7 @@ class AttributesProbe(Probe):
             return Severity.MEDIUM if self._subclasses_read() else Severity.LOW
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
-        if _cache_filled(key, before, after):
+        if _cache_filled(key, before, after) or _lazily_initialised(before, after):
             return Severity.LOW
         return self.severity
 
