@@ -9,11 +9,8 @@ written to a temporary package and imported.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
-import sys
-import textwrap
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from module_sources import imported_module
 from statesnap.base.redact import Redactor
 from statesnap.probes._attrscan import REWRITES_TO_BINDINGS
 from statesnap.probes.attributes import AttributesProbe
@@ -53,12 +51,7 @@ _counter = itertools.count()
 
 @pytest.fixture
 def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    name = f"rebindproj{next(_counter)}_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(SOURCE), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.invalidate_caches()
-    yield importlib.import_module(name)
-    sys.modules.pop(name, None)
+    yield from imported_module(tmp_path, monkeypatch, f"rebindproj{next(_counter)}_", SOURCE)
 
 
 @pytest.fixture

@@ -10,10 +10,7 @@ added).  Real modules, written to a temporary package and imported.
 
 from __future__ import annotations
 
-import importlib
 import itertools
-import sys
-import textwrap
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from module_sources import imported_module
 from statesnap.base.redact import Redactor
 from statesnap.probes import _attrrefresh
 from statesnap.probes.attributes import AttributesProbe
@@ -55,12 +53,7 @@ _counter = itertools.count()
 
 @pytest.fixture
 def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    name = f"reboundproj{next(_counter)}_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(SOURCE), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.invalidate_caches()
-    yield importlib.import_module(name)
-    sys.modules.pop(name, None)
+    yield from imported_module(tmp_path, monkeypatch, f"reboundproj{next(_counter)}_", SOURCE)
 
 
 def _probe(root: Path) -> AttributesProbe:

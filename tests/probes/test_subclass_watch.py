@@ -9,15 +9,13 @@ collected.
 from __future__ import annotations
 
 import gc
-import importlib
-import sys
-import textwrap
 import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from module_sources import imported_module
 from statesnap.base.redact import Redactor
 from statesnap.probes import _subclasswatch
 from statesnap.probes.attributes import AttributesProbe
@@ -40,12 +38,7 @@ class Plain:
 
 @pytest.fixture
 def mod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    name = f"subproj_{tmp_path.name.replace('-', '_')}"
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(SOURCE), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.invalidate_caches()
-    yield importlib.import_module(name)
-    sys.modules.pop(name, None)
+    yield from imported_module(tmp_path, monkeypatch, "subproj_", SOURCE)
 
 
 def _probe(root: Path) -> AttributesProbe:
