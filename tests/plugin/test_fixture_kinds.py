@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.plugin.core import StatesnapPlugin
+from statesnap.plugin.fixturekinds import FixtureKinds
 
 
 class FakeDef:
@@ -38,40 +38,37 @@ def generator() -> Generator[int, None, None]:
 
 
 @pytest.fixture
-def core(pytester: pytest.Pytester) -> StatesnapPlugin:
-    config = pytester.parseconfigure("-p", "no:randomly", "-p", "statesnap",
-                                     f"--statesnap-record={pytester.path / 'r.jsonl'}")
-    plugin = config.pluginmanager.get_plugin("statesnap-session")
-    assert isinstance(plugin, StatesnapPlugin)
-    return plugin
+def kinds() -> FixtureKinds:
+    """What the core asks at every fixture setup (``FixtureKinds.of``), one session's worth."""
+    return FixtureKinds()
 
 
 def test_a_definition_is_judged_again_when_its_function_is_replaced(
-        core: StatesnapPlugin) -> None:
+        kinds: FixtureKinds) -> None:
     fixture = FakeDef(plain)
-    assert core._kind(fixture) == (False, False)
-    assert core._kind(fixture) == (False, False)
+    assert kinds.of(fixture) == (False, False)
+    assert kinds.of(fixture) == (False, False)
     fixture.func = generator  # wrapped by a plugin between two setups
-    assert core._kind(fixture) == (False, True)
+    assert kinds.of(fixture) == (False, True)
     fixture.func = plain
-    assert core._kind(fixture) == (False, False)
+    assert kinds.of(fixture) == (False, False)
 
 
 def test_a_definition_is_judged_again_when_its_arguments_are_replaced(
-        core: StatesnapPlugin) -> None:
+        kinds: FixtureKinds) -> None:
     fixture = FakeDef(plain, ("x",))
-    assert core._kind(fixture) == (False, False)
+    assert kinds.of(fixture) == (False, False)
     fixture.argnames = ("x", "request")  # given request: it may add finalisers
-    assert core._kind(fixture) == (False, True)
+    assert kinds.of(fixture) == (False, True)
 
 
-def test_pytests_own_fixtures_and_unhashable_definitions(core: StatesnapPlugin) -> None:
+def test_pytests_own_fixtures_and_unhashable_definitions(kinds: FixtureKinds) -> None:
     own = FakeDef(pytest.MonkeyPatch.context)
-    assert core._kind(own)[0] is True
+    assert kinds.of(own)[0] is True
     user = FakeDef(plain)
-    assert core._kind(user)[0] is False
+    assert kinds.of(user)[0] is False
     odd = Unhashable(generator, ("request",))
-    assert core._kind(odd) == (False, True)
+    assert kinds.of(odd) == (False, True)
 
 
 FIRST = '''
