@@ -280,7 +280,7 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
 
     A small dict with text keys only (a namespace, a settings dict): its caches are digested
     apart, so that a change confined to them (a ``cache_clear()`` rebinding one) is told from
-    one of the rest (``_cache_filled`` in the attributes probe).  Otherwise ``(d, "")``.
+    one of the rest (``cache_filled`` in ``_attrfingerprints``).  Otherwise ``(d, "")``.
     """
     if len(d) > SMALL or not any(cache_part(k, v) for k, v in d.items()):
         return d, ""
@@ -297,7 +297,7 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
 def cache_tables(d: object) -> list[Any]:
     """The plain containers among the cache parts of a small dict (:func:`cache_parts`): a
     resolver's ``_cache = {}`` a test fills.  Watched, so that a fill is recorded (LOW: the
-    attributes probe's ``_cache_filled``) as the test that made it, and saved, so that a
+    ``_attrfingerprints.cache_filled``) as the test that made it, and saved, so that a
     key-level replay puts the contents back; never walked into.  Weak containers are left
     out: their entries vanish with a garbage collection, whichever test triggers it."""
     if not kind(d, dict) or len(d) > SMALL:  # type: ignore[arg-type]

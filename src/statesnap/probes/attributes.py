@@ -7,9 +7,7 @@ modules, the keys and the token's cost: docs/PROBES.md.
 
 from __future__ import annotations
 
-import ast
 import os
-import re
 import sys
 import types
 from collections.abc import Collection
@@ -18,6 +16,7 @@ from typing import Any
 
 from statesnap.base.deltamap import DeltaMap
 from statesnap.probes import _attrdescribe as D
+from statesnap.probes._attrfingerprints import cache_filled, lazily_initialised, recorded_kind
 from statesnap.probes._attrrefresh import refresh
 from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
@@ -53,80 +52,6 @@ def _live_kind(module: str, path: str) -> str:
     if D.attribute_namespace(value, frozenset({module})) is not None:
         return "namespace"
     return "value"
-
-
-#: Patterns as text: ``re`` compiles them on first use (a change to rate), not at every
-#: session's start (about 0.9 M instructions, issue 13), and keeps them in its cache.
-_TAG = r" (#[0-9a-f]{6})(?= |$)"
-_TYPE = r"^<([\w.]+) "
-#: A container's or a namespace's digest, then that of its cache parts (_attrdescribe.describe).
-_SIGS = r" ~([0-9a-f]{8})( cache~[0-9a-f]{8})?$"
-
-
-def _cache_filled(key: str, before: Any, after: Any) -> bool:
-    """The same cache object (same identity tag) with other contents: a cache at work."""
-    if not (isinstance(before, str) and isinstance(after, str)):
-        return False
-    tags = re.findall(_TAG, before), re.findall(_TAG, after)
-    if not tags[0] or tags[0] != tags[1]:
-        return False  # rebound: a new object under the name is a change like any other
-    name = key.partition(":")[2].rsplit(".", 1)[-1]
-    found = re.match(_TYPE, after)
-    if "cache" in name.lower() or bool(found and "cache" in found.group(1).lower()):
-        return True
-    # An object with cache parts (dateutil's gettz: a weak dictionary, a "strong cache") where
-    # only those changed: the digest of the rest is the same on both sides.
-    sigs = re.search(_SIGS, before), re.search(_SIGS, after)
-    return bool(sigs[0] and sigs[1] and sigs[0][1] == sigs[1][1]
-                and (sigs[0][2] or sigs[1][2]) and sigs[0][2] != sigs[1][2])
-
-
-#: The end of a container's fingerprint (``[...] #tag [Type] len=N ~sig[ cache~sig]``) and a
-#: namespace's (``<Type {...}> #tag ~sig[ cache~sig]``): _attrdescribe.describe.
-_CONTAINER_END = r" #[0-9a-f]{6}(?: [\w.]+)? len=\d+ ~[0-9a-f]{8}(?: cache~[0-9a-f]{8})?$"
-_NAMESPACE_FP = r"^<.*> #[0-9a-f]{6} ~[0-9a-f]{8}(?: cache~[0-9a-f]{8})?$"
-
-
-def _recorded_kind(before: Any, after: Any) -> str | None:
-    """``container`` or ``namespace`` where the fingerprints show the same object changed in
-    place; None where they do not tell (rebound, added, removed, redacted)."""
-    if not (isinstance(before, str) and isinstance(after, str)):
-        return None
-    tags = re.findall(_TAG, before), re.findall(_TAG, after)
-    if not tags[0] or tags[0][-1:] != tags[1][-1:]:
-        return None  # another object under the name: rebinding, which setattr undoes
-    if re.search(_CONTAINER_END, before) and re.search(_CONTAINER_END, after):
-        return "container"
-    if re.match(_NAMESPACE_FP, before, re.S) and re.match(_NAMESPACE_FP, after, re.S):
-        return "namespace"
-    return None
-
-
-#: A watched namespace's fingerprint: its type, the preview of its attributes, its identity tag.
-_NAMESPACE = r"^<([\w.]+) (\{.*\})> (#[0-9a-f]{6}) ~"
-
-
-def _lazily_initialised(before: Any, after: Any) -> bool:
-    """The same namespace object that only gained attributes holding empty containers, the
-    others unchanged: a lazy initialisation left empty after use (click's
-    ``_local.__dict__.setdefault("stack", []).append(ctx)``, popped again: ``{} → {'stack':
-    []}`` on the first test to invoke a command), not state a later test would find
-    changed.  Only where both previews are complete literals (nothing clipped or shown by
-    type); anything else keeps its severity."""
-    if not (isinstance(before, str) and isinstance(after, str)):
-        return False
-    found = re.match(_NAMESPACE, before), re.match(_NAMESPACE, after)
-    if not (found[0] and found[1]) or found[0][1] != found[1][1] or found[0][3] != found[1][3]:
-        return False
-    try:
-        old, new = ast.literal_eval(found[0][2]), ast.literal_eval(found[1][2])
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    if not (isinstance(old, dict) and isinstance(new, dict)) or not old.keys() < new.keys():
-        return False
-    return (all(new[k] == v for k, v in old.items())
-            and all(type(new[k]) in (list, dict, set, tuple) and not new[k]
-                    for k in new.keys() - old.keys()))
 
 
 class AttributesProbe(Probe):
@@ -311,7 +236,7 @@ class AttributesProbe(Probe):
             return Severity.MEDIUM if self._subclasses_read() else Severity.LOW
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
-        if _cache_filled(key, before, after) or _lazily_initialised(before, after):
+        if cache_filled(key, before, after) or lazily_initialised(before, after):
             return Severity.LOW
         return self.severity
 
@@ -344,7 +269,7 @@ class AttributesProbe(Probe):
         # The record says best how the value changed: a list filled in place needs its
         # contents put back (setattr of the same object would keep them), and a process that
         # never read the key (the hunt, the CLI) would take it for a plain value.
-        kind = "filled" if _cache_filled(key, before, after) else _recorded_kind(before, after)
+        kind = "filled" if cache_filled(key, before, after) else recorded_kind(before, after)
         if kind is None:
             return self.hint(key, change)
         return self._hint(key, change, kind)
