@@ -445,3 +445,105 @@ def test_a_healthy_run_says_nothing_of_internal_errors(inner, pytester) -> None:
     assert run.record().internal_errors == []
     assert json.loads(summary.read_text("utf-8"))["internal_errors"] == []
     assert "error(s) of its own" not in run.result.stdout.str()
+
+
+#: A probe whose values cannot be compared (``==`` raises, no hash) and whose token moves on
+#: every call: every checkpoint reads it and the diff that follows raises inside statesnap's
+#: bookkeeping, at each place that diffs (a fixture's setup and teardown, the end of a test,
+#: the snapshot after collection).
+TOUCHY_CONFTEST = '''
+import pytest
+
+from statesnap.probes.base import Probe
+
+
+class Touchy:
+    __hash__ = None
+
+    def __eq__(self, other):
+        raise RuntimeError("touchy compare")
+
+    __ne__ = __eq__
+
+
+class TouchyProbe(Probe):
+    name = "touchy"
+
+    def __init__(self):
+        self.calls = 0
+
+    def token(self):
+        self.calls += 1
+        return self.calls
+
+    def read(self):
+        return {"k": Touchy()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_statesnap_add_probes(config):
+    return [TouchyProbe()]
+'''
+
+TOUCHY_SUITE = '''
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def shared():
+    yield 1
+
+
+@pytest.fixture
+def each():
+    yield 2
+
+
+def test_one(shared, each):
+    pass
+
+
+def test_two_fails(shared, tmp_path):
+    assert 0, "plain failure"
+
+
+class TestThree:
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def klass(cls):
+        yield
+
+    def test_leaks(self):
+        os.environ["TOUCHY_SUITE_LEAK"] = "1"
+
+    def test_after(self):
+        pass
+
+
+def test_last():
+    pass
+'''
+
+
+@pytest.mark.parametrize("subprocess", [False, True], ids=["inprocess", "subprocess"])
+def test_a_diff_that_raises_changes_no_outcome(inner, pytester, subprocess: bool) -> None:
+    inner.conftest(TOUCHY_CONFTEST)
+    pytester.makepyfile(test_touchy_suite=TOUCHY_SUITE)
+    plain = inner(statesnap=False, subprocess=subprocess)
+    run = inner("--statesnap-verify-budget", "0", "-W", "error", subprocess=subprocess)
+
+    assert run.comparable() == plain.comparable()
+    assert run.result.ret == plain.result.ret == 1
+    assert run.outcomes() == plain.outcomes() == {"passed": 4, "failed": 1}
+    record = run.record()
+    # Every test still has its line; the errors are said once per place, never lost.
+    assert [t.nodeid.rsplit("::", 1)[-1] for t in record.tests] == [
+        "test_one", "test_two_fails", "test_leaks", "test_after", "test_last"]
+    wheres = {e["where"] for e in record.internal_errors}
+    assert "snapshot after a test" in wheres, wheres
+    assert any(w.startswith("checkpoint after fixture") for w in wheres), wheres
+    assert all("touchy compare" in e["error"] for e in record.internal_errors)
+    text = run.result.stdout.str()
+    assert "statesnap caught" in text and "Traceback" not in text + run.result.stderr.str()

@@ -195,7 +195,11 @@ class StatesnapPlugin(HookPlugin):
         before = self.run.tracker.current
         after = self.run.tracker.baseline()
         self.run.session_baseline = after
-        changes = diff_snapshots(before, after) if before is not None else []
+        try:
+            changes = diff_snapshots(before, after) if before is not None else []
+        except Exception as exc:  # a third-party probe's values that cannot be compared
+            note_internal_error("snapshot after collection", exc)
+            changes = []
         for ch in changes:
             ch.phase = "collection"
         self.run.writer.write({"type": "collection", "changes": [c.to_json() for c in changes]})
@@ -229,7 +233,15 @@ class StatesnapPlugin(HookPlugin):
             return (yield)
         finally:
             duration = time.perf_counter() - self._started
-            changes = tracker.end("call" if test.call_is_last else "teardown")
+            try:
+                changes = tracker.end("call" if test.call_is_last else "teardown")
+            except Exception as exc:
+                # Bookkeeping must never change a test's outcome nor end the session (a
+                # third-party probe's values that cannot be compared): the test's line is
+                # still written, without changes, and the next test starts afresh.
+                note_internal_error("snapshot after a test", exc)
+                tracker.abort()
+                changes = []
             for hook in run.observers:
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
@@ -285,33 +297,39 @@ class StatesnapPlugin(HookPlugin):
             assert self.run.tracker is not None
             self._own_setup_seen.add(fixturedef.argname)
             before = self.run.test.function_fixtures
-            self.run.tracker.checkpoint(Label("setup", " or ".join(before) or None,
-                                          "function" if before else None))
+            try:
+                self.run.tracker.checkpoint(Label("setup", " or ".join(before) or None,
+                                              "function" if before else None))
+            except Exception as exc:  # bookkeeping must never change a test's outcome
+                note_internal_error(f"checkpoint before fixture {fixturedef.argname}", exc)
         value: object = FAILED
         try:
             value = yield
             return value
         finally:
-            if own and self.run.tracker is not None:
-                self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
-            elif self.run.tracker is not None and (kind := self._kinds.of(fixturedef))[0]:
-                if not kind[1] and str(fixturedef.scope) == "function":
-                    self.run.test.quiet_fixtures.append(fixturedef.argname)
-            elif self.run.tracker is not None:
-                if str(fixturedef.scope) == "function":
-                    test = self.run.test
-                    test.function_fixtures.append(fixturedef.argname)
-                    if not test.tears_down and kind[1]:
-                        test.tears_down = True
-                else:
-                    if not self._wide_teardowns:
-                        self._watch_wide_teardowns()
-                    self.run.test.wide_fixtures = True
-                    if self.fixtures is not None and value is not FAILED:
-                        watch_fixture(self.fixtures, self.run.ctx, fixturedef, request, value)
-                    self.run.tracker.checkpoint(
-                        Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
-                    )
+            try:
+                if own and self.run.tracker is not None:
+                    self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
+                elif self.run.tracker is not None and (kind := self._kinds.of(fixturedef))[0]:
+                    if not kind[1] and str(fixturedef.scope) == "function":
+                        self.run.test.quiet_fixtures.append(fixturedef.argname)
+                elif self.run.tracker is not None:
+                    if str(fixturedef.scope) == "function":
+                        test = self.run.test
+                        test.function_fixtures.append(fixturedef.argname)
+                        if not test.tears_down and kind[1]:
+                            test.tears_down = True
+                    else:
+                        if not self._wide_teardowns:
+                            self._watch_wide_teardowns()
+                        self.run.test.wide_fixtures = True
+                        if self.fixtures is not None and value is not FAILED:
+                            watch_fixture(self.fixtures, self.run.ctx, fixturedef, request, value)
+                        self.run.tracker.checkpoint(
+                            Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
+                        )
+            except Exception as exc:  # bookkeeping must never change a test's outcome
+                note_internal_error(f"checkpoint after fixture {fixturedef.argname}", exc)
 
     def _watch_wide_teardowns(self) -> None:
         # Before this fixture's setup returns, so before any finaliser of it can run.
@@ -323,11 +341,14 @@ class StatesnapPlugin(HookPlugin):
         checkpoint of its own."""
         if (self.run.tracker is not None and str(fixturedef.scope) != "function"
                 and not is_builtin_fixture(fixturedef)):
-            if self.fixtures is not None:
-                self.fixtures.torn_down(fixturedef)
-            self.run.tracker.checkpoint(
-                Label("teardown", fixturedef.argname, str(fixturedef.scope)), light=False
-            )
+            try:
+                if self.fixtures is not None:
+                    self.fixtures.torn_down(fixturedef)
+                self.run.tracker.checkpoint(
+                    Label("teardown", fixturedef.argname, str(fixturedef.scope)), light=False
+                )
+            except Exception as exc:  # bookkeeping must never change a test's outcome
+                note_internal_error(f"checkpoint after fixture {fixturedef.argname}", exc)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(
