@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,9 +62,43 @@ def pick_test(record: Record, nodeid: str) -> TestEntry:
     return lane_of([record], nodeid)[1]
 
 
+#: An id shorter than this is not looked for inside others: "1]" or "a" is part of
+#: almost every id, and suggesting those would send the user to unrelated tests.
+_MIN_PART = 6
+
+
+def close_ids(ids: Sequence[str], nodeid: str, limit: int = 3) -> list[str]:
+    """The ids of ``ids`` a mistyped or partial ``nodeid`` most likely meant, best first.
+
+    In turn: ids that contain what was given (a path relative to another folder, a test
+    without its parameters); ids of a test of the same name elsewhere (another file or
+    class); tests of the same file and class whose name is a few characters' edit away (a
+    typo).  None when nothing is close: an
+    unrelated suggestion is worse than none.
+    """
+    unique = list(dict.fromkeys(ids))
+    if len(nodeid) >= _MIN_PART:
+        inside = [i for i in unique if nodeid in i]
+        if inside:
+            return inside[:limit]
+    name = nodeid.rsplit("::", 1)[-1]
+    if len(name) >= _MIN_PART and "::" in nodeid:
+        same = [i for i in unique if i.rsplit("::", 1)[-1] == name]
+        if same:
+            return same[:limit]
+    # A typo in the test's name, within its file and class: compared on the name alone (the
+    # whole ids share their long path, which makes any two tests of a file look alike).
+    prefix, sep, _ = nodeid.rpartition("::")
+    if not sep:
+        return difflib.get_close_matches(nodeid, unique, n=limit, cutoff=0.9)
+    siblings = {i.rsplit("::", 1)[-1]: i for i in unique if i.rpartition("::")[0] == prefix}
+    names = difflib.get_close_matches(name, list(siblings), n=limit, cutoff=0.9)
+    return [siblings[n] for n in names]
+
+
 def _not_in(lanes: Sequence[Record], nodeid: str) -> CliError:
     ids = [t.nodeid for lane in lanes for t in lane.tests]
-    close = [i for i in ids if nodeid in i or i.endswith(nodeid.rsplit("::", 1)[-1])][:3]
+    close = close_ids(ids, nodeid)
     hint = f" (did you mean {', '.join(close)}?)" if close else ""
     where = lanes[0].path if len(lanes) == 1 else f"{len(lanes)} lanes of the record"
     return CliError(f"test {nodeid!r} is not in {where}{hint}")
