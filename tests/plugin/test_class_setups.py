@@ -9,6 +9,7 @@ method's, in the user's words; the tests they ran for are only how a replay gets
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from typing import Any
@@ -106,10 +107,15 @@ def test_set_ups_and_tear_downs_are_the_leakers_in_the_run_and_its_findings(
         pytester: pytest.Pytester) -> None:
     _suite(pytester, "test_c_readers")
     result = pytester.runpytest_subprocess("-p", "statesnap", "-p", "no:randomly",
-                                           "--statesnap-json=out.json")
+                                           "--statesnap-json=out.json", "--report=r.html")
     result.assert_outcomes(passed=4, failed=3)
     out = result.stdout.str()
     summary = json.loads((pytester.path / "out.json").read_text())
+    # The report counts as the terminal and the JSON do: no test leaked, three set-ups did.
+    counts = {label: value for value, label in re.findall(
+        r'<span class="stat-value">([^<]*)</span> <span class="stat-label">([^<]*)</span>',
+        (pytester.path / "r.html").read_text("utf-8"))}
+    assert counts["leaked state"] == "0" and counts["set-ups that leaked"] == "3", counts
     assert not [i for i in INTERNAL if i in out + json.dumps(summary)]
     # No test leaked: three set-ups did (the class's own attribute included).
     assert "3 class or module set-up(s) leaked state:" in out

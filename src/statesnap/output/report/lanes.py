@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from statesnap.analysis.leaks import resolve_leaks
+from statesnap.analysis.leaks import by_users_setup, resolve_leaks, setup_name
 from statesnap.base.plain import Value
 from statesnap.output.report.changes import ChangeViews
 from statesnap.output.report.values import cut
@@ -50,9 +50,17 @@ class LaneEntry(Value):
 
     @property
     def notable_leaks(self) -> int:
-        """Leaks above low severity (a plain import is not worth a marker), as the terminal
-        summary counts them."""
-        return sum(1 for c in self.leaks if c.severity > LOW_SEVERITY)
+        """The test's own leaks above low severity (a plain import is not worth a marker), as
+        the terminal summary and the summary JSON count them: what a class or module set-up
+        of the user's left is that method's (:attr:`setup_leakers`), not the test's."""
+        return sum(1 for c in self.leaks if c.severity > LOW_SEVERITY and not by_users_setup(c))
+
+    @property
+    def setup_leakers(self) -> set[str]:
+        """The set-ups of the user's (``TestX.setup_class``) that left a leak above low
+        severity where the record has it, on this test."""
+        return {setup_name(c) for c in self.leaks
+                if c.severity > LOW_SEVERITY and by_users_setup(c)}
 
 
 class Lane(Value):

@@ -335,6 +335,11 @@ def _stats(lanes: Sequence[Lane], tl: TimelineView,
     out = [("tests", str(tests), ""),
            ("failed", str(failed), "bad" if failed else ""),
            ("leaked state", str(tl.leaked), "warn" if tl.leaked else "")]
+    # Counted apart, as the terminal lists them: a class or module set-up's leak is not the
+    # leak of the test it ran for.
+    setups = {name for lane in lanes for e in lane.entries for name in e.setup_leakers}
+    if setups:
+        out.append(("set-ups that leaked", str(len(setups)), "warn"))
     by_status = Counter(f.status for f in findings)
     for status in STATUS_TEXT:
         if by_status[status]:
