@@ -55,12 +55,24 @@ def child_env(src: Path | None) -> dict[str, str]:
 
 
 def command(variant: str, out: Path, i: str) -> list[str]:
+    """``plain``, ``record``, ``report``, or ``record-PROBE`` (a record without that probe)."""
     argv = [sys.executable, *BASE_ARGS]
     if variant != "plain":
         argv += ["-p", "statesnap", f"--statesnap-record={out / f'{variant}-{i}.jsonl'}"]
     if variant == "report":
         argv.append(f"--report={out / f'{variant}-{i}.html'}")
+    if variant.startswith("record-"):
+        argv.append(f"--statesnap-probes=-{variant.removeprefix('record-')}")
     return argv
+
+
+def paired(values: list[float], base: list[float]) -> tuple[float, float, float]:
+    """Median, lower and upper quartile of ``values[i] - base[i]``: each difference is taken
+    within one round, so a drift of the machine between rounds (another tenant, a clock
+    change) moves both sides of it and cancels out."""
+    diffs = sorted(v - b for v, b in zip(values, base, strict=True))
+    quartiles = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else [diffs[0]] * 3
+    return statistics.median(diffs), quartiles[0], quartiles[2]
 
 
 def measure(root: Path, argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -104,12 +116,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="also count instructions once per variant under callgrind")
     parser.add_argument("--against", type=Path, default=None, metavar="CHECKOUT",
                         help="also run statesnap from this source tree in the same rounds")
+    parser.add_argument("--without", action="append", default=[], metavar="PROBE",
+                        help="also a record without this probe (--statesnap-probes=-PROBE), "
+                        "in the same rounds; repeatable (nvml on a GPU machine)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown output file")
     args = parser.parse_args(argv)
     invocation = shlex.join([os.path.relpath(sys.executable), "bench/bench_fixed.py",
                              *(sys.argv[1:] if argv is None else argv)])
     here_src = HERE.parent / "src"
     variants = {"plain": here_src, "record": here_src, "report": here_src}
+    variants |= {f"record-{probe}": here_src for probe in args.without}
     if args.against is not None:
         other = against_src(args.against)
         variants |= {"record@against": other, "report@against": other}
@@ -149,15 +165,21 @@ def main(argv: list[str] | None = None) -> int:
         "CPU and wall times move with the machine's load; the instruction counts below do "
         "not, and are the figures to compare.",
         "",
+        "Added = the median of the differences to plain pytest within each round (the "
+        "quartiles of those differences in brackets).",
+        "",
         "| variant | median CPU | added CPU | median wall | added wall | target |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for name in names:
         target = TARGETS.get(name.split("@")[0])
+        added, low, high = paired(cpu[name], cpu["plain"])
+        added_w, low_w, high_w = paired(wall[name], wall["plain"])
         lines.append(
             f"| {name} | {med[name] * 1000:,.0f} ms | "
-            f"{(med[name] - med['plain']) * 1000:+,.0f} ms | {medw[name] * 1000:,.0f} ms | "
-            f"{(medw[name] - medw['plain']) * 1000:+,.0f} ms | "
+            f"{added * 1000:+,.0f} ms [{low * 1000:+,.0f}, {high * 1000:+,.0f}] | "
+            f"{medw[name] * 1000:,.0f} ms | "
+            f"{added_w * 1000:+,.0f} ms [{low_w * 1000:+,.0f}, {high_w * 1000:+,.0f}] | "
             f"{'' if target is None else f'<= {target * 1000:.0f} ms'} |")
     if counted:
         base = counted["plain"]

@@ -43,7 +43,7 @@ run() {  # name, timeout, command...
     [ "$rc" = 0 ] || status=1
 }
 [ -n "${SKIP_GPU:-}" ] || run gpu-check 240 "$py" scripts/gpu_check.py --out "$out/gpu" --verify-budget 200
-run fixed 150 "$py" bench/bench_fixed.py --pairs 21 --out "$out/fixed.md"
+run fixed 150 "$py" bench/bench_fixed.py --pairs 31 --without nvml --out "$out/fixed.md"
 run healthy 330 "$py" bench/bench_healthy.py --rounds 5 --out "$out/healthy.md"
 rm -f "$site/statesnap-src.pth"
 exit $status
