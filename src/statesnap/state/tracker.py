@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from statesnap.base.deltamap import changed_keys
 from statesnap.base.plain import Frozen
 from statesnap.probes.base import Probe, ProbeMap, Severity
 from statesnap.state.diff import OWNED_KEYS, REMOVED, Change, diff_maps, diff_snapshots
@@ -228,9 +229,12 @@ class TestTracker:
             before, now = a.get(probe), b.get(probe)
             if before is now:
                 continue
-            # An owner's own key is never a change (it goes with the owner): found here.
-            for key in now.keys() - before.keys():
-                if key.endswith(sep):
+            # An owner's own key is never a change (it goes with the owner): found here.  Two
+            # maps of one lineage differ only in the keys it touched (a handful, where the
+            # maps hold thousands): those alone are looked at.
+            touched = changed_keys(before, now)
+            for key in (now.keys() - before.keys() if touched is None else touched):
+                if key.endswith(sep) and key in now and key not in before:
                     t.appeared.setdefault((probe, key), now)
 
     @staticmethod
