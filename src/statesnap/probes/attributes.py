@@ -37,6 +37,20 @@ from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
+def _lazy_import(key: str, after: Any) -> bool:
+    """A global set aside as ``None`` and bound on first use by ``global name; from pkg import
+    name`` (dateutil.rrule's ``easter`` and ``parser``): the module registered under that
+    name in ``sys.modules`` (its identity tag), whose last part is the attribute's name.  A
+    later test finds the same module either way; a stub (not in ``sys.modules``, or under
+    another name) keeps its severity."""
+    if not (isinstance(after, str) and after.startswith("module ")):
+        return False
+    name, _, mark = after.removeprefix("module ").partition(" ")
+    module = sys.modules.get(name)
+    attribute = key.partition(":")[2].rpartition(".")[2]
+    return module is not None and name.rpartition(".")[2] == attribute and mark == D.tag(module)
+
+
 def _live_kind(module: str, path: str) -> str:
     """The kind of a key's current value, for a probe that never read it (a replay, the CLI)."""
     if path.endswith("#cache"):
@@ -241,6 +255,8 @@ class AttributesProbe(Probe):
             return Severity.MEDIUM if self._subclasses_read() else Severity.LOW
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
+        if before == "None" and _lazy_import(key, after):
+            return Severity.LOW
         if (cache_filled(key, before, after) or cache_replaced(key, before, after)
                 or lazily_initialised(before, after)):
             return Severity.LOW
