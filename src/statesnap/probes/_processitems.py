@@ -289,7 +289,8 @@ def _misc_items() -> list[Item]:
         Item("time.zone", describe_time_zone,
              "call time.tzset() again once TZ is put back (a fixture that sets TZ, calls "
              "tzset, and after the test restores TZ and calls tzset)",
-             get=_time_zone_saved, put=_put_time_zone),
+             get=_time_zone_saved,
+             put=_put_time_zone if hasattr(time, "tzset") else None),  # tzset: Unix only
         Item("tempfile.tempdir", lambda: mod("tempfile").tempdir,
              "patch tempfile.tempdir with monkeypatch.setattr(tempfile, 'tempdir', ...)",
              get=lambda: mod("tempfile").tempdir,
