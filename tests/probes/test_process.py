@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -315,6 +316,18 @@ def _locale() -> Callable[[], None]:
     return lambda: locale.setlocale(locale.LC_ALL, old)
 
 
+def _time_zone() -> Callable[[], None]:
+    # What monkeypatch.setenv("TZ", ...) plus time.tzset() leaves: TZ is back, the zone not.
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "ABC-13:45"  # a POSIX rule: needs no tzdata
+    time.tzset()
+    if old is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = old
+    return time.tzset
+
+
 CASES: list[tuple[str, Callable[[], Callable[[], None]], Any, bool]] = [
     # key, change, expected after (None: just "changed"), seen by the light token
     ("decimal.prec", _decimal_prec, 5, True),
@@ -342,6 +355,7 @@ CASES: list[tuple[str, Callable[[], Callable[[], None]], Any, bool]] = [
     ("builtins:open", _builtin_replaced, None, False),
     ("asyncio.event_loop", _closed_event_loop, "closed", False),
     ("locale", _locale, None, False),
+    ("time.zone", _time_zone, "ABC/ABC (UTC+13:45)", False),
 ]
 
 

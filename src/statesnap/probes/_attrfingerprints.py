@@ -35,6 +35,45 @@ def cache_filled(key: str, before: Any, after: Any) -> bool:
                 and (sigs[0][2] or sigs[1][2]) and sigs[0][2] != sigs[1][2])
 
 
+#: A container's fingerprint (``{...} #tag [Type] len=N ~sig[ sampled][ cache~sig]``) and a
+#: namespace's (``<Type {...}> #tag ~sig[ cache~sig]``), split into what they show.
+_CONTAINER_PARTS = (r"^(?P<text>.*) #[0-9a-f]{6}(?P<label>(?: [\w.]+)?) len=(?P<n>\d+)"
+                    r" ~[0-9a-f]{8}(?: sampled)?(?: cache~[0-9a-f]{8})?$")
+_NAMESPACE_PARTS = (r"^(?P<text><[\w.]+ .*>) #[0-9a-f]{6} ~[0-9a-f]{8}(?: sampled)?"
+                    r"(?: cache~[0-9a-f]{8})?$")
+_CACHE_WORDS = ("cache", "memo")
+
+
+def cache_replaced(key: str, before: Any, after: Any) -> bool:
+    """A cache (by its name or type) rebound to a fresh one like it: a reset, which a later
+    call recomputes from, like a cache filling (:func:`cache_filled`).
+
+    pyparsing's ``enable_packrat()`` makes a new ``_FifoCache`` of the same size, and its
+    test suite calls it before every test; ``recursion_memos`` is rebound to a new empty
+    ``UnboundedMemo``.  A container qualifies only when the new one is empty (of the same
+    type), a namespace only when it shows the same attributes (its settings, such as the
+    size) and only the identities differ; anything else keeps its severity.
+    """
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return False
+    if re.findall(_TAG, before)[-1:] == re.findall(_TAG, after)[-1:]:
+        return False  # the same object: cache_filled's case, not a new one
+    name = key.partition(":")[2].rsplit(".", 1)[-1]
+    old, new = re.search(_CONTAINER_PARTS, before), re.search(_CONTAINER_PARTS, after)
+    if old and new:
+        return (_cache_named(name, new["label"]) and new["n"] == "0"
+                and old["label"] == new["label"] and old["text"][:1] == new["text"][:1])
+    old, new = re.match(_NAMESPACE_PARTS, before, re.S), re.match(_NAMESPACE_PARTS, after, re.S)
+    type_name = re.match(_TYPE, after)
+    return bool(old and new and type_name and _cache_named(name, type_name[1])
+                and old["text"] == new["text"])
+
+
+def _cache_named(name: str, type_name: str) -> bool:
+    words = f"{name} {type_name}".lower()
+    return any(w in words for w in _CACHE_WORDS)
+
+
 #: The end of a container's fingerprint (``[...] #tag [Type] len=N ~sig[ cache~sig]``) and a
 #: namespace's (``<Type {...}> #tag ~sig[ cache~sig]``): _attrdescribe.describe.
 _CONTAINER_END = r" #[0-9a-f]{6}(?: [\w.]+)? len=\d+ ~[0-9a-f]{8}(?: cache~[0-9a-f]{8})?$"

@@ -9,7 +9,9 @@ builds an enum per call, ~10 us).
 from __future__ import annotations
 
 import gc
+import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -284,6 +286,11 @@ def _misc_items() -> list[Item]:
              "restore the locale (locale.setlocale(LC_ALL, old)) in a finaliser",
              get=lambda: mod("locale").setlocale(mod("locale").LC_ALL, None),
              put=lambda v: mod("locale").setlocale(mod("locale").LC_ALL, v), needs="locale"),
+        Item("time.zone", describe_time_zone,
+             "call time.tzset() again once TZ is put back (a fixture that sets TZ, calls "
+             "tzset, and after the test restores TZ and calls tzset)",
+             get=_time_zone_saved,
+             put=_put_time_zone if hasattr(time, "tzset") else None),  # tzset: Unix only
         Item("tempfile.tempdir", lambda: mod("tempfile").tempdir,
              "patch tempfile.tempdir with monkeypatch.setattr(tempfile, 'tempdir', ...)",
              get=lambda: mod("tempfile").tempdir,
@@ -302,6 +309,46 @@ def _misc_items() -> list[Item]:
              "asyncio.run / pytest-asyncio, which do both", needs="asyncio",
              pristine="none"),
     ]
+
+
+def describe_time_zone() -> str:
+    """The C library's local time zone as :func:`time.tzset` last set it: names and offset.
+
+    It is process state of its own: ``monkeypatch.setenv("TZ", ...)`` puts the variable back
+    after a test that called ``time.tzset()``, but nothing sets the zone back from it, so
+    ``time.localtime`` (and what reads ``time.timezone``: ``datetime.astimezone``, dateutil's
+    ``tzlocal``) keeps the test's zone while the ``env`` probe sees nothing left.
+    """
+    offset = -time.timezone
+    sign = "-" if offset < 0 else "+"
+    hours, minutes = divmod(abs(offset) // 60, 60)
+    return f"{time.tzname[0]}/{time.tzname[1]} (UTC{sign}{hours:02d}:{minutes:02d})"
+
+
+def _time_zone_saved() -> tuple[str | None, str]:
+    """What to put back: the ``TZ`` variable now and the zone it is meant to give."""
+    return os.environ.get("TZ"), describe_time_zone()
+
+
+def _put_time_zone(saved: tuple[str | None, str]) -> None:
+    """Set the zone back by running ``tzset`` under the saved ``TZ``, then leave ``TZ`` as it
+    is now (the ``env`` probe's key, restored on its own or not)."""
+    tz, shown = saved
+    now = os.environ.get("TZ")
+    _set_tz_variable(tz)
+    try:
+        time.tzset()
+    finally:
+        _set_tz_variable(now)
+    if describe_time_zone() != shown:  # TZ had changed without a tzset before the save
+        raise ValueError(f"time zone {describe_time_zone()!r}, not {shown!r}, after tzset")
+
+
+def _set_tz_variable(value: str | None) -> None:
+    if value is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = value
 
 
 def describe_policy(asyncio: Any) -> str:

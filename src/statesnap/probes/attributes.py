@@ -16,7 +16,12 @@ from typing import Any
 
 from statesnap.base.deltamap import DeltaMap
 from statesnap.probes import _attrdescribe as D
-from statesnap.probes._attrfingerprints import cache_filled, lazily_initialised, recorded_kind
+from statesnap.probes._attrfingerprints import (
+    cache_filled,
+    cache_replaced,
+    lazily_initialised,
+    recorded_kind,
+)
 from statesnap.probes._attrrefresh import refresh
 from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
@@ -30,6 +35,20 @@ from statesnap.probes._attrscan import (
 from statesnap.probes._attrwatch import Watch
 from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
+
+
+def _lazy_import(key: str, after: Any) -> bool:
+    """A global set aside as ``None`` and bound on first use by ``global name; from pkg import
+    name`` (dateutil.rrule's ``easter`` and ``parser``): the module registered under that
+    name in ``sys.modules`` (its identity tag), whose last part is the attribute's name.  A
+    later test finds the same module either way; a stub (not in ``sys.modules``, or under
+    another name) keeps its severity."""
+    if not (isinstance(after, str) and after.startswith("module ")):
+        return False
+    name, _, mark = after.removeprefix("module ").partition(" ")
+    module = sys.modules.get(name)
+    attribute = key.partition(":")[2].rpartition(".")[2]
+    return module is not None and name.rpartition(".")[2] == attribute and mark == D.tag(module)
 
 
 def _live_kind(module: str, path: str) -> str:
@@ -236,7 +255,10 @@ class AttributesProbe(Probe):
             return Severity.MEDIUM if self._subclasses_read() else Severity.LOW
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
-        if cache_filled(key, before, after) or lazily_initialised(before, after):
+        if before == "None" and _lazy_import(key, after):
+            return Severity.LOW
+        if (cache_filled(key, before, after) or cache_replaced(key, before, after)
+                or lazily_initialised(before, after)):
             return Severity.LOW
         return self.severity
 

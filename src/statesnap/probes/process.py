@@ -11,6 +11,7 @@ import builtins
 import gc
 import os
 import sys
+import time
 from collections.abc import Collection
 from typing import Any
 
@@ -217,6 +218,8 @@ class ProcessProbe(Probe):
             (id(asyncio.events._event_loop_policy), loop_state(asyncio)) if asyncio else None,
             mods["faulthandler"].is_enabled() if "faulthandler" in mods else None,
             sys.getswitchinterval(), sys.get_int_max_str_digits(),
+            # time.tzset() rebinds these; a TZ put back without another tzset leaves them
+            time.tzname, time.timezone, time.altzone,
         )
 
     # -- reading ---------------------------------------------------------------------------
