@@ -7,7 +7,6 @@ in-place changes.  See docs/PROBES.md.
 
 from __future__ import annotations
 
-import _thread
 import collections
 import functools
 import types
@@ -16,6 +15,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
+from statesnap.probes._threadlocal import is_local, local_dict
 from statesnap.probes.base import fingerprint_repr
 
 #: Shown by value and compared by value: no identity tag.
@@ -43,8 +43,6 @@ _PREVIEW_ITEMS = 6
 _TEXT_LIMIT = 160
 
 LRU_TYPE: type = getattr(functools, "_lru_cache_wrapper", type(None))
-#: ``threading.local``: its attributes are per thread, the tests' thread's is watched.
-_LOCAL = _thread._local
 _CALLABLES: tuple[type, ...] = (
     types.FunctionType, types.BuiltinFunctionType, types.MethodType,
     types.MethodDescriptorType, types.WrapperDescriptorType, LRU_TYPE,
@@ -107,6 +105,10 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
     if t is types.SimpleNamespace or (
         t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))
     ):
+        if is_local(value):
+            # A project's ``class Context(threading.local)``: its attributes are per thread,
+            # the instance's own ``__dict__`` an empty one that never holds them.
+            return local_dict(value)
         try:
             ns = object.__getattribute__(value, "__dict__")
         except AttributeError:
@@ -148,24 +150,17 @@ def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[st
 def attribute_namespace(value: object, project_modules: frozenset[str]
                         ) -> dict[str, Any] | None:
     """:func:`watched_namespace`, and for a module attribute itself also the dict of a
-    ``threading.local`` (this thread's: humanize keeps its active locale in one).
+    ``threading.local`` or of a subclass of it, whoever defines the class (this thread's:
+    humanize keeps its active locale in one; :mod:`._threadlocal`).
 
     Only where a module attribute is described (on a change), not in the walks below
     containers that digests repeat: thread-local objects sit at module level.
     """
     ns = watched_namespace(value, project_modules)
-    if ns is None and type(value) is _LOCAL:  # an identity test: this runs for every change
-        ns = _local_dict(value)
+    if ns is None and is_local(value):
+        ns = local_dict(value)
         return ns if ns is not None and len(ns) <= SMALL else None
     return ns
-
-
-def _local_dict(value: object) -> dict[str, Any] | None:
-    """A ``threading.local``'s dict through its own C lookup (object's finds no ``__dict__``
-    on it): the calling thread's, the same object for as long as the thread lives.  Only
-    ``threading.local`` itself: a subclass is not looked into (not tried)."""
-    found = _LOCAL.__getattribute__(value, "__dict__")  # type: ignore[arg-type]
-    return found if type(found) is dict else None
 
 
 def large_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
