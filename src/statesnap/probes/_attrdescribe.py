@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
+from statesnap.probes._dictwatch import version_tag
 from statesnap.probes._threadlocal import is_local, local_dict
 from statesnap.probes.base import fingerprint_repr
 
@@ -282,11 +283,26 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
     if not all(type(k) is str for k in d):
         return d, ""  # hashing a project object's key into a new dict could run its code
     rest = {k: v for k, v in d.items() if not cache_part(k, v)}
-    # Each cache by identity and, for a plain container, its length: a table filled in place
-    # (cache_tables, watched) shows, what it holds is not walked into.
-    sig = hash(tuple((k, _item_sig(v), len(v) if is_container(v) else -1)
+    # Each cache by identity and, for a plain container (cache_tables, watched), by what it
+    # holds: a table filled, an entry replaced at the same length, all show.
+    sig = hash(tuple((k, _item_sig(v), _table_sig(v))
                      for k, v in d.items() if k not in rest)) & 0xFFFFFFFF
     return rest, f" cache~{sig:08x}"
+
+
+def _table_sig(value: object) -> object:
+    """A cache table's state without walking into it: its length and, for a dict, its
+    version tag (one word read: it moves on every store, an entry replaced by another of the
+    same key included); else (a list, a set, or no tags here) the identities of its items,
+    scalars by value."""
+    if not is_container(value):
+        return -1
+    n = len(value)  # type: ignore[arg-type]
+    if kind(value, dict):
+        tag = version_tag(value)  # type: ignore[arg-type]
+        if tag is not None:
+            return n, tag
+    return n, digest(value, nested=False)
 
 
 def cache_tables(d: object) -> list[Any]:
