@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
+from statesnap.probes._attrcontent import content_digest
 from statesnap.probes._dictwatch import version_tag
 from statesnap.probes._threadlocal import is_local, local_dict
 from statesnap.probes.base import fingerprint_repr
@@ -77,6 +78,8 @@ def kind(value: object, cls: type | tuple[type, ...]) -> bool:
 
 
 _CONTAINERS: tuple[type, ...] = (dict, *LISTLIKE, *SETLIKE)
+#: The containers themselves, not a subclass.
+_BUILTIN = frozenset({dict, list, set, collections.deque})
 
 
 def is_container(value: object) -> bool:
@@ -336,12 +339,15 @@ def _sample(items: Iterable[Any], n: int) -> list[Any]:
 
 
 def digest(value: Any, nested: bool = True,
-           project_modules: frozenset[str] = frozenset(), depth: int = DEPTH) -> str:
+           project_modules: frozenset[str] = frozenset(), depth: int = DEPTH,
+           content: bool = False) -> str:
     """A content digest of a container: items by value (scalars) or identity (the rest).
 
     Small containers also fold in the flat signatures of what :func:`reachable` finds below
     them, so ``REGISTRY["a"].append(x)`` and ``DATA["a"][0]["x"] = 2`` change the
-    fingerprint of ``REGISTRY`` and ``DATA``.
+    fingerprint of ``REGISTRY`` and ``DATA``.  ``content``: followed by `` eq~...``, the same
+    items apart from which builtin objects hold them (:mod:`._attrcontent`), where it can be
+    told.
     """
     n = len(value)
     inner: list[Any]
@@ -356,12 +362,14 @@ def digest(value: Any, nested: bool = True,
     else:
         inner = _sample(value, n)
         sig = tuple(map(_item_sig, inner))
+    below = reachable(value, project_modules, depth) if nested and n <= SMALL else []
     if nested and n <= SMALL:
-        deeper = tuple(digest(v, nested=False)
-                       for v in reachable(value, project_modules, depth))
-        sig = (sig, deeper)
+        sig = (sig, tuple(digest(v, nested=False) for v in below))
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
-    return text if n <= HUGE else f"{text} sampled"
+    if n > HUGE:
+        return f"{text} sampled"
+    same = content_digest(value, below, SCALARS, HUGE) if content else None
+    return f"{text} {same}" if same else text
 
 
 def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
@@ -403,13 +411,14 @@ def describe(value: object, project_modules: frozenset[str],
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
         rest, caches = (cache_parts(value) if kind(value, dict)  # type: ignore[arg-type]
                         else (value, ""))
-        sig = digest(rest, True, project_modules, depth_below(name, value))
+        # A subclass keeps more than its items (a defaultdict its factory): no eq~.
+        sig = digest(rest, True, project_modules, depth_below(name, value), t in _BUILTIN)
         return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
                 f" ~{sig}{caches}", True)
     ns = attribute_namespace(value, project_modules)
     if ns is not None:
         rest, caches = cache_parts(ns)
-        sig = digest(rest, True, project_modules, depth_below(name, value))
+        sig = digest(rest, True, project_modules, depth_below(name, value), True)
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}{caches}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

@@ -16,7 +16,12 @@ from typing import Any
 
 from statesnap.base.deltamap import DeltaMap
 from statesnap.probes import _attrdescribe as D
-from statesnap.probes._attrfingerprints import cache_filled, lazily_initialised, recorded_kind
+from statesnap.probes._attrfingerprints import (
+    cache_filled,
+    lazily_initialised,
+    recorded_kind,
+    same_content,
+)
 from statesnap.probes._attrrefresh import refresh
 from statesnap.probes._attrsame import same_bindings
 from statesnap.probes._attrscan import (
@@ -236,7 +241,8 @@ class AttributesProbe(Probe):
             return Severity.MEDIUM if self._subclasses_read() else Severity.LOW
         if before is None and isinstance(after, str) and after.startswith("module "):
             return Severity.LOW  # a submodule imported and bound on its package
-        if cache_filled(key, before, after) or lazily_initialised(before, after):
+        if (cache_filled(key, before, after) or lazily_initialised(before, after)
+                or same_content(before, after)):
             return Severity.LOW
         return self.severity
 
