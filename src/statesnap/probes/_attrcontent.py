@@ -86,8 +86,17 @@ def content_digest(value: Any, below: list[Any], scalars: frozenset[type],
                    huge: int) -> str | None:
     """``eq~xxxxxxxx`` of ``value`` and ``below`` (what the ``~`` digest walked under it, in
     its order), or None where it cannot be told."""
-    if type(value) not in _BY_PLACE:
+    t = type(value)
+    if t not in _BY_PLACE:
         return None  # a subclass at the top: taken by identity, as in any container
+    if not below and len(value) <= huge and scalars.issuperset(map(type, value)):
+        # Scalars only (most module tables): what the walk below would give, in C.
+        if t is not dict:
+            flat: object = frozenset(value) if t is set else tuple(value)
+            return f"eq~{hash((flat, ())) & 0xFFFFFFFF:08x}"
+        if scalars.issuperset(map(type, value.values())):
+            flat = (tuple(value), tuple(value.values()))
+            return f"eq~{hash((flat, ())) & 0xFFFFFFFF:08x}"
     items = _Items(below, scalars)
     try:
         sig = (items.flat(value, huge), tuple(items.flat(c, huge) for c in below))

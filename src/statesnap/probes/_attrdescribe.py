@@ -17,7 +17,7 @@ from typing import Any
 
 from statesnap.probes._attrcontent import content_digest
 from statesnap.probes._dictwatch import version_tag
-from statesnap.probes._threadlocal import is_local, local_dict
+from statesnap.probes._threadlocal import LOCAL, is_local, local_dict
 from statesnap.probes.base import fingerprint_repr
 
 #: Shown by value and compared by value: no identity tag.
@@ -161,7 +161,7 @@ def attribute_namespace(value: object, project_modules: frozenset[str]
     containers that digests repeat: thread-local objects sit at module level.
     """
     ns = watched_namespace(value, project_modules)
-    if ns is None and is_local(value):
+    if ns is None and issubclass(type(value), LOCAL):  # inline: this runs for every change
         ns = local_dict(value)
         return ns if ns is not None and len(ns) <= SMALL else None
     return ns
