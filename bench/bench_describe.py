@@ -26,6 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+SHAPES = ("settings", "registry", "resolver", "lexer")
 
 #: The child: builds the shapes, then describes the one named ``repeat`` times.
 CHILD = textwrap.dedent('''
@@ -87,8 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", type=Path, required=True, help="an earlier checkout")
     parser.add_argument("--this", type=Path, default=ROOT, help="the checkout measured")
     parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--shape", action="append", choices=SHAPES,
+                        help="only these shapes (default: all)")
     args = parser.parse_args(argv)
-    shapes = ("settings", "registry", "resolver", "lexer")
+    shapes = args.shape or SHAPES
     sides = {"this": args.this.resolve() / "src", "against": args.against.resolve() / "src"}
     rows = []
     with tempfile.TemporaryDirectory(prefix="statesnap-describe-") as tmp:

@@ -296,16 +296,17 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
 def _table_sig(value: object) -> object:
     """A cache table's state without walking into it: its length and, for a dict, its
     version tag (one word read: it moves on every store, an entry replaced by another of the
-    same key included); else (a list, a set, or no tags here) the identities of its items,
-    scalars by value."""
+    same key included); a list or set by the identities of its items, as the token reads
+    them (C loops: a table of thousands costs no Python call per item); a dict where tags
+    cannot be read by :func:`digest`."""
     if not is_container(value):
         return -1
     n = len(value)  # type: ignore[arg-type]
     if kind(value, dict):
         tag = version_tag(value)  # type: ignore[arg-type]
-        if tag is not None:
-            return n, tag
-    return n, digest(value, nested=False)
+        return (n, tag) if tag is not None else (n, digest(value, nested=False))
+    ids = map(id, value)  # type: ignore[call-overload]
+    return n, hash(frozenset(ids) if kind(value, set) else tuple(ids))
 
 
 def cache_tables(d: object) -> list[Any]:
