@@ -4,18 +4,22 @@ A module-level project object whose attributes include caches -- an attribute wh
 "cache", or a ``weakref`` container, whose entries vanish with their referents -- changes its
 cache parts on every call and on every ``cache_clear()``.  Such a change is LOW (recorded,
 hunted, not "leaked"); a change of any other attribute of the same object keeps its HIGH.  A
-plain container among the cache parts (a cache table) is watched by its length and version, so
-a fill is recorded (LOW) as the test that made it; what it holds is never in the fingerprint
-(the next change of the object would otherwise show earlier tests' entries in its ``before``).
+plain container among the cache parts (a cache table) is watched, so a fill, an entry replaced
+at the same length or the table swapped is recorded (LOW) as the test that made it; what it
+holds is never shown in the fingerprint, only digested (the next change of the object would
+otherwise show earlier tests' entries in its ``before``).
 A weak container is not watched: its entries vanish with a collection, whoever triggers it.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from suite_runs import run_shell, run_suite, write_suite
 
 LIB = """
 import weakref
@@ -138,3 +142,82 @@ def test_the_victim_of_the_plain_attribute_is_verified(pytester: pytest.Pytester
         "*test_d_changes_the_default*",
     ])
     result.stdout.no_fnmatch_line("*polluted by*test_c_clears*")
+
+
+RESOLVER_SUITE = {
+    "resolver.py": '''
+        class Resolver:
+            def __init__(self):
+                self.default = "v1"
+                self._cache = {}
+                self._cache_log = []
+
+            def resolve(self, name):
+                if name not in self._cache:
+                    self._cache[name] = self.default
+                    self._cache_log.append(name)
+                return self._cache[name]
+
+            def pin(self, name, version):
+                # An entry replaced: the table keeps its length.
+                self._cache[name] = version
+
+            def relabel(self, name, label):
+                # An item of a list table replaced: the same length again.
+                self._cache_log[self._cache_log.index(name)] = label
+
+
+        RESOLVER = Resolver()
+        RESOLVER.resolve("pkg")  # warmed at import: the tests find one entry in each table
+        ''',
+    "test_resolver.py": '''
+        import resolver
+
+        def test_a_pins_a_version():
+            resolver.RESOLVER.pin("pkg", "v2")
+
+        def test_b_resolves_the_default():
+            assert resolver.RESOLVER.resolve("pkg") == "v1", "stale resolution"
+
+        def test_c_relabels():
+            resolver.RESOLVER.relabel("pkg", "pkg==v2")
+
+        def test_d_log_names_the_package():
+            assert resolver.RESOLVER._cache_log == ["pkg"]
+
+        def test_e_swaps_the_table():
+            resolver.RESOLVER._cache = {"pkg": "v3"}
+
+        def test_f_resolves_the_default_again():
+            assert resolver.RESOLVER.resolve("pkg") == "v1", "stale resolution"
+        ''',
+}
+
+
+def test_a_cache_table_changed_at_the_same_length_is_recorded_and_proven(
+        tmp_path: Path) -> None:
+    """A cache table whose entry is replaced (or a list table whose item is), or which is
+    swapped for another of the same length, keeps its length: each is recorded (LOW, a cache
+    part), and the victim of each is verified with that key, its reproduction failing."""
+    root = write_suite(tmp_path / "suite", RESOLVER_SUITE)
+    run = run_suite(root, tmp_path / "out", "-q")
+    assert run.proc.returncode == 1, run.output[-3000:]
+    assert "3 failed, 3 passed" in run.proc.stdout, run.output[-3000:]
+    data = json.loads(run.json_path.read_text(encoding="utf-8"))
+    leaks = {t["nodeid"].rsplit("::", 1)[1]: [(x["key"], x["severity"]) for x in t["leaks"]]
+             for t in data["tests"] if t["leaks"]}
+    assert leaks == {name: [("resolver:RESOLVER", "low")] for name in (
+        "test_a_pins_a_version", "test_c_relabels", "test_e_swaps_the_table")}, leaks
+    for victim, polluter in (("test_b_resolves_the_default", "test_a_pins_a_version"),
+                             ("test_d_log_names_the_package", "test_c_relabels"),
+                             ("test_f_resolves_the_default_again", "test_e_swaps_the_table")):
+        finding = run.finding(victim)
+        assert finding["status"] == "verified", finding
+        assert finding["polluters"] == [f"test_resolver.py::{polluter}"], finding
+        assert finding["proven_keys"] == ["attributes:resolver:RESOLVER"], finding
+        repro = run_shell(finding["repro"], cwd=root)
+        assert "1 failed, 1 passed" in repro.stdout, repro.stdout[-2000:]
+    out = run.proc.stdout
+    assert out.count("state: attributes:resolver:RESOLVER:") == 3, out[-4000:]
+    assert out.count("(restoring it makes the victim pass)") == 3, out[-4000:]
+    assert "fix: clear the cache of resolver.RESOLVER in a fixture" in out, out[-4000:]

@@ -115,3 +115,98 @@ def test_an_empty_container_made_on_first_use_is_low_a_filled_one_stays_high(
     assert leaks.get("test_first_invocation") == [("attributes:ctxstack:_local", "low")], leaks
     assert leaks.get("test_leaves_one_pushed") == [("attributes:ctxstack:_local", "high")], leaks
     assert "test_later_invocation" not in leaks
+
+
+SUBCLASS_SUITE = {
+    "session.py": '''
+        import threading
+
+        class Context(threading.local):
+            # The common form: defaults given in __init__, run once per thread.
+            def __init__(self):
+                self.user = None
+                self.roles = []
+
+        CONTEXT = Context()
+
+        def login(user, *roles):
+            CONTEXT.user = user
+            CONTEXT.roles.extend(roles)
+
+        def current_user():
+            return CONTEXT.user
+        ''',
+    "test_session.py": '''
+        import session
+
+        def test_admin_logs_in():
+            session.login("admin", "superuser")
+            assert session.current_user() == "admin"
+
+        def test_nobody_is_logged_in():
+            assert session.current_user() is None
+        ''',
+}
+
+
+def test_a_subclass_of_threading_local_is_watched_like_a_plain_one(tmp_path: Path) -> None:
+    """``class Context(threading.local)`` with defaults in ``__init__``: the attribute a test
+    left set is its leak (HIGH), the victim's verdict names the key, proven by restoring it."""
+    root = write_suite(tmp_path / "suite", SUBCLASS_SUITE)
+    run = run_suite(root, tmp_path / "out", "-q")
+    assert run.proc.returncode == 1, run.output[-3000:]
+    out = run.proc.stdout
+    assert ("test_session.py::test_admin_logs_in: session:CONTEXT: "
+            "<Context {'user': None, 'roles': []}>" in out
+            and "→ <Context {'user': 'admin', 'roles': ['superuser']}>" in out), out[-3000:]
+    assert _leaks(run.json_path) == {
+        "test_admin_logs_in": [("attributes:session:CONTEXT", "high")]}
+    finding = run.finding("test_nobody_is_logged_in")
+    assert finding["status"] == "verified", finding
+    assert finding["polluters"] == ["test_session.py::test_admin_logs_in"]
+    assert finding["proven_keys"] == ["attributes:session:CONTEXT"], finding
+    assert "(restoring it makes the victim pass)" in out
+    repro = run_shell(finding["repro"], cwd=root)
+    assert "1 failed, 1 passed" in repro.stdout, repro.stdout[-2000:]
+
+
+OTHER_THREAD_SUITE = {
+    "worker.py": '''
+        import threading
+
+        INITS = []
+
+        class Context(threading.local):
+            def __init__(self):
+                INITS.append(threading.current_thread().name)
+                self.user = None
+
+        # Made in another thread: this (the tests') thread has no attributes of it yet, and
+        # the first look at them from here runs __init__.
+        _made = []
+        _t = threading.Thread(target=lambda: _made.append(Context()), name="maker")
+        _t.start()
+        _t.join()
+        CONTEXT = _made[0]
+        ''',
+    "test_worker.py": '''
+        import worker
+
+        def test_nothing_looked_at_it_from_here():
+            assert worker.INITS == ["maker"]
+
+        def test_first_look_runs_init():
+            assert worker.CONTEXT.user is None
+            assert worker.INITS == ["maker", "MainThread"]
+        ''',
+}
+
+
+def test_a_thread_local_this_thread_never_touched_runs_no_code(tmp_path: Path) -> None:
+    """Reading a ``threading.local`` subclass's attributes in a thread that has none yet runs
+    its ``__init__`` there: statesnap does not (the project's code runs when the project's
+    code asks, not at a snapshot), so both tests pass as under plain pytest."""
+    root = write_suite(tmp_path / "suite", OTHER_THREAD_SUITE)
+    run = run_suite(root, tmp_path / "out", "-q")
+    assert run.proc.returncode == 0, run.output[-3000:]
+    assert "2 passed" in run.proc.stdout, run.output[-3000:]

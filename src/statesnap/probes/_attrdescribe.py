@@ -7,7 +7,6 @@ in-place changes.  See docs/PROBES.md.
 
 from __future__ import annotations
 
-import _thread
 import collections
 import functools
 import types
@@ -16,6 +15,9 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
+from statesnap.probes._attrcontent import content_digest
+from statesnap.probes._dictwatch import version_tag
+from statesnap.probes._threadlocal import LOCAL, is_local, local_dict
 from statesnap.probes.base import fingerprint_repr
 
 #: Shown by value and compared by value: no identity tag.
@@ -43,8 +45,6 @@ _PREVIEW_ITEMS = 6
 _TEXT_LIMIT = 160
 
 LRU_TYPE: type = getattr(functools, "_lru_cache_wrapper", type(None))
-#: ``threading.local``: its attributes are per thread, the tests' thread's is watched.
-_LOCAL = _thread._local
 _CALLABLES: tuple[type, ...] = (
     types.FunctionType, types.BuiltinFunctionType, types.MethodType,
     types.MethodDescriptorType, types.WrapperDescriptorType, LRU_TYPE,
@@ -78,6 +78,8 @@ def kind(value: object, cls: type | tuple[type, ...]) -> bool:
 
 
 _CONTAINERS: tuple[type, ...] = (dict, *LISTLIKE, *SETLIKE)
+#: The containers themselves, not a subclass.
+_BUILTIN = frozenset({dict, list, set, collections.deque})
 
 
 def is_container(value: object) -> bool:
@@ -107,6 +109,10 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
     if t is types.SimpleNamespace or (
         t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))
     ):
+        if is_local(value):
+            # A project's ``class Context(threading.local)``: its attributes are per thread,
+            # the instance's own ``__dict__`` an empty one that never holds them.
+            return local_dict(value)
         try:
             ns = object.__getattribute__(value, "__dict__")
         except AttributeError:
@@ -148,24 +154,17 @@ def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[st
 def attribute_namespace(value: object, project_modules: frozenset[str]
                         ) -> dict[str, Any] | None:
     """:func:`watched_namespace`, and for a module attribute itself also the dict of a
-    ``threading.local`` (this thread's: humanize keeps its active locale in one).
+    ``threading.local`` or of a subclass of it, whoever defines the class (this thread's:
+    humanize keeps its active locale in one; :mod:`._threadlocal`).
 
     Only where a module attribute is described (on a change), not in the walks below
     containers that digests repeat: thread-local objects sit at module level.
     """
     ns = watched_namespace(value, project_modules)
-    if ns is None and type(value) is _LOCAL:  # an identity test: this runs for every change
-        ns = _local_dict(value)
+    if ns is None and issubclass(type(value), LOCAL):  # inline: this runs for every change
+        ns = local_dict(value)
         return ns if ns is not None and len(ns) <= SMALL else None
     return ns
-
-
-def _local_dict(value: object) -> dict[str, Any] | None:
-    """A ``threading.local``'s dict through its own C lookup (object's finds no ``__dict__``
-    on it): the calling thread's, the same object for as long as the thread lives.  Only
-    ``threading.local`` itself: a subclass is not looked into (not tried)."""
-    found = _LOCAL.__getattribute__(value, "__dict__")  # type: ignore[arg-type]
-    return found if type(found) is dict else None
 
 
 def large_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
@@ -287,11 +286,27 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
     if not all(type(k) is str for k in d):
         return d, ""  # hashing a project object's key into a new dict could run its code
     rest = {k: v for k, v in d.items() if not cache_part(k, v)}
-    # Each cache by identity and, for a plain container, its length: a table filled in place
-    # (cache_tables, watched) shows, what it holds is not walked into.
-    sig = hash(tuple((k, _item_sig(v), len(v) if is_container(v) else -1)
+    # Each cache by identity and, for a plain container (cache_tables, watched), by what it
+    # holds: a table filled, an entry replaced at the same length, all show.
+    sig = hash(tuple((k, _item_sig(v), _table_sig(v))
                      for k, v in d.items() if k not in rest)) & 0xFFFFFFFF
     return rest, f" cache~{sig:08x}"
+
+
+def _table_sig(value: object) -> object:
+    """A cache table's state without walking into it: its length and, for a dict, its
+    version tag (one word read: it moves on every store, an entry replaced by another of the
+    same key included); a list or set by the identities of its items, as the token reads
+    them (C loops: a table of thousands costs no Python call per item); a dict where tags
+    cannot be read by :func:`digest`."""
+    if not is_container(value):
+        return -1
+    n = len(value)  # type: ignore[arg-type]
+    if kind(value, dict):
+        tag = version_tag(value)  # type: ignore[arg-type]
+        return (n, tag) if tag is not None else (n, digest(value, nested=False))
+    ids = map(id, value)  # type: ignore[call-overload]
+    return n, hash(frozenset(ids) if kind(value, set) else tuple(ids))
 
 
 def cache_tables(d: object) -> list[Any]:
@@ -325,12 +340,15 @@ def _sample(items: Iterable[Any], n: int) -> list[Any]:
 
 
 def digest(value: Any, nested: bool = True,
-           project_modules: frozenset[str] = frozenset(), depth: int = DEPTH) -> str:
+           project_modules: frozenset[str] = frozenset(), depth: int = DEPTH,
+           content: bool = False) -> str:
     """A content digest of a container: items by value (scalars) or identity (the rest).
 
     Small containers also fold in the flat signatures of what :func:`reachable` finds below
     them, so ``REGISTRY["a"].append(x)`` and ``DATA["a"][0]["x"] = 2`` change the
-    fingerprint of ``REGISTRY`` and ``DATA``.
+    fingerprint of ``REGISTRY`` and ``DATA``.  ``content``: followed by `` eq~...``, the same
+    items apart from which builtin objects hold them (:mod:`._attrcontent`), where it can be
+    told.
     """
     n = len(value)
     inner: list[Any]
@@ -345,12 +363,14 @@ def digest(value: Any, nested: bool = True,
     else:
         inner = _sample(value, n)
         sig = tuple(map(_item_sig, inner))
+    below = reachable(value, project_modules, depth) if nested and n <= SMALL else []
     if nested and n <= SMALL:
-        deeper = tuple(digest(v, nested=False)
-                       for v in reachable(value, project_modules, depth))
-        sig = (sig, deeper)
+        sig = (sig, tuple(digest(v, nested=False) for v in below))
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
-    return text if n <= HUGE else f"{text} sampled"
+    if n > HUGE:
+        return f"{text} sampled"
+    same = content_digest(value, below, SCALARS, HUGE) if content else None
+    return f"{text} {same}" if same else text
 
 
 def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
@@ -392,13 +412,14 @@ def describe(value: object, project_modules: frozenset[str],
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
         rest, caches = (cache_parts(value) if kind(value, dict)  # type: ignore[arg-type]
                         else (value, ""))
-        sig = digest(rest, True, project_modules, depth_below(name, value))
+        # A subclass keeps more than its items (a defaultdict its factory): no eq~.
+        sig = digest(rest, True, project_modules, depth_below(name, value), t in _BUILTIN)
         return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
                 f" ~{sig}{caches}", True)
     ns = attribute_namespace(value, project_modules)
     if ns is not None:
         rest, caches = cache_parts(ns)
-        sig = digest(rest, True, project_modules, depth_below(name, value))
+        sig = digest(rest, True, project_modules, depth_below(name, value), True)
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}{caches}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

@@ -14,7 +14,7 @@ from typing import Any
 _TAG = r" (#[0-9a-f]{6})(?= |$)"
 _TYPE = r"^<([\w.]+) "
 #: A container's or a namespace's digest, then that of its cache parts (_attrdescribe.describe).
-_SIGS = r" ~([0-9a-f]{8})( cache~[0-9a-f]{8})?$"
+_SIGS = r" ~([0-9a-f]{8})(?: eq~[0-9a-f]{8})?( cache~[0-9a-f]{8})?$"
 
 
 def cache_filled(key: str, before: Any, after: Any) -> bool:
@@ -35,12 +35,13 @@ def cache_filled(key: str, before: Any, after: Any) -> bool:
                 and (sigs[0][2] or sigs[1][2]) and sigs[0][2] != sigs[1][2])
 
 
-#: A container's fingerprint (``{...} #tag [Type] len=N ~sig[ sampled][ cache~sig]``) and a
-#: namespace's (``<Type {...}> #tag ~sig[ cache~sig]``), split into what they show.
+#: A container's fingerprint (``{...} #tag [Type] len=N ~sig[ sampled| eq~sig][ cache~sig]``)
+#: and a namespace's (``<Type {...}> #tag ~sig[ eq~sig][ cache~sig]``), split into what they
+#: show.
 _CONTAINER_PARTS = (r"^(?P<text>.*) #[0-9a-f]{6}(?P<label>(?: [\w.]+)?) len=(?P<n>\d+)"
-                    r" ~[0-9a-f]{8}(?: sampled)?(?: cache~[0-9a-f]{8})?$")
+                    r" ~[0-9a-f]{8}(?: sampled)?(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?$")
 _NAMESPACE_PARTS = (r"^(?P<text><[\w.]+ .*>) #[0-9a-f]{6} ~[0-9a-f]{8}(?: sampled)?"
-                    r"(?: cache~[0-9a-f]{8})?$")
+                    r"(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?$")
 _CACHE_WORDS = ("cache", "memo")
 
 
@@ -74,10 +75,14 @@ def _cache_named(name: str, type_name: str) -> bool:
     return any(w in words for w in _CACHE_WORDS)
 
 
-#: The end of a container's fingerprint (``[...] #tag [Type] len=N ~sig[ cache~sig]``) and a
-#: namespace's (``<Type {...}> #tag ~sig[ cache~sig]``): _attrdescribe.describe.
-_CONTAINER_END = r" #[0-9a-f]{6}(?: [\w.]+)? len=\d+ ~[0-9a-f]{8}(?: cache~[0-9a-f]{8})?$"
-_NAMESPACE_FP = r"^<.*> #[0-9a-f]{6} ~[0-9a-f]{8}(?: cache~[0-9a-f]{8})?$"
+#: The end of a container's fingerprint (``[...] #tag [Type] len=N ~sig[ eq~sig][ cache~sig]``)
+#: and a namespace's (``<Type {...}> #tag ~sig[ eq~sig][ cache~sig]``): _attrdescribe.describe.
+_CONTAINER_END = (r" #[0-9a-f]{6}(?: [\w.]+)? len=\d+ ~[0-9a-f]{8}(?: eq~[0-9a-f]{8})?"
+                  r"(?: cache~[0-9a-f]{8})?$")
+_NAMESPACE_FP = r"^<.*> #[0-9a-f]{6} ~[0-9a-f]{8}(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?$"
+#: The same two ends, with the object's identity tag and its ``eq~`` digest.
+_SAME_END = (r" (#[0-9a-f]{6})(?: [\w.]+)?(?: len=\d+)? ~[0-9a-f]{8} (eq~[0-9a-f]{8})"
+             r"(?: cache~[0-9a-f]{8})?$")
 
 
 def recorded_kind(before: Any, after: Any) -> str | None:
@@ -93,6 +98,17 @@ def recorded_kind(before: Any, after: Any) -> str | None:
     if re.match(_NAMESPACE_FP, before, re.S) and re.match(_NAMESPACE_FP, after, re.S):
         return "namespace"
     return None
+
+
+def same_content(before: Any, after: Any) -> bool:
+    """The same object (identity tag) holding what it held, in other builtin containers: its
+    ``eq~`` digest (:mod:`._attrcontent`) unchanged.  Nothing a later test reads differs,
+    unless it holds one of the replaced containers itself (a change, recorded, at LOW)."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return False
+    found = re.search(_SAME_END, before), re.search(_SAME_END, after)
+    return bool(found[0] and found[1] and found[0][1] == found[1][1]
+                and found[0][2] == found[1][2])
 
 
 #: A watched namespace's fingerprint: its type, the preview of its attributes, its identity tag.

@@ -207,6 +207,19 @@ def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
     return Versions(read, operator.itemgetter(*positions))
 
 
+_WORD = struct.Struct("=Q")
+
+
+def version_tag(d: dict[Any, Any]) -> int | None:
+    """``d``'s own version tag (a dict subclass's too: the same layout), None where
+    :func:`probe_support` does not hold.  It moves on every store, an entry replaced by
+    another of the same key included, and a new dict never has an old one's."""
+    if not probe_support():
+        return None
+    tag: int = _WORD.unpack_from(memory_window(), id(d) + VERSION_OFFSET - WINDOW_BASE)[0]
+    return tag
+
+
 def version_reader(dicts: Iterable[dict[Any, Any]]) -> Reader:
     """A callable whose value changes whenever any of ``dicts`` is mutated."""
     return versions(dicts).read

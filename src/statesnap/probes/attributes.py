@@ -21,6 +21,7 @@ from statesnap.probes._attrfingerprints import (
     cache_replaced,
     lazily_initialised,
     recorded_kind,
+    same_content,
 )
 from statesnap.probes._attrrefresh import refresh
 from statesnap.probes._attrsame import same_bindings
@@ -258,7 +259,7 @@ class AttributesProbe(Probe):
         if before == "None" and _lazy_import(key, after):
             return Severity.LOW
         if (cache_filled(key, before, after) or cache_replaced(key, before, after)
-                or lazily_initialised(before, after)):
+                or lazily_initialised(before, after) or same_content(before, after)):
             return Severity.LOW
         return self.severity
 
