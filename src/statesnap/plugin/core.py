@@ -25,6 +25,7 @@ from statesnap.plugin.failurenote import note_failure
 from statesnap.plugin.fixturekinds import FAILED, FixtureKinds, is_builtin_fixture, watch_fixture
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.options import rootdir_pitfalls, settings_from
+from statesnap.plugin.outsidecapture import OutsideCapture
 from statesnap.plugin.packagesetup import watch_package_setups
 from statesnap.plugin.probesetup import FIXTURES, make_probes, start_probes
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
@@ -80,6 +81,8 @@ class StatesnapPlugin(HookPlugin):
         #: :class:`WideTeardowns` is registered (a wide fixture of the user's was set up).
         self._wide_teardowns = False
         self._kinds = FixtureKinds()
+        #: Checkpoints inside a phase: with pytest's capture suspended, as at the others.
+        self._outside = OutsideCapture(run.config)
         #: Writes each test's record line (:mod:`statesnap.plugin.testline`).
         self._write_test = TestLines(run).write
         #: A test's call phase is running (known once :class:`_CallEdges` is registered).
@@ -184,7 +187,7 @@ class StatesnapPlugin(HookPlugin):
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         self._baseline_after_collection()
         run = self.run
-        watch_package_setups(session.items, lambda: run.tracker)
+        watch_package_setups(session.items, lambda: run.tracker, self._outside)
         return (yield)
 
     def _baseline_after_collection(self) -> None:
@@ -298,8 +301,8 @@ class StatesnapPlugin(HookPlugin):
             self._own_setup_seen.add(fixturedef.argname)
             before = self.run.test.function_fixtures
             try:
-                self.run.tracker.checkpoint(Label("setup", " or ".join(before) or None,
-                                              "function" if before else None))
+                self._outside.checkpoint(self.run.tracker, Label(
+                    "setup", " or ".join(before) or None, "function" if before else None))
             except Exception as exc:  # bookkeeping must never change a test's outcome
                 note_internal_error(f"checkpoint before fixture {fixturedef.argname}", exc)
         value: object = FAILED
@@ -309,7 +312,8 @@ class StatesnapPlugin(HookPlugin):
         finally:
             try:
                 if own and self.run.tracker is not None:
-                    self.run.tracker.checkpoint(Label("setup", fixturedef.argname, "function"))
+                    self._outside.checkpoint(self.run.tracker,
+                                             Label("setup", fixturedef.argname, "function"))
                 elif self.run.tracker is not None and (kind := self._kinds.of(fixturedef))[0]:
                     if not kind[1] and str(fixturedef.scope) == "function":
                         self.run.test.quiet_fixtures.append(fixturedef.argname)
@@ -325,9 +329,8 @@ class StatesnapPlugin(HookPlugin):
                         self.run.test.wide_fixtures = True
                         if self.fixtures is not None and value is not FAILED:
                             watch_fixture(self.fixtures, self.run.ctx, fixturedef, request, value)
-                        self.run.tracker.checkpoint(
-                            Label("setup", fixturedef.argname, str(fixturedef.scope)), light=False
-                        )
+                        self._outside.checkpoint(self.run.tracker, Label(
+                            "setup", fixturedef.argname, str(fixturedef.scope)), light=False)
             except Exception as exc:  # bookkeeping must never change a test's outcome
                 note_internal_error(f"checkpoint after fixture {fixturedef.argname}", exc)
 
@@ -344,9 +347,8 @@ class StatesnapPlugin(HookPlugin):
             try:
                 if self.fixtures is not None:
                     self.fixtures.torn_down(fixturedef)
-                self.run.tracker.checkpoint(
-                    Label("teardown", fixturedef.argname, str(fixturedef.scope)), light=False
-                )
+                self._outside.checkpoint(self.run.tracker, Label(
+                    "teardown", fixturedef.argname, str(fixturedef.scope)), light=False)
             except Exception as exc:  # bookkeeping must never change a test's outcome
                 note_internal_error(f"checkpoint after fixture {fixturedef.argname}", exc)
 

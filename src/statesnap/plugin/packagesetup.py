@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from statesnap.analysis.own_fixtures import PACKAGE_SETUP
+from statesnap.plugin.outsidecapture import OutsideCapture
 from statesnap.state.tracker import Label, TestTracker
 
 #: What ``Package.setup`` calls besides the import (pytest's ``_get_first_non_fixture_func``).
@@ -33,19 +34,22 @@ _MODULE_SETUPS = ("setUpModule", "setup_module")
 
 
 def watch_package_setups(items: Iterable[pytest.Item],
-                         tracker: Callable[[], TestTracker | None]) -> None:
-    """Wrap the ``setup`` of every package above ``items`` (once per session)."""
+                         tracker: Callable[[], TestTracker | None],
+                         outside: OutsideCapture) -> None:
+    """Wrap the ``setup`` of every package above ``items`` (once per session); the
+    checkpoints are taken ``outside`` pytest's capture (the setup runs inside it)."""
     seen: set[int] = set()
     for item in items:
         node = item.parent
         while node is not None and id(node) not in seen:
             seen.add(id(node))
             if isinstance(node, pytest.Package):
-                _wrap(node, tracker)
+                _wrap(node, tracker, outside)
             node = node.parent
 
 
-def _wrap(package: pytest.Package, tracker: Callable[[], TestTracker | None]) -> None:
+def _wrap(package: pytest.Package, tracker: Callable[[], TestTracker | None],
+          outside: OutsideCapture) -> None:
     original = package.setup
     init = package.path / "__init__.py"
 
@@ -54,13 +58,13 @@ def _wrap(package: pytest.Package, tracker: Callable[[], TestTracker | None]) ->
         if t is None:
             original()
             return
-        t.checkpoint(Label("setup"), light=False)  # what ran before it, in this test's setup
+        outside.checkpoint(t, Label("setup"), light=False)  # what ran before it, in this setup
         try:
             original()
         finally:
             own = not _defines_module_setup(init)
-            t.checkpoint(Label("setup", PACKAGE_SETUP if own else None, "pytest" if own else None),
-                         light=False)
+            outside.checkpoint(t, Label("setup", PACKAGE_SETUP if own else None,
+                                        "pytest" if own else None), light=False)
 
     # An instance attribute: pytest's SetupState calls ``col.setup()`` on this node.
     package.setup = setup  # type: ignore[method-assign]
