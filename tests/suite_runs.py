@@ -65,6 +65,13 @@ class SuiteRun:
         found: list[dict[str, Any]] = data["findings"]
         return found
 
+    def leak_severities(self) -> dict[str, list[tuple[str, str]]]:
+        """Per test that leaked (its name, the last part of its id): each leak's key and
+        severity, as the summary JSON lists them."""
+        data: dict[str, Any] = json.loads(self.json_path.read_text(encoding="utf-8"))
+        return {t["nodeid"].rsplit("::", 1)[1]: [(x["key"], x["severity"]) for x in t["leaks"]]
+                for t in data["tests"] if t["leaks"]}
+
     def finding(self, victim_part: str) -> dict[str, Any]:
         """The one finding whose victim's id contains ``victim_part``."""
         found = [f for f in self.findings() if victim_part in f["victim"]]

@@ -203,9 +203,7 @@ def test_a_cache_table_changed_at_the_same_length_is_recorded_and_proven(
     run = run_suite(root, tmp_path / "out", "-q")
     assert run.proc.returncode == 1, run.output[-3000:]
     assert "3 failed, 3 passed" in run.proc.stdout, run.output[-3000:]
-    data = json.loads(run.json_path.read_text(encoding="utf-8"))
-    leaks = {t["nodeid"].rsplit("::", 1)[1]: [(x["key"], x["severity"]) for x in t["leaks"]]
-             for t in data["tests"] if t["leaks"]}
+    leaks = run.leak_severities()
     assert leaks == {name: [("resolver:RESOLVER", "low")] for name in (
         "test_a_pins_a_version", "test_c_relabels", "test_e_swaps_the_table")}, leaks
     for victim, polluter in (("test_b_resolves_the_default", "test_a_pins_a_version"),

@@ -129,15 +129,14 @@ def test_a_reset_to_equal_contents_is_low_real_changes_stay_high_and_proven(
     run = run_suite(root, tmp_path / "out", "-q")
     assert run.proc.returncode == 1, run.output[-3000:]
     assert "4 failed, 6 passed" in run.proc.stdout, run.output[-3000:]
-    data = json.loads(run.json_path.read_text(encoding="utf-8"))
-    leaks = {t["nodeid"].rsplit("::", 1)[1]: [(x["key"], x["severity"]) for x in t["leaks"]]
-             for t in data["tests"] if t["leaks"]}
+    leaks = run.leak_severities()
     assert leaks == {
         RESET: [("lexer:Lexer._default_instance", "low")],
         **{polluter: [(key, "high")] for polluter, key in VICTIMS.values()},
         # The victim fills the list plugins still holds: its own leak.
         "test_h_registered_handler_is_listed": [("plugins:HANDLERS", "high")],
     }, leaks
+    data = json.loads(run.json_path.read_text(encoding="utf-8"))
     [reset] = next(t["leaks"] for t in data["tests"] if t["nodeid"].endswith(RESET))
     assert reset["before"].split()[-2:] != reset["after"].split()[-2:], reset  # other lists
     out = run.proc.stdout
