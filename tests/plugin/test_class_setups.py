@@ -117,25 +117,25 @@ def test_set_ups_and_tear_downs_are_the_leakers_in_the_run_and_its_findings(
         (pytester.path / "r.html").read_text("utf-8"))}
     assert counts["leaked state"] == "0" and counts["set-ups that leaked"] == "3", counts
     assert not [i for i in INTERNAL if i in out + json.dumps(summary)]
-    # No test leaked: three set-ups did (the class's own attribute included).
+    # No test leaked: three set-ups did.  The class's own attribute is recorded, LOW and not
+    # listed: only code that names the class sees it (test_own_class_setup.py).
     assert "3 class or module set-up(s) leaked state:" in out
     assert "test(s) leaked state" not in out
     assert ("TestSetsUp.setup_class (class, set up for test_b_classes.py::TestSetsUp::"
             "test_first): app:Config.mode: ∅ → 'class'") in out
-    assert ("TestSetsUp.setup_class (class, set up for test_b_classes.py::TestSetsUp::"
-            "test_first): test_b_classes:TestSetsUp.shared: ∅ → [1, 2]") in out
+    assert "TestSetsUp.shared" not in out
     assert ("TestTearsDown.teardown_class (class, torn down after test_b_classes.py::"
             "TestTearsDown::test_only): app:Config.level: 1 → 9") in out
     assert "TestUnit.setUpClass (class, set up for test_b_classes.py::TestUnit::test_u)" in out
     tests = {t["nodeid"]: t for t in summary["tests"]}
     assert not [n for n, t in tests.items() if t["leaked"]]
-    made = {(leak["key"], leak["fixture"], leak["phase"], leak.get("by_setup"))
-            for t in tests.values() for leak in t["leaks"]}
+    made = {(leak["key"], leak["fixture"], leak["phase"], leak.get("by_setup"),
+             leak["severity"]) for t in tests.values() for leak in t["leaks"]}
     assert made == {
-        ("app:Config.mode", "TestSetsUp.setup_class", "setup", True),
-        ("test_b_classes:TestSetsUp.shared", "TestSetsUp.setup_class", "setup", True),
-        ("app:Config.level", "TestTearsDown.teardown_class", "teardown", True),
-        ("app:Config.unit", "TestUnit.setUpClass", "setup", True),
+        ("app:Config.mode", "TestSetsUp.setup_class", "setup", True, "high"),
+        ("test_b_classes:TestSetsUp.shared", "TestSetsUp.setup_class", "setup", True, "low"),
+        ("app:Config.level", "TestTearsDown.teardown_class", "teardown", True, "high"),
+        ("app:Config.unit", "TestUnit.setUpClass", "setup", True, "high"),
     }
     findings = {f["victim"].split("::")[1]: f for f in summary["findings"]}
     assert set(findings) == set(CASES)

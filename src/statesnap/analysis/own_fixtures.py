@@ -1,7 +1,8 @@
 """pytest's and unittest's own fixtures, named the way the user wrote the code behind them.
 
 Internal fixture names (``_unittest_setUpClass_fixture_TestX``) become the user's method
-(``setUpClass``), and what pytest's ``tmp_path`` family does is nobody's leak.  Pure functions.
+(``setUpClass``), what pytest's ``tmp_path`` family does is nobody's leak, and a class set-up
+that sets its own class's attributes is rated low.  Pure functions.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import re
 from typing import Final
 
 from statesnap.base.plain import Frozen
+from statesnap.probes.base import Severity
+from statesnap.state.diff import Change
 
 #: Built-in fixtures whose first setup changes process state for pytest itself.
 PYTEST_OWN_SETUP = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
@@ -39,6 +42,11 @@ _METHODS = {
     "xunit_setup_class": ("setup_class", "teardown_class"),
     "xunit_setup_method": ("setup_method", "teardown_method"),
 }
+#: The set-ups that run once for a class, with that class as ``cls``.
+_CLASS_SETUPS = frozenset({"unittest_setUpClass", "xunit_setup_class"})
+#: The probe whose keys name class attributes (``module:Class.attr``).
+_ATTRIBUTES = "attributes"
+
 #: kind -> the user's method that runs in the fixture's teardown
 _TEARDOWNS = {
     "unittest_setUpClass": "tearDownClass",
@@ -103,3 +111,29 @@ def is_users_setup(fixture: str | None) -> bool:
 def is_pytest_own(fixture: str | None) -> bool:
     """Whether a change labelled with ``fixture`` was made by pytest's own code."""
     return fixture in PYTEST_OWN_SETUP or fixture == PACKAGE_SETUP
+
+
+def lower_own_class_setup(changes: list[Change], cls: object) -> None:
+    """Rate LOW what the class set-up of the test's class ``cls`` (``setUpClass``,
+    ``setup_class``) did to that class's own attributes, when nothing changed them after it.
+
+    ``cls.conn = ...`` in a class set-up is how unittest and xunit classes share a value among
+    their tests: it reaches only code that names the class (its tests and subclasses), and
+    the next run of the set-up sets it again.  Still recorded (a hunt reaches low leaks), no
+    longer listed as a set-up's leak nor errored by strict mode.  What the class's tests do to
+    the attribute afterwards (``Change.then``), what the set-up does to any other object,
+    and what its tear-down does, keep their severity.
+    """
+    if not changes or not isinstance(cls, type):
+        return  # most tests: nothing changed, or a test function outside a class
+    qualname = cls.__qualname__
+    prefix = f"{cls.__module__}:{qualname}."
+    for ch in changes:
+        if (ch.probe != _ATTRIBUTES or ch.phase != "setup" or ch.then is not None
+                or not ch.key.startswith(prefix) or ch.severity <= Severity.LOW):
+            continue
+        if not ch.key[len(prefix):].isidentifier():
+            continue  # a deeper key (``Class.attr#cache``, a nested class's attribute)
+        m = _internal().match(ch.fixture or "")
+        if m is not None and m["kind"] in _CLASS_SETUPS and m["owner"] == qualname:
+            ch.severity = int(Severity.LOW)

@@ -13,8 +13,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.outcomes import Failed
 
-from statesnap.analysis.leaks import WIDE_SCOPES, Held, scope_holds
-from statesnap.analysis.own_fixtures import display_fixture, is_pytest_own
+from statesnap.analysis.leaks import WIDE_SCOPES, Held, scope_holds, setup_hint
+from statesnap.analysis.own_fixtures import (
+    display_fixture,
+    is_pytest_own,
+    is_users_setup,
+    lower_own_class_setup,
+)
 from statesnap.base.internal import note_internal_error
 from statesnap.output.lines import short
 from statesnap.plugin import markers, options
@@ -76,7 +81,13 @@ def format_leak(nodeid: str, leaks: Iterable[Change], run: RunState,
                      f"{where}{owner_text}")
         probe = run.snapshotter.probe(ch.probe) if run.snapshotter else None
         top = within(ch.key, made) if ch.probe == FilesProbe.name else None
-        if probe is not None and top in (None, ch.key):
+        own = setup_hint(ch)
+        if own is not None:
+            # A class or module set-up's change: undone in its tear-down, not by a monkeypatch
+            # (function-scoped, it cannot reach there), as the terminal and findings say.
+            if own not in hints:
+                hints.append(own)
+        elif probe is not None and top in (None, ch.key):
             try:
                 hint = probe.hint(ch.key, ch.change)
             except Exception as exc:
@@ -157,7 +168,9 @@ class StrictPlugin(HookPlugin):
             return None
         leaks: list[Change] = []
         held_by: dict[str, str] = {}
-        for ch in net_so_far(self.run):
+        changes = net_so_far(self.run)
+        lower_own_class_setup(changes, getattr(item, "cls", None))  # as the record rates them
+        for ch in changes:
             if is_pytest_own(ch.fixture):
                 continue  # pytest's own setup (tmp_path's imports, a package's import)
             ref = (ch.probe, ch.key)
@@ -178,7 +191,9 @@ class StrictPlugin(HookPlugin):
                 continue  # this test changed it last: its own change is listed, not the fixture
             if not held.put_back(_current_value(self.run, *ref)):
                 leaks.append(held.change)
-                held_by[held.change.ref] = f"{held.scope} fixture {held.fixture}"
+                name = display_fixture(held.fixture, "setup")
+                held_by[held.change.ref] = (name if is_users_setup(held.fixture)
+                                            else f"{held.scope} fixture {name}")
         from statesnap.state.selection import allowed
 
         patterns = self._patterns(item)

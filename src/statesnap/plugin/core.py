@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP
+from statesnap.analysis.own_fixtures import PYTEST_OWN_SETUP, lower_own_class_setup
 from statesnap.base.internal import note_internal_error
 from statesnap.base.internal import set_sink as set_internal_sink
 from statesnap.base.redact import report_secrets_to_parent
@@ -245,6 +245,7 @@ class StatesnapPlugin(HookPlugin):
                 note_internal_error("snapshot after a test", exc)
                 tracker.abort()
                 changes = []
+            lower_own_class_setup(changes, getattr(item, "cls", None))
             for hook in run.observers:
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
