@@ -245,7 +245,8 @@ class StatesnapPlugin(HookPlugin):
                 note_internal_error("snapshot after a test", exc)
                 tracker.abort()
                 changes = []
-            lower_own_class_setup(changes, getattr(item, "cls", None))
+            if changes:
+                lower_own_class_setup(changes, getattr(item, "cls", None))
             for hook in run.observers:
                 # After end(): restore mode puts state back here and re-snapshots, so the
                 # next test starts from the healed state while this line keeps the leak.
