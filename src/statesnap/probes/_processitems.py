@@ -26,6 +26,10 @@ SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", 
                 "SIGILL", "SIGSEGV", "SIGTRAP", "SIGURG", "SIGIO")
 DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 SYS_HOOKS = ("excepthook", "displayhook", "unraisablehook", "breakpointhook")
+#: Test tools whose own bookkeeping hooks into the interpreter once per process (hypothesis
+#: appends a GC timer to ``gc.callbacks`` on first use): no test of the user's made it.
+TOOL_MODULES = ("hypothesis", "_hypothesis_pytestplugin", "_pytest", "pytest", "pluggy",
+                "coverage", "pytest_cov", "xdist")
 STREAMS = ("stdout", "stderr", "stdin")
 
 
@@ -111,13 +115,14 @@ class Item(Frozen):
     """One key of the ``process`` map."""
 
     _fields = ("key", "show", "hint", "get", "put", "needs", "severity", "main_only",
-               "pristine")
+               "pristine", "rate")
     __slots__ = _fields
 
     def __init__(self, key: str, show: Callable[[], Any], hint: str,
                  get: Callable[[], Any] | None = None, put: Callable[[Any], None] | None = None,
                  needs: str | None = None, severity: Severity = Severity.HIGH,
-                 main_only: bool = False, pristine: str | None = None) -> None:
+                 main_only: bool = False, pristine: str | None = None,
+                 rate: Callable[[Any, Any], Severity | None] | None = None) -> None:
         self.key: Final = key
         self.show: Final = show
         self.hint: Final = hint
@@ -132,6 +137,9 @@ class Item(Frozen):
         #: What the key shows right after ``needs`` is first imported: appearing with it is
         #: the import, not a setting a later test could see differ (LOW, like the import).
         self.pristine: Final = pristine
+        #: A change's severity from its shown values, where the key's own is too coarse
+        #: (None: the key's severity).
+        self.rate: Final = rate
 
 
 def _setattr(target: Callable[[], Any], name: str) -> Callable[[Any], None]:
@@ -210,6 +218,26 @@ def _hook_items() -> list[Item]:
     return items
 
 
+def _from_tool(shown: object) -> bool:
+    """Whether a hook shown as ``module.qualname #tag`` is a test tool's own."""
+    if not isinstance(shown, str):
+        return False
+    module = shown.split(" ", 1)[0]
+    return any(module.startswith(f"{t}.") for t in TOOL_MODULES)
+
+
+def tools_only(before: Any, after: Any) -> Severity | None:
+    """LOW for hooks only added, every one a test tool's (:data:`TOOL_MODULES`); otherwise
+    None (the key's severity): a user's hook, or one removed, is the test's change."""
+    if not isinstance(after, list) or not isinstance(before, (list, type(None))):
+        return None
+    old = before or []
+    added = [h for h in after if h not in old]
+    if not added or any(h not in after for h in old):
+        return None
+    return Severity.LOW if all(map(_from_tool, added)) else None
+
+
 def _gc_items() -> list[Item]:
     def put_enabled(on: bool) -> None:
         gc.enable() if on else gc.disable()
@@ -227,7 +255,8 @@ def _gc_items() -> list[Item]:
              get=gc.get_debug, put=gc.set_debug, severity=Severity.MEDIUM),
         Item("gc.callbacks", lambda: [describe_hook(c) for c in gc.callbacks],
              "remove callbacks you append to gc.callbacks in a finaliser",
-             get=lambda: list(gc.callbacks), put=put_callbacks, severity=Severity.MEDIUM),
+             get=lambda: list(gc.callbacks), put=put_callbacks, severity=Severity.MEDIUM,
+             rate=tools_only),
     ]
 
 

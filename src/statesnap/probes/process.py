@@ -267,6 +267,10 @@ class ProcessProbe(Probe):
             return self.severity
         if before is None and item.pristine is not None and after == item.pristine:
             return Severity.LOW  # its module was imported: the key came with its default
+        if item.rate is not None:
+            rated = item.rate(before, after)
+            if rated is not None:
+                return rated
         return item.severity
 
     def hint(self, key: str, change: str) -> str | None:
