@@ -33,13 +33,18 @@ def short_pair(before: Any, after: Any, width: int = VALUE_WIDTH) -> tuple[str, 
     """
     b, a = _text(before), _text(after)
     cut_b, cut_a = short(b, width), short(a, width)
-    if cut_b != cut_a or b == a:
+    if b == a:
         return cut_b, cut_a
     common = 0
     for x, y in zip(b, a, strict=False):
         if x != y:
             break
         common += 1
+    if cut_b != cut_a and common < width - _LOOK_BACK:
+        # The cut sides show the difference with room after it.  Nearer the cut, they
+        # would differ by a character or two (a registry's new last entry past a long
+        # first one): cut around the difference instead.
+        return cut_b, cut_a
     item = b.rfind(", ", max(common - _LOOK_BACK, 0), common)
     start = max(item + 2 if item >= 0 else common - _LEAD, 1)
     return _window(b, start, width), _window(a, start, width)

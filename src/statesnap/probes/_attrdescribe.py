@@ -221,6 +221,22 @@ def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH) -
     return out
 
 
+def _ends(items: Iterable[Any], n: int, ordered: bool) -> tuple[list[Any], list[Any]]:
+    """The items a preview shows: all of a short container; of a long ordered one its first
+    and last few, since registries and logs grow at the end (marshmallow's class registry, a
+    list appended to): the entries a test added are what the user needs to see."""
+    if n <= _PREVIEW_ITEMS or not ordered:
+        return list(islice(items, _PREVIEW_ITEMS)), []
+    half = _PREVIEW_ITEMS // 2
+    tail = list(islice(reversed(items), half))  # type: ignore[call-overload]
+    tail.reverse()
+    return list(islice(items, _PREVIEW_ITEMS - half)), tail
+
+
+def _entry(k: object, v: object, depth: int) -> str:
+    return f"{short(k, depth + 1)}: {_opaque(v) if cache_part(k, v) else short(v, depth + 1)}"
+
+
 def short(value: object, depth: int = 0) -> str:
     """A safe short text: builtin scalars and containers by value, the rest by type."""
     t = type(value)
@@ -228,11 +244,12 @@ def short(value: object, depth: int = 0) -> str:
         return fingerprint_repr(value, 60)
     if depth < 2 and t in (list, tuple, set, frozenset, collections.deque):
         items: Iterable[Any] = value  # type: ignore[assignment]
-        parts = [_opaque(v) if cache_part(None, v) else short(v, depth + 1)
-                 for v in islice(items, _PREVIEW_ITEMS)]
         n = len(value)  # type: ignore[arg-type]
+        head, tail = _ends(items, n, t not in (set, frozenset))
+        parts = [_opaque(v) if cache_part(None, v) else short(v, depth + 1) for v in head]
         if n > _PREVIEW_ITEMS:
-            parts.append(f"… +{n - _PREVIEW_ITEMS}")
+            parts.append(f"… +{n - len(head) - len(tail)}")
+            parts += [_opaque(v) if cache_part(None, v) else short(v, depth + 1) for v in tail]
         inner = ", ".join(parts)
         if t is list:
             return f"[{inner}]"
@@ -243,10 +260,11 @@ def short(value: object, depth: int = 0) -> str:
         return f"{t.__name__}({{{inner}}})" if t is frozenset or not n else f"{{{inner}}}"
     if depth < 2 and kind(value, dict):
         d: dict[Any, Any] = value  # type: ignore[assignment]
-        parts = [f"{short(k, depth + 1)}: {_opaque(v) if cache_part(k, v) else short(v, depth + 1)}"
-                 for k, v in islice(d.items(), _PREVIEW_ITEMS)]
+        head, tail = _ends(d.items(), len(d), True)
+        parts = [_entry(k, v, depth) for k, v in head]
         if len(d) > _PREVIEW_ITEMS:
-            parts.append(f"… +{len(d) - _PREVIEW_ITEMS}")
+            parts.append(f"… +{len(d) - len(head) - len(tail)}")
+            parts += [_entry(k, v, depth) for k, v in tail]
         return "{" + ", ".join(parts) + "}"
     if kind(value, types.ModuleType):
         return f"module {value.__name__}"  # type: ignore[attr-defined]
@@ -374,8 +392,11 @@ def digest(value: Any, nested: bool = True,
 
 
 def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
-    # The same cut as base.fingerprint_repr, for text that is already a repr.
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} chars)"
+    # Cut in the middle: a preview's last entries (what grew) stay in sight, its start too.
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return f"{text[:head]}…{text[head - limit:]} ({len(text)} chars)"
 
 
 def subclasses(subs: list[type]) -> str:
