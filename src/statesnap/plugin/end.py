@@ -89,6 +89,11 @@ class SessionEnd(HookPlugin):
         if self.run.snapshotter is not None and not self._probes_closed:
             self._probes_closed = True
             self._guarded("closing the probes", self.run.snapshotter.close)
+        # The end needs the baseline no more: its copy of sys.modules would keep the modules
+        # of the session's start alive past the interpreter's own teardown of them, where an
+        # unclosed file a module holds (structlog's WRITE_LOCKS) warns on stderr after the
+        # summary; plain pytest, tearing them down in order, never shows it.
+        self.run.baseline.modules.clear()
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -347,3 +347,14 @@ class AttributesProbe(Probe):
             if entry is not None and entry.restore(path):
                 done.append(key)
         return done
+
+    def close(self) -> None:
+        # The watch holds the project's containers and namespaces (to read their version tags
+        # and items): kept past the session, they outlive their modules at interpreter exit,
+        # where an unclosed file inside one (structlog's WRITE_LOCKS) then warns on stderr
+        # after pytest's summary, which plain pytest never shows.
+        self._watch = Watch([])
+        self._mods = []
+        self._by_name = {}
+        self._subclass_readers = {}
+        self._nmods = -1
