@@ -101,6 +101,9 @@ def _grouped(skipped: list[str]) -> list[str]:
     """
     out: list[str] = []
     run: list[tuple[str, str, str]] = []
+    #: Other entries met inside a run (the backwards order, tried between leakers-first
+    #: orders): said after it rather than splitting it.
+    held: list[str] = []
 
     def flush() -> None:
         if len(run) > _LISTED:
@@ -109,12 +112,16 @@ def _grouped(skipped: list[str]) -> list[str]:
         else:
             out.extend(f"{stem}-{n} ({rest})" for stem, n, rest in run)
         run.clear()
+        out.extend(held)
+        held.clear()
 
     for entry in skipped:
         m = _NUMBERED.match(entry)
         if m is None:
-            flush()
-            out.append(entry)
+            if run:
+                held.append(entry)
+            else:
+                out.append(entry)
             continue
         key = m["stem"], m["n"], m["rest"]
         if run and (run[0][0], run[0][2]) != (key[0], key[2]):
