@@ -48,6 +48,9 @@ class Target:
     tests: tuple[str, ...]
     #: pytest ``-k`` expression narrowing ``tests`` further, if any.
     select: str = ""
+    #: Top-level functions and names of the module to mutate, where only part of it is
+    #: under test (mutants elsewhere are taken out before the run, and not counted).
+    only: tuple[str, ...] = ()
 
 
 #: The report's direct tests (view models, values, rendering, hostile keys, goldens): each
@@ -75,7 +78,20 @@ TARGETS: dict[str, Target] = {
     "verify": Target("src/statesnap/proof/verify.py", _VERIFY_TESTS),
     "verify_replays": Target("src/statesnap/proof/replays.py", _VERIFY_TESTS),
     "verify_keys": Target("src/statesnap/proof/keys.py", _VERIFY_TESTS),
-    "verify_cleaners": Target("src/statesnap/proof/cleaners.py", _VERIFY_TESTS),
+    "verify_cleaners": Target("src/statesnap/proof/cleaners.py", (
+        *_VERIFY_TESTS, "tests/verify/test_verify_stored_cleaners.py")),
+    "verdicts": Target("src/statesnap/analysis/verdicts.py", (
+        "tests/cli/test_verdict_lines.py", "tests/test_explain_hints_unit.py")),
+    "leaks": Target("src/statesnap/analysis/leaks.py", (
+        "tests/verify/test_verify_replays.py", "tests/plugin/test_collection_and_scope.py",
+        "tests/attribution/test_leak_owners.py", "tests/verify/test_verify_fixture_notes.py")),
+    "close_ids": Target("src/statesnap/cli/common.py", (
+        "tests/cli/test_close_ids.py", "tests/cli/test_cli_errors.py"),
+        select="close or an_id_not_in", only=("_MIN_PART", "close_ids", "_not_in")),
+    "hunt_suspect": Target("src/statesnap/hunt/suspect.py", (
+        "tests/hunt/test_hunt_proofs.py",), select="differently"),
+    "hunt_repro": Target("src/statesnap/hunt/repro.py", (
+        "tests/hunt/test_hunt_proofs.py",), select="long_order"),
     "verify_leftovers": Target("src/statesnap/proof/leftovers.py", (
         "tests/verify/test_verify_verdicts.py",), select="left"),
     "minimize": Target("src/statesnap/analysis/minimize.py",
@@ -284,9 +300,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "probe and key are set together (both from one candidate or a proven ref)",
     ("verify_replays", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
                "or len(k) == 2"): _PAIRS,
-    ("verify_cleaners", "if n not in finding.polluters and n is not finding.victim]"):
-        "the victim's candidate id is the record entry's own string, the object "
-        "finding.victim holds",
     ("verify_keys", "if healed == set(polluters):"):
         "healed holds only polluters (each key's writer is one), so >= is ==",
     ("verify", "def find_cleaners(self, finding: Finding, everywhere: bool = True) -> None:"):
@@ -473,6 +486,26 @@ EQUIVALENT.update({
 })
 
 
+#: Survivors of the modules added at stop 19 judged equivalent (same form as EQUIVALENT).
+_LAST_PIECE = "the last piece of rsplit('::') is the same for any maxsplit >= 1"
+_TWO_PIECES = ("every recorded test id holds '::' (an item's id is its file's id, '::' and its "
+               "name), so rsplit('::', 1) gives two pieces: [1] is [-1]")
+EQUIVALENT.update({
+    ("close_ids", 'name = nodeid.rsplit("::", 2)[-1]'): _LAST_PIECE,
+    ("close_ids", 'same = [i for i in unique if i.rsplit("::", 2)[-1] == name]'): _LAST_PIECE,
+    ("close_ids", 'siblings = {i.rsplit("::", 2)[-1]: i for i in unique if '
+                  'i.rpartition("::")[0] == prefix}'): _LAST_PIECE,
+    ("close_ids", 'same = [i for i in unique if i.rsplit("::", 1)[+1] == name]'): _TWO_PIECES,
+    ("close_ids", 'same = [i for i in unique if i.rsplit("::", 1)[1] == name]'): _TWO_PIECES,
+    ("close_ids", 'siblings = {i.rsplit("::", 1)[+1]: i for i in unique if '
+                  'i.rpartition("::")[0] == prefix}'): _TWO_PIECES,
+    ("close_ids", 'siblings = {i.rsplit("::", 1)[1]: i for i in unique if '
+                  'i.rpartition("::")[0] == prefix}'): _TWO_PIECES,
+    ("close_ids", 'where = lanes[ -1].path if len(lanes) == 1 else f"{len(lanes)} lanes of the '
+                  'record"'): "with one lane, the last lane is the first",
+})
+
+
 def _copy_checkout(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
@@ -507,6 +540,10 @@ def _run_module(name: str, target: Target) -> Outcome:
     session = work / "session.sqlite"
     cr = [str(Path(sys.executable).parent / "cosmic-ray")]
     subprocess.run([*cr, "init", str(config), str(session)], cwd=work, check=True)
+    outside = _drop_outside(session, target)
+    if outside:
+        print(f"mutation: {name}: {outside} mutants outside {', '.join(target.only)} "
+              "taken out (not counted)", flush=True)
     skipped = _drop_annotation_mutants(session, target)
     print(f"mutation: {name}: baseline {baseline:.1f}s, running mutants "
           f"({skipped} in annotations not run)", flush=True)
@@ -543,6 +580,38 @@ def _annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int
             nodes.append(node.annotation)
     return [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0))
             for n in nodes if n is not None]
+
+
+def _kept_spans(source: str, only: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The lines (first, last) of the module's top-level functions, classes and assignments
+    named in ``only``."""
+    spans = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = {node.name}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+        else:
+            continue
+        if names & set(only):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            spans.append((first, node.end_lineno or node.lineno))
+    return spans
+
+
+def _drop_outside(session: Path, target: Target) -> int:
+    """Where only part of the module is under test (``Target.only``), take the mutants of
+    the rest out of the session before it runs; the number taken out."""
+    if not target.only:
+        return 0
+    spans = _kept_spans((ROOT / target.path).read_text(encoding="utf-8"), target.only)
+    with sqlite3.connect(session) as db:
+        rows = db.execute("SELECT job_id, start_pos_row FROM mutation_specs").fetchall()
+        drop = [(job,) for job, row in rows if not any(a <= row <= b for a, b in spans)]
+        db.executemany("DELETE FROM mutation_specs WHERE job_id = ?", drop)
+        db.executemany("DELETE FROM work_items WHERE job_id = ?", drop)
+    return len(drop)
 
 
 def _drop_annotation_mutants(session: Path, target: Target) -> int:
@@ -743,6 +812,8 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         tests = ", ".join(f"`{t}`" for t in TARGETS[name].tests)
         if TARGETS[name].select:
             tests += f" (`-k '{TARGETS[name].select}'`)"
+        if TARGETS[name].only:
+            tests += f"; mutating only {', '.join(f'`{n}`' for n in TARGETS[name].only)}"
         partial = f" (+{o['not_run']} not run: stopped)" if o.get("not_run") else ""
         lines.append(f"| `{TARGETS[name].path}` | {tests} | {o['generated']}{partial} "
                      f"| {o.get('annotations', 0)} | {o['killed']} | {len(survived)} "
