@@ -89,9 +89,11 @@ TARGETS: dict[str, Target] = {
         "tests/cli/test_close_ids.py", "tests/cli/test_cli_errors.py"),
         select="close or an_id_not_in", only=("_MIN_PART", "close_ids", "_not_in")),
     "hunt_suspect": Target("src/statesnap/hunt/suspect.py", (
-        "tests/hunt/test_hunt_proofs.py",), select="differently"),
+        "tests/hunt/test_hunt_proofs.py", "tests/hunt/test_hunt_suspect.py"),
+        select="differently or hunt_suspect"),
     "hunt_repro": Target("src/statesnap/hunt/repro.py", (
-        "tests/hunt/test_hunt_proofs.py",), select="long_order"),
+        "tests/hunt/test_hunt_proofs.py", "tests/hunt/test_hunt_repro.py"),
+        select="long_order or hunt_repro"),
     "verify_leftovers": Target("src/statesnap/proof/leftovers.py", (
         "tests/verify/test_verify_verdicts.py",), select="left"),
     "minimize": Target("src/statesnap/analysis/minimize.py",
@@ -490,6 +492,14 @@ EQUIVALENT.update({
 _LAST_PIECE = "the last piece of rsplit('::') is the same for any maxsplit >= 1"
 _TWO_PIECES = ("every recorded test id holds '::' (an item's id is its file's id, '::' and its "
                "name), so rsplit('::', 1) gives two pieces: [1] is [-1]")
+_AFTER_TEARDOWN = ("no phase sorts after 'teardown' (a change's phase is setup, call or teardown; "
+                   "collection's are no test's): >= is ==")
+_FROM_JSON = ("Finding.from_json of a record's JSON object raises only TypeError (a field it does "
+              "not know, or one of the wrong kind): ValueError and KeyError are guards")
+_SET_ASIDE = ("Suspect.set_aside is assigned (hunt.py) but read nowhere: its default is never "
+              "seen")
+_HELD_INDEX = ("resolve_leaks gives every Held its test's index; strict mode's Held, the only one "
+               "made with the default, never reads it")
 EQUIVALENT.update({
     ("close_ids", 'name = nodeid.rsplit("::", 2)[-1]'): _LAST_PIECE,
     ("close_ids", 'same = [i for i in unique if i.rsplit("::", 2)[-1] == name]'): _LAST_PIECE,
@@ -503,6 +513,18 @@ EQUIVALENT.update({
                   'i.rpartition("::")[0] == prefix}'): _TWO_PIECES,
     ("close_ids", 'where = lanes[ -1].path if len(lanes) == 1 else f"{len(lanes)} lanes of the '
                   'record"'): "with one lane, the last lane is the first",
+    ("verdicts", "except (TypeError, CosmicRayTestingException, KeyError):"): _FROM_JSON,
+    ("verdicts", "except (TypeError, ValueError, CosmicRayTestingException):"): _FROM_JSON,
+    ("hunt_suspect", "set_aside: int = 1"): _SET_ASIDE,
+    ("hunt_suspect", "set_aside: int = -1"): _SET_ASIDE,
+    ("leaks", 'if ch.phase >= "teardown":'): _AFTER_TEARDOWN,
+    ("leaks", 'if h is not None and ch.phase >= "teardown" and h.put_back(ch.after):'):
+        _AFTER_TEARDOWN,
+    ("leaks", 'return ch.phase <= "setup" and ch.scope in WIDE_SCOPES and bool(ch.fixture)'):
+        "the phases below 'setup' are 'call' and 'collection', never labelled with a "
+        "fixture: only a setup or a finaliser names one",
+    **{("leaks", f"def __init__(self, change: Change, index: int = {d}) -> None:"): _HELD_INDEX
+       for d in ("+1", "~1", "not 1", "1", "- 2", "- 0")},
 })
 
 

@@ -57,6 +57,25 @@ def test_a_module_fixtures_change_put_back_at_its_teardown_is_nobodys_leak(
     assert _summary_leaks(record) == {}
 
 
+def test_a_value_equal_to_the_one_before_puts_it_back(tmp_path: Path) -> None:
+    # Read from two lines of the record, the values are equal but two objects.
+    record = _record(tmp_path / "r.jsonl",
+                     [_change("the original", "patched", "setup", "db", "module")],
+                     [_change("patched", "the original", "teardown", "db", "module")])
+    assert _summary_leaks(record) == {}
+
+
+def test_every_change_of_a_test_is_weighed_past_pytests_own_and_held_ones(
+        tmp_path: Path) -> None:
+    # pytest's own tmp_path setup is nobody's leak, and a change a module fixture holds is
+    # not (yet) a leak: the test's other changes still are its own.
+    own = {**_change(None, "/tmp/x", "setup", "tmp_path", "function"), "key": "TMP"}
+    held = {**_change(None, "1", "setup", "db", "module"), "key": "DB"}
+    record = _record(tmp_path / "r.jsonl", [own, held, _change(None, "on", "call")])
+    assert [(ch.key, ch.phase) for ch in resolve_leaks(record.tests)[0]] == [
+        ("ZOO", "call"), ("DB", "setup")]
+
+
 def test_a_test_that_puts_a_held_key_back_in_its_call_is_no_teardown(tmp_path: Path) -> None:
     # Only the scope's end puts a fixture's change back for nobody: a test that undoes it
     # in its body changed the key itself, and the fixture's change stays its first test's.
