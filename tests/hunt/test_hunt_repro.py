@@ -17,10 +17,12 @@ import pytest
 from hunt_helpers import Suite
 
 from repro_check import run_reproduction, statesnap_words
-from statesnap.hunt.repro import MAX_INLINE, args_file_of, order_command, reads_args_files, up_to
+from statesnap.hunt.repro import args_file_of, order_command, reads_args_files, up_to
 from statesnap.record.reader import read_record
 
-#: One more test than the longest order printed inline.
+#: The longest order printed inline, as documented (a literal: a changed limit must fail here).
+MAX_INLINE = 8
+#: Two more tests than that.
 _TESTS = [f"test_{n:02d}.py::test_it" for n in range(MAX_INLINE + 2)]
 
 
@@ -62,6 +64,18 @@ def test_an_order_of_up_to_the_inline_limit_is_printed_as_node_ids(
     args_file = tmp_path / "001-pair.args"
     command = order_command(header, order, args_file)
     assert shlex.split(command)[-len(order):] == order, command
+    assert not args_file.exists()
+    assert _ran(command, suite, tmp_path / "ran.log") == order
+
+
+def test_a_short_order_is_printed_as_node_ids(
+        recorded: tuple[Suite, dict[str, Any]], tmp_path: Path) -> None:
+    suite, header = recorded
+    order = [_TESTS[3], _TESTS[1]]
+    args_file = tmp_path / "001-pair.args"
+    command = order_command(header, order, args_file)
+    words = shlex.split(command)
+    assert words[-2:] == order and not any(w.startswith("@") for w in words), command
     assert not args_file.exists()
     assert _ran(command, suite, tmp_path / "ran.log") == order
 
