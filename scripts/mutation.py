@@ -489,9 +489,6 @@ EQUIVALENT.update({
 
 
 #: Survivors of the modules added at stop 19 judged equivalent (same form as EQUIVALENT).
-_LAST_PIECE = "the last piece of rsplit('::') is the same for any maxsplit >= 1"
-_TWO_PIECES = ("every recorded test id holds '::' (an item's id is its file's id, '::' and its "
-               "name), so rsplit('::', 1) gives two pieces: [1] is [-1]")
 _AFTER_TEARDOWN = ("no phase sorts after 'teardown' (a change's phase is setup, call or teardown; "
                    "collection's are no test's): >= is ==")
 _FROM_JSON = ("Finding.from_json of a record's JSON object raises only TypeError (a field it does "
@@ -501,16 +498,10 @@ _SET_ASIDE = ("Suspect.set_aside is assigned (hunt.py) but read nowhere: its def
 _HELD_INDEX = ("resolve_leaks gives every Held its test's index; strict mode's Held, the only one "
                "made with the default, never reads it")
 EQUIVALENT.update({
-    ("close_ids", 'name = nodeid.rsplit("::", 2)[-1]'): _LAST_PIECE,
-    ("close_ids", 'same = [i for i in unique if i.rsplit("::", 2)[-1] == name]'): _LAST_PIECE,
-    ("close_ids", 'siblings = {i.rsplit("::", 2)[-1]: i for i in unique if '
-                  'i.rpartition("::")[0] == prefix}'): _LAST_PIECE,
-    ("close_ids", 'same = [i for i in unique if i.rsplit("::", 1)[+1] == name]'): _TWO_PIECES,
-    ("close_ids", 'same = [i for i in unique if i.rsplit("::", 1)[1] == name]'): _TWO_PIECES,
-    ("close_ids", 'siblings = {i.rsplit("::", 1)[+1]: i for i in unique if '
-                  'i.rpartition("::")[0] == prefix}'): _TWO_PIECES,
-    ("close_ids", 'siblings = {i.rsplit("::", 1)[1]: i for i in unique if '
-                  'i.rpartition("::")[0] == prefix}'): _TWO_PIECES,
+    ("close_ids", 'where = lanes[0].path if len(lanes) <= 1 else f"{len(lanes)} lanes of the '
+                  'record"'):
+        "there is always a lane (read_lanes gives one per process of the run, pick_test "
+        "passes its record): <= 1 is == 1",
     ("close_ids", 'where = lanes[ -1].path if len(lanes) == 1 else f"{len(lanes)} lanes of the '
                   'record"'): "with one lane, the last lane is the first",
     ("verdicts", "except (TypeError, CosmicRayTestingException, KeyError):"): _FROM_JSON,
