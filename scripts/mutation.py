@@ -491,8 +491,6 @@ EQUIVALENT.update({
 #: Survivors of the modules added at stop 19 judged equivalent (same form as EQUIVALENT).
 _AFTER_TEARDOWN = ("no phase sorts after 'teardown' (a change's phase is setup, call or teardown; "
                    "collection's are no test's): >= is ==")
-_FROM_JSON = ("Finding.from_json of a record's JSON object raises only TypeError (a field it does "
-              "not know, or one of the wrong kind): ValueError and KeyError are guards")
 _SET_ASIDE = ("Suspect.set_aside is assigned (hunt.py) but read nowhere: its default is never "
               "seen")
 _HELD_INDEX = ("resolve_leaks gives every Held its test's index; strict mode's Held, the only one "
@@ -504,8 +502,6 @@ EQUIVALENT.update({
         "passes its record): <= 1 is == 1",
     ("close_ids", 'where = lanes[ -1].path if len(lanes) == 1 else f"{len(lanes)} lanes of the '
                   'record"'): "with one lane, the last lane is the first",
-    ("verdicts", "except (TypeError, CosmicRayTestingException, KeyError):"): _FROM_JSON,
-    ("verdicts", "except (TypeError, ValueError, CosmicRayTestingException):"): _FROM_JSON,
     ("hunt_suspect", "set_aside: int = 1"): _SET_ASIDE,
     ("hunt_suspect", "set_aside: int = -1"): _SET_ASIDE,
     ("leaks", 'if ch.phase >= "teardown":'): _AFTER_TEARDOWN,
