@@ -48,6 +48,9 @@ class Target:
     tests: tuple[str, ...]
     #: pytest ``-k`` expression narrowing ``tests`` further, if any.
     select: str = ""
+    #: Top-level functions and names of the module to mutate, where only part of it is
+    #: under test (mutants elsewhere are taken out before the run, and not counted).
+    only: tuple[str, ...] = ()
 
 
 #: The report's direct tests (view models, values, rendering, hostile keys, goldens): each
@@ -75,7 +78,22 @@ TARGETS: dict[str, Target] = {
     "verify": Target("src/statesnap/proof/verify.py", _VERIFY_TESTS),
     "verify_replays": Target("src/statesnap/proof/replays.py", _VERIFY_TESTS),
     "verify_keys": Target("src/statesnap/proof/keys.py", _VERIFY_TESTS),
-    "verify_cleaners": Target("src/statesnap/proof/cleaners.py", _VERIFY_TESTS),
+    "verify_cleaners": Target("src/statesnap/proof/cleaners.py", (
+        *_VERIFY_TESTS, "tests/verify/test_verify_stored_cleaners.py")),
+    "verdicts": Target("src/statesnap/analysis/verdicts.py", (
+        "tests/cli/test_verdict_lines.py", "tests/test_explain_hints_unit.py")),
+    "leaks": Target("src/statesnap/analysis/leaks.py", (
+        "tests/verify/test_verify_replays.py", "tests/plugin/test_collection_and_scope.py",
+        "tests/attribution/test_leak_owners.py", "tests/verify/test_verify_fixture_notes.py")),
+    "close_ids": Target("src/statesnap/cli/common.py", (
+        "tests/cli/test_close_ids.py", "tests/cli/test_cli_errors.py"),
+        select="close or an_id_not_in", only=("_MIN_PART", "close_ids", "_not_in")),
+    "hunt_suspect": Target("src/statesnap/hunt/suspect.py", (
+        "tests/hunt/test_hunt_proofs.py", "tests/hunt/test_hunt_suspect.py"),
+        select="differently or hunt_suspect"),
+    "hunt_repro": Target("src/statesnap/hunt/repro.py", (
+        "tests/hunt/test_hunt_proofs.py", "tests/hunt/test_hunt_repro.py"),
+        select="long_order or hunt_repro"),
     "verify_leftovers": Target("src/statesnap/proof/leftovers.py", (
         "tests/verify/test_verify_verdicts.py",), select="left"),
     "minimize": Target("src/statesnap/analysis/minimize.py",
@@ -284,9 +302,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "probe and key are set together (both from one candidate or a proven ref)",
     ("verify_replays", 'restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) '
                "or len(k) == 2"): _PAIRS,
-    ("verify_cleaners", "if n not in finding.polluters and n is not finding.victim]"):
-        "the victim's candidate id is the record entry's own string, the object "
-        "finding.victim holds",
     ("verify_keys", "if healed == set(polluters):"):
         "healed holds only polluters (each key's writer is one), so >= is ==",
     ("verify", "def find_cleaners(self, finding: Finding, everywhere: bool = True) -> None:"):
@@ -473,6 +488,33 @@ EQUIVALENT.update({
 })
 
 
+#: Survivors of the modules added at stop 19 judged equivalent (same form as EQUIVALENT).
+_AFTER_TEARDOWN = ("no phase sorts after 'teardown' (a change's phase is setup, call or teardown; "
+                   "collection's are no test's): >= is ==")
+_SET_ASIDE = ("Suspect.set_aside is assigned (hunt.py) but read nowhere: its default is never "
+              "seen")
+_HELD_INDEX = ("resolve_leaks gives every Held its test's index; strict mode's Held, the only one "
+               "made with the default, never reads it")
+EQUIVALENT.update({
+    ("close_ids", 'where = lanes[0].path if len(lanes) <= 1 else f"{len(lanes)} lanes of the '
+                  'record"'):
+        "there is always a lane (read_lanes gives one per process of the run, pick_test "
+        "passes its record): <= 1 is == 1",
+    ("close_ids", 'where = lanes[ -1].path if len(lanes) == 1 else f"{len(lanes)} lanes of the '
+                  'record"'): "with one lane, the last lane is the first",
+    ("hunt_suspect", "set_aside: int = 1"): _SET_ASIDE,
+    ("hunt_suspect", "set_aside: int = -1"): _SET_ASIDE,
+    ("leaks", 'if ch.phase >= "teardown":'): _AFTER_TEARDOWN,
+    ("leaks", 'if h is not None and ch.phase >= "teardown" and h.put_back(ch.after):'):
+        _AFTER_TEARDOWN,
+    ("leaks", 'return ch.phase <= "setup" and ch.scope in WIDE_SCOPES and bool(ch.fixture)'):
+        "the phases below 'setup' are 'call' and 'collection', never labelled with a "
+        "fixture: only a setup or a finaliser names one",
+    **{("leaks", f"def __init__(self, change: Change, index: int = {d}) -> None:"): _HELD_INDEX
+       for d in ("+1", "~1", "not 1", "1", "- 2", "- 0")},
+})
+
+
 def _copy_checkout(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
@@ -507,6 +549,10 @@ def _run_module(name: str, target: Target) -> Outcome:
     session = work / "session.sqlite"
     cr = [str(Path(sys.executable).parent / "cosmic-ray")]
     subprocess.run([*cr, "init", str(config), str(session)], cwd=work, check=True)
+    outside = _drop_outside(session, target)
+    if outside:
+        print(f"mutation: {name}: {outside} mutants outside {', '.join(target.only)} "
+              "taken out (not counted)", flush=True)
     skipped = _drop_annotation_mutants(session, target)
     print(f"mutation: {name}: baseline {baseline:.1f}s, running mutants "
           f"({skipped} in annotations not run)", flush=True)
@@ -543,6 +589,38 @@ def _annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int
             nodes.append(node.annotation)
     return [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0))
             for n in nodes if n is not None]
+
+
+def _kept_spans(source: str, only: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The lines (first, last) of the module's top-level functions, classes and assignments
+    named in ``only``."""
+    spans = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = {node.name}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+        else:
+            continue
+        if names & set(only):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            spans.append((first, node.end_lineno or node.lineno))
+    return spans
+
+
+def _drop_outside(session: Path, target: Target) -> int:
+    """Where only part of the module is under test (``Target.only``), take the mutants of
+    the rest out of the session before it runs; the number taken out."""
+    if not target.only:
+        return 0
+    spans = _kept_spans((ROOT / target.path).read_text(encoding="utf-8"), target.only)
+    with sqlite3.connect(session) as db:
+        rows = db.execute("SELECT job_id, start_pos_row FROM mutation_specs").fetchall()
+        drop = [(job,) for job, row in rows if not any(a <= row <= b for a, b in spans)]
+        db.executemany("DELETE FROM mutation_specs WHERE job_id = ?", drop)
+        db.executemany("DELETE FROM work_items WHERE job_id = ?", drop)
+    return len(drop)
 
 
 def _drop_annotation_mutants(session: Path, target: Target) -> int:
@@ -720,6 +798,11 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         "the test.  It installs from PyPI on Python 3.11 and takes the `src/` layout as a "
         "plain path.",
         "",
+        "The module paths are today's (issue 14 moved the modules into layers); the figures, "
+        "and the line numbers of the survivors below, are of the code as of commit 5fcc51a, "
+        "before that move, except for the rows first run at stop 19 (`proof/cleaners.py`, "
+        "`analysis/verdicts.py`, `analysis/leaks.py`, `cli/common.py`, `hunt/suspect.py`, "
+        "`hunt/repro.py`), which are of today's code.  "
         "Figures are those of the last full run of each module, with its survivors run "
         "again against the tests written since (`--recheck`, which skips survivors already "
         "judged equivalent; where the run was made in another checkout, the survivors its "
@@ -727,7 +810,10 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         "`cosmic-ray init`, and only those are run).  `contain/strict.py` runs its direct tests "
         "(real inner pytest runs in process); the report modules run the report's direct "
         "tests, goldens and hostile pages without the Chromium one (`-k 'not chromium'`; "
-        "the suite runs it).",
+        "the suite runs it).  `cli/common.py` is mutated only where its row says (`close_ids`, "
+        "the constant it reads and the error that prints its suggestions); the mutants of the "
+        "rest of that module are taken out before the run and not counted.  The hunt's "
+        "modules run their direct tests and one real hunt test each, picked with `-k`.",
         "",
         "| module | tests run per mutant | generated | in annotations | killed | survived "
         "| % killed | time |",
@@ -743,6 +829,8 @@ def _write_results(outcomes: dict[str, dict[str, object]], commands: dict[str, s
         tests = ", ".join(f"`{t}`" for t in TARGETS[name].tests)
         if TARGETS[name].select:
             tests += f" (`-k '{TARGETS[name].select}'`)"
+        if TARGETS[name].only:
+            tests += f"; mutating only {', '.join(f'`{n}`' for n in TARGETS[name].only)}"
         partial = f" (+{o['not_run']} not run: stopped)" if o.get("not_run") else ""
         lines.append(f"| `{TARGETS[name].path}` | {tests} | {o['generated']}{partial} "
                      f"| {o.get('annotations', 0)} | {o['killed']} | {len(survived)} "

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from statesnap.analysis.findings import Finding, ReplayRun
-from statesnap.analysis.verdicts import findings_of, store, stored
+from statesnap.analysis.verdicts import findings_of, needs_replay, store, stored
 from statesnap.output.explain import format_finding
 from statesnap.record.lanes import read_lanes
 from statesnap.record.reader import read_record
@@ -73,3 +73,54 @@ def test_a_cut_verdict_line_is_dropped_and_its_victim_reads_as_not_replayed(
     text = "\n".join(format_finding(f))
     assert "reproduce:" not in text
     assert "to prove it: statesnap explain --verify --test t.py::v" in text
+
+
+def _run(path: Path, tests: list[str], running: str | None = None) -> Path:
+    lines = [_line(type="header", format=2, worker="main"), *tests]
+    if running is not None:
+        lines.append(_line(type="start", index=len(tests), nodeid=running))
+    else:
+        lines.append(_line(type="footer"))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_verdict_line_another_version_wrote_is_skipped_and_the_next_is_read(
+        tmp_path: Path) -> None:
+    # Two victims; the first one's line has a candidate in another version's form.  Its
+    # victim is attributed afresh (never shown as proven); the second one's verdict shows.
+    path = _run(tmp_path / "run.jsonl", [
+        _test(0, "t.py::a", "main"), _test(1, "t.py::v1", "main", failed=True),
+        _test(2, "t.py::v2", "main", failed=True)])
+    with path.open("a", encoding="utf-8") as out:
+        out.write(_line(type="finding", victim="t.py::v1", status="verified",
+                        polluters=["t.py::a"], candidates=[{"test": "t.py::a"}]) + "\n")
+    store(path, [_verdict("t.py::v2", "main", "t.py::a")])
+    record = read_record(path)
+    assert [f.victim for f in stored(record)] == ["t.py::v2"]
+    found = {f.victim: f for f in findings_of(record)}
+    assert (found["t.py::v2"].status, found["t.py::v2"].source) == ("verified", "session")
+    assert found["t.py::v1"].status != "verified" and found["t.py::v1"].source is None
+    assert "reproduce:" not in "\n".join(format_finding(found["t.py::v1"]))
+
+
+def test_only_a_victim_nothing_was_replayed_for_needs_a_replay(tmp_path: Path) -> None:
+    # ``explain --markdown`` replays these first: never the ones the session proved.
+    path = _run(tmp_path / "run.jsonl", [
+        _test(0, "t.py::a", "main"), _test(1, "t.py::v1", "main", failed=True),
+        _test(2, "t.py::v2", "main", failed=True)])
+    store(path, [_verdict("t.py::v1", "main", "t.py::a")])
+    found = findings_of(read_record(path))
+    assert [f.victim for f in found if needs_replay(f)] == ["t.py::v2"]
+    assert [f.victim for f in found if not needs_replay(f)] == ["t.py::v1"]
+
+
+def test_the_test_a_run_crashed_in_is_a_victim_though_no_test_failed(tmp_path: Path) -> None:
+    path = _run(tmp_path / "run.jsonl", [_test(0, "t.py::a", "main")], running="t.py::boom")
+    record = read_record(path)
+    assert record.running is not None and not any(t.failed for t in record.tests)
+    (f,) = findings_of(record)
+    assert f.victim == "t.py::boom" and not f.repro_proven
+    # A finished run in which every test passed has none.
+    passed = _run(tmp_path / "ok.jsonl", [_test(0, "t.py::a", "main")])
+    assert findings_of(read_record(passed)) == []

@@ -43,11 +43,11 @@ def env_change(key: str, before: str | None, after: str | None) -> dict[str, Any
 
 def record_of(path: Path, tests: Sequence[tuple[str, list[dict[str, Any]]]],
               victim: str, victim_failure: dict[str, Any],
-              extras: Mapping[str, dict[str, Any]] | None = None) -> Record:
+              extras: Mapping[str, dict[str, Any]] | None = None, fmt: int = 1) -> Record:
     """A record: ``tests`` (name, changes) pass in order, then ``victim`` fails; ``extras``
-    adds fields to a test's line by name."""
+    adds fields to a test's line by name; ``fmt`` 2 takes stored verdicts."""
     w = RecordWriter(path)
-    w.write({"type": "header", "format": 1, "worker": "main", "rootdir": ROOT,
+    w.write({"type": "header", "format": fmt, "worker": "main", "rootdir": ROOT,
              "python": {"executable": "/nonexistent/python3"}, "args": ["tests"],
              "replay": {"cwd": ROOT, "args": []}, "probes": [{"name": "env", "status": "ok"}]})
     w.write({"type": "collection", "changes": []})

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from statesnap.analysis.findings import SUSPECTED, Finding
+from statesnap.analysis.findings import Finding
 from statesnap.record.journal import Record, append_lines
 
 #: ``Finding.source`` of a verdict read back from the record.
@@ -73,9 +73,3 @@ def findings_of(record: Record, attributed: Sequence[Finding] | None = None) -> 
     out += [f for f in mine if f.victim in by_victim]
     return out
 
-
-def stored_count(findings: Iterable[Finding]) -> tuple[int, int]:
-    """``(stored, not replayed)`` among ``findings``."""
-    items = list(findings)
-    return (sum(1 for f in items if f.source == SESSION),
-            sum(1 for f in items if f.status == SUSPECTED and not f.replayed))

@@ -81,17 +81,16 @@ def close_ids(ids: Sequence[str], nodeid: str, limit: int = 3) -> list[str]:
         inside = [i for i in unique if nodeid in i]
         if inside:
             return inside[:limit]
-    name = nodeid.rsplit("::", 1)[-1]
-    if len(name) >= _MIN_PART and "::" in nodeid:
-        same = [i for i in unique if i.rsplit("::", 1)[-1] == name]
+    prefix, sep, name = nodeid.rpartition("::")
+    if len(name) >= _MIN_PART and sep:
+        same = [i for i in unique if i.rpartition("::")[2] == name]
         if same:
             return same[:limit]
     # A typo in the test's name, within its file and class: compared on the name alone (the
     # whole ids share their long path, which makes any two tests of a file look alike).
-    prefix, sep, _ = nodeid.rpartition("::")
     if not sep:
         return difflib.get_close_matches(nodeid, unique, n=limit, cutoff=0.9)
-    siblings = {i.rsplit("::", 1)[-1]: i for i in unique if i.rpartition("::")[0] == prefix}
+    siblings = {i.rpartition("::")[2]: i for i in unique if i.rpartition("::")[0] == prefix}
     names = difflib.get_close_matches(name, list(siblings), n=limit, cutoff=0.9)
     return [siblings[n] for n in names]
 
