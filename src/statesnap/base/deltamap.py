@@ -63,5 +63,13 @@ def changed_keys(before: object, after: object) -> frozenset[str] | None:
     one lineage (every key must be compared)."""
     if (type(before) is DeltaMap and type(after) is DeltaMap
             and before.root == after.root):
-        return before.touched | after.touched
+        early, late = before.touched, after.touched
+        # A map derived from the other holds its touched keys too (a test's end against its
+        # start): then that set is the union, with no new set built (~20 K instructions on
+        # click's 1,240-key maps, against ~5 K for the subset test).
+        if early <= late:
+            return late
+        if late <= early:
+            return early
+        return early | late
     return None
