@@ -4,8 +4,8 @@ The ``attributes`` probe derives each map from the last (:mod:`statesnap.base.de
 a diff compares only the keys the lineage touched, less those still holding the very same
 object on both sides.  A key touched by an earlier test is in every later diff's candidates:
 it must show again exactly when it moves again, never when another test moves something else;
-a setup change keeps its fixture, a removal and an addition their kind, and a name set back
-to an equal value as a new object is no change.
+a setup change keeps its fixture, a removal and an addition their kind, and a name set to an
+equal value as a new object is no change (nor is it touched: the next real change still shows).
 """
 
 from __future__ import annotations
@@ -53,7 +53,10 @@ SUITE = {
         def test_7_mode_rebuilt_equal():
             settings.MODE = "".join(["c"])
 
-        def test_8_nothing():
+        def test_8_mode_d():
+            settings.MODE = "d"
+
+        def test_9_nothing():
             pass
         ''',
 }
@@ -81,6 +84,9 @@ def test_each_test_shows_what_it_moved_and_nothing_earlier(tmp_path: Path) -> No
         "test_6_level_in_setup": [("settings:LEVEL", "changed", level[0][2], level[0][3],
                                    "setup", "strict")],
         "test_7_mode_rebuilt_equal": [],
-        "test_8_nothing": [],
+        "test_8_mode_d": [("settings:MODE", "changed", mode_c, seen["test_8_mode_d"][0][3],
+                           "call", None)],
+        "test_9_nothing": [],
     }, run.output[-3000:]
     assert "'b'" in mode_b and "'c'" in mode_c and "5" in level[0][3]
+    assert "'d'" in seen["test_8_mode_d"][0][3]
