@@ -18,28 +18,28 @@ SUITE = {
         import os
 
         def test_1_mode_b():
-            os.environ["C19_MODE"] = "b"
+            os.environ["APP_MODE"] = "b"
 
         def test_2_other():
-            os.environ["C19_OTHER"] = "1"
+            os.environ["APP_OTHER"] = "1"
 
         def test_3_mode_c():
-            os.environ["C19_MODE"] = "c"
+            os.environ["APP_MODE"] = "c"
 
         def test_4_mode_same_text():
-            os.environ["C19_MODE"] = "".join(["c"])
+            os.environ["APP_MODE"] = "".join(["c"])
 
         def test_5_token_set():
-            os.environ["C19_API_TOKEN"] = "hunter2-hunter2"
+            os.environ["APP_API_TOKEN"] = "hunter2-hunter2"
 
         def test_6_token_changed():
-            os.environ["C19_API_TOKEN"] = "hunter3-hunter3"
+            os.environ["APP_API_TOKEN"] = "hunter3-hunter3"
 
         def test_7_other_gone():
-            del os.environ["C19_OTHER"]
+            del os.environ["APP_OTHER"]
 
         def test_8_mode_back():
-            os.environ["C19_MODE"] = "a"
+            os.environ["APP_MODE"] = "a"
         ''',
 }
 
@@ -47,7 +47,7 @@ SUITE = {
 def test_each_read_shows_the_variables_as_they_are(tmp_path: Path) -> None:
     root = write_suite(tmp_path / "suite", SUITE)
     run = run_suite(root, tmp_path / "out", "--statesnap-probes=env",
-                    env={"C19_MODE": "a"})
+                    env={"APP_MODE": "a"})
     assert run.proc.returncode == 0, run.output[-3000:]
     seen = {t.nodeid.rsplit("::", 1)[1]: [(c.key, c.change, c.before, c.after)
                                          for c in t.changes if c.probe == "env"]
@@ -55,14 +55,14 @@ def test_each_read_shows_the_variables_as_they_are(tmp_path: Path) -> None:
     token = seen["test_5_token_set"][0][3]
     token2 = seen["test_6_token_changed"][0][3]
     assert seen == {
-        "test_1_mode_b": [("C19_MODE", "changed", "a", "b")],
-        "test_2_other": [("C19_OTHER", "added", None, "1")],
-        "test_3_mode_c": [("C19_MODE", "changed", "b", "c")],
+        "test_1_mode_b": [("APP_MODE", "changed", "a", "b")],
+        "test_2_other": [("APP_OTHER", "added", None, "1")],
+        "test_3_mode_c": [("APP_MODE", "changed", "b", "c")],
         "test_4_mode_same_text": [],
-        "test_5_token_set": [("C19_API_TOKEN", "added", None, token)],
-        "test_6_token_changed": [("C19_API_TOKEN", "changed", token, token2)],
-        "test_7_other_gone": [("C19_OTHER", "removed", "1", None)],
-        "test_8_mode_back": [("C19_MODE", "changed", "c", "a")],
+        "test_5_token_set": [("APP_API_TOKEN", "added", None, token)],
+        "test_6_token_changed": [("APP_API_TOKEN", "changed", token, token2)],
+        "test_7_other_gone": [("APP_OTHER", "removed", "1", None)],
+        "test_8_mode_back": [("APP_MODE", "changed", "c", "a")],
     }, run.output[-3000:]
     assert token != token2 and "hunter" not in token + token2
     assert "hunter" not in run.record_path.read_text(encoding="utf-8")
