@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from itertools import compress, repeat
-from operator import is_not
+from operator import ne
 from typing import Any
 
 _ROOTS = itertools.count(1)
@@ -36,13 +36,17 @@ class DeltaMap(dict[str, Any]):
 
     def derive(self, removed: list[str], updated: dict[str, Any]) -> DeltaMap:
         """A copy with ``removed`` deleted and ``updated`` set, in the same lineage.  Only
-        the keys whose entry really moved (another object, or gone) are added to
+        the keys whose entry really moved (another value, or gone) are added to
         :attr:`touched`."""
         moved = [k for k in removed if k in self]
         # In C: a module of thousands of keys (a test module of many classes) is described
-        # again whole, and few of its entries are new objects.
+        # again whole, and few of its entries are new objects.  An entry set to an equal
+        # value (a fingerprint text made again) is no move: a key out of every touched set
+        # holds values equal to the root's on every map of the lineage, so a diff skips it.
+        # By identity, click's lineage touched ~85 keys by the run's end and every diff
+        # compared them all; by value, ~10.
         keys = updated.keys()
-        moved += compress(keys, map(is_not, map(self.get, keys, repeat(_MISSING)),
+        moved += compress(keys, map(ne, map(self.get, keys, repeat(_MISSING)),
                                     updated.values()))
         out = DeltaMap(self, self.root, self.touched.union(moved) if moved else self.touched)
         for key in removed:
@@ -63,5 +67,13 @@ def changed_keys(before: object, after: object) -> frozenset[str] | None:
     one lineage (every key must be compared)."""
     if (type(before) is DeltaMap and type(after) is DeltaMap
             and before.root == after.root):
-        return before.touched | after.touched
+        early, late = before.touched, after.touched
+        # A map derived from the other holds its touched keys too (a test's end against its
+        # start): then that set is the union, with no new set built (~20 K instructions on
+        # click's 1,240-key maps, against ~5 K for the subset test).
+        if early <= late:
+            return late
+        if late <= early:
+            return early
+        return early | late
     return None

@@ -8,6 +8,8 @@ their maps is a new object.
 
 from __future__ import annotations
 
+from operator import is_not
+
 from statesnap.base.internal import note_internal_error
 from statesnap.probes.base import Probe, ProbeMap
 from statesnap.record.journal import dumps
@@ -25,8 +27,8 @@ class Gauges:
     def __init__(self) -> None:
         self._snap: Snapshot | None = None
         self._reading: Reading = _NONE
-        #: The probe list the gauging probes were picked from, and those probes.
-        self._probes: tuple[list[Probe] | None, list[Probe]] = (None, [])
+        #: The probe list the gauging probes were picked from, those probes, and their names.
+        self._probes: tuple[list[Probe] | None, list[Probe], list[str]] = (None, [], [])
         #: The maps the last reading was made from, one per gauging probe.
         self._maps: list[ProbeMap | None] = []
 
@@ -39,11 +41,14 @@ class Gauges:
         if self._probes[0] is not probes:
             # The probe list is replaced (never changed in place) when a probe is switched
             # off: picked again then.
-            self._probes = (probes, [p for p in probes if type(p).gauges is not Probe.gauges])
+            picked = [p for p in probes if type(p).gauges is not Probe.gauges]
+            self._probes = (probes, picked, [p.name for p in picked])
         gauging = self._probes[1]
-        maps = [snap.maps.get(p.name) for p in gauging]
+        # Looked up and compared by identity in C: this runs after every test whose
+        # snapshot is new (about half the cost of a comprehension and a generator).
+        maps = list(map(snap.maps.get, self._probes[2]))
         last = self._maps
-        if len(maps) != len(last) or any(m is not o for m, o in zip(maps, last, strict=True)):
+        if len(maps) != len(last) or any(map(is_not, maps, last)):
             out: dict[str, float] = {}
             for probe, m in zip(gauging, maps, strict=True):
                 if m is None:
