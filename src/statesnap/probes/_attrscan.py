@@ -248,7 +248,8 @@ class Tracked(Plain):
         #: still bind the same objects too (``_attrsame.binds_as_described``).
         self.skipped: tuple[tuple[str, ...], tuple[Any, ...]] = ((), ())
         #: The namespace as last found binding as described (``_attrsame.NamespaceImage``),
-        #: made for the :attr:`bound` it was checked against; None until then.
+        #: made for the :attr:`bound` it was checked against; None until then.  (Any: that
+        #: module imports this one, and the layer test allows no cycle, typing's included.)
         self.image: Any = None
 
     def rewritten(self) -> bool:
