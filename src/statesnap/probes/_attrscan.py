@@ -212,7 +212,7 @@ class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
     _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound", "rewrites",
-               "by_bindings", "watched", "skipped")
+               "by_bindings", "watched", "skipped", "image")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -247,6 +247,10 @@ class Tracked(Plain):
         #: instead, such a name is watched: a namespace binds as described only while these
         #: still bind the same objects too (``_attrsame.binds_as_described``).
         self.skipped: tuple[tuple[str, ...], tuple[Any, ...]] = ((), ())
+        #: The namespace as last found binding as described (``_attrsame.NamespaceImage``),
+        #: made for the :attr:`bound` it was checked against; None until then.  (Any: that
+        #: module imports this one, and the layer test allows no cycle, typing's included.)
+        self.image: Any = None
 
     def rewritten(self) -> bool:
         """Count a write that left every binding as described; True when that makes the
