@@ -40,10 +40,10 @@ def short_pair(before: Any, after: Any, width: int = VALUE_WIDTH) -> tuple[str, 
         if x != y:
             break
         common += 1
-    if cut_b != cut_a and common < width - _LOOK_BACK:
-        # The cut sides show the difference with room after it.  Nearer the cut, they
-        # would differ by a character or two (a registry's new last entry past a long
-        # first one): cut around the difference instead.
+    if cut_b != cut_a and (common < width - _LOOK_BACK or max(len(b), len(a)) <= width):
+        # Whole, or cut with room after the difference.  A long pair differing only near
+        # the cut would differ by a character or two there (a registry's new last entry
+        # past a long first one): cut around the difference instead.
         return cut_b, cut_a
     item = b.rfind(", ", max(common - _LOOK_BACK, 0), common)
     start = max(item + 2 if item >= 0 else common - _LEAD, 1)
