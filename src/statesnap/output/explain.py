@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from statesnap.analysis.causes import Cause, group_by_cause
 from statesnap.analysis.findings import (
     NOT_ORDER_DEPENDENT,
     PROVEN_STATUSES,
@@ -179,14 +180,44 @@ def resolution_text(info: Any) -> str:
     return f"{text} ({where})" if where else text
 
 
+#: The lines of a shared cause's first finding that hold for all its victims.
+_CAUSE_LINES = ("    polluted by:", "    relies on", "    state:", "    restoring", "    mtime:",
+                "    fix:", "    cleaned by:")
+
+
+def format_cause(cause: Cause, header: Mapping[str, Any] | None = None) -> list[str]:
+    """A cause that broke several victims, once: its state and fix, then the victims, then
+    one reproduction (each victim's: ``statesnap explain --test``)."""
+    if not cause.shared:
+        return format_finding(cause.first, header)
+    first = cause.first
+    lines = [f"[{status_label(first)}] {len(cause.findings)} tests broken by one cause: "
+             f"{' + '.join(first.polluters)}"]
+    lines += [line for line in format_finding(first, header) if line.startswith(_CAUSE_LINES)]
+    lines.append("    victims:")
+    for f in cause.findings:
+        failure = f" ({f.exc_type}: {short(f.message, 60)})" if f.exc_type and f.message else (
+            f" ({f.exc_type})" if f.exc_type else "")
+        lines.append(f"      {f.victim}{failure}")
+    if first.repro_proven:
+        lines.append(f"    reproduce ({first.victim}): {first.repro}")
+    lines.append("    each victim's reproduction: statesnap explain --test ID")
+    return lines
+
+
 def format_findings(findings: Iterable[Finding],
                     header: Mapping[str, Any] | None = None) -> list[str]:
+    """One entry per cause: victims that share their polluter(s) and key are listed under
+    it (statesnap.analysis.causes)."""
     items = list(findings)
     if not items:
         return []
-    lines = [f"{len(items)} finding(s):"]
-    for f in items:
-        lines += ["  " + line for line in format_finding(f, header)]
+    causes = group_by_cause(items)
+    shared = sum(c.shared for c in causes)
+    grouped = f", {len(causes)} cause(s)" if shared else ""
+    lines = [f"{len(items)} finding(s){grouped}:"]
+    for cause in causes:
+        lines += ["  " + line for line in format_cause(cause, header)]
     return lines
 
 
