@@ -78,7 +78,7 @@ class CiHooks(HookPlugin):
         if self.annotated:
             return
         self.annotated = True
-        for line in annotations(self.run):
+        for line in annotation_lines(self.run):
             write(line)
 
     def _guarded(self, what: str, work: Any) -> None:
@@ -91,7 +91,7 @@ class CiHooks(HookPlugin):
             self.run.say(f"statesnap: {what} failed: {describe_error(exc)}")
 
 
-def annotations(run: RunState) -> list[str]:
+def annotation_lines(run: RunState) -> list[str]:
     if run.initial_env.get("GITHUB_ACTIONS") != "true" or not run.results.findings:
         return []
     from statesnap.output.github import annotation

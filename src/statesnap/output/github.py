@@ -124,7 +124,7 @@ def job_summary(findings: Sequence[Finding], records: Sequence[Record],
     """The Markdown appended to ``$GITHUB_STEP_SUMMARY``."""
     out = [_headline(findings), ""]
     if findings:
-        out += finding_lines(group_by_cause(findings)) + [""]
+        out += [*finding_lines(group_by_cause(findings)), ""]
     tests, by_probe = leak_counts(records)
     if tests:
         per = ", ".join(f"{code(p)} {n}" for p, n in sorted(by_probe.items()))
