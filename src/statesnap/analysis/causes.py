@@ -52,6 +52,9 @@ def group_by_cause(findings: Iterable[Finding]) -> list[Cause]:
             out.append(Cause([f]))
             continue
         cause = by_key.get(key)
+        if cause is not None and f.victim in cause.victims:
+            out.append(Cause([f]))  # the same victim again (another lane): its own entry
+            continue
         if cause is None:
             cause = by_key[key] = Cause([])
             out.append(cause)
