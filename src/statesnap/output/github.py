@@ -145,13 +145,16 @@ def job_summary(findings: Sequence[Finding], records: Sequence[Record],
 
 
 def _workspace_path(where: str, rootdir: str | None, workspace: str | None) -> tuple[str, str]:
-    """``(file, line)`` of a ``file:line``, the file relative to the workspace where under it."""
+    """``(file, line)`` of a ``file:line`` (relative to the rootdir), the file relative to the
+    workspace (the repository GitHub annotates) where under it, else as recorded."""
     path, _, line = where.rpartition(":")
     if not path or not line.isdigit():
         path, line = where, ""
+    if not workspace:
+        return path, line
     if rootdir and not os.path.isabs(path):
         path = os.path.join(rootdir, path)
-    if workspace and os.path.isabs(path):
+    if os.path.isabs(path):
         rel = os.path.relpath(path, workspace)
         if not rel.startswith(".."):
             path = rel
