@@ -117,3 +117,20 @@ def test_ci_off_leaves_the_file_as_junitxml_wrote_it(tmp_path: Path) -> None:
     assert run.proc.returncode == 1, run.output[-4000:]
     names = [p.name for c in _suite(xml) for p in c.properties()]
     assert names == ["owner", "owner"]
+
+
+def test_under_xdist_only_the_controller_writes(tmp_path: Path) -> None:
+    """Workers write neither the summary nor the XML: one summary, one set of properties."""
+    root = write_suite(tmp_path / "proj", SUITE)
+    xml = tmp_path / "junit.xml"
+    summary = tmp_path / "summary.md"
+    run = run_suite(root, tmp_path / "out", f"--junitxml={xml}", "-o", "junit_family=xunit1",
+                    "-n", "2", "--dist", "loadfile",
+                    env={"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_ACTIONS": "true"})
+    assert run.proc.returncode == 1, run.output[-4000:]
+    assert summary.read_text(encoding="utf-8").count("### statesnap:") == 1
+    assert len([x for x in run.proc.stdout.splitlines() if x.startswith("::error ")]) == 2
+    for victim in VICTIMS:
+        case = _case(_suite(xml), victim.split("::", 1)[1])
+        names = [p.name for p in case.properties()]
+        assert names.count("statesnap.verdict") == 1, names
