@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+
 from suite_runs import SuiteRun, run_shell, run_suite, write_suite
 
 IDS = ["p%25c", "a:b,c", "back\\slash", "tick`s"]
@@ -78,7 +79,7 @@ def _list_items(tokens: list[Token]) -> list[tuple[int, str]]:
 
 def test_summary_is_markdown_with_one_line_per_victim_under_the_cause(gh: tuple[SuiteRun, Path]
                                                                       ) -> None:
-    run, path = gh
+    _, path = gh
     text = path.read_text(encoding="utf-8")
     assert text.startswith("earlier step's summary\n"), "appended, not replaced"
     ours = text.removeprefix("earlier step's summary\n")

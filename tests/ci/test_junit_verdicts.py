@@ -12,9 +12,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 # junitparser's xunit2 flavour reads <properties> inside a <testcase> (its base flavour has no
 # API for them); it parses any pytest file, xunit1 included.
 from junitparser.xunit2 import JUnitXml, TestCase, TestSuite
+
 from suite_runs import SuiteRun, run_shell, run_suite, write_suite
 
 SUITE = {
@@ -102,7 +104,7 @@ def test_xunit2_verdicts(tmp_path: Path) -> None:
     raw = ET.parse(xml).getroot()
     assert all(case.find("properties") is None for case in raw.iter("testcase"))
     testsuite = raw.find("testsuite")
-    assert testsuite is not None and [c.tag for c in testsuite][0] == "properties"
+    assert testsuite is not None and next(c.tag for c in testsuite) == "properties"
     suite = _suite(xml)
     props = {p.name: p.value for p in suite.properties()}
     for victim in VICTIMS:

@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
 from suite_runs import SuiteRun, run_shell, run_suite, statesnap_cli, write_suite
 
 SUITE = {
@@ -71,7 +72,7 @@ class Cards(HTMLParser):
         self._stack.append((tag, cls))
         if tag == "article" and "finding" in cls.split():
             self.cards.append({"rows": [], "repros": [], "victim": []})
-        if tag == "code" and any(c == "victim-repro" or "repro" == c for _, cl in self._stack
+        if tag == "code" and any(c == "victim-repro" or c == "repro" for _, cl in self._stack
                                  for c in cl.split()):
             self._text = []
 

@@ -64,7 +64,8 @@ def outputs(command: str) -> dict[str, str]:
     return out
 
 
-def run(command: str, tmp: Path, env: dict[str, str]) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def run(command: str, tmp: Path,
+        env: dict[str, str]) -> tuple[Path, subprocess.CompletedProcess[str]]:
     root = tmp / "proj"
     for name, text in SUITE.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
