@@ -1,8 +1,8 @@
 """GitHub Actions' own pages, from real pytest runs: the job summary and the annotations.
 
 A suite whose one polluter breaks victims with hostile parametrize ids (``%``, ``:``, ``,``,
-a backslash, a backtick), and whose polluter leaves a value holding CR, LF and a workflow
-command, runs under a faked ``$GITHUB_STEP_SUMMARY`` and ``GITHUB_ACTIONS=true``.  The summary
+a backslash, a backtick), and whose polluter leaves, under a key named ``..</details>``, a
+value holding CR, LF and a workflow command, runs under a faked ``$GITHUB_STEP_SUMMARY`` and ``GITHUB_ACTIONS=true``.  The summary
 is parsed with a Markdown parser (markdown-it-py), the annotations against GitHub's format.
 """
 
@@ -25,11 +25,11 @@ SUITE = {
 
         def test_polluter():
             # A value from the tested process: CR, LF and a workflow command of its own.
-            os.environ["CI_PAGES_MODE"] = "fast\\r\\n::error::pwned%0A"
+            os.environ["CI_PAGES_MODE</details>"] = "fast\\r\\n::error::pwned%0A"
 
         @pytest.mark.parametrize("x", {IDS!r}, ids={IDS!r})
         def test_victim(x):
-            assert os.environ.get("CI_PAGES_MODE", "slow") == "slow"
+            assert os.environ.get("CI_PAGES_MODE</details>", "slow") == "slow"
 
         def test_alone_broken():
             assert False, "broken on its own"
@@ -90,7 +90,7 @@ def test_summary_is_markdown_with_one_line_per_victim_under_the_cause(gh: tuple[
     # The cause once (depth 1), its four victims under it (depth 2), the lone failure apart.
     cause = [c for d, c in items if d == 1 and "broke 4 tests" in c]
     assert len(cause) == 1 and "test_ci.py::test_polluter" in cause[0]
-    assert "env:CI_PAGES_MODE" in cause[0]
+    assert "env:CI_PAGES_MODE</details>" in cause[0]
     nested = [c for d, c in items if d == 2]
     assert len(nested) == len(VICTIMS)
     for victim, line in zip(VICTIMS, nested, strict=True):
@@ -108,8 +108,13 @@ def test_summary_is_markdown_with_one_line_per_victim_under_the_cause(gh: tuple[
     issue_headings = [tokens[i + 1].content for i, t in enumerate(tokens)
                       if t.type == "heading_open" and t.tag == "h3"][1:]
     assert len(issue_headings) == 5  # the issue text keeps one section per victim
-    # No value of the tested process became Markdown or HTML of its own.
-    assert "pwned" not in "".join(html)
+    # No key or value of the tested process became Markdown or HTML of its own.
+    inline_html = [c.content for t in tokens if t.type == "inline"
+                   for c in t.children or [] if c.type == "html_inline"]
+    assert inline_html == []
+    assert [x.strip() for x in html] == [
+        "<details><summary>Issue text (Markdown, ready to paste)</summary>",
+        "<details><summary>Environment</summary>", "</details>", "</details>"]
 
 
 def test_summary_reproduction_runs_as_printed(gh: tuple[SuiteRun, Path]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,7 +18,7 @@ from statesnap.analysis.findings import (
 )
 from statesnap.analysis.mtimerace import HINT, file_pair, finding_sentence, flagged, races, sentence
 from statesnap.base.fsinfo import resolution_parts
-from statesnap.output.lines import short, short_pair
+from statesnap.output.lines import markdown_text, one_line, short, short_pair
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
 
@@ -233,12 +234,19 @@ def race_lines(tests: Iterable[TestEntry], header: Mapping[str, Any]) -> list[st
 
 
 def _code(text: str) -> str:
-    """Inline Markdown code that survives backticks inside ``text``."""
+    """Inline Markdown code on one line that survives backticks inside ``text``."""
+    text = one_line(text)
     fence = "`"
     while fence in text:
         fence += "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _block(command: str) -> list[str]:
+    """A fenced ``sh`` block whose fence no line of ``command`` can close."""
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", command)), default=0) + 1)
+    return [f"{fence}sh", command, fence]
 
 
 def _title(f: Finding) -> str:
@@ -283,12 +291,12 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
             out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {change}{healed}")
             race = race_line(f, header)
             if race:
-                out.append(f"- **mtime**: {race}")
+                out.append(f"- **mtime**: {markdown_text(race)}")
         hint = fix_hint(f)
         if hint and (f.polluters or f.setter):
-            out.append(f"- **fix**: {hint}")
+            out.append(f"- **fix**: {markdown_text(hint)}")
         if f.note:
-            out.append(f"- **note**: {f.note}")
+            out.append(f"- **note**: {markdown_text(f.note)}")
         if not proven and f.candidates:
             unreplayed = "" if f.replayed else ", not replayed"
             out.append(f"- **candidates** (ranked from the record{unreplayed}):")
@@ -297,13 +305,13 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
                 out.append(f"  - {_code(c.nodeid)}: {_code(f'{c.probe}:{c.key}')} ({why})")
         if f.repro_proven:
             fails = "Reproduce (the victim fails):"
-            out += ["", fails, "", "```sh", f.repro, "```"]
+            out += ["", fails, "", *_block(f.repro)]
             alone = repro_command(header, [f.victim])
             if f.polluters and alone != f.repro and _alone_passed(f, alone):
-                out += ["", "The victim alone (passes):", "", "```sh", alone, "```"]
+                out += ["", "The victim alone (passes):", "", *_block(alone)]
         elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
-            out += ["", "Not replayed: prove it with", "", "```sh",
-                    f"statesnap explain --verify --test {shlex.quote(f.victim)}", "```"]
+            out += ["", "Not replayed: prove it with", "",
+                    *_block(f"statesnap explain --verify --test {shlex.quote(f.victim)}")]
         out.append("")
     found = races(tests, header)
     if found:

@@ -22,14 +22,11 @@ from typing import Any
 from statesnap.analysis.causes import Cause, group_by_cause
 from statesnap.analysis.findings import PROVEN_STATUSES, VERIFIED, Finding
 from statesnap.analysis.leaks import resolve_leaks
-from statesnap.output.lines import short, short_pair
+from statesnap.output.lines import one_line, short, short_pair
 from statesnap.record.journal import Record
 
 #: GitHub refuses a step summary over 1 MiB; the issue text is left out past this size.
 SUMMARY_LIMIT = 1024 * 1024 - 4096
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
-
 
 def escape_data(text: str) -> str:
     """A workflow command's message, escaped as ``@actions/core`` does (``escapeData``)."""
@@ -39,11 +36,6 @@ def escape_data(text: str) -> str:
 def escape_property(text: str) -> str:
     """A workflow command's property value (``escapeProperty``): ``:`` and ``,`` too."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def one_line(text: str) -> str:
-    """``text`` with every control character (a newline, a tab) written as an escape."""
-    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
 
 
 def code(text: str) -> str:

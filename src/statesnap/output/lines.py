@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 VALUE_WIDTH = 60
@@ -56,3 +57,18 @@ def _window(text: str, start: int, width: int) -> str:
     if len(body) + 1 <= width:
         return "…" + body
     return "…" + body[: width - 2] + "…"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (a newline, a tab) written as an escape: a test
+    id or a value of the tested process cannot end the line it is shown on."""
+    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
+
+
+def markdown_text(text: str) -> str:
+    """Free text of a Markdown line on one line, ``<`` and ``&`` as text (no HTML of its
+    own: a key named ``</details>`` does not close the block it is in)."""
+    return one_line(text).replace("&", "&amp;").replace("<", "&lt;")
