@@ -2,8 +2,9 @@
 
 A suite whose one polluter breaks victims with hostile parametrize ids (``%``, ``:``, ``,``,
 a backslash, a backtick), and whose polluter leaves, under a key named ``..</details>``, a
-value holding CR, LF and a workflow command, runs under a faked ``$GITHUB_STEP_SUMMARY`` and ``GITHUB_ACTIONS=true``.  The summary
-is parsed with a Markdown parser (markdown-it-py), the annotations against GitHub's format.
+value holding CR, LF and a workflow command, runs under a faked ``$GITHUB_STEP_SUMMARY`` and
+``GITHUB_ACTIONS=true``.  The summary is parsed with a Markdown parser (markdown-it-py), the
+annotations against GitHub's format.
 """
 
 from __future__ import annotations
