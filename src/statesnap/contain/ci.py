@@ -152,6 +152,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if (mode == "off" or run.child or hasattr(config, "workerinput")
             or s.order_file is not None):
         return
+    env = run.initial_env
+    # Nothing to write outside CI and without --junitxml: no hooks (a plugin object costs
+    # every session its registration).
+    if not (env.get("GITHUB_STEP_SUMMARY") or env.get("GITHUB_ACTIONS") == "true"
+            or getattr(config.option, "xmlpath", None)):
+        return
     config.pluginmanager.register(CiHooks(run), "statesnap-ci")
 
 
