@@ -35,7 +35,7 @@ class SessionEnd(HookPlugin):
             for label, path in missing:
                 if path not in run.outputs.said:
                     run.say(f"statesnap: {label} {path} was not written")
-        session.exitstatus = exit_status(session.exitstatus, bool(missing))
+        session.exitstatus = exit_status(session.exitstatus, run.outputs.missing_by_fault())
 
     def _guarded(self, what: str, work: Callable[[], None]) -> None:
         """Run end-of-session work; a bug in it is one line, never a traceback."""
@@ -50,9 +50,12 @@ class SessionEnd(HookPlugin):
         if self._closed:
             return
         self._closed = True
-        if self.run.writer is not None and self.run.snapshotter is not None:
+        writer = self.run.writer
+        if writer is not None and self.run.snapshotter is not None:
             try:
                 self._write_footer(exitstatus)
+                if writer.cut is not None:
+                    self._say_cut(writer.cut, writer.cut_noted)
             except OSError as exc:
                 assert self.run.record_path is not None
                 self.run.outputs.failed(self.run.record_path)
@@ -66,6 +69,17 @@ class SessionEnd(HookPlugin):
         if self.run.snapshotter is not None:
             # Closed in pytest_unconfigure, after the rest of the end (Probe.stop says why).
             self.run.snapshotter.stop()
+
+    def _say_cut(self, cut: dict[str, Any], noted: bool) -> None:
+        """The disk refused a line mid-run: the record stops there, the tests went on."""
+        path = self.run.record_path
+        assert path is not None
+        self.run.outputs.failed(path, no_room=True)
+        self.run.say(
+            f"statesnap: the record {path} was cut short ({cut.get('error')}); the "
+            f"{self.run.tests_written} tests all ran, those after the cut are not in it"
+            + ("" if noted else " (nor is the note saying so)")
+            + ": nothing was replayed")
 
     def _write_footer(self, exitstatus: int) -> None:
         assert self.run.writer is not None and self.run.snapshotter is not None
@@ -121,6 +135,10 @@ def plain_end(run: RunState) -> None:
     record = read_back(ctx, lean=lean)
     if record is None:
         return
+    if record.cut is not None:
+        # The disk that cut the record short would refuse the replays' logs too, and a
+        # prefix of the run is no order to prove anything by: attribution only.
+        ctx.verify_budget = 0.0
     run.results.record = record
     run.results.records = [record]
     result = finish_session(ctx, [record])

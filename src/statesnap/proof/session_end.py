@@ -17,6 +17,7 @@ from statesnap.base.progress import Progress
 from statesnap.base.redact import Redactor
 from statesnap.record.journal import Record, append_lines
 from statesnap.record.reader import RecordError, read_record
+from statesnap.record.reserve import NO_ROOM
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
         def written(self, path: Path) -> None: ...
 
-        def failed(self, path: Path) -> None: ...
+        def failed(self, path: Path, no_room: bool = False) -> None: ...
 
 
 class EndContext(Value):
@@ -222,8 +223,8 @@ def write_outputs(ctx: EndContext, records: Sequence[Record],
     the report's path when it was written.
 
     A file that cannot be written gets one line and is noted in ``ctx.outputs``; the session
-    then fails for it (the option was checked at start, so this is a disk that filled up or
-    a directory that went away during the run).
+    then fails for it (the option was checked at start, so something changed during the
+    run), unless the disk had no room for it (``statesnap.plugin.outputs`` says why).
     """
     report = None
     if ctx.json_path is not None:
@@ -240,16 +241,18 @@ def write_outputs(ctx: EndContext, records: Sequence[Record],
 
 
 def _write(ctx: EndContext, path: Path, write: Callable[[Path], None]) -> bool:
+    no_room = False
     try:
         write(path)
     except OSError as exc:
         reason = exc.strerror or str(exc)
+        no_room = exc.errno in NO_ROOM
     except Exception as exc:  # a bug must cost this file, not the run and the other files
         reason = describe_error(exc)
     else:
         ctx.outputs.written(path)
         return True
-    ctx.outputs.failed(path)
+    ctx.outputs.failed(path, no_room)
     ctx.say(f"statesnap: cannot write {path}: {reason}")
     return False
 
