@@ -53,9 +53,7 @@ class SessionEnd(HookPlugin):
         writer = self.run.writer
         if writer is not None and self.run.snapshotter is not None:
             try:
-                self._write_footer(exitstatus)
-                if writer.cut is not None:
-                    self._say_cut(writer.cut, writer.cut_noted)
+                self._write_footer(exitstatus)  # dropped by a record cut short
             except OSError as exc:
                 assert self.run.record_path is not None
                 self.run.outputs.failed(self.run.record_path)
@@ -63,9 +61,12 @@ class SessionEnd(HookPlugin):
                                     f"{exc.strerror or exc}")
             else:
                 assert self.run.record_path is not None
-                self.run.outputs.written(self.run.record_path)
+                if writer.cut is not None:
+                    self._say_cut(writer.cut, writer.cut_noted)
+                else:
+                    self.run.outputs.written(self.run.record_path)
             finally:
-                self.run.writer.close()
+                writer.close()
         if self.run.snapshotter is not None:
             # Closed in pytest_unconfigure, after the rest of the end (Probe.stop says why).
             self.run.snapshotter.stop()
