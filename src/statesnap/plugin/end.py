@@ -1,6 +1,7 @@
 """The end of the session: the record's footer, the findings and the outputs (through the
 one pipeline, statesnap.proof.session_end, or the end a feature took over), the terminal
-section.  Everything here runs shielded from what the tests left in the process."""
+section.  Everything here runs shielded from what the tests left in the process, the timers they left
+running held (statesnap.plugin.timers)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.plugin import cleanroom
+from statesnap.plugin import cleanroom, timers
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.outputs import exit_status
 from statesnap.plugin.run import RunState
@@ -28,7 +29,7 @@ class SessionEnd(HookPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         run = self.run
-        with cleanroom.shielded(run.baseline):
+        with timers.held(), cleanroom.shielded(run.baseline):
             self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
             self._guarded("the session end", lambda: (run.end or plain_end)(run))
             missing = run.outputs.missing()
@@ -98,7 +99,7 @@ class SessionEnd(HookPlugin):
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
         if not self._closed:
-            with cleanroom.shielded(self.run.baseline):
+            with timers.held(), cleanroom.shielded(self.run.baseline):
                 self._guarded("finishing the record",
                               lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
         if self.run.snapshotter is not None and not self._probes_closed:
@@ -114,7 +115,7 @@ class SessionEnd(HookPlugin):
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from statesnap.plugin import terminal
 
-        with cleanroom.shielded(self.run.baseline):
+        with timers.held(), cleanroom.shielded(self.run.baseline):
             self._guarded("the terminal section",
                           lambda: terminal.write_summary(self.run, terminalreporter))
             self._guarded("the terminal section",
