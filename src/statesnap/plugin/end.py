@@ -1,7 +1,7 @@
 """The end of the session: the record's footer, the findings and the outputs (through the
 one pipeline, statesnap.proof.session_end, or the end a feature took over), the terminal
-section.  Everything here runs shielded from what the tests left in the process, the timers they left
-running held (statesnap.plugin.timers)."""
+section.  Everything here runs shielded from what the tests left in the process, with the
+timers they left running held (statesnap.plugin.timers)."""
 
 from __future__ import annotations
 
@@ -29,14 +29,34 @@ class SessionEnd(HookPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         run = self.run
+        interrupted = False
         with timers.held(), cleanroom.shielded(run.baseline):
-            self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
-            self._guarded("the session end", lambda: (run.end or plain_end)(run))
-            missing = run.outputs.missing()
-            for label, path in missing:
-                if path not in run.outputs.said:
-                    run.say(f"statesnap: {label} {path} was not written")
-        session.exitstatus = exit_status(session.exitstatus, run.outputs.missing_by_fault())
+            try:
+                self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
+                self._guarded("the session end", lambda: (run.end or plain_end)(run))
+            except KeyboardInterrupt:
+                interrupted = True
+            self._say_missing(interrupted)
+        if interrupted:
+            # pytest's own code for a session a Ctrl-C stopped, whatever the tests did.
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        else:
+            session.exitstatus = exit_status(session.exitstatus,
+                                             run.outputs.missing_by_fault())
+
+    def _say_missing(self, interrupted: bool) -> None:
+        """One line for each asked-for file not written (not said already), and one for a
+        Ctrl-C that stopped the end."""
+        run = self.run
+        missing = run.outputs.missing()
+        for label, path in missing:
+            if path not in run.outputs.said:
+                run.say(f"statesnap: {label} {path} was not written")
+        if interrupted:
+            kept = ("" if missing else "; the record, summary and report hold what was proven "
+                    "so far")
+            run.say("statesnap: interrupted (Ctrl-C): the replays were stopped and the files "
+                    f"they staged put back{kept}")
 
     def _guarded(self, what: str, work: Callable[[], None]) -> None:
         """Run end-of-session work; a bug in it is one line, never a traceback."""
@@ -127,7 +147,7 @@ def plain_end(run: RunState) -> None:
     prove, store the verdicts, write the outputs (statesnap.proof.session_end)."""
     if run.record_path is None or run.child:
         return
-    from statesnap.proof.session_end import finish_session, read_back
+    from statesnap.proof.session_end import Interrupted, finish_session, read_back
 
     s = run.settings
     # A run without failures and without files to write needs only the tests that leaked or
@@ -143,6 +163,12 @@ def plain_end(run: RunState) -> None:
         ctx.verify_budget = 0.0
     run.results.record = record
     run.results.records = [record]
-    result = finish_session(ctx, [record])
+    try:
+        result = finish_session(ctx, [record])
+    except Interrupted as exc:  # Ctrl-C: what was proven so far is shown, then it goes on
+        if exc.result is not None:
+            run.results.findings = exc.result.findings
+            run.results.report_written = exc.result.report_written
+        raise
     run.results.findings = result.findings
     run.results.report_written = result.report_written

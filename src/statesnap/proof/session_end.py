@@ -77,16 +77,61 @@ class EndResult(Value):
         self.report_written = report_written
 
 
+class Interrupted(KeyboardInterrupt):
+    """A Ctrl-C stopped the replays; the verdicts and outputs were written first, with what
+    was proven so far (``result``).  A KeyboardInterrupt still, for whoever does not know it."""
+
+    def __init__(self, findings: list[Finding], result: EndResult | None = None) -> None:
+        super().__init__()
+        self.findings = findings
+        self.result = result
+
+
 def finish_session(ctx: EndContext, records: Sequence[Record]) -> EndResult:
-    """Find and prove each record's failures, store the verdicts, write the outputs."""
+    """Find and prove each record's failures, store the verdicts, write the outputs.
+
+    A first Ctrl-C while finding or proving stops the replays (the runner kills their
+    process groups and puts staged files back); the verdicts and outputs are still written,
+    every finding not finished saying it was interrupted, and then :class:`Interrupted` is
+    raised.  A Ctrl-C while writing them goes through as it came.
+    """
     findings: list[Finding] = []
+    interrupted = False
     for record in records:
-        found = find(ctx, record)
-        for finder in ctx.finders:
-            found += finder(record, found)
+        if interrupted:
+            found = _unproven(record)
+        else:
+            try:
+                found = find(ctx, record)
+            except Interrupted as exc:
+                found, interrupted = exc.findings, True
+            except KeyboardInterrupt:  # outside the replays: nothing proven for this record
+                found, interrupted = _unproven(record), True
+            else:
+                try:
+                    for finder in ctx.finders:
+                        found += finder(record, found)
+                except KeyboardInterrupt:  # a feature's replays: its findings are lost
+                    interrupted = True
         findings += found
     store_verdicts(ctx, findings)
-    return EndResult(findings, write_outputs(ctx, records, findings))
+    result = EndResult(findings, write_outputs(ctx, records, findings))
+    if interrupted:
+        raise Interrupted(findings, result)
+    return result
+
+
+def _unproven(record: Record) -> list[Finding]:
+    """A record's findings from attribution alone, each saying a Ctrl-C stopped the end."""
+    if record.running is None and not any(t.failed for t in record.tests):
+        return []
+    from statesnap.analysis.attribution import attribute
+    from statesnap.proof.verify import note_interrupted
+
+    findings = attribute(record)
+    for finding in findings:
+        note_interrupted(finding)
+    return findings
 
 
 def read_back(ctx: EndContext, *, lean: bool) -> Record | None:
@@ -126,10 +171,14 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
     for done in released:
         ctx.say(f"statesnap: before replaying, let go of {done.what}")
     _record_released(ctx, [r.to_json() for r in released])
-    return prove(record, findings, Replays(budget=ctx.verify_budget, repeat=ctx.verify_repeat,
-                                           find_cleaners=ctx.find_cleaners,
-                                           env=ctx.initial_env, redactor=ctx.redactor),
-                 progress=ctx.say)
+    try:
+        return prove(record, findings, Replays(budget=ctx.verify_budget,
+                                               repeat=ctx.verify_repeat,
+                                               find_cleaners=ctx.find_cleaners,
+                                               env=ctx.initial_env, redactor=ctx.redactor),
+                     progress=ctx.say)
+    except KeyboardInterrupt:  # verify_findings noted which findings it did not finish
+        raise Interrupted(findings) from None
 
 
 class Replays(Value):
