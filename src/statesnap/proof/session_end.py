@@ -114,7 +114,10 @@ def finish_session(ctx: EndContext, records: Sequence[Record]) -> EndResult:
                 except KeyboardInterrupt:  # a feature's replays: its findings are lost
                     interrupted = True
         findings += found
-    store_verdicts(ctx, findings)
+    if not any(r.cut is not None for r in records):
+        # A record the disk cut short ends with its note; its verdicts were not replayed
+        # (attribution alone, which every reader computes again).
+        store_verdicts(ctx, findings)
     result = EndResult(findings, write_outputs(ctx, records, findings))
     if interrupted:
         raise Interrupted(findings, result)
