@@ -13,10 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pidns
 import pytest
 from chaos_runs import PYTEST, TRACEBACKS, check_same_run, env, outcomes, summary_line
 
+import pidns
 from statesnap.record.reader import read_record
 
 pytestmark = [pytest.mark.needs_pidns, pytest.mark.slow]

@@ -111,32 +111,31 @@ class RecordWriter:
         self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":{nodeid_json}}}')
 
     def write_line(self, line: str) -> None:
-        if self._fd is None or self.cut is not None:
+        fd = self._fd
+        if fd is None or self.cut is not None:
             return
         text = line + "\n"
         try:
             data = text.encode("utf-8", "surrogateescape")  # env bytes round-trip
         except UnicodeEncodeError:
             data = text.encode("utf-8", "backslashreplace")  # never lose the line
+        size = len(data)
         reserve = self._reserve
-        if reserve is None:
-            self._write(data)
-        elif not reserve.room_for(self._size, len(data)):
+        # Most lines fit in the room already reserved: no call for them.
+        if (reserve is not None and self._size + size > reserve.limit
+                and not reserve.room_for(self._size, size)):
             self.cut_short(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
             return
-        else:
-            try:
-                self._write(data)
-            except OSError as exc:
-                self.cut_short(exc)
-                return
-        self._size += len(data)
+        try:
+            while data:  # a regular file takes it whole; a short write (a full disk) is retried
+                data = data[os.write(fd, data):]
+        except OSError as exc:
+            if reserve is None:
+                raise
+            self.cut_short(exc)
+            return
+        self._size += size
         self._lines += 1
-
-    def _write(self, data: bytes) -> None:
-        assert self._fd is not None
-        while data:  # a regular file takes it whole; a short write (a full disk) is retried
-            data = data[os.write(self._fd, data):]
 
     def cut_short(self, exc: OSError) -> None:
         """End the record here: take back a line written in part, write the ``cut`` note in

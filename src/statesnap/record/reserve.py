@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from collections.abc import Callable
 
 #: Bytes reserved past the end of the record each time it asks.
@@ -35,10 +36,9 @@ def _load() -> Allocate | None:
     """``fallocate(fd, mode, offset, length)``, raising OSError; None where missing."""
     try:
         import ctypes
-        import ctypes.util
 
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        call = libc.fallocate
+        # The interpreter's own symbols hold libc's (find_library would run ldconfig).
+        call = ctypes.CDLL(None, use_errno=True).fallocate
     except (ImportError, OSError, AttributeError):
         return None
     call.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong)
@@ -55,13 +55,16 @@ def _load() -> Allocate | None:
 class Reserve:
     """The room reserved past the end of one open file (see the module's docstring)."""
 
-    __slots__ = ("_allocate", "_fd", "end")
+    __slots__ = ("_allocate", "_fd", "end", "limit")
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._allocate = _load()
         #: Offset up to which blocks are reserved (0: none).
         self.end = 0
+        #: A line that would end past this offset needs :meth:`room_for` first (the writer
+        #: checks it inline: most lines need no call).
+        self.limit = -1 if self._allocate is not None else sys.maxsize
 
     def room_for(self, size: int, length: int) -> bool:
         """Whether a line of ``length`` bytes written at offset ``size`` still leaves the note
@@ -69,6 +72,9 @@ class Reserve:
         reserve (or no ``fallocate`` at all) says True, and the write itself finds out."""
         if self._allocate is None or size + length + LOW <= self.end:
             return True
+        return self._ask(size, length)
+
+    def _ask(self, size: int, length: int) -> bool:
         for ahead in (AHEAD, LOW):  # a disk almost full may still give the note's room
             try:
                 self._allocate(self._fd, _KEEP_SIZE, size, length + ahead)
@@ -76,8 +82,10 @@ class Reserve:
                 if exc.errno in NO_ROOM:
                     continue
                 self._allocate = None  # EOPNOTSUPP and the like: never asked again
+                self.limit = sys.maxsize
                 return True
             self.end = size + length + ahead
+            self.limit = self.end - LOW
             return True
         return False
 
