@@ -105,6 +105,11 @@ def test_a_disk_that_fills_mid_session_cuts_the_record_not_the_run(tmp_path: Pat
     assert ("note: the record (main) was cut short mid-run (No space left on device): the tests "
             "after its last one ran but are not in it") in explain.stderr
     assert "Traceback" not in explain.stdout + explain.stderr
+    page = tmp_path / "pollution.html"
+    report = subprocess.run([*PYTEST[:1], "-m", "statesnap", "report", str(kept / "run.jsonl"),
+                             "-o", str(page)], capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert "cut short mid-run</span> (No space left on device)" in page.read_text()
 
 
 def test_outputs_that_find_the_disk_full_at_the_end_keep_the_exit_code(tmp_path: Path) -> None:
@@ -182,3 +187,57 @@ def test_a_record_path_the_user_named_in_a_read_only_place_is_still_a_usage_erro
         f"ERROR: --statesnap-record {target}: cannot write in {target.parent} "
         "(Read-only file system)"]
     assert "passed" not in snap.stdout
+
+
+#: In a full tmpfs: the session's writer, with the reserve (``fallocate``) or without it (as
+#: on a filesystem that has none), writes lines until the disk refuses one.
+WRITER = r'''
+import json, os, sys
+from pathlib import Path
+from statesnap.record import reserve
+from statesnap.record.journal import RecordWriter
+
+small, with_reserve = Path(sys.argv[1]), sys.argv[2] == "yes"
+if not with_reserve:
+    reserve._load = lambda: None
+writer = RecordWriter(small / "run.jsonl", keep_going=True)
+writer.write({"type": "header", "format": 2})
+fd = os.open(small / "ballast", os.O_WRONLY | os.O_CREAT)
+try:
+    while True:
+        os.write(fd, b"x" * 512)
+except OSError:
+    pass
+os.close(fd)
+for index in range(200):
+    writer.write_start(index, f"t.py::test_{index}")
+    writer.write({"type": "test", "index": index, "nodeid": f"t.py::test_{index}",
+                  "outcome": "passed", "changes": [], "pad": "y" * 700})
+writer.close()
+print(json.dumps({"cut": writer.cut, "noted": writer.cut_noted}))
+'''
+
+
+@pytest.mark.parametrize("with_reserve", ["yes", "no"])
+def test_the_writer_ends_a_record_the_disk_refuses_with_whole_lines(tmp_path: Path,
+                                                                    with_reserve: str) -> None:
+    mountns.require()
+    small, kept = tmp_path / "small", tmp_path / "kept"
+    small.mkdir()
+    proc = mountns.run([mountns.tmpfs(small, "256k")],
+                       [*PYTEST[:1], "-c", WRITER, str(small), with_reserve], cwd=tmp_path,
+                       env=env(tmp_path / "tmp"), keep=(small, kept))
+    assert proc.returncode == 0, proc.stderr
+    said = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert said["cut"]["errno"] == "ENOSPC"
+    text = (kept / "run.jsonl").read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    rows = [json.loads(line) for line in text.splitlines()]  # whole lines only
+    record = read_record(kept / "run.jsonl")
+    assert record.tests, "the disk took no test line at all"
+    if with_reserve == "yes":  # room was kept for the note
+        assert said["noted"] and rows[-1]["type"] == "cut" and record.cut is not None
+    elif said["noted"]:  # without a reserve, the note is there only if it fitted
+        assert rows[-1]["type"] == "cut"
+    else:
+        assert record.cut is None and rows[-1]["type"] in ("start", "test")
