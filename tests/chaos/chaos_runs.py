@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 _SUMMARY = re.compile(r"^=+ (.*?)(?: in [0-9.]+s(?: \([0-9:.]+\))?)? =+$")
+_COUNTS = re.compile(r"\d+ \w+|no tests ran")
 _VERBOSE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
 #: What a traceback or pytest's internal-error report looks like.
 TRACEBACKS = ("Traceback (most recent call last)", "INTERNALERROR")
@@ -22,7 +23,7 @@ def summary_line(output: str) -> str | None:
     """pytest's final summary line without its duration (``1 failed, 2 passed``)."""
     for line in reversed(output.splitlines()):
         m = _SUMMARY.match(line.strip())
-        if m:
+        if m and _COUNTS.match(m.group(1)):  # not "test session starts"
             return m.group(1)
     return None
 
