@@ -133,6 +133,14 @@ def test_a_second_ctrl_c_still_puts_the_staged_files_back(tmp_path: Path) -> Non
     assert (tmp_path / "project" / "flag.txt").read_text() == "left by the polluter\n"
     assert sum("statesnap: interrupted (Ctrl-C)" in line for line in output.splitlines()) == 1
     assert read_record(out / "run.jsonl").footer is not None
+    # What the second Ctrl-C stopped is whole or absent (no partial file), and said.
+    for name, option in (("summary.json", "--statesnap-json"), ("report.html", "--report")):
+        path = out / name
+        if path.exists():
+            assert path.read_text().rstrip().endswith(("}", "</html>"))
+        else:
+            assert f"statesnap: {option} {path} was not written" in output, context
+    assert not [p.name for p in out.iterdir() if ".tmp-" in p.name]
 
 
 #: A test leaves a timer firing every 2 ms (or an alarm) with a SIGALRM handler of its own.
