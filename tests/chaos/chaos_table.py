@@ -1,7 +1,7 @@
 """The table of the chaos cases in ``bench/results/faults.md``: each case run plain, with
 statesnap from an earlier checkout (``--against``) and with statesnap from this one.
 
-Usage: ``.venv/bin/python tests/chaos/chaos_table.py --against /work/wt/base`` (as root:
+Usage: ``.venv/bin/python tests/chaos/chaos_table.py --against <an earlier checkout>`` (as root:
 the cases need mount and pid namespaces).  Prints one Markdown row per case and run: exit
 status, pytest's summary line, and what statesnap said or failed to do.
 """

@@ -75,9 +75,11 @@ class Reserve:
         return self._ask(size, length)
 
     def _ask(self, size: int, length: int) -> bool:
+        allocate = self._allocate
+        assert allocate is not None
         for ahead in (AHEAD, LOW):  # a disk almost full may still give the note's room
             try:
-                self._allocate(self._fd, _KEEP_SIZE, size, length + ahead)
+                allocate(self._fd, _KEEP_SIZE, size, length + ahead)
             except OSError as exc:
                 if exc.errno in NO_ROOM:
                     continue
