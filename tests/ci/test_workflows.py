@@ -1,4 +1,4 @@
-"""The CI jobs in docs/CI.md: parsed as YAML, and their pytest commands run on a small suite.
+"""The CI jobs in docs/ci.md: parsed as YAML, and their pytest commands run on a small suite.
 
 Each job's pytest line is run as its shell would run it (``python`` is this environment's), in
 a suite with a planted polluter; the files it writes must be the ones the job uploads, and the
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "CI.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 SUITE = {
     "pytest.ini": "[pytest]\n",
     "test_wf.py": """
@@ -35,7 +35,7 @@ SUITE = {
 
 
 def jobs() -> dict[str, Any]:
-    """The YAML blocks of docs/CI.md, by the heading they are under."""
+    """The YAML blocks of docs/ci.md, by the heading they are under."""
     out: dict[str, Any] = {}
     heading = ""
     text = DOC.read_text(encoding="utf-8")
