@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.base.plain import Value
+from statesnap.base.text import FILE_ERRORS
 from statesnap.state.diff import Change
 
 FORMAT = 2
@@ -94,11 +95,10 @@ class RecordWriter:
     def write_line(self, line: str) -> None:
         if self._fd is None:
             return
-        text = line + "\n"
-        try:
-            data = text.encode("utf-8", "surrogateescape")  # env bytes round-trip
-        except UnicodeEncodeError:
-            data = text.encode("utf-8", "backslashreplace")  # never lose the line
+        # A byte that was not UTF-8 (a surrogateescape character in a file name or an
+        # environment value) is written as JSON's ``\udcXX`` escape: valid UTF-8, and read
+        # back as the same string (statesnap.base.text).
+        data = (line + "\n").encode("utf-8", FILE_ERRORS)
         while data:  # a regular file takes it whole; a short write (a full disk) is retried
             data = data[os.write(self._fd, data):]
 
@@ -121,7 +121,7 @@ def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
     try:
         for line in lines:
-            data = line.encode("utf-8", "backslashreplace")
+            data = line.encode("utf-8", FILE_ERRORS)
             while data:
                 data = data[os.write(fd, data):]
     finally:
