@@ -30,6 +30,7 @@ from statesnap.probes._attrscan import (
 )
 from statesnap.probes._dictwatch import class_dict
 from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
+from statesnap.probes.base import unreadable
 
 _MISSING = object()
 
@@ -197,7 +198,20 @@ def _part_objects(part: Part | None) -> list[Any]:
 def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
                         redactor: Any, kinds: dict[str, str]) -> Part:
     part = Part(value=value)
-    _entry(t, part, name, name, value, project, redactor, kinds)
+    if not _entry(t, part, name, name, value, project, redactor, kinds):
+        return part  # unreadable: its one key says so, nothing more is asked of it
+    try:
+        return _describe_more(t, part, name, value, project, redactor, kinds)
+    except Exception as exc:  # one hostile object costs its own keys, never the probe
+        part.fps = {f"{t.name}:{name}": unreadable(exc)}
+        part.dicts = part.seqs = ()
+        part.containers = part.inst = None
+        return part
+
+
+def _describe_more(t: Tracked, part: Part, name: str, value: Any, project: frozenset[str],
+                   redactor: Any, kinds: dict[str, str]) -> Part:
+    """The keys of a large namespace's attributes and of a function cache."""
     ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
     if ns is not None:
         # Too many attributes to digest as one value: each keyed by itself, like a class's,
@@ -243,8 +257,24 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 
 
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
-           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
+           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> bool:
+    """Describe one key into ``part``; False where its value could not be read (a hostile
+    ``__len__``, ``items()``, ``__eq__``...): the key's fingerprint then says so, and the
+    probe goes on with the others."""
     key = f"{t.name}:{path}"
+    try:
+        _describe_entry(t, part, key, path, attr, value, project, redactor, kinds)
+    except Exception as exc:
+        part.fps[key] = unreadable(exc)
+        kinds[key] = "value"
+        if part.containers is not None:
+            part.containers.pop(path, None)
+        return False
+    return True
+
+
+def _describe_entry(t: Tracked, part: Part, key: str, path: str, attr: str, value: Any,
+                    project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
     text, data = D.describe(value, project, name=attr)
     part.fps[key] = redactor(attr, text) if data and redactor is not None else text
     watched: list[Any] = []
