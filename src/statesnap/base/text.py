@@ -20,6 +20,7 @@ Two rules follow, one per direction:
 
 from __future__ import annotations
 
+import functools
 import re
 
 #: The error handler of every text file statesnap writes: a lone surrogate (a byte that was
@@ -28,12 +29,18 @@ FILE_ERRORS = "backslashreplace"
 
 #: What :func:`printable` escapes: C0 controls, DEL and C1 controls, lone surrogates, Unicode
 #: line and paragraph separators, and the bidirectional controls ("Trojan source").
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e"
-                     "\u2066-\u2069\ud800-\udfff]")
-
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 #: :data:`_UNSAFE` less newlines and tabs: for text shown as a block of lines.
-_UNSAFE_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f"
-                           "\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_BLOCK = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e"
+                 "\u2066-\u2069\ud800-\udfff]")
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    # Compiled on first need only: the surrogate range makes the compile cost ~10 M
+    # instructions, and most sessions print nothing that is not printable.
+    return re.compile(source)
+
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -56,18 +63,18 @@ def printable(text: str) -> str:
     escaped as Python writes them (``\\n``, ``\\x1b``, ``\\xff`` for a byte that was not
     UTF-8, ``\\u202e``); anything else unchanged.  A backslash is left as it is: the point is
     that nothing printed can act on the terminal, not that the text can be parsed back."""
-    if _UNSAFE.search(text) is None:
+    if text.isprintable():  # in C: most text, with nothing to escape
         return text
-    return _UNSAFE.sub(_escape, text)
+    return _pattern(_UNSAFE).sub(_escape, text)
 
 
 def printable_block(text: str) -> str:
     """:func:`printable` for text whose newlines and tabs are its own (a replay log, an indented
     value in the HTML report): those are kept, anything else :func:`printable` escapes is
     escaped."""
-    if _UNSAFE_BLOCK.search(text) is None:
+    if text.isprintable():
         return text
-    return _UNSAFE_BLOCK.sub(_escape, text)
+    return _pattern(_UNSAFE_BLOCK).sub(_escape, text)
 
 
 def file_bytes(text: str) -> bytes:
