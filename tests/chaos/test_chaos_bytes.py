@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from chaos_runs import CONTROL, run_case
+from pair_runs import CONTROL, run_case
 
 from repro_check import check_reproductions
 from suite_runs import child_env

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from chaos_runs import run_case
+from pair_runs import run_case
 
 pytestmark = [pytest.mark.needs_pidns, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from chaos_runs import run_case
+from pair_runs import run_case
 
 pytestmark = [pytest.mark.needs_pidns, pytest.mark.slow]
 
