@@ -21,7 +21,7 @@ JOURNAL_FORMAT = 1
 
 def replay_key(**parts: Any) -> str:
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+    return hashlib.sha256(text.encode("utf-8", FILE_ERRORS)).hexdigest()[:24]
 
 
 class Journal:
