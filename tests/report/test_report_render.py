@@ -143,8 +143,7 @@ def test_lone_surrogates_from_a_record_do_not_break_writing(
     write_report(out, [record], [])
     html = out.read_text(encoding="utf-8")
     # Shown escaped in the page, and kept as JSON's own escape in its embedded data.
-    assert "bad \\ud800 text" in html
-    assert "?" not in html.split("bad ", 1)[1][:6]
+    assert "bad \\ud800 text" in html and "bad ? text" not in html
 
 
 def test_control_characters_from_the_tested_process_are_escaped_in_the_report(
