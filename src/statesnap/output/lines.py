@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from statesnap.base.text import printable
 
 VALUE_WIDTH = 60
 
@@ -59,13 +60,11 @@ def _window(text: str, start: int, width: int) -> str:
     return "…" + body[: width - 2] + "…"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
-
-
 def one_line(text: str) -> str:
-    """``text`` with every control character (a newline, a tab) written as an escape: a test
-    id or a value of the tested process cannot end the line it is shown on."""
-    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
+    """``text`` with every control character (a newline, a tab), bidirectional control and
+    lone surrogate written as an escape (:func:`statesnap.base.text.printable`): a test id or
+    a value of the tested process cannot end the line it is shown on."""
+    return printable(text)
 
 
 def markdown_text(text: str) -> str:

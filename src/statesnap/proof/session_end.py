@@ -159,7 +159,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
         return _recorded_verdicts(ctx, ctx.verdicts_from, attribute(record))
     if ctx.verify_budget <= 0 or ctx.replaying:
         return attribute(record)
-    from statesnap.proof.release import release_all
+    from statesnap.proof.release import release_all, release_lines
 
     findings = attribute(record)
     if not findings:
@@ -171,8 +171,8 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
     except Exception as exc:  # never fail the run over it; the replays then say what they see
         released = []
         ctx.say(f"statesnap: could not let go of what tests leaked: {exc!r}")
-    for done in released:
-        ctx.say(f"statesnap: before replaying, let go of {done.what}")
+    for line in release_lines(released):
+        ctx.say(f"statesnap: {line}")
     _record_released(ctx, [r.to_json() for r in released])
     try:
         return prove(record, findings, Replays(budget=ctx.verify_budget,

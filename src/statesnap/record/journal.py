@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.base.plain import Value
+from statesnap.base.text import FILE_ERRORS
 from statesnap.record.reserve import Reserve
 from statesnap.state.diff import Change
 
@@ -114,11 +115,10 @@ class RecordWriter:
         fd = self._fd
         if fd is None or self.cut is not None:
             return
-        text = line + "\n"
-        try:
-            data = text.encode("utf-8", "surrogateescape")  # env bytes round-trip
-        except UnicodeEncodeError:
-            data = text.encode("utf-8", "backslashreplace")  # never lose the line
+        # A byte that was not UTF-8 (a surrogateescape character in a file name or an
+        # environment value) is written as JSON's ``\udcXX`` escape: valid UTF-8, and read
+        # back as the same string (statesnap.base.text).
+        data = (line + "\n").encode("utf-8", FILE_ERRORS)
         size = len(data)
         reserve = self._reserve
         # Most lines fit in the room already reserved: no call for them.
@@ -145,7 +145,7 @@ class RecordWriter:
         self.cut = {"type": "cut", "error": exc.strerror or str(exc),
                     "errno": errno.errorcode.get(exc.errno or 0, str(exc.errno)),
                     "lines": self._lines}
-        note = (dumps(self.cut) + "\n").encode("utf-8")
+        note = (dumps(self.cut) + "\n").encode("utf-8", FILE_ERRORS)
         try:
             # Back to where the refused line began: a cut line would hide the note.
             if os.fstat(self._fd).st_size > self._size:
@@ -177,7 +177,7 @@ def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
     try:
         for line in lines:
-            data = line.encode("utf-8", "backslashreplace")
+            data = line.encode("utf-8", FILE_ERRORS)
             while data:
                 data = data[os.write(fd, data):]
     finally:

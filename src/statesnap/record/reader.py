@@ -33,7 +33,9 @@ class RecordError(Exception):
 
 def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
     """``(line number, text, is_last)``; the last line may lack its newline."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    # surrogateescape: a record of an older statesnap may hold raw bytes that are not UTF-8
+    # (a file name); they come back as the same surrogateescape string a new record escapes.
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         lines = f.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from statesnap.base.text import file_bytes
 from statesnap.replay.procwait import Exit
 
 
@@ -51,7 +52,7 @@ class ChildResult:
 
 def write_message(stream: IO[bytes], message: dict[str, Any]) -> None:
     """Append one message and flush it, so it survives the child's death."""
-    stream.write(json.dumps(message, default=repr, ensure_ascii=False).encode("utf-8") + b"\n")
+    stream.write(file_bytes(json.dumps(message, default=repr, ensure_ascii=False)) + b"\n")
     stream.flush()
 
 
