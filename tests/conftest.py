@@ -6,9 +6,17 @@ pytester runs, so it is switched off unless a test asks for it with ``-p randoml
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytest_plugins = ["pytester", "ci_skips"]
+
+# The inner sessions of these tests are not the CI job's: on GitHub Actions each would append
+# its findings to the job summary and print annotations (statesnap.contain.ci).  Tests of that
+# feature set these variables themselves.
+for _name in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "GITHUB_WORKSPACE"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture(autouse=True)

@@ -93,6 +93,7 @@ FEATURES = (
     "statesnap.contain.restore",
     "statesnap.contain.reruns",
     "statesnap.contain.xdist",
+    "statesnap.contain.ci",
 )
 
 

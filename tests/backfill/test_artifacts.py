@@ -138,3 +138,29 @@ def test_order_only_record_is_a_record_the_cli_replays(ci_run: CiRun, tmp_path: 
                           capture_output=True, text=True, check=False, cwd=ci_run.root)
     assert hunt.returncode in (0, 1), hunt.stderr
     assert json.loads(hunt.stdout)["records"]
+
+
+def test_log_and_record_name_the_same_plugins_ci_loaded(ci_run: CiRun, tmp_path: Path) -> None:
+    """The ``plugins:`` header line (under CI timestamps too) and the record's header give
+    the same set, the one installed here but pytest-randomly (which replays handle
+    themselves): a backfill on this machine blocks nothing."""
+    from statesnap.backfill.artifacts import read_artifact
+    from statesnap.backfill.plugins import installed, plan
+
+    log = tmp_path / "gha.log"
+    log.write_text(decorate((ci_run.ci / "console.log").read_text()))
+    from_log = {s.plugins and tuple(sorted(s.plugins.items())) for s in parse_log(
+        log, log.read_text())}
+    from_record = {s.plugins and tuple(sorted(s.plugins.items()))
+                   for s in read_artifact(ci_run.ci / "record.jsonl", lambda: None)}
+    assert from_log == from_record and len(from_log) == 1
+    ci = dict(from_log.pop() or ())
+    here = installed()
+    # The CI run had -p no:randomly; statesnap switches randomly off in replays anyway.
+    assert ci == {name: p.version for name, p in here.items() if name != "randomly"}
+    assert "xdist" in ci and "replay" in ci
+    p = plan(ci, "console log", here)
+    assert (p.blocked, p.missing, p.other_version, p.difference()) == ([], [], [], None)
+    # pytest-replay files name no plugins: unknown, said so.
+    replay = next(ci_run.ci.glob(".pytest-replay-*.txt"))
+    assert parse_replay(replay, replay.read_text())[0].plugins is None

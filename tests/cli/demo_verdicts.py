@@ -87,6 +87,8 @@ def from_json(findings: list[Mapping[str, object]]) -> Verdicts:
 
 
 _HEAD = re.compile(r"^  \[(?P<status>[^\]]+)\] (?P<victim>\S+)$")
+#: A cause that broke several victims, shown once (statesnap.output.explain.format_cause).
+_CAUSE = re.compile(r"^  \[(?P<status>[^\]]+)\] \d+ tests broken by one cause: ")
 
 
 def from_text(text: str, expected: Verdicts) -> Verdicts:
@@ -95,7 +97,25 @@ def from_text(text: str, expected: Verdicts) -> Verdicts:
     expected key when it starts with it, else it is kept whole (and differs)."""
     out: Verdicts = {}
     victim = None
+    cause: list[str] | None = None  # a shared cause's [status, polluters, state line]
     for line in text.splitlines():
+        found = _CAUSE.match(line)
+        if found is not None:
+            victim, cause = None, [_WORDS.get(found["status"], found["status"]), "", ""]
+            continue
+        if cause is not None and line.startswith("      "):
+            body = line.strip()
+            if body.startswith("polluted by: "):
+                cause[1] = body[len("polluted by: "):]
+            elif body.startswith("state: "):
+                cause[2] = body[len("state: "):]
+            elif line.startswith("        "):  # one victim of the cause
+                member = body.split(" (", 1)[0]
+                want = expected.get(member, ("", (), ""))[2]
+                key = want if want and cause[2].startswith(want + ": ") else cause[2]
+                out[member] = (cause[0], tuple(cause[1].split(" + ")), key)
+            continue
+        cause = None
         head = _HEAD.match(line)
         if head is not None:
             victim = head["victim"]
@@ -157,8 +177,13 @@ def from_html(page: str) -> Verdicts:
             continue
         label = _text(badge[1])
         ref = re.search(r'<code class="ref">(.*?)</code>', body)
-        polluters = tuple(names[1:])
         status = _WORDS.get(label, label)
+        victims = body.split('<ul class="victims">', 1)
+        if len(victims) == 2:  # a shared cause: its polluters in the head, victims listed
+            for a, b in _NAME.findall(victims[1]):
+                out[_text(a or b)] = (status, tuple(names), _text(ref[1]) if ref else "")
+            continue
+        polluters = tuple(names[1:])
         out[names[0]] = (status, polluters, _text(ref[1]) if ref and polluters else "")
     return out
 

@@ -59,9 +59,15 @@ def test_every_printed_reproduction_fails_its_victim_under_plain_pytest(demo: De
     from statesnap.record.reader import read_record
 
     shown = demo.proc.stdout
-    commands = re.findall(r"^\s+reproduce: (.+)$", shown, re.M)
+    # A cause that broke several victims prints one of their commands ("reproduce (ID): ...")
+    # and lists the others under it; each one's own is `statesnap explain --test ID`'s.
+    commands = re.findall(r"^\s+reproduce(?: \(\S+\))?: (.+)$", shown, re.M)
     verdicts = stored(read_record(demo.record))
-    assert sorted(commands) == sorted(f.repro for f in verdicts if f.repro_proven)
+    proven = [f for f in verdicts if f.repro_proven]
+    assert len(commands) == len(set(commands)) and set(commands) <= {f.repro for f in proven}
+    for f in proven:
+        assert f.repro in commands or re.search(rf"^ {{8}}{re.escape(f.victim)}( \(|$)", shown,
+                                                re.M), f.victim
     for f in verdicts:
         if f.status not in PROVEN_STATUSES:
             continue

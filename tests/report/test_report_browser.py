@@ -364,3 +364,37 @@ def test_replay_logs_open_in_the_page_alone(new_page: Any, tmp_path: Path) -> No
     expect(text).to_be_visible()
     expect(text).to_contain_text("AssertionError: assert 'fast' == 'safe'")
     assert p.errors == []
+
+
+def test_a_shared_cause_is_one_card_with_each_reproduction_on_demand(
+        new_page: Any, make_record: RecordFactory, tmp_path: Path) -> None:
+    polluter = "t.py::test_chdir"
+    victims = [f"t.py::test_reads_{n}" for n in range(3)]
+    tests = [entry(0, polluter, changes=[{"probe": "cwd", "key": "", "change": "changed",
+                                          "before": "/p", "after": "/p/data", "phase": "call",
+                                          "severity": 3}])]
+    tests += [entry(i + 1, v, "failed") for i, v in enumerate(victims)]
+    record = make_record(tests)
+    findings = [Finding(victim=v, polluters=[polluter], probe="cwd", key="", status="verified",
+                        before="/p", after="/p/data",
+                        repro=f"python -m pytest {polluter} {v}") for v in victims]
+    findings[0].key = findings[1].key = findings[2].key = "cwd"
+    out = tmp_path / "cause.html"
+    write_report(out, [record], findings)
+    p = new_page(permissions=["clipboard-read", "clipboard-write"])
+    page = p.open(out)
+    cards = page.locator("#findings .finding")
+    assert cards.count() == 1
+    rows = cards.first.locator("li.victim-row")
+    assert rows.count() == 3
+    second = rows.nth(1)
+    code = second.locator(".repro code")
+    assert not code.is_visible()  # folded until asked for
+    second.locator("summary").click()
+    expect(code).to_be_visible()
+    assert code.text_content() == f"python -m pytest {polluter} {victims[1]}"
+    second.locator("button.copy").click()
+    expect(second.locator("button.copy")).to_have_text("Copied")
+    assert page.evaluate("navigator.clipboard.readText()") == code.text_content()
+    p.shot("pollution-shared-cause")
+    assert p.errors == []

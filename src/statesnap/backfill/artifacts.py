@@ -16,6 +16,7 @@ from statesnap.backfill.consolelog import parse_log
 from statesnap.backfill.junit import parse_junit
 from statesnap.backfill.optiontable import FALLBACK, CheckoutTables
 from statesnap.backfill.orderrecord import replay_invocation
+from statesnap.backfill.plugins import parse_labels
 from statesnap.backfill.pytestreplay import is_replay_file, parse_replay
 from statesnap.backfill.shard import KIND_RANK, BadArtifact, Shard
 from statesnap.record.lanes import read_lanes
@@ -94,7 +95,8 @@ def _statesnap(path: Path) -> list[Shard]:
         shards.append(Shard(source=path, kind="statesnap", worker=lane.worker, order=order,
                             outcomes=outcomes, failures=failures,
                             args=list(lane.header.get("args") or []),
-                            record=lane if has_state else None))
+                            record=lane if has_state else None,
+                            plugins=parse_labels(map(str, lane.header.get("plugins") or []))))
     if not shards:
         raise BadArtifact(f"{path}: a statesnap record with no test")
     return shards
@@ -183,3 +185,5 @@ def _fill(kept: Shard, other: Shard) -> None:
             kept.outcomes[nodeid] = other.outcomes[nodeid]
     if kept.args is None and other.args is not None:
         kept.args = other.args
+    if kept.plugins is None and other.plugins is not None:
+        kept.plugins = dict(other.plugins)

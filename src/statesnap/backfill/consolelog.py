@@ -11,6 +11,7 @@ import re
 import shlex
 from pathlib import Path
 
+from statesnap.backfill.plugins import parse_plugins_line
 from statesnap.backfill.shard import BadArtifact, Shard
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
@@ -55,8 +56,12 @@ def parse_log(path: Path, text: str) -> list[Shard]:
     summary_only: dict[str, str] = {}
     progress: list[tuple[str, str]] = []
     args: list[str] | None = None
+    plugins: dict[str, str] | None = None
     for raw in text.splitlines():
         line = clean_line(raw)
+        if plugins is None and line.startswith("plugins: "):
+            plugins = parse_plugins_line(line)
+            continue
         found = XDIST.match(line)
         worker = "main"
         if found is None:
@@ -101,7 +106,7 @@ def parse_log(path: Path, text: str) -> list[Shard]:
             source=path, kind="log", worker=worker, order=order,
             outcomes={n: outcomes[n] for n in order if n in outcomes},
             failures={n: dict(failures[n]) for n in order if n in failures},
-            args=_worker_args(args)))
+            args=_worker_args(args), plugins=_header_plugins(plugins, text)))
     return shards
 
 
@@ -137,6 +142,16 @@ def _add(order: list[str], outcomes: dict[str, str], nodeid: str, word: str) -> 
     # A test that failed in call and errored in teardown shows two lines: the failure counts.
     if outcomes.get(nodeid) not in ("failed", "error"):
         outcomes[nodeid] = outcome
+
+
+def _header_plugins(plugins: dict[str, str] | None, text: str) -> dict[str, str] | None:
+    """CI's plugins: the header's list; a log with pytest's header and no such line loaded
+    none; a log without the header (not -v, cut) does not say."""
+    if plugins is not None:
+        return dict(plugins)
+    if re.search(r"^(?:.*\s)?platform \S+ -- Python \S+, pytest-", text, re.MULTILINE):
+        return {}
+    return None
 
 
 def _worker_key(worker: str) -> tuple[int, str]:

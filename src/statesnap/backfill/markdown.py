@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import NOT_DETERMINISTIC, NOT_ORDER_DEPENDENT, VERIFIED, Finding
+from statesnap.backfill.plugins import PluginPlan
 from statesnap.backfill.victim import Confirmation, VictimResult
 from statesnap.base.atomic import write_atomic
 from statesnap.record.journal import Record
@@ -20,7 +21,10 @@ from statesnap.record.journal import Record
 _PACKAGES = ("pytest", "pytest-xdist", "pytest-randomly", "statesnap", "torch", "numpy")
 
 
-def title(f: Finding) -> str:
+def title(f: Finding, plugins_doubt: bool = False) -> str:
+    if plugins_doubt:
+        return (f"`{f.victim}` fails alone here, where the replays could not load CI's pytest "
+                "plugins (whether it is order-dependent in CI is not known)")
     if f.status == VERIFIED:
         by = " + ".join(f"`{p}`" for p in f.polluters)
         key = f" through `{f.probe}:{f.key}`" if f.probe and f.key else ""
@@ -69,10 +73,26 @@ def environment(header: dict[str, Any], commit: str | None) -> list[str]:
     return lines
 
 
+def plugin_lines(p: PluginPlan | None) -> list[str]:
+    """CI's pytest plugins against the replays': loaded, blocked, missing, other versions."""
+    if p is None:
+        return []
+    if p.ci is None:
+        return [f"- {p.difference()}"]
+    ci = ", ".join(f"{n}-{v}" for n, v in sorted(p.ci.items())) or "none"
+    out = [f"- CI loaded: {ci}"]
+    if p.blocked:
+        out.append(f"- blocked in every replay (installed here, not loaded by CI): "
+                   f"{', '.join(f'`-p no:{n}`' for n in p.blocked)}")
+    if p.differs:
+        out.append(f"- {p.difference()}")
+    return out
+
+
 def finding_markdown(r: VictimResult, state: Record | None, commit: str | None,
-                     order_record: Path | None) -> str:
+                     order_record: Path | None, plugins: PluginPlan | None = None) -> str:
     f = r.finding
-    out = [f"# {title(f)}", "", f"**Status:** {f.status}  "]
+    out = [f"# {title(f, r.plugins_doubt)}", "", f"**Status:** {f.status}  "]
     if f.exc_type or f.message:
         out.append(f"**Failure:** `{f.exc_type or '?'}`{': ' + f.message if f.message else ''}  ")
     if r.in_order:
@@ -96,6 +116,8 @@ def finding_markdown(r: VictimResult, state: Record | None, commit: str | None,
     elif f.repro:
         out += ["## Reproduce", "", "```sh", f.repro, "```", ""]
     out += ["## Environment", "", *environment(state.header if state else {}, commit), ""]
+    if plugins is not None:
+        out += ["## pytest plugins", "", *plugin_lines(plugins), ""]
     src = [f"- artifact: `{r.shard.source}` ({r.shard.kind}, worker `{r.shard.worker}`)"]
     if order_record is not None:
         src.append(f"- order-only record: `{order_record}`")
@@ -111,7 +133,8 @@ def finding_markdown(r: VictimResult, state: Record | None, commit: str | None,
 
 
 def write_findings(outdir: Path, results: Sequence[VictimResult], states: dict[int, Record],
-                   orders: dict[int, Path], commit: str | None) -> list[Path]:
+                   orders: dict[int, Path], commit: str | None,
+                   plugins: dict[int, PluginPlan] | None = None) -> list[Path]:
     folder = outdir / "findings"
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.md"):
@@ -121,7 +144,8 @@ def write_findings(outdir: Path, results: Sequence[VictimResult], states: dict[i
 
     for i, r in enumerate(results, start=1):
         path = folder / f"{i:03d}-{slug(r.finding.victim, 100)}.md"
-        text = finding_markdown(r, states.get(id(r.shard)), commit, orders.get(id(r.shard)))
+        text = finding_markdown(r, states.get(id(r.shard)), commit, orders.get(id(r.shard)),
+                                (plugins or {}).get(id(r.shard)))
         write_atomic(path, text)
         written.append(path)
     return written

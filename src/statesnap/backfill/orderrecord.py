@@ -44,7 +44,10 @@ def replay_invocation(args: list[str] | None, table: OptionTable = FALLBACK,
     return out
 
 
-def order_header(shard: Shard, root: Path, table: OptionTable = FALLBACK) -> dict[str, Any]:
+def order_header(shard: Shard, root: Path, table: OptionTable = FALLBACK,
+                 blocked: list[str] | None = None) -> dict[str, Any]:
+    """``blocked``: ``-p no:NAME`` arguments for the plugins installed here that CI did not
+    load (statesnap.backfill.plugins); every replay and printed command carries them."""
     return {
         "type": "header",
         "format": FORMAT,
@@ -56,7 +59,7 @@ def order_header(shard: Shard, root: Path, table: OptionTable = FALLBACK) -> dic
                    "implementation": platform.python_implementation(),
                    "executable": sys.executable},
         "platform": {"system": platform.system(), "machine": platform.machine()},
-        "plugins": [],
+        "plugins": [f"{n}-{v}" for n, v in sorted((shard.plugins or {}).items())],
         "args": list(shard.args or []),
         "invocation_dir": str(root),
         "rootdir": str(root),
@@ -64,19 +67,20 @@ def order_header(shard: Shard, root: Path, table: OptionTable = FALLBACK) -> dic
         "probes": [],
         "env": {},
         "notes": {"backfill": "; ".join(shard.notes)} if shard.notes else {},
-        "replay": {"args": replay_invocation(shard.args, table, root), "cwd": str(root)},
+        "replay": {"args": [*replay_invocation(shard.args, table, root), *(blocked or [])],
+                   "cwd": str(root)},
         "order_only": True,
         "source": {"path": str(shard.source), "kind": shard.kind, "worker": shard.worker},
     }
 
 
 def write_order_record(shard: Shard, root: Path, path: Path,
-                       table: OptionTable = FALLBACK) -> Path:
+                       table: OptionTable = FALLBACK, blocked: list[str] | None = None) -> Path:
     """Write ``shard`` as an order-only record at ``path`` (replaced whole)."""
     tmp = path.with_name(f".{path.name}.tmp")
     writer = RecordWriter(tmp)
     try:
-        writer.write(order_header(shard, root, table))
+        writer.write(order_header(shard, root, table, blocked))
         for index, nodeid in enumerate(shard.order):
             outcome = shard.outcomes.get(nodeid, "unknown")
             if outcome == "crashed":

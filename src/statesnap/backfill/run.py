@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from statesnap.analysis.findings import UNEXPLAINED, Finding
 from statesnap.backfill.artifacts import load
@@ -22,6 +23,7 @@ from statesnap.backfill.engine import Engine
 from statesnap.backfill.journal import Journal
 from statesnap.backfill.optiontable import FALLBACK, CheckoutTables
 from statesnap.backfill.orderrecord import write_order_record
+from statesnap.backfill.plugins import PluginPlan, installed, plan, qualify
 from statesnap.backfill.progress import Progress
 from statesnap.backfill.remote import Context, RemoteRunner
 from statesnap.backfill.shard import Shard
@@ -59,6 +61,8 @@ class Outcome:
     duration: float = 0.0
     workers: int = 0
     commit: str | None = None
+    #: Each shard's replay plugins against CI's, by ``id(shard)``.
+    plugins: dict[int, PluginPlan] = field(default_factory=dict)
 
 
 def slug(text: str, limit: int = 80) -> str:
@@ -93,14 +97,17 @@ class Backfill:
     def write_orders(self) -> None:
         orders = self.opts.outdir / "orders"
         orders.mkdir(parents=True, exist_ok=True)
+        here = installed()
         for shard in self.out.shards:
+            plugins = self.out.plugins[id(shard)] = plan(shard.plugins, _KINDS.get(
+                shard.kind, shard.kind), here)
             path = orders / f"{slug(shard.source.name)}.{slug(shard.worker)}.jsonl"
             table = self.tables.table(shard.args)
             if table is FALLBACK and shard.args:
                 shard.notes.append(self.tables.notes[-1] if self.tables.notes else
                                    "the recorded arguments are read with pytest's own options")
             self.out.order_records.append(
-                write_order_record(shard, self.opts.root, path, table))
+                write_order_record(shard, self.opts.root, path, table, plugins.block_args()))
 
     def run(self) -> Outcome:
         t0 = time.monotonic()
@@ -155,7 +162,9 @@ class Backfill:
         if shard.record is not None:
             rec = shard.record
             old = str(rec.header.get("rootdir") or root)
-            return Record(path=rec.path, header=mapped_header(rec.header, old, root),
+            header = with_blocks(mapped_header(rec.header, old, root),
+                                 self.out.plugins[id(shard)].block_args())
+            return Record(path=rec.path, header=header,
                           collection=rec.collection, tests=rec.tests, errors=rec.errors,
                           footer=rec.footer, running=rec.running)
         order_record = read_record(order_path)
@@ -197,8 +206,25 @@ class Backfill:
             runner = RemoteRunner(state, ctx, logs, worker=ctx.engine.pick())
             result = investigate(shard, state, victim, runner, self.opts.repeat,
                                  lambda _msg: None)
+            result.plugins_doubt = qualify(result.finding, self.out.plugins[id(shard)])
         self.progress.victim_done(f"{result.finding.status}: {victim}")
         return result
+
+
+#: How an artifact kind is named where it says it names no plugins.
+_KINDS = {"junit": "JUnit XML", "pytest-replay": "pytest-replay", "log": "console log",
+          "statesnap": "statesnap record"}
+
+
+def with_blocks(header: dict[str, Any], blocked: list[str]) -> dict[str, Any]:
+    """``header`` whose replay arguments also block ``blocked`` (``-p no:NAME`` pairs)."""
+    if not blocked:
+        return header
+    replay = dict(header.get("replay") or {})
+    replay["args"] = [*(replay.get("args") or ["-p", "statesnap"]), *blocked]
+    if isinstance(replay.get("plain_args"), list):
+        replay["plain_args"] = [*replay["plain_args"], *blocked]
+    return {**header, "replay": replay}
 
 
 def _victims(shards: list[tuple[Shard, Path]]) -> list[tuple[Shard, str]]:

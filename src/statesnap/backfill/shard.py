@@ -35,6 +35,9 @@ class Shard:
     notes: list[str] = field(default_factory=list)
     #: The statesnap lane this shard came from when it carries state (None: order only).
     record: Record | None = None
+    #: The pytest plugins CI loaded, ``{name: version}`` (statesnap.backfill.plugins); None
+    #: where the artifact does not name them.
+    plugins: dict[str, str] | None = None
 
     @property
     def label(self) -> str:

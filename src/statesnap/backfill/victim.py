@@ -48,6 +48,9 @@ class VictimResult:
     replays: int = 0
     executions: int = 0
     from_journal: int = 0
+    #: It failed alone here, where the replays could not load CI's plugins: whether it is
+    #: order-dependent in CI is not known (statesnap.backfill.plugins.qualify).
+    plugins_doubt: bool = False
 
 
 def prefix_order(record: Record, victim: str) -> list[str]:

@@ -106,7 +106,7 @@ def _outputs(outdir: Path, out: Any) -> list[Path]:
                           and s.worker == r.shard.worker), None)
         if found is not None:
             states[id(r.shard)] = found
-    written = write_findings(outdir, out.results, states, orders, out.commit)
+    written = write_findings(outdir, out.results, states, orders, out.commit, out.plugins)
     findings = [r.finding for r in out.results]
     summary = build_summary(out.states, findings)
     summary["backfill"] = {
@@ -115,7 +115,8 @@ def _outputs(outdir: Path, out: Any) -> list[Path]:
         "replays_from_journal": out.resumed, "bad_artifacts": out.bad,
         "refusals": out.refusals,
         "shards": [{"source": str(s.source), "kind": s.kind, "worker": s.worker,
-                    "tests": len(s.order), "order_record": str(p)}
+                    "tests": len(s.order), "order_record": str(p),
+                    "plugins": out.plugins[id(s)].to_json() if id(s) in out.plugins else None}
                    for s, p in zip(out.shards, out.order_records, strict=True)],
         "findings_markdown": [str(p) for p in written],
         "victims": [{"victim": r.finding.victim, "status": r.finding.status,
@@ -145,6 +146,21 @@ def _print(out: Any, written: list[Path]) -> None:
         elif f.note:
             line += f"\n    note: {f.note}"
         print(f"{line}\n    issue text: {path}")
+    for line in plugin_summary(out):
+        print(line)
     print(f"{len(out.results)} victim(s), {out.replays} replay(s) ({out.resumed} from the "
           f"journal), {out.executions} test executions, {out.workers} worker(s), "
           f"{out.duration:.1f} s")
+
+
+def plugin_summary(out: Any) -> list[str]:
+    """One line per distinct plugin difference between CI and the replays, and the blocks."""
+    lines: dict[str, None] = {}
+    for plan in out.plugins.values():
+        if plan.blocked:
+            lines[f"pytest plugins blocked in the replays (CI did not load them): "
+                  f"{', '.join(plan.blocked)}"] = None
+        words = plan.difference()
+        if words is not None:
+            lines[f"pytest plugins: {words}"] = None
+    return list(lines)

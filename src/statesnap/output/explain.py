@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from statesnap.analysis.causes import Cause, group_by_cause
 from statesnap.analysis.findings import (
     NOT_ORDER_DEPENDENT,
     PROVEN_STATUSES,
@@ -17,7 +19,7 @@ from statesnap.analysis.findings import (
 from statesnap.analysis.mtimerace import HINT, file_pair, finding_sentence, flagged, races, sentence
 from statesnap.base.fsinfo import resolution_parts
 from statesnap.base.text import printable
-from statesnap.output.lines import short, short_pair
+from statesnap.output.lines import markdown_text, one_line, short, short_pair
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
 
@@ -182,14 +184,44 @@ def resolution_text(info: Any) -> str:
     return f"{text} ({where})" if where else text
 
 
+#: The lines of a shared cause's first finding that hold for all its victims.
+_CAUSE_LINES = ("    polluted by:", "    relies on", "    state:", "    restoring", "    mtime:",
+                "    fix:", "    cleaned by:")
+
+
+def format_cause(cause: Cause, header: Mapping[str, Any] | None = None) -> list[str]:
+    """A cause that broke several victims, once: its state and fix, then the victims, then
+    one reproduction (each victim's: ``statesnap explain --test``)."""
+    if not cause.shared:
+        return format_finding(cause.first, header)
+    first = cause.first
+    lines = [f"[{status_label(first)}] {len(cause.findings)} tests broken by one cause: "
+             f"{' + '.join(first.polluters)}"]
+    lines += [line for line in format_finding(first, header) if line.startswith(_CAUSE_LINES)]
+    lines.append("    victims:")
+    for f in cause.findings:
+        failure = f" ({f.exc_type}: {short(f.message, 60)})" if f.exc_type and f.message else (
+            f" ({f.exc_type})" if f.exc_type else "")
+        lines.append(f"      {f.victim}{failure}")
+    if first.repro_proven:
+        lines.append(f"    reproduce ({first.victim}): {first.repro}")
+    lines.append("    each victim's reproduction: statesnap explain --test ID")
+    return [printable(line) for line in lines]
+
+
 def format_findings(findings: Iterable[Finding],
                     header: Mapping[str, Any] | None = None) -> list[str]:
+    """One entry per cause: victims that share their polluter(s) and key are listed under
+    it (statesnap.analysis.causes)."""
     items = list(findings)
     if not items:
         return []
-    lines = [f"{len(items)} finding(s):"]
-    for f in items:
-        lines += ["  " + line for line in format_finding(f, header)]
+    causes = group_by_cause(items)
+    shared = sum(c.shared for c in causes)
+    grouped = f", {len(causes)} cause(s)" if shared else ""
+    lines = [f"{len(items)} finding(s){grouped}:"]
+    for cause in causes:
+        lines += ["  " + line for line in format_cause(cause, header)]
     return lines
 
 
@@ -205,12 +237,19 @@ def race_lines(tests: Iterable[TestEntry], header: Mapping[str, Any]) -> list[st
 
 
 def _code(text: str) -> str:
-    """Inline Markdown code that survives backticks inside ``text``."""
+    """Inline Markdown code on one line that survives backticks inside ``text``."""
+    text = one_line(text)
     fence = "`"
     while fence in text:
         fence += "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _block(command: str) -> list[str]:
+    """A fenced ``sh`` block whose fence no line of ``command`` can close."""
+    fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", command)), default=0) + 1)
+    return [f"{fence}sh", command, fence]
 
 
 def _title(f: Finding) -> str:
@@ -255,12 +294,12 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
             out.append(f"- **state**: {_code(f'{f.probe}:{f.key}')}: {change}{healed}")
             race = race_line(f, header)
             if race:
-                out.append(f"- **mtime**: {race}")
+                out.append(f"- **mtime**: {markdown_text(race)}")
         hint = fix_hint(f)
         if hint and (f.polluters or f.setter):
-            out.append(f"- **fix**: {hint}")
+            out.append(f"- **fix**: {markdown_text(hint)}")
         if f.note:
-            out.append(f"- **note**: {f.note}")
+            out.append(f"- **note**: {markdown_text(f.note)}")
         if not proven and f.candidates:
             unreplayed = "" if f.replayed else ", not replayed"
             out.append(f"- **candidates** (ranked from the record{unreplayed}):")
@@ -269,13 +308,13 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
                 out.append(f"  - {_code(c.nodeid)}: {_code(f'{c.probe}:{c.key}')} ({why})")
         if f.repro_proven:
             fails = "Reproduce (the victim fails):"
-            out += ["", fails, "", "```sh", f.repro, "```"]
+            out += ["", fails, "", *_block(f.repro)]
             alone = repro_command(header, [f.victim])
             if f.polluters and alone != f.repro and _alone_passed(f, alone):
-                out += ["", "The victim alone (passes):", "", "```sh", alone, "```"]
+                out += ["", "The victim alone (passes):", "", *_block(alone)]
         elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
-            out += ["", "Not replayed: prove it with", "", "```sh",
-                    f"statesnap explain --verify --test {shlex.quote(f.victim)}", "```"]
+            out += ["", "Not replayed: prove it with", "",
+                    *_block(f"statesnap explain --verify --test {shlex.quote(f.victim)}")]
         out.append("")
     found = races(tests, header)
     if found:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from statesnap.base.text import printable
+
 VALUE_WIDTH = 60
 
 #: Characters kept before the first difference when a pair is cut around it; up to
@@ -56,3 +58,16 @@ def _window(text: str, start: int, width: int) -> str:
     if len(body) + 1 <= width:
         return "…" + body
     return "…" + body[: width - 2] + "…"
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character (a newline, a tab), bidirectional control and
+    lone surrogate written as an escape (:func:`statesnap.base.text.printable`): a test id or
+    a value of the tested process cannot end the line it is shown on."""
+    return printable(text)
+
+
+def markdown_text(text: str) -> str:
+    """Free text of a Markdown line on one line, ``<`` and ``&`` as text (no HTML of its
+    own: a key named ``</details>`` does not close the block it is in)."""
+    return one_line(text).replace("&", "&amp;").replace("<", "&lt;")

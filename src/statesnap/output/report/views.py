@@ -28,6 +28,7 @@ from statesnap.analysis.mtimerace import finding_sentence, races
 from statesnap.analysis.mtimerace import sentence as race_sentence
 from statesnap.base.plain import Value
 from statesnap.base.version import __version__
+from statesnap.output.report.causes import VictimRow, grouped
 from statesnap.output.report.changes import KEY_LIMIT, ChangeView, ChangeViews
 from statesnap.output.report.lanes import (
     NODEID_LIMIT,
@@ -116,7 +117,7 @@ class FindingView(Value):
     _fields = ("id", "status", "status_class", "status_label", "status_help", "victim", "polluters",
                "ref", "before", "after", "diff", "failure", "hint", "hint_proven", "proven_keys",
                "repro", "repro_proven", "source", "replays", "logs", "mtime", "cleaners",
-               "candidates", "setter", "note")
+               "candidates", "setter", "note", "victims")
     __slots__ = _fields
 
     def __init__(self, id: str, status: str, status_class: str, status_label: str, status_help: str,
@@ -155,6 +156,8 @@ class FindingView(Value):
         self.candidates = candidates
         self.setter = setter
         self.note = note
+        #: A cause that broke several victims: one row each (statesnap.output.report.causes).
+        self.victims: list[VictimRow] = []
 
 
 class LeakRow(Value):
@@ -387,8 +390,8 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
         version=__version__,
         stats=_stats(lanes, tl, ordered),
-        findings=[finding_view(i, f, lanes, views, log_budget)
-                  for i, f in enumerate(ordered)],
+        findings=grouped(ordered, lambda i, f: finding_view(i, f, lanes, views, log_budget),
+                         lambda f: _ref(lanes, f.victim, f.worker, prefer_failed=True)),
         races=[race_sentence(r) for lane in lanes for r in races(lane.record.tests,
                                                                      lane.record.header)],
         run=run_info(lanes, scrubber),
