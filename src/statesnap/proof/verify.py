@@ -11,8 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statesnap.analysis.attribution import dirty_before, polluters_of
+from statesnap.analysis.attribution import (
+    Dirty,
+    Write,
+    dirty_before,
+    polluters_of,
+    rank,
+    source_reader,
+)
 from statesnap.analysis.findings import (
+    MAX_CANDIDATES,
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
     NOT_REPRODUCED,
@@ -54,6 +62,7 @@ class Verifier(Replayer):
         self.raise_errors = raise_errors
         self.tests = sorted(record.tests, key=lambda t: t.index)
         self._leftovers: list[Leftover] | None = None
+        self.sources = source_reader(record)
 
     # -- the whole procedure for one finding ------------------------------------------------
     def verify(self, finding: Finding) -> Finding:
@@ -195,10 +204,16 @@ class Verifier(Replayer):
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
-        dirty = dirty_before(self.tests, victim)
-        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
-        mine = [c for c in finding.candidates if c.nodeid in polluters]
+        writes = self._polluters_writes(polluters, victim)
+        # Every change the proven polluters recorded is a key candidate, low-rated ones
+        # included, ranked by what connects it to the victim (not only the few kept among
+        # the finding's candidates, which rank every earlier test's changes).
+        mine = rank(victim, Dirty(writes), self.sources.of(victim.nodeid))
         if mine:
+            kept = {(c.nodeid, c.probe, c.key) for c in mine}
+            finding.candidates = [*mine, *(c for c in finding.candidates
+                                           if (c.nodeid, c.probe, c.key) not in kept)
+                                  ][:MAX_CANDIDATES]
             top = mine[0]
             finding.probe, finding.key, finding.before, finding.after = (
                 top.probe, top.key, top.before, top.after)
@@ -206,11 +221,14 @@ class Verifier(Replayer):
             finding.probe = finding.key = finding.before = finding.after = None
             finding.hint = None
             finding.hint_proven, finding.proven_keys = False, []
-            finding.note = ("no recorded state change of the polluter(s) explains it: the "
-                            "state it relies on is outside what statesnap's probes see")
+            # Said only when the polluters recorded no change at all: a recorded change
+            # that no replay could tie to the failure is another story (prove_keys says).
+            finding.note = ("the polluter(s) recorded no state change: the state the victim "
+                            "relies on is outside what statesnap's probes see")
             self._note_brittle(finding)
             return
-        prove_keys(self, finding, polluters, victim, writes)
+        prove_keys(self, finding, polluters, victim, writes,
+                   ranking=[(c.probe, c.key) for c in mine])
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after),
@@ -220,6 +238,23 @@ class Verifier(Replayer):
                 finding.hint = setup_hint(w.change) or finding.hint
                 finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
         self._note_brittle(finding)
+
+    def _polluters_writes(self, polluters: list[str], victim: TestEntry
+                          ) -> dict[tuple[str, str], Write]:
+        """Each change the polluters recorded: the last one of each key still dirty when the
+        victim ran, then the others (overwritten or put back by a later test of the run,
+        but live in the replay of ``[polluters, victim]``)."""
+        dirty = dirty_before(self.tests, victim)
+        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
+        wanted = set(polluters)
+        for t in self.tests:
+            if t.nodeid not in wanted or t.worker != victim.worker:
+                continue
+            for ch in t.changes:
+                ref = (ch.probe, ch.key)
+                if ref not in writes:
+                    writes[ref] = Write(t, ch, ch.before)
+        return writes
 
     def _note_brittle(self, finding: Finding) -> None:
         if finding.alone_failure:
