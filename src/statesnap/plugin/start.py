@@ -99,9 +99,37 @@ def _replay_header(run: RunState) -> dict[str, Any]:
         run.say(note)
         out.update(args=["-p", "statesnap"], plain_args=[])
         return out
+    out["reorders"] = reorderers(run.config)
     out["args"] = replay_args(params.args, table, keep_own=True, cwd=Path(params.dir))
     out["plain_args"] = replay_args(params.args, table, keep_own=False, cwd=Path(params.dir))
     # Whether this run had pytest's cache: a replay points it at a scratch folder only
     # then (``-o cache_dir`` is an unknown ini key, a warning, without the cacheprovider).
     out["cacheprovider"] = run.config.pluginmanager.has_plugin("cacheprovider")
+    return out
+
+
+def reorderers(config: pytest.Config) -> list[str]:
+    """The plugins that reorder or spread this run's tests, by distribution name: a command
+    that names an order switches each off (statesnap.replay.repro.REORDERERS)."""
+    out: list[str] = []
+    has = config.pluginmanager.has_plugin
+    if has("reverse") and getattr(config.option, "reverse", False) is True:
+        out.append("pytest-reverse")
+    if has("random_order"):
+        try:  # its own test of whether it is on (an option given, in addopts or not)
+            from random_order.config import Config as RandomOrderConfig  # type: ignore
+
+            if RandomOrderConfig(config).is_enabled:
+                out.append("pytest-random-order")
+        except Exception:  # another version: the flags it is switched on with
+            if getattr(config.option, "random_order_enabled", False):
+                out.append("pytest-random-order")
+    # pytest-order sorts by markers whenever it is loaded (its hook is registered at
+    # configure); pytest-ordering likewise.
+    if has("orderingplugin") or has("pytest_order"):
+        out.append("pytest-order")
+    if has("pytest_ordering"):
+        out.append("pytest-ordering")
+    if int(getattr(config.option, "numprocesses", 0) or 0) > 0 or hasattr(config, "workerinput"):
+        out.append("pytest-xdist")
     return out

@@ -1,0 +1,56 @@
+"""A printed reproduction runs its tests in the order it names, whatever plugin reorders tests.
+
+Real runs with pytest-reverse and pytest-random-order installed and switched on: the session
+proves a victim, and the command it prints, run as printed under plain pytest (the same
+plugins installed), fails the victim.  Before, the command kept ``--reverse`` and passed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from repro_check import check_reproductions
+from suite_runs import run_suite, write_suite
+
+pytest.importorskip("pytest_reverse", reason="the test extra installs pytest-reverse")
+pytest.importorskip("random_order", reason="the test extra installs pytest-random-order")
+
+VICTIM_FIRST = {
+    "test_zoo.py": """
+        import os
+
+        def test_victim():
+            assert os.environ.get("ZOO_REORDER") is None, "ZOO_REORDER leaked"
+
+        def test_polluter():
+            os.environ["ZOO_REORDER"] = "1"
+        """,
+}
+
+
+def test_reverse_reproduction_keeps_its_order(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", VICTIM_FIRST)
+    run = run_suite(root, tmp_path / "out", "--reverse")
+    f = run.finding("test_victim")
+    assert f["status"] == "verified", run.output[-3000:]
+    assert "--reverse" not in f["repro"], f["repro"]
+    assert "-p no:reverse" in f["repro"], f["repro"]
+    check_reproductions(run.output, root, ["test_victim"], expect="ZOO_REORDER leaked")
+
+
+def test_random_order_reproduction_keeps_its_order(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", VICTIM_FIRST)
+    # A seed whose shuffle runs the polluter before the victim (half of them do).
+    for seed in range(1, 20):
+        run = run_suite(root, tmp_path / f"out{seed}", "--random-order-bucket=global",
+                        f"--random-order-seed={seed}", budget=60)
+        if run.proc.returncode == 1:
+            break
+    else:
+        pytest.fail("no seed ran the polluter first")
+    f = run.finding("test_victim")
+    assert f["status"] == "verified", run.output[-3000:]
+    assert "--random-order-bucket=none" in f["repro"], f["repro"]
+    assert f"--random-order-seed={seed}" not in f["repro"], f["repro"]
+    check_reproductions(run.output, root, ["test_victim"], expect="ZOO_REORDER leaked")
