@@ -16,10 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from suite_runs import run_suite
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from gensuite import KINDS, expected_keys, write_suite  # noqa: E402
+from gensuite import KINDS, expected_keys, write_suite
 
 pytestmark = pytest.mark.slow
 

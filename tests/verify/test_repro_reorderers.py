@@ -10,11 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from repro_check import check_reproductions
 from suite_runs import run_suite, write_suite
-
-pytest.importorskip("pytest_reverse", reason="the test extra installs pytest-reverse")
-pytest.importorskip("random_order", reason="the test extra installs pytest-random-order")
 
 VICTIM_FIRST = {
     "test_zoo.py": """
