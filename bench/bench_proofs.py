@@ -6,9 +6,9 @@ large enough that nothing is cut short, then per victim, from the summary JSON: 
 the replays its verdict took (every replay is stored with the finding), whether the named key
 is the expected one (the generated suite) or a proven one (the demo).  Each side runs in the
 same invocation: ``--against DIR`` runs the same sessions with ``DIR/src`` first on
-``PYTHONPATH`` (e.g. ``/work/wt/base``, the code before), for a before/after table.
+``PYTHONPATH`` (a checkout of the code before), for a before/after table.
 
-    .venv/bin/python bench/bench_proofs.py [--against /work/wt/base] [--suite gen,demo]
+    .venv/bin/python bench/bench_proofs.py [--against CHECKOUT] [--suite gen,demo]
 
 Target (issue 28): the median victim proven, with its key, in at most 3 replays.
 """
