@@ -341,7 +341,8 @@ def test_a_finding_cut_short_by_the_budget_keeps_no_cleaner(tmp_path: Path) -> N
     runner = RuleRunner(record, lambda order, restore: None)
     Verifier(record, runner, budget=0).verify(f)
     assert runner.asked == []
-    assert f.note == "the verification budget was spent before this finding was proven"
+    assert (f.note or "").startswith(
+        "the verification budget was spent before this finding was proven (")
     assert f.cleaners == []
 
 

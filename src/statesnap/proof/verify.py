@@ -74,7 +74,7 @@ class Verifier(Replayer):
         try:
             self._verify(finding, victim)
         except BudgetSpent:
-            finding.note = "the verification budget was spent before this finding was proven"
+            finding.note = budget_note(finding)
         except ReplayTimeout as exc:
             finding.note = str(exc)
         except NotDeterministic as exc:
@@ -267,6 +267,21 @@ class Verifier(Replayer):
         """Tests that put the victim's key back, proven by replay (statesnap.proof.cleaners);
         with ``everywhere``, any recorded test that put it back is a candidate."""
         find_cleaners(self, self.tests, finding, everywhere)
+
+
+#: The start of the note of a finding the budget cut short.
+BUDGET_SPENT = "the verification budget was spent before this finding was proven"
+
+
+def budget_note(finding: Finding) -> str:
+    """What a finding cut short by the budget still owes: how many of its candidate polluters
+    no replay tried, and the command that finishes the work."""
+    tried = {n for r in finding.replays for n in r.order if n != finding.victim}
+    suspects = polluters_of(finding.candidates)
+    left = [n for n in suspects if n not in tried]
+    owed = (f"{len(finding.replays)} replay(s) ran; {len(left)} of {len(suspects)} "
+            "candidate polluter(s) left untried")
+    return f"{BUDGET_SPENT} ({owed}): `statesnap explain --verify` finishes the work"
 
 
 def verify_findings(
