@@ -835,8 +835,11 @@ def test_a_cleaner_replay_is_announced_after_the_first_polluter(tmp_path: Path) 
         return failure() if both and not restored_keys(restore) else None
 
     progress: list[str] = []
-    (f,) = verify_findings(record, attribute(record), runner=RuleRunner(record, rule),
-                           find_cleaners=True, progress=progress.append)
+    # The verifier's own lines (verify_findings shows one line per victim instead).
+    verifier = Verifier(record, RuleRunner(record, rule), 120, progress=progress.append)
+    (f,) = attribute(record)
+    verifier.verify(f)
+    verifier.find_cleaners(f, everywhere=True)
     assert f.status == VERIFIED and f.polluters == [p1, p2]
     assert f.key == "ZOO_Q" and f.cleaners == [x]
     assert f.cleaner_proofs[x].endswith(f"{p1} {p2} {x} {v}")
@@ -884,7 +887,9 @@ def test_verify_findings_verifies_each_finding_and_closes_the_runner(tmp_path: P
     assert f.status == VERIFIED and f.cleaners == [nid("test_unsets_0")]
     assert runner.closed == 1
     assert labels(runner)[:2] == ["alone", "alone"]  # the repeats were passed on
-    assert progress[0] == f"statesnap: replaying {nid('test_victim')} alone"
+    # Not a live line: one line once the victim's verdict is settled, none per replay.
+    (line,) = progress
+    assert line.startswith(f"statesnap: [1/1] verified {nid('test_victim')} (")
 
 
 def test_verify_findings_within_its_budget_and_raising_errors(tmp_path: Path) -> None:

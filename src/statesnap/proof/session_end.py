@@ -110,6 +110,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
         return _recorded_verdicts(ctx, ctx.verdicts_from, attribute(record))
     if ctx.verify_budget <= 0 or ctx.replaying:
         return attribute(record)
+    from statesnap.proof.progress import session_progress
     from statesnap.proof.release import release_all
 
     findings = attribute(record)
@@ -128,7 +129,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
     return prove(record, findings, Replays(budget=ctx.verify_budget, repeat=ctx.verify_repeat,
                                            find_cleaners=ctx.find_cleaners,
                                            env=ctx.initial_env, redactor=ctx.redactor),
-                 progress=ctx.say)
+                 progress=session_progress(ctx.say))
 
 
 class Replays(Value):

@@ -295,13 +295,24 @@ def verify_findings(
     runner: Runner | None = None,
     raise_errors: bool = False,
 ) -> list[Finding]:
-    """Verify every finding of ``record`` within ``budget`` seconds (in place; returned)."""
+    """Verify every finding of ``record`` within ``budget`` seconds (in place; returned).
+
+    ``progress``: on a terminal (a callback with ``live``) one status line, rewritten before
+    each replay; otherwise one line per victim once its verdict is settled
+    (:mod:`statesnap.proof.progress`).
+    """
+    from statesnap.proof.progress import ProofProgress
+
     runner = runner or Runner(record)
-    verifier = Verifier(record, runner, budget, repeat, progress, raise_errors)
+    shown = ProofProgress(progress, len(findings), budget)
+    verifier = Verifier(record, runner, budget, repeat, shown.step, raise_errors)
     try:
         for finding in findings:
+            shown.begin()
             verifier.verify(finding)
             verifier.find_cleaners(finding, everywhere=find_cleaners)
+            shown.settled(finding)
     finally:
         runner.close()
+        shown.finish()
     return findings
