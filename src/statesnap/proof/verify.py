@@ -29,6 +29,7 @@ from statesnap.analysis.findings import (
     VERIFIED,
     Finding,
 )
+from statesnap.analysis.gctiming import mark_gc_timing
 from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.leftovers import Leftover
@@ -37,9 +38,16 @@ from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.keys import prove_keys
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
-from statesnap.proof.replays import NotDeterministic, Replayer, ReplayError, ReplayTimeout
+from statesnap.proof.replays import (
+    STOPS,
+    NotDeterministic,
+    Replayer,
+    ReplayError,
+    ReplayTimeout,
+)
 from statesnap.record.journal import Record, TestEntry
-from statesnap.replay.repro import repro_command
+from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
+from statesnap.replay.repro import gc_off_command, repro_command
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.state.diff import change_kind
 
@@ -229,6 +237,7 @@ class Verifier(Replayer):
             return
         prove_keys(self, finding, polluters, victim, writes,
                    ranking=[(c.probe, c.key) for c in mine])
+        self._gc_timing(finding, polluters, victim)
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after),
@@ -238,6 +247,21 @@ class Verifier(Replayer):
                 finding.hint = setup_hint(w.change) or finding.hint
                 finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
         self._note_brittle(finding)
+
+    def _gc_timing(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
+        """Replays ran with the collector off (state only reference cycles keep): one more
+        with a collection just before the victim says whether the failure rests on it."""
+        if not (self.runner.gc_off and cycle_held_key(finding.probe, finding.key)):
+            return
+        order = [*polluters, victim.nodeid]
+        self.progress(f"statesnap: collecting garbage before {victim.nodeid}")
+        try:
+            v = self.replay(order, victim.nodeid, finding, "gc",
+                            restore=with_gc({"before": victim.nodeid, "keys": []}, COLLECT))
+        except STOPS:
+            return
+        if v.ran and not v.failed:
+            mark_gc_timing(finding, gc_off_command(self.record.header, order))
 
     def _polluters_writes(self, polluters: list[str], victim: TestEntry
                           ) -> dict[tuple[str, str], Write]:

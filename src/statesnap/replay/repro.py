@@ -7,6 +7,7 @@ statesnap's, so plain pytest accepts it whether statesnap is installed or not.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -147,6 +148,21 @@ def repro_command(header: Mapping[str, Any], order: Sequence[str]) -> str:
     """
     words = ["python", "-m", "pytest", *plain_base_args(header), *order]
     line = shlex.join(words)
+    rootdir = Path(header.get("rootdir") or ".")
+    invoked = Path(header.get("invocation_dir") or rootdir)
+    if invoked != rootdir:
+        line = f"cd {shlex.quote(str(rootdir))} && {line}"
+    return line
+
+
+def gc_off_command(header: Mapping[str, Any], order: Sequence[str]) -> str:
+    """:func:`repro_command` with the garbage collector off for the whole run: what
+    reproduces a failure that rests on state only reference cycles keep alive."""
+    args = [*plain_base_args(header), *order]
+    # A JSON list of strings is a Python list literal, in double quotes: the shell's single
+    # quotes around the code then need no escaping.
+    code = f"import gc, sys, pytest; gc.disable(); sys.exit(pytest.main({json.dumps(args)}))"
+    line = shlex.join(["python", "-c", code])
     rootdir = Path(header.get("rootdir") or ".")
     invoked = Path(header.get("invocation_dir") or rootdir)
     if invoked != rootdir:
