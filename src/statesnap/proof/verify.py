@@ -237,7 +237,6 @@ class Verifier(Replayer):
             return
         prove_keys(self, finding, polluters, victim, writes,
                    ranking=[(c.probe, c.key) for c in mine])
-        self._gc_timing(finding, polluters, victim)
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after),
@@ -246,6 +245,7 @@ class Verifier(Replayer):
             if w is not None:
                 finding.hint = setup_hint(w.change) or finding.hint
                 finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
+        self._gc_timing(finding, polluters, victim)
         self._note_brittle(finding)
 
     def _gc_timing(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
