@@ -7,12 +7,14 @@ plugins installed), fails the victim.  Before, the command kept ``--reverse`` an
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from repro_check import check_reproductions
-from suite_runs import run_suite, write_suite
+from suite_runs import child_env, run_suite, write_suite
 
 VICTIM_FIRST = {
     "test_zoo.py": """
@@ -52,3 +54,38 @@ def test_random_order_reproduction_keeps_its_order(tmp_path: Path) -> None:
     assert "--random-order-bucket=none" in f["repro"], f["repro"]
     assert f"--random-order-seed={seed}" not in f["repro"], f["repro"]
     check_reproductions(run.output, root, ["test_victim"], expect="ZOO_REORDER leaked")
+
+
+def test_pytest_order_reproduction_keeps_its_order(tmp_path: Path) -> None:
+    # pytest-order runs the victim first (its marker): the recorded run passes; the hunt's
+    # order [polluter, victim] fails it, and the printed command must keep that order,
+    # where pytest-order would sort the victim first again.
+    root = write_suite(tmp_path / "suite", {"test_zoo.py": """
+        import os
+
+        import pytest
+
+        def test_polluter():
+            os.environ["ZOO_REORDER"] = "1"
+
+        @pytest.mark.order(1)
+        def test_victim():
+            assert os.environ.get("ZOO_REORDER") is None, "ZOO_REORDER leaked"
+        """})
+    run = run_suite(root, tmp_path / "out")
+    assert run.proc.returncode == 0, run.output[-3000:]
+    header = run.record().header
+    assert header["replay"]["reorders"] == ["pytest-order"], header["replay"]
+    hunt = subprocess.run([sys.executable, "-m", "statesnap", "hunt", str(run.record_path),
+                           "--budget", "300"], cwd=root, env=child_env(), capture_output=True,
+                          text=True, timeout=600)
+    assert "[LATENT] test_zoo.py::test_victim" in hunt.stdout, hunt.stdout + hunt.stderr
+    assert "-p no:pytest_order" in hunt.stdout, hunt.stdout
+    check_reproductions(hunt.stdout, root, ["test_victim"], expect="ZOO_REORDER leaked")
+
+
+def test_pytest_order_left_alone_where_no_test_has_a_marker(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", VICTIM_FIRST)
+    run = run_suite(root, tmp_path / "out", "--reverse")
+    assert "pytest-order" not in run.record().header["replay"]["reorders"]
+    assert "pytest_order" not in run.finding("test_victim")["repro"]

@@ -124,12 +124,23 @@ def reorderers(config: pytest.Config) -> list[str]:
         except Exception:  # another version: the flags it is switched on with
             if getattr(config.option, "random_order_enabled", False):
                 out.append("pytest-random-order")
-    # pytest-order sorts by markers whenever it is loaded (its hook is registered at
-    # configure); pytest-ordering likewise.
-    if has("orderingplugin") or has("pytest_order"):
-        out.append("pytest-order")
-    if has("pytest_ordering"):
-        out.append("pytest-ordering")
     if int(getattr(config.option, "numprocesses", 0) or 0) > 0 or hasattr(config, "workerinput"):
         out.append("pytest-xdist")
+    return out
+
+
+#: Marker-sorting plugins: the plugin name, the distribution, the markers it sorts by.
+_MARKER_SORTERS = (("pytest_order", "pytest-order", ("order",)),
+                   ("pytest_ordering", "pytest-ordering", ("run", "first", "last")))
+
+
+def marker_reorderers(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    """The plugins that sort this run's collected tests by their markers (pytest-order,
+    pytest-ordering): they reorder a command's node ids only where a test has one, so only
+    then does a command switch them off."""
+    out: list[str] = []
+    for name, dist, markers in _MARKER_SORTERS:
+        if config.pluginmanager.has_plugin(name) and any(
+                item.get_closest_marker(m) is not None for item in items for m in markers):
+            out.append(dist)
     return out
