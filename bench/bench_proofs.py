@@ -54,7 +54,8 @@ def _row(f: dict[str, Any], want: str | None) -> dict[str, Any]:
     else:
         right = any(k.startswith(want) for k in proven)
     return {"victim": f["victim"], "status": f["status"], "replays": len(f["replays"]),
-            "key": key, "proven": proven, "right": right}
+            "key": key, "proven": proven, "right": right, "note": f.get("note"),
+            "labels": [(r["label"], r["outcome"]) for r in f["replays"]]}
 
 
 def measure(suite: str, src: Path | None, budget: int) -> tuple[list[dict[str, Any]], float]:
@@ -103,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"| {', '.join(r['proven']) or r['key'] or '-'} "
                       f"| {'yes' if r['right'] else 'NO'} |")
             print(f"\n{_figures(rows)}", flush=True)
+            for r in rows:
+                if not r["right"]:
+                    print(f"- {r['victim']}: {r['note']}; replays {r['labels']}", flush=True)
     return 0
 
 
