@@ -89,3 +89,24 @@ def test_pytest_order_left_alone_where_no_test_has_a_marker(tmp_path: Path) -> N
     run = run_suite(root, tmp_path / "out", "--reverse")
     assert "pytest-order" not in run.record().header["replay"]["reorders"]
     assert "pytest_order" not in run.finding("test_victim")["repro"]
+
+
+def test_xdist_in_addopts_is_switched_off_by_the_reproduction(tmp_path: Path) -> None:
+    # addopts spreads tests over two workers; the run kept the file together (loadfile).
+    # The printed command drops --dist, so without -n0 plain pytest would put polluter and
+    # victim in two processes and pass.
+    files = {"pytest.ini": "[pytest]\naddopts = -n 2\n", "test_zoo.py": """
+        import os
+
+        def test_polluter():
+            os.environ["ZOO_REORDER"] = "1"
+
+        def test_victim():
+            assert os.environ.get("ZOO_REORDER") is None, "ZOO_REORDER leaked"
+        """}
+    root = write_suite(tmp_path / "suite", files)
+    run = run_suite(root, tmp_path / "out", "--dist", "loadfile")
+    f = run.finding("test_victim")
+    assert f["status"] == "verified", run.output[-3000:]
+    assert f["repro"].split()[-3] == "-n0", f["repro"]
+    check_reproductions(run.output, root, ["test_victim"], expect="ZOO_REORDER leaked")
