@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,13 @@ class Recorded:
     @property
     def record(self) -> Path:
         return self.run.record_path
+
+    def own_copy(self, where: Path) -> Path:
+        """A copy of the record for a test that replays: ``explain --verify`` stores what it
+        proves in the record it read, which the module's other tests share."""
+        copy = where / "own.jsonl"
+        shutil.copyfile(self.record, copy)
+        return copy
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from cli_runs import Recorded
 
@@ -41,19 +42,22 @@ def test_json_is_the_findings_list(zoo: Recorded) -> None:
     assert "key named in the failing code" in f["candidates"][0]["reasons"]
 
 
-def test_test_and_verify_prove_one_finding(zoo: Recorded) -> None:
-    cli = statesnap_cli("explain", str(zoo.record), "--test", "test_zoo.py::test_b_victim",
+def test_test_and_verify_prove_one_finding(zoo: Recorded, tmp_path: Path) -> None:
+    own = zoo.own_copy(tmp_path)
+    cli = statesnap_cli("explain", str(own), "--test", "test_zoo.py::test_b_victim",
                         "--verify", cwd=zoo.root)
     assert cli.returncode == 0, cli.stderr
     assert cli.stdout.startswith("1 finding(s):")
     assert "[VERIFIED] test_zoo.py::test_b_victim" in cli.stdout
     assert "(restoring it makes the victim pass)" in cli.stdout
     assert "logs: " in cli.stdout
-    assert "replaying test_zoo.py::test_b_victim alone" in cli.stderr  # progress
+    # Progress, not a terminal: one line once the victim's verdict is settled.
+    assert "statesnap: [1/1] verified test_zoo.py::test_b_victim (" in cli.stderr
 
 
-def test_verify_of_a_broken_test_and_a_passing_one(zoo: Recorded) -> None:
-    broken = statesnap_cli("explain", str(zoo.record), "--test", "test_zoo.py::test_broken",
+def test_verify_of_a_broken_test_and_a_passing_one(zoo: Recorded, tmp_path: Path) -> None:
+    own = zoo.own_copy(tmp_path)
+    broken = statesnap_cli("explain", str(own), "--test", "test_zoo.py::test_broken",
                            "--verify", "--json", cwd=zoo.root)
     (f,) = json.loads(broken.stdout)
     assert f["status"] == "not-order-dependent"
@@ -82,9 +86,11 @@ def test_markdown_with_no_verify_claims_nothing_it_did_not_replay(zoo: Recorded)
     assert "statesnap explain --verify --test test_zoo.py::test_b_victim" in md
 
 
-def test_markdown_is_ready_for_an_issue_and_its_commands_work(zoo: Recorded) -> None:
+def test_markdown_is_ready_for_an_issue_and_its_commands_work(zoo: Recorded,
+                                                              tmp_path: Path) -> None:
     # Nothing is stored for this victim: --markdown replays it before writing.
-    cli = statesnap_cli("explain", str(zoo.record), "--test", "test_pair.py::test_f_needs_both",
+    own = zoo.own_copy(tmp_path)
+    cli = statesnap_cli("explain", str(own), "--test", "test_pair.py::test_f_needs_both",
                         "--markdown", cwd=zoo.root)
     assert cli.returncode == 0, cli.stderr
     md = cli.stdout

@@ -50,9 +50,9 @@ def test_explain_markdown_and_the_report_give_a_suspect_no_hint(
     assert 'class="hint"' not in page and "monkeypatch.setenv" not in page
 
 
-def test_the_hint_comes_with_the_proof(zoo: Recorded) -> None:
-    cli = statesnap_cli("explain", str(zoo.record), "--test", VICTIM, "--verify", "--json",
-                        cwd=zoo.root)
+def test_the_hint_comes_with_the_proof(zoo: Recorded, tmp_path: Path) -> None:
+    cli = statesnap_cli("explain", str(zoo.own_copy(tmp_path)), "--test", VICTIM, "--verify",
+                        "--json", cwd=zoo.root)
     (f,) = json.loads(cli.stdout)
     assert f["status"] == "verified"
     assert HINT in f["hint"] and f["hint_proven"]

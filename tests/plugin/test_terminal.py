@@ -55,7 +55,9 @@ def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], 
 def test_progress_lines_start_on_their_own_line(tmp_path: Path, verbosity: str) -> None:
     proc, _ = _run(tmp_path, verbosity, "--statesnap-verify-budget=120")
     lines = proc.stdout.splitlines()
-    progress = [line for line in lines if "statesnap: replaying" in line]
+    # Not a terminal: one line per victim once its verdict is settled, none per replay.
+    assert not [line for line in lines if "statesnap: replaying" in line], proc.stdout
+    progress = [line for line in lines if "statesnap: [" in line]
     assert progress, proc.stdout
     assert all(line.startswith("statesnap: ") for line in progress), proc.stdout
     # ... and the test progress before them is whole.

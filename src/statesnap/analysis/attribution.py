@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from statesnap.analysis.connection import GENERIC, connection
 from statesnap.analysis.findings import (
     MAX_CANDIDATES,
     SUSPECTED,
@@ -20,6 +21,7 @@ from statesnap.analysis.findings import (
     Finding,
 )
 from statesnap.analysis.leaks import WIDE_SCOPES
+from statesnap.analysis.victimcode import SourceReader, VictimCode
 from statesnap.record.journal import Record, TestEntry
 from statesnap.replay.repro import repro_command
 from statesnap.state.diff import REMOVED, Change
@@ -145,18 +147,27 @@ def key_terms(probe: str, key: str) -> list[str]:
     """Words of a key that a failure message is likely to quote."""
     terms = [key, *_PROBE_TERMS.get(probe, ())]
     tail = key.rsplit(":", 1)[-1]
-    terms.append(tail)
-    terms.append(tail.rsplit(".", 1)[-1])
-    terms.append(tail.rstrip("/").rsplit("/", 1)[-1])
+    parts = [tail, tail.rsplit(".", 1)[-1], tail.rstrip("/").rsplit("/", 1)[-1]]
+    # A common word is no name of the key: ``socket.timeout`` is not ``config.timeout()``.
+    terms += [t for t in parts if t == key or t not in GENERIC]
     return [t for t in dict.fromkeys(terms) if len(t) >= 3]
 
 
 def _value_terms(value: Any) -> list[str]:
-    if isinstance(value, str) and 3 <= len(value) <= 200 and not value.startswith("<redacted"):
+    if (isinstance(value, str) and 3 <= len(value) <= 200 and not value.startswith("<redacted")
+            and value not in _FINGERPRINT_WORDS):
         return [value]
     if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) >= 10:
         return [str(value)]
     return []
+
+
+#: pytest's location lines: ``path.py:12: ExcType``, ``path.py:8: in func``, ``path.py:22:``.
+_LOCATION = re.compile(r"^\S+:\d+:( [\w.]+| in \S+)?$")
+#: Fingerprints that are words of any failure message (``directory``: "No such file or
+#: directory"), not values a failure would quote.
+_FINGERPRINT_WORDS = frozenset({"directory", "file", "symlink", "default", "none", "None",
+                                "True", "False", "added", "removed"})
 
 
 @dataclass
@@ -176,6 +187,10 @@ class FailureText:
         code: list[str] = []
         said = [str(failure.get("message") or "")]
         for line in text.splitlines():
+            if _LOCATION.match(line.strip()):
+                # pytest's ``path:line: ExcType``: its path names the rootdir, and so every
+                # ``sys.path`` entry and folder under it, which is no key the code names.
+                continue
             (said if line.startswith("E ") else code).append(line)
         return cls("\n".join(code), "\n".join(said))
 
@@ -188,14 +203,17 @@ def _mentions(text: str, terms: Iterable[str]) -> bool:
                for t in terms)
 
 
-def rank(victim: TestEntry, dirty: Dirty) -> list[Candidate]:
+def rank(victim: TestEntry, dirty: Dirty, code: VictimCode | None = None) -> list[Candidate]:
     """Suspects for ``victim``, best first.
 
     A key the test's own code names weighs most (the assertion line says what it relies
     on), then a key or changed value in what pytest printed (introspection can dump a whole
-    mapping, naming harmless keys too, so it weighs less); then severity; then recency.
+    mapping, naming harmless keys too, so it weighs less); then what connects the key to
+    the victim's code (``code``: the module it uses, the logger the code it calls logs to,
+    :mod:`statesnap.analysis.connection`); then severity; then recency.
     """
     text = FailureText.of(victim.failure)
+    exc_type = (victim.failure or {}).get("exc_type")
     out: list[Candidate] = []
     for (probe, key), w in dirty.writes.items():
         score = 0.0
@@ -214,6 +232,10 @@ def rank(victim: TestEntry, dirty: Dirty) -> list[Candidate]:
                 and (victim.failure or {}).get("exc_type") == "FileNotFoundError"):
             score += 60
             reasons.append("the working directory was deleted and the failure is a missing file")
+        if code is not None:
+            linked, why = connection(probe, key, code, exc_type)
+            score += linked
+            reasons += why
         score += 10 * w.change.severity
         score += 5 * (w.test.index + 1) / (victim.index + 1)
         out.append(Candidate(
@@ -242,14 +264,20 @@ def polluters_of(candidates: Iterable[Candidate]) -> list[str]:
     return list(dict.fromkeys(c.nodeid for c in candidates))
 
 
-def attribute(record: Record) -> list[Finding]:
+def source_reader(record: Record) -> SourceReader:
+    """The reader of victims' code under the record's rootdir."""
+    return SourceReader(record.header.get("rootdir"))
+
+
+def attribute(record: Record, reader: SourceReader | None = None) -> list[Finding]:
     """One ``suspected`` (or ``unexplained``) finding per victim, from the record only."""
     findings: list[Finding] = []
     found = victims(record)
     dirty_of = dirty_at(record.tests, found)
+    reader = reader or source_reader(record)
     for victim in found:
         dirty = dirty_of[(victim.worker, victim.index)]
-        cands = rank(victim, dirty)
+        cands = rank(victim, dirty, reader.of(victim.nodeid))
         failure = victim.failure or {}
         f = Finding(
             victim=victim.nodeid,

@@ -121,6 +121,7 @@ def progress_printer(quiet: bool = False) -> Progress:
             status.update(msg.removeprefix("statesnap: "))
 
         update.stop = status.stop  # type: ignore[attr-defined]
+        update.live = True  # type: ignore[attr-defined]  # a verification composes the line
         return update
     return lambda msg: print(msg, file=sys.stderr, flush=True)
 

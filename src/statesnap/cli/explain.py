@@ -11,7 +11,14 @@ from statesnap.analysis.findings import Finding
 from statesnap.analysis.verdicts import findings_of, needs_replay
 from statesnap.base.argtypes import nonnegative_seconds, positive_int, positive_seconds
 from statesnap.cli import CliError
-from statesnap.cli.common import add_record_arg, lane_of, load_lanes, progress_printer, stop
+from statesnap.cli.common import (
+    add_record_arg,
+    lane_of,
+    load_lanes,
+    progress_printer,
+    record_path,
+    stop,
+)
 from statesnap.output.explain import format_findings, markdown, race_lines
 from statesnap.record.journal import Record
 
@@ -62,11 +69,13 @@ def run(args: argparse.Namespace) -> int:
                             "nothing to explain", lanes)
     if args.verify:
         _verify(per_lane, args)
+        _store(args, [f for _, found in per_lane for f in found])
     elif args.markdown and not args.no_verify:
         # Markdown goes into an issue: a verdict nobody replayed is replayed first.
         todo = [(lane, [f for f in found if needs_replay(f)]) for lane, found in per_lane]
         if any(found for _, found in todo):
             _verify(todo, args)
+            _store(args, [f for _, found in todo for f in found])
     findings: list[Finding] = [f for _, found in per_lane for f in found]
     if not findings:
         return _nothing(args, f"no failing tests in {lanes[0].path}", lanes)
@@ -85,6 +94,26 @@ def run(args: argparse.Namespace) -> int:
             print(f"record: {lane.path}")
     _crash_notes(lanes)
     return 0
+
+
+def _store(args: argparse.Namespace, findings: list[Finding]) -> None:
+    """Keep what this command proved in the record, as the session keeps its verdicts: every
+    later ``report``, ``explain`` and ``--markdown`` shows it (the last verdict stored for a
+    victim is the one read back).  A finding the budget left unproven is not stored: it would
+    hide an earlier proven one, and it proves nothing."""
+    from statesnap.analysis.findings import SUSPECTED
+    from statesnap.analysis.verdicts import store
+
+    settled = [f for f in findings if f.status != SUSPECTED and f.replays]
+    if not settled:
+        return
+    path = record_path(args.record)
+    try:
+        store(path, settled)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        print(f"statesnap: cannot store the verdicts in {path}: {why}; later readers will "
+              "show the session's", file=sys.stderr)
 
 
 def _nothing(args: argparse.Namespace, text: str, lanes: list[Record]) -> int:

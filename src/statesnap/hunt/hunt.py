@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from statesnap.analysis.attribution import source_reader
 from statesnap.analysis.findings import BRITTLE, LATENT
 from statesnap.base.progress import Progress
 from statesnap.hunt.options import HuntError, HuntOptions, default_logs_dir
@@ -92,6 +93,7 @@ class Hunter:
             raise HuntError(f"{records[0].path} holds no finished tests{where} to hunt in")
         first = self._lane_record()
         self.header = first.header
+        self.sources = source_reader(first)
         self.runner = runner or Runner(first, logs_dir=logs_dir or default_logs_dir(
             records[0].path), extra_args=list(options.extra_args))
         self.replays = Replays(self.runner, options.budget, progress)
@@ -329,12 +331,14 @@ class Hunter:
                 if seen is not None:
                     cleared.append(seen)
             if obs is not None:
-                s.candidates, s.set_aside = candidates(obs, None, cleared)
+                s.candidates, s.set_aside = candidates(obs, None, cleared,
+                                                       self.sources.of(s.nodeid))
         else:
             s.failing = s.without
             recorded = self._recorded(s.nodeid)
             if recorded is not None:
-                s.candidates, s.set_aside = candidates(recorded, s.failure)
+                s.candidates, s.set_aside = candidates(recorded, s.failure,
+                                                       code=self.sources.of(s.nodeid))
         for obs_run in s.failed_in:
             s.note_log(obs_run)
         s.queue = suspects(s.candidates)

@@ -18,6 +18,7 @@ from typing import Any
 from statesnap.analysis.attribution import dirty_before, rank
 from statesnap.analysis.findings import Candidate
 from statesnap.analysis.leaks import resolve_leaks
+from statesnap.analysis.victimcode import VictimCode
 from statesnap.probes.base import Severity
 from statesnap.record.journal import Record, TestEntry
 from statesnap.state.diff import REMOVED, Change
@@ -280,19 +281,21 @@ def dirty_values(obs: Observation) -> set[tuple[str, str, str]]:
 
 
 def candidates(obs: Observation, failure: dict[str, Any] | None,
-               cleared_by: Iterable[Observation] = ()) -> tuple[list[Candidate], int]:
+               cleared_by: Iterable[Observation] = (), code: VictimCode | None = None
+               ) -> tuple[list[Candidate], int]:
     """Ranked suspects for the observed test, and how many were set aside.
 
     ``failure`` is the failure the ranking reads (the test's own in ``obs`` when None).  A
     suspect whose key had the same value in one of ``cleared_by`` is set aside: there that
     value was in place and the outcome was the other one, so it alone does not decide it.
+    ``code``: the test's code, which ranking weighs (statesnap.analysis.connection).
     """
     entry = obs.entry
     failure = failure if failure is not None else entry.failure
     entry = TestEntry(index=entry.index, nodeid=entry.nodeid, outcome=entry.outcome,
                       worker=entry.worker, phases=entry.phases,
                       failure=None if failure is None else without_locations(failure))
-    ranked = rank(entry, dirty_before(obs.tests, obs.entry))
+    ranked = rank(entry, dirty_before(obs.tests, obs.entry), code)
     cleared: set[tuple[str, str, str]] = set()
     for other in cleared_by:
         cleared |= dirty_values(other)

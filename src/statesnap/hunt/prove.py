@@ -19,6 +19,7 @@ from statesnap.analysis.findings import (
     UNEXPLAINED,
     Finding,
 )
+from statesnap.analysis.gctiming import mark_gc_timing
 from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.minimize import ddmin
@@ -28,6 +29,9 @@ from statesnap.hunt.repro import args_file_of, order_command, up_to
 from statesnap.hunt.runs import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
 from statesnap.hunt.suspect import Suspect
 from statesnap.record.signature import Signature
+from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
+from statesnap.replay.repro import gc_off_command
+from statesnap.replay.runner import BudgetSpent
 from statesnap.state.diff import Change, change_kind
 
 #: Rounds of shared proof runs before falling back to delta debugging.
@@ -269,6 +273,22 @@ class Prover:
             if extra:
                 f.note = f"{f.note}; {extra}" if f.note else extra
             self._name_the_setup(f, causes)
+            self._gc_timing(f, s, causes)
+
+    def _gc_timing(self, f: Finding, s: Suspect, causes: list[str]) -> None:
+        """Runs went with the collector off (state only reference cycles keep): one more
+        with a collection just before the victim says whether the failure rests on it."""
+        if not (self.replays.runner.gc_off and cycle_held_key(f.probe, f.key)):
+            return
+        order = [*causes, s.nodeid]
+        try:
+            obs = self.replays.run(order, "gc", "gc", f"collecting garbage before {s.nodeid}",
+                                   restore=with_gc({"before": s.nodeid, "keys": []}, COLLECT))
+        except BudgetSpent:
+            return  # the finding stands as proven with the collector off, unqualified
+        s.note_log(obs)
+        if obs.passed(s.nodeid):
+            mark_gc_timing(f, gc_off_command(self.header, order))
 
     def _name_the_setup(self, f: Finding, causes: list[str]) -> None:
         """Where a wide fixture (or a class or module set-up) of a cause made the key's

@@ -29,7 +29,7 @@ from statesnap.plugin.outsidecapture import OutsideCapture
 from statesnap.plugin.packagesetup import watch_package_setups
 from statesnap.plugin.probesetup import FIXTURES, make_probes, start_probes
 from statesnap.plugin.run import RUN_KEY, RunState, TestState
-from statesnap.plugin.start import session_header, watch_installed_project
+from statesnap.plugin.start import marker_reorderers, session_header, watch_installed_project
 from statesnap.plugin.testline import TestLines
 from statesnap.plugin.wideteardowns import WideTeardowns
 from statesnap.probes.base import Probe, ProbeContext
@@ -205,12 +205,12 @@ class StatesnapPlugin(HookPlugin):
     # back afterwards and would look like the first test's leak.
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        self._baseline_after_collection()
+        self._baseline_after_collection(session.items)
         run = self.run
         watch_package_setups(session.items, lambda: run.tracker, self._outside)
         return (yield)
 
-    def _baseline_after_collection(self) -> None:
+    def _baseline_after_collection(self, items: list[pytest.Item]) -> None:
         if self.run.tracker is None or self.run.writer is None:
             return
         if self.restore_before is not None:
@@ -225,7 +225,12 @@ class StatesnapPlugin(HookPlugin):
             changes = []
         for ch in changes:
             ch.phase = "collection"
-        self.run.writer.write({"type": "collection", "changes": [c.to_json() for c in changes]})
+        line: dict[str, object] = {"type": "collection",
+                                   "changes": [c.to_json() for c in changes]}
+        sorters = marker_reorderers(self.config, items)
+        if sorters:  # read into the header's replay.reorders (statesnap.record.reader)
+            line["reorders"] = sorters
+        self.run.writer.write(line)
         if self.restore_before is not None:
             self.restore_before.save()
 

@@ -7,6 +7,7 @@ when it first existed: the key-level replay (docs/ARCHITECTURE.md, "The pytest l
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 from collections.abc import Callable
@@ -78,6 +79,9 @@ class RestoreBefore(HookPlugin):
         self.keys: list[tuple[str, str]] = [(p, k) for p, k in spec["keys"]]
         self.first_seen = {(p, k) for p, k in spec.get("first_seen") or ()} & set(self.keys)
         self.imports: list[str] = [str(m) for m in spec.get("import") or ()]
+        #: The collector: ``off`` for the whole run, ``collect`` (off, and one collection
+        #: just before ``before``) -- statesnap.replay.gcmode.
+        self.gc_mode = spec.get("gc")
         wanted = {p for p, _ in self.keys}
         self.probes = {p.name: p for p in probes
                        if p.name in wanted and (p.restorable or p.replay_restorable)}
@@ -92,7 +96,10 @@ class RestoreBefore(HookPlugin):
         self._started = False
 
     def prepare(self) -> None:
-        """Import the modules asked for (before the run's baseline is taken)."""
+        """Import the modules asked for (before the run's baseline is taken); the collector
+        off where asked."""
+        if self.gc_mode in ("off", "collect"):
+            gc.disable()
         for name in self.imports:
             try:
                 importlib.import_module(name)
@@ -138,6 +145,8 @@ class RestoreBefore(HookPlugin):
         if nodeid != self.before:
             return []
         self._started = True
+        if self.gc_mode == "collect":
+            gc.collect()
         done: list[str] = []
         for name, probe in self.probes.items():
             if name not in self.saved:

@@ -99,9 +99,48 @@ def _replay_header(run: RunState) -> dict[str, Any]:
         run.say(note)
         out.update(args=["-p", "statesnap"], plain_args=[])
         return out
+    out["reorders"] = reorderers(run.config)
     out["args"] = replay_args(params.args, table, keep_own=True, cwd=Path(params.dir))
     out["plain_args"] = replay_args(params.args, table, keep_own=False, cwd=Path(params.dir))
     # Whether this run had pytest's cache: a replay points it at a scratch folder only
     # then (``-o cache_dir`` is an unknown ini key, a warning, without the cacheprovider).
     out["cacheprovider"] = run.config.pluginmanager.has_plugin("cacheprovider")
+    return out
+
+
+def reorderers(config: pytest.Config) -> list[str]:
+    """The plugins that reorder or spread this run's tests, by distribution name: a command
+    that names an order switches each off (statesnap.replay.repro.REORDERERS)."""
+    out: list[str] = []
+    has = config.pluginmanager.has_plugin
+    if has("reverse") and getattr(config.option, "reverse", False) is True:
+        out.append("pytest-reverse")
+    if has("random_order"):
+        try:  # its own test of whether it is on (an option given, in addopts or not)
+            from random_order.config import Config as RandomOrderConfig  # type: ignore
+
+            if RandomOrderConfig(config).is_enabled:
+                out.append("pytest-random-order")
+        except Exception:  # another version: the flags it is switched on with
+            if getattr(config.option, "random_order_enabled", False):
+                out.append("pytest-random-order")
+    if int(getattr(config.option, "numprocesses", 0) or 0) > 0 or hasattr(config, "workerinput"):
+        out.append("pytest-xdist")
+    return out
+
+
+#: Marker-sorting plugins: the plugin name, the distribution, the markers it sorts by.
+_MARKER_SORTERS = (("pytest_order", "pytest-order", ("order",)),
+                   ("pytest_ordering", "pytest-ordering", ("run", "first", "last")))
+
+
+def marker_reorderers(config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+    """The plugins that sort this run's collected tests by their markers (pytest-order,
+    pytest-ordering): they reorder a command's node ids only where a test has one, so only
+    then does a command switch them off."""
+    out: list[str] = []
+    for name, dist, markers in _MARKER_SORTERS:
+        if config.pluginmanager.has_plugin(name) and any(
+                item.get_closest_marker(m) is not None for item in items for m in markers):
+            out.append(dist)
     return out

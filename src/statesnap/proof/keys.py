@@ -29,13 +29,16 @@ MAX_SET_KEYS = 24
 
 
 def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victim: TestEntry,
-               writes: dict[tuple[str, str], Write]) -> None:
+               writes: dict[tuple[str, str], Write],
+               ranking: Sequence[tuple[str, str]] | None = None) -> None:
     """Restore one key at a time before the victim: the first that heals it is named.
 
     Each polluter gets its own proof, so a failure that needs two polluters names the
-    key of each.
+    key of each.  ``ranking``: every key of ``writes`` best first (else the finding's
+    candidates' order).
     """
-    rank = {(c.probe, c.key): i for i, c in enumerate(finding.candidates)}
+    ranked = ranking if ranking is not None else [(c.probe, c.key) for c in finding.candidates]
+    rank = {ref: i for i, ref in enumerate(ranked)}
     keys = sorted((ref for ref in writes if restorable(ref[0], replayer.record.header)),
                   key=lambda ref: (rank.get(ref, len(rank)), ref))
     order = [*polluters, victim.nodeid]
@@ -111,7 +114,8 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
     finding.proven_keys = [f"{p}:{k}" for p, k in proven]
     if proven:
         probe, key = proven[0]
-        cand = next((c for c in finding.candidates if (c.probe, c.key) == (probe, key)), None)
+        cand = next((c for c in finding.candidates if (c.probe, c.key) == (probe, key)
+                     and c.nodeid in polluters), None)
         finding.probe, finding.key = probe, key
         if cand is not None:
             finding.before, finding.after = cand.before, cand.after

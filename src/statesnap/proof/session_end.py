@@ -159,6 +159,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
         return _recorded_verdicts(ctx, ctx.verdicts_from, attribute(record))
     if ctx.verify_budget <= 0 or ctx.replaying:
         return attribute(record)
+    from statesnap.proof.progress import session_progress
     from statesnap.proof.release import release_all, release_lines
 
     findings = attribute(record)
@@ -179,7 +180,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
                                                repeat=ctx.verify_repeat,
                                                find_cleaners=ctx.find_cleaners,
                                                env=ctx.initial_env, redactor=ctx.redactor),
-                     progress=ctx.say)
+                     progress=session_progress(ctx.say))
     except KeyboardInterrupt:  # verify_findings noted which findings it did not finish
         raise Interrupted(findings) from None
 

@@ -11,8 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statesnap.analysis.attribution import dirty_before, polluters_of
+from statesnap.analysis.attribution import (
+    Dirty,
+    Write,
+    dirty_before,
+    polluters_of,
+    rank,
+    source_reader,
+)
 from statesnap.analysis.findings import (
+    MAX_CANDIDATES,
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
     NOT_REPRODUCED,
@@ -21,6 +29,7 @@ from statesnap.analysis.findings import (
     VERIFIED,
     Finding,
 )
+from statesnap.analysis.gctiming import mark_gc_timing
 from statesnap.analysis.hints import hint_for
 from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.leftovers import Leftover
@@ -29,9 +38,16 @@ from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.keys import prove_keys
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
-from statesnap.proof.replays import NotDeterministic, Replayer, ReplayError, ReplayTimeout
+from statesnap.proof.replays import (
+    STOPS,
+    NotDeterministic,
+    Replayer,
+    ReplayError,
+    ReplayTimeout,
+)
 from statesnap.record.journal import Record, TestEntry
-from statesnap.replay.repro import repro_command
+from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
+from statesnap.replay.repro import gc_off_command, repro_command
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.state.diff import change_kind
 
@@ -54,6 +70,7 @@ class Verifier(Replayer):
         self.raise_errors = raise_errors
         self.tests = sorted(record.tests, key=lambda t: t.index)
         self._leftovers: list[Leftover] | None = None
+        self.sources = source_reader(record)
 
     # -- the whole procedure for one finding ------------------------------------------------
     def verify(self, finding: Finding) -> Finding:
@@ -65,7 +82,7 @@ class Verifier(Replayer):
         try:
             self._verify(finding, victim)
         except BudgetSpent:
-            finding.note = "the verification budget was spent before this finding was proven"
+            finding.note = budget_note(finding)
         except ReplayTimeout as exc:
             finding.note = str(exc)
         except NotDeterministic as exc:
@@ -195,10 +212,16 @@ class Verifier(Replayer):
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
-        dirty = dirty_before(self.tests, victim)
-        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
-        mine = [c for c in finding.candidates if c.nodeid in polluters]
+        writes = self._polluters_writes(polluters, victim)
+        # Every change the proven polluters recorded is a key candidate, low-rated ones
+        # included, ranked by what connects it to the victim (not only the few kept among
+        # the finding's candidates, which rank every earlier test's changes).
+        mine = rank(victim, Dirty(writes), self.sources.of(victim.nodeid))
         if mine:
+            kept = {(c.nodeid, c.probe, c.key) for c in mine}
+            finding.candidates = [*mine, *(c for c in finding.candidates
+                                           if (c.nodeid, c.probe, c.key) not in kept)
+                                  ][:MAX_CANDIDATES]
             top = mine[0]
             finding.probe, finding.key, finding.before, finding.after = (
                 top.probe, top.key, top.before, top.after)
@@ -206,11 +229,14 @@ class Verifier(Replayer):
             finding.probe = finding.key = finding.before = finding.after = None
             finding.hint = None
             finding.hint_proven, finding.proven_keys = False, []
-            finding.note = ("no recorded state change of the polluter(s) explains it: the "
-                            "state it relies on is outside what statesnap's probes see")
+            # Said only when the polluters recorded no change at all: a recorded change
+            # that no replay could tie to the failure is another story (prove_keys says).
+            finding.note = ("the polluter(s) recorded no state change: the state the victim "
+                            "relies on is outside what statesnap's probes see")
             self._note_brittle(finding)
             return
-        prove_keys(self, finding, polluters, victim, writes)
+        prove_keys(self, finding, polluters, victim, writes,
+                   ranking=[(c.probe, c.key) for c in mine])
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after),
@@ -219,7 +245,40 @@ class Verifier(Replayer):
             if w is not None:
                 finding.hint = setup_hint(w.change) or finding.hint
                 finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
+        self._gc_timing(finding, polluters, victim)
         self._note_brittle(finding)
+
+    def _gc_timing(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
+        """Replays ran with the collector off (state only reference cycles keep): one more
+        with a collection just before the victim says whether the failure rests on it."""
+        if not (self.runner.gc_off and cycle_held_key(finding.probe, finding.key)):
+            return
+        order = [*polluters, victim.nodeid]
+        self.progress(f"statesnap: collecting garbage before {victim.nodeid}")
+        try:
+            v = self.replay(order, victim.nodeid, finding, "gc",
+                            restore=with_gc({"before": victim.nodeid, "keys": []}, COLLECT))
+        except STOPS:
+            return
+        if v.ran and not v.failed:
+            mark_gc_timing(finding, gc_off_command(self.record.header, order))
+
+    def _polluters_writes(self, polluters: list[str], victim: TestEntry
+                          ) -> dict[tuple[str, str], Write]:
+        """Each change the polluters recorded: the last one of each key still dirty when the
+        victim ran, then the others (overwritten or put back by a later test of the run,
+        but live in the replay of ``[polluters, victim]``)."""
+        dirty = dirty_before(self.tests, victim)
+        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
+        wanted = set(polluters)
+        for t in self.tests:
+            if t.nodeid not in wanted or t.worker != victim.worker:
+                continue
+            for ch in t.changes:
+                ref = (ch.probe, ch.key)
+                if ref not in writes:
+                    writes[ref] = Write(t, ch, ch.before)
+        return writes
 
     def _note_brittle(self, finding: Finding) -> None:
         if finding.alone_failure:
@@ -234,6 +293,21 @@ class Verifier(Replayer):
         find_cleaners(self, self.tests, finding, everywhere)
 
 
+#: The start of the note of a finding the budget cut short.
+BUDGET_SPENT = "the verification budget was spent before this finding was proven"
+
+
+def budget_note(finding: Finding) -> str:
+    """What a finding cut short by the budget still owes: how many of its candidate polluters
+    no replay tried, and the command that finishes the work."""
+    tried = {n for r in finding.replays for n in r.order if n != finding.victim}
+    suspects = polluters_of(finding.candidates)
+    left = [n for n in suspects if n not in tried]
+    owed = (f"{len(finding.replays)} replay(s) ran; {len(left)} of {len(suspects)} "
+            "candidate polluter(s) left untried")
+    return f"{BUDGET_SPENT} ({owed}): `statesnap explain --verify` finishes the work"
+
+
 def verify_findings(
     record: Record,
     findings: list[Finding],
@@ -245,14 +319,24 @@ def verify_findings(
     runner: Runner | None = None,
     raise_errors: bool = False,
 ) -> list[Finding]:
-    """Verify every finding of ``record`` within ``budget`` seconds (in place; returned)."""
+    """Verify every finding of ``record`` within ``budget`` seconds (in place; returned).
+
+    ``progress``: on a terminal (a callback with ``live``) one status line, rewritten before
+    each replay; otherwise one line per victim once its verdict is settled
+    (:mod:`statesnap.proof.progress`).
+    """
+    from statesnap.proof.progress import ProofProgress
+
     runner = runner or Runner(record)
-    verifier = Verifier(record, runner, budget, repeat, progress, raise_errors)
+    shown = ProofProgress(progress, len(findings), budget)
+    verifier = Verifier(record, runner, budget, repeat, shown.step, raise_errors)
     done = 0
     try:
         for finding in findings:
+            shown.begin()
             verifier.verify(finding)
             verifier.find_cleaners(finding, everywhere=find_cleaners)
+            shown.settled(finding)
             done += 1
     except KeyboardInterrupt:
         # Ctrl-C: the runner killed the replay's process group and put the staged files
@@ -262,6 +346,7 @@ def verify_findings(
         raise
     finally:
         runner.close()
+        shown.finish()
     return findings
 
 

@@ -161,6 +161,7 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
                 record.other.append(obj)
             elif kind == "collection":
                 record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
+                _add_reorders(record.header, obj.get("reorders"))
             elif kind == "probe_error":
                 record.errors.append(obj)
             elif kind == "internal_error":
@@ -190,3 +191,16 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
         running = started[max(started, key=lambda k: (k[1], k[0]))]
         record.running = json.loads(running) if isinstance(running, str) else running
     return record
+
+
+def _add_reorders(header: dict[str, Any], found: object) -> None:
+    """Plugins that reordered the tests, known once they were collected (pytest-order sorts
+    by markers only tests have), joined to what the header's ``replay.reorders`` says."""
+    if not isinstance(found, list) or not found:
+        return
+    replay = header.setdefault("replay", {})
+    if not isinstance(replay, dict):
+        return
+    known = replay.get("reorders")
+    kept = list(known) if isinstance(known, list) else []
+    replay["reorders"] = kept + [str(n) for n in found if str(n) not in kept]

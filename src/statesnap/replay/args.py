@@ -28,7 +28,7 @@ DROP = frozenset({
     "--last-failed", "--ff", "--failed-first", "--nf", "--new-first", "--sw", "--stepwise",
     "--sw-skip", "--stepwise-skip", "--sw-reset", "--stepwise-reset", "--pdb", "--trace",
     "--looponfail", "-f", "--randomly-dont-reorganize", "--collect-only", "--co",
-    "--collectonly",
+    "--collectonly", "--reverse", "--random-order", "--random-order-seed",
 })
 #: statesnap's own options that a replay child keeps (what it watches); every other one of
 #: statesnap's options is the run's own business (its outputs, modes, verification).

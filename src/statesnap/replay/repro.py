@@ -7,6 +7,7 @@ statesnap's, so plain pytest accepts it whether statesnap is installed or not.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -34,6 +35,72 @@ def _randomly(args: list[str], header: Mapping[str, Any]) -> list[str]:
     return args
 
 
+#: Plugins that reorder the tests pytest is given, by distribution name: what makes the
+#: command keep the order it names (their own off switch, or ``-p no:NAME``), and their
+#: options that a command then drops (an option of a blocked plugin is a usage error).
+REORDERERS: dict[str, tuple[list[str], tuple[str, ...]]] = {
+    # Reverses the items with --reverse; no off switch but leaving the flag out.
+    "pytest-reverse": (["-p", "no:reverse"], ("--reverse",)),
+    # Its own off switch, which also overrides a bucket set in addopts.
+    "pytest-random-order": (["--random-order-bucket=none"],
+                            ("--random-order", "--random-order-seed")),
+    # Sorts by order markers whatever the command line's order.
+    "pytest-order": (["-p", "no:pytest_order"], (
+        "--indulgent-ordering", "--order-scope", "--order-scope-level", "--order-group-scope",
+        "--sparse-ordering", "--order-dependencies", "--order-marker-prefix",
+        "--error-on-failed-ordering", "--fail-all-on-failed-ordering", "--order-after-ff")),
+    "pytest-ordering": (["-p", "no:pytest_ordering"], ()),
+}
+
+
+def _active(header: Mapping[str, Any], dist: str, args: Sequence[str]) -> bool:
+    """Whether ``dist`` reordered the recorded run's tests: the header says so (records
+    since ``reorders``), else (older records) its switch is among the arguments."""
+    replay = header.get("replay") or {}
+    if isinstance(replay.get("reorders"), list):
+        return dist in replay["reorders"]
+    if dist == "pytest-reverse":
+        return "--reverse" in args
+    if dist == "pytest-random-order":
+        return any(a.split("=", 1)[0] in ("--random-order", "--random-order-bucket",
+                                          "--random-order-seed") for a in args)
+    return False
+
+
+def _without(args: list[str], options: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for i, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in options:
+            # A valued option written apart takes the next word, unless that is an option.
+            skip = ("=" not in word and name != "--reverse" and name != "--random-order"
+                    and i + 1 < len(args) and not args[i + 1].startswith("-"))
+            continue
+        out.append(word)
+    return out
+
+
+def _order_kept(args: list[str], header: Mapping[str, Any]) -> list[str]:
+    """``args`` with every active plugin that reorders or spreads tests neutralised, so that
+    a command runs its node ids in the order it names (pytest-randomly: :func:`_randomly`)."""
+    args = _randomly(args, header)
+    for dist, (switch, options) in REORDERERS.items():
+        if not _active(header, dist, args):
+            continue
+        args = _without(args, options)
+        if not any(word in args for word in switch if word != "-p"):
+            args = [*args, *switch]
+    if _active(header, "pytest-xdist", args) and "-n0" not in args:
+        # ``-n`` in addopts would spread polluter and victim over two processes; the
+        # command line's ``-n0`` (xdist's own off switch) comes after addopts and wins.
+        args = [*args, "-n0"]
+    return args
+
+
 def replay_base_args(header: Mapping[str, Any]) -> list[str]:
     """The recorded arguments a replay keeps, with pytest-randomly pinned or switched off."""
     replay = header.get("replay") or {}
@@ -41,7 +108,7 @@ def replay_base_args(header: Mapping[str, Any]) -> list[str]:
     if not any(w.option == "-p" and w.values == (OWN_PLUGIN,)
                for w in split_words(args, _OLD_TABLE)):
         args = ["-p", OWN_PLUGIN, *args]
-    return _randomly(args, header)
+    return _order_kept(args, header)
 
 
 #: Enough of pytest's table to take statesnap's own words out of an older record's arguments
@@ -68,17 +135,34 @@ def plain_base_args(header: Mapping[str, Any]) -> list[str]:
     replay = header.get("replay") or {}
     plain = replay.get("plain_args")
     args = list(plain) if isinstance(plain, list) else without_statesnap(replay.get("args") or [])
-    return _randomly(args, header)
+    return _order_kept(args, header)
 
 
 def repro_command(header: Mapping[str, Any], order: Sequence[str]) -> str:
     """A copy-pastable one-liner that runs ``order`` exactly; statesnap is not needed.
 
-    pytest runs node ids given on its command line in that order once pytest-randomly, which
-    would shuffle them, is off (or pinned to the recorded seed without reordering).
+    pytest runs node ids given on its command line in that order once every plugin that
+    reorders them is off: pytest-randomly (or pinned to the recorded seed without
+    reordering), pytest-reverse, pytest-random-order, pytest-order/-ordering, and
+    pytest-xdist (``-n0``), see :data:`REORDERERS`.
     """
     words = ["python", "-m", "pytest", *plain_base_args(header), *order]
     line = shlex.join(words)
+    rootdir = Path(header.get("rootdir") or ".")
+    invoked = Path(header.get("invocation_dir") or rootdir)
+    if invoked != rootdir:
+        line = f"cd {shlex.quote(str(rootdir))} && {line}"
+    return line
+
+
+def gc_off_command(header: Mapping[str, Any], order: Sequence[str]) -> str:
+    """:func:`repro_command` with the garbage collector off for the whole run: what
+    reproduces a failure that rests on state only reference cycles keep alive."""
+    args = [*plain_base_args(header), *order]
+    # A JSON list of strings is a Python list literal, in double quotes: the shell's single
+    # quotes around the code then need no escaping.
+    code = f"import gc, sys, pytest; gc.disable(); sys.exit(pytest.main({json.dumps(args)}))"
+    line = shlex.join(["python", "-c", code])
     rootdir = Path(header.get("rootdir") or ".")
     invoked = Path(header.get("invocation_dir") or rootdir)
     if invoked != rootdir:

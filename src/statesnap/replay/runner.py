@@ -26,6 +26,7 @@ from statesnap.record.journal import Record
 from statesnap.replay.args import plugin_args
 from statesnap.replay.child import child_command, child_env, replay_env, test_files
 from statesnap.replay.filestage import FileStage
+from statesnap.replay.gcmode import OFF, held_by_cycles, with_gc
 from statesnap.replay.inherited import TRAMPOLINE, Inherited
 from statesnap.replay.log import LogPump, SecretPipe
 from statesnap.replay.orderfile import write_order
@@ -79,6 +80,9 @@ class Runner:
         self.executions = 0
         self._cache_dir: Path | None = None
         self.inherited = Inherited.from_record(record)
+        #: State only reference cycles keep (statesnap.replay.gcmode): every replay runs
+        #: with the collector off, so its answer does not rest on when the collector runs.
+        self.gc_off = held_by_cycles(record.tests)
         #: Probes the children run (None: the recorded selection).  Verification needs only
         #: the probes of the keys it looks at: each one left out saves its setup in every
         #: replay, and a replay's outcome never depends on what its probes see.
@@ -203,6 +207,8 @@ class Runner:
         record_file = self.logs_dir / f"{stem}.jsonl"
         write_order(order_file, order)
         restore_file = None
+        if self.gc_off:
+            restore = with_gc(restore, OFF)
         if restore is not None:
             restore_file = self.logs_dir / f"{stem}.restore.json"
             restore_file.write_text(json.dumps(restore, ensure_ascii=False), "utf-8",

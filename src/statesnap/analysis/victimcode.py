@@ -1,0 +1,176 @@
+"""What a failing test's code reaches: its own source, the project modules it uses, theirs.
+
+Ranking reads it to weigh what connects a recorded change to the victim (the logger its code
+logs to, the module whose cache it reads, the variable the function it calls looks up), so
+that an unrelated test's change of another kind does not come first.  Read from the rootdir
+the record names; a file that cannot be read or parsed gives nothing (ranking falls back to
+the failure's text).  Parsed files are kept for the session: victims share files.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Larger files are not parsed: ranking must stay cheap on generated test modules.
+MAX_SOURCE_BYTES = 2_000_000
+
+
+@dataclass
+class VictimCode:
+    """The victim's function text, the project modules it uses, and the code it calls."""
+
+    #: The test function's (and its class's set-up's) source.
+    code: str = ""
+    #: Dotted names of the modules the function uses (``zooapp.cache`` for ``cache.price()``
+    #: after ``from zooapp import cache``), libraries' included.
+    modules: set[str] = field(default_factory=set)
+    #: Per project module the function uses: the source of what it calls there (the
+    #: functions and classes it names).
+    reached: dict[str, str] = field(default_factory=dict)
+    #: Per such module: its own top-level statements other than definitions (its imports and
+    #: globals: ``log = logging.getLogger("zooapp")``).
+    toplevel: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def reached_text(self) -> str:
+        """What the victim calls, with the globals of the modules it is in."""
+        return "\n".join([*self.reached.values(), *self.toplevel.values()])
+
+    def uses_module(self, name: str) -> bool:
+        """Whether the function uses module ``name`` or one inside it."""
+        return any(m == name or m.startswith(name + ".") for m in self.modules)
+
+    def shares_package(self, name: str) -> bool:
+        """Whether ``name`` and a module the function uses have the same top-level package."""
+        top = name.split(".", 1)[0]
+        return bool(top) and any(m.split(".", 1)[0] == top for m in self.modules)
+
+
+class _Parsed:
+    def __init__(self, text: str, tree: ast.Module) -> None:
+        self.text = text
+        self.tree = tree
+        #: Local name -> the dotted module (or module attribute) it stands for.
+        self.imports: dict[str, str] = {}
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.imports[a.asname or a.name.split(".", 1)[0]] = (
+                        a.name if a.asname else a.name.split(".", 1)[0])
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    self.imports[a.asname or a.name] = f"{node.module}.{a.name}"
+
+
+class SourceReader:
+    """Reads victims' code under one rootdir, each file parsed once."""
+
+    def __init__(self, rootdir: Path | str | None) -> None:
+        self.root = Path(rootdir) if rootdir else None
+        self._files: dict[Path, _Parsed | None] = {}
+
+    def _parse(self, path: Path) -> _Parsed | None:
+        if path not in self._files:
+            parsed = None
+            try:
+                if path.is_file() and path.stat().st_size <= MAX_SOURCE_BYTES:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                    parsed = _Parsed(text, ast.parse(text))
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                parsed = None
+            self._files[path] = parsed
+        return self._files[path]
+
+    def _module_file(self, dotted: str) -> tuple[str, Path] | None:
+        """The module (or the module an attribute is of) and its file under the rootdir."""
+        if self.root is None:
+            return None
+        parts = dotted.split(".")
+        for n in range(len(parts), 0, -1):
+            rel = Path(*parts[:n])
+            for base in (self.root, self.root / "src"):
+                for cand in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
+                    if cand.is_file():
+                        return ".".join(parts[:n]), cand
+        return None
+
+    def of(self, nodeid: str) -> VictimCode:
+        """The code of the test ``nodeid`` (``path::[Class::]name[params]``)."""
+        if self.root is None or "::" not in nodeid:
+            return VictimCode()
+        rel, _, rest = nodeid.partition("::")
+        parsed = self._parse(self.root / rel)
+        if parsed is None:
+            return VictimCode()
+        names = [n.split("[", 1)[0] for n in rest.split("::")]
+        nodes = _find(parsed.tree, names)
+        if not nodes:
+            return VictimCode()
+        code = "\n".join(ast.get_source_segment(parsed.text, n) or "" for n in nodes)
+        used: dict[str, set[str]] = {}  # local name -> attributes read off it
+        for node in nodes:
+            for n in ast.walk(node):
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                    used.setdefault(n.value.id, set()).add(n.attr)
+                elif isinstance(n, ast.Name):
+                    used.setdefault(n.id, set())
+        modules: set[str] = set()
+        reached: dict[str, str] = {}
+        toplevel: dict[str, str] = {}
+        for local in sorted(used):
+            target = parsed.imports.get(local)
+            if target is None:
+                continue
+            found = self._module_file(target)
+            if found is None:
+                modules.add(target)  # a library's: still a name ranking can match
+                continue
+            name, path = found
+            modules.add(name)
+            mod = self._parse(path)
+            if mod is None:
+                continue
+            # ``from M import f``: f is what it calls; ``import M`` / ``from P import M``:
+            # the attributes it reads off M.
+            wanted = used[local] if name == target else {target[len(name) + 1:].split(".")[0]}
+            defs, top = _parts(mod, wanted)
+            reached[name] = "\n".join(filter(None, (reached.get(name), defs)))
+            toplevel[name] = top
+        return VictimCode(code=code, modules=modules, reached=reached, toplevel=toplevel)
+
+
+def _find(tree: ast.Module, names: list[str]) -> list[ast.AST]:
+    """The function ``names[-1]`` inside classes ``names[:-1]``, with the classes' set-ups."""
+    scope: list[ast.stmt] = list(tree.body)
+    out: list[ast.AST] = []
+    for i, name in enumerate(names):
+        last = i == len(names) - 1
+        node = next((n for n in scope if isinstance(
+            n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name), None)
+        if node is None:
+            return []
+        if last:
+            out.append(node)
+            return out
+        if not isinstance(node, ast.ClassDef):
+            return []
+        out.extend(n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and n.name in ("setup_method", "setUp", "setup_class", "setUpClass"))
+        scope = list(node.body)
+    return out
+
+
+def _parts(mod: _Parsed, wanted: set[str]) -> tuple[str, str]:
+    """The definitions of module ``mod`` named in ``wanted``, and its top-level statements
+    other than definitions."""
+    defs: list[str] = []
+    top: list[str] = []
+    for node in mod.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name in wanted:
+                defs.append(ast.get_source_segment(mod.text, node) or "")
+        else:
+            top.append(ast.get_source_segment(mod.text, node) or "")
+    return "\n".join(defs), "\n".join(top)

@@ -1,0 +1,98 @@
+"""Progress of a verification: one line that updates on a terminal, one line per victim in a log.
+
+A session proving twenty victims runs a hundred replays or more; a line for each (``replaying
+A → B``, ``minimising``...) buries the test output in a CI log.  On a terminal the line is
+rewritten in place (rich's status line): victims done, replays run, victims queued, the
+budget left, and what runs now.  Elsewhere (a CI log, a pipe) one line is printed per victim,
+once its verdict is settled.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from statesnap.analysis.findings import Finding
+from statesnap.base.progress import Progress
+
+
+class LiveLine:
+    """A progress callback that rewrites one status line on the terminal (stderr)."""
+
+    live = True
+
+    def __init__(self) -> None:
+        self._status: Any = None
+
+    def __call__(self, msg: str) -> None:
+        if self._status is None:
+            from rich.console import Console
+
+            # The interpreter's own stderr: pytest may capture sys.stderr, and a test may
+            # have replaced it.
+            console = Console(file=sys.__stderr__ or sys.stderr)
+            self._status = console.status(msg)
+            self._status.start()
+        else:
+            self._status.update(msg)
+
+    def stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
+def session_progress(say: Progress) -> Progress:
+    """The session's progress: a live line when stderr is a terminal (and not a CI log),
+    else ``say`` (lines)."""
+    stream = sys.__stderr__
+    if stream is not None and stream.isatty() and not os.environ.get("CI"):
+        return LiveLine()
+    return say
+
+
+class ProofProgress:
+    """Counts a verification's victims and replays and shows them through ``sink``."""
+
+    def __init__(self, sink: Progress | None, victims: int, budget: float) -> None:
+        self.sink = sink
+        self.live = bool(getattr(sink, "live", False))
+        self.total = victims
+        self.done = 0
+        self.replays = 0
+        self.deadline = time.monotonic() + budget
+        self._started = time.monotonic()
+
+    def step(self, msg: str) -> None:
+        """One replay about to run (the verifier's own line, ``statesnap: replaying ...``)."""
+        self.replays += 1
+        if self.live and self.sink is not None:
+            self.sink(self._status(msg.removeprefix("statesnap: ")))
+
+    def _status(self, now: str) -> str:
+        left = max(0.0, self.deadline - time.monotonic())
+        queued = self.total - self.done - 1
+        return (f"statesnap: victims {self.done}/{self.total} · {self.replays} replay(s) run · "
+                f"{queued} victim(s) queued · {left:.0f} s of budget left · {now}")
+
+    def begin(self) -> None:
+        self._started = time.monotonic()
+
+    def settled(self, finding: Finding) -> None:
+        """A victim's verdict is settled: one line in a log, the status on a terminal."""
+        self.done += 1
+        if self.sink is None:
+            return
+        if self.live:
+            self.sink(self._status(f"{finding.status}: {finding.victim}"))
+            return
+        took = time.monotonic() - self._started
+        self.sink(f"statesnap: [{self.done}/{self.total}] {finding.status} {finding.victim} "
+                  f"({len(finding.replays)} replay(s), {took:.1f} s)")
+
+    def finish(self) -> None:
+        stopper = getattr(self.sink, "stop", None)
+        if self.live and stopper is not None:
+            stopper()
