@@ -39,11 +39,29 @@ def test_victim():
 #: (and again after ``again`` seconds), then the replay children still alive listed.
 DRIVER = r'''
 import json, os, signal, subprocess, sys, time
+
+
+def replays():
+    """The pids of replay children alive now (a pytest run with --statesnap-order)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if any(c.startswith(b"--statesnap-order=") for c in cmd):
+                found.append(int(pid))
+    return found
+
+
 argv, out_path, again = json.loads(sys.argv[1])
 with open(out_path, "w") as out:
     proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
-    while "statesnap: replaying" not in open(out_path).read():
+    # The first replay is running once a replay child exists (what statesnap prints while it
+    # replays depends on the terminal: one line per victim in a log).
+    while not replays():
         if proc.poll() is not None or time.monotonic() > deadline:
             break
         time.sleep(0.02)
@@ -54,16 +72,7 @@ with open(out_path, "w") as out:
         proc.send_signal(signal.SIGINT)
     rc = proc.wait(timeout=120)
 time.sleep(0.2)
-left = []
-for pid in os.listdir("/proc"):
-    if pid.isdigit():
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if any(c.startswith(b"--statesnap-order=") for c in cmd):  # a replay's pytest
-            left.append(int(pid))
-print(json.dumps({"rc": rc, "left": left}))
+print(json.dumps({"rc": rc, "left": replays()}))
 '''
 
 
