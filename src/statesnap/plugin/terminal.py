@@ -50,8 +50,10 @@ def write_summary(run: RunState, tr: Any) -> None:
         tr.write_line(line, yellow=True)
     for line in run.coverage_notes:
         tr.write_line(line)
+    verbose = run.config.get_verbosity() > 0
     for name, reason in sorted(run.unavailable.items()):
-        tr.write_line(f"probe {name} unavailable: {reason}")
+        if verbose or name not in run.quiet_unavailable:
+            tr.write_line(f"probe {name} unavailable: {reason}")
     for err in run.errors:
         tr.write_line(f"probe {err['probe']} switched off after an error: {err['error']}", red=True)
     for line in internal_error_lines(run):
