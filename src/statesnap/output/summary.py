@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import Finding
-from statesnap.analysis.leaks import by_users_setup, resolve_leaks
+from statesnap.analysis.leaks import by_users_setup
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.analysis.resets import listed_leaks
 from statesnap.base.atomic import write_atomic
 from statesnap.base.version import __version__
 from statesnap.record.journal import Record
@@ -32,7 +33,7 @@ def _severity_name(value: int) -> str:
 def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dict[str, Any]:
     tests: list[dict[str, Any]] = []
     for record in records:
-        leaks = resolve_leaks(record.tests)
+        leaks = listed_leaks(record.tests, record.footer)
         for t in record.tests:
             mine = leaks.get(t.index, [])
             tests.append({

@@ -6,8 +6,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from statesnap.analysis.leaks import by_users_setup, resolve_leaks, setup_name
+from statesnap.analysis.leaks import by_users_setup, setup_name
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.analysis.resets import listed_leaks
 from statesnap.output.lines import short, short_pair
 from statesnap.state.diff import Change
 
@@ -61,7 +62,7 @@ def write_summary(run: RunState, tr: Any) -> None:
     if record.collection:
         tr.write_line(f"collection changed {len(record.collection)} key(s) "
                       "(imports with side effects)")
-    leaks = resolve_leaks(record.tests)
+    leaks = listed_leaks(record.tests, record.footer)
     by_probe: dict[str, list[str]] = defaultdict(list)
     ids = {t.index: t.nodeid for t in record.tests}
     causes = proven_causes(run.results.findings) if run.results.findings else set()
