@@ -20,8 +20,8 @@ A test whose leak reaches the next test's body keeps its severity: a handler add
 logger, seen by a test of another folder that no reset runs for, or the last test that runs
 the reset (what it leaves is what the tests after the fixture's reach start from).  Only
 what is *listed* changes: the record keeps every change at its severity, attribution and the
-key-level proof read them all.  The limit: the rule is per key, so an autouse fixture that rebuilds part of an object
-(one attribute of it) closes the whole key.  Pure functions.
+key-level proof read them all.  The limit: the rule is per key, so an autouse fixture that
+rebuilds part of an object (one attribute of it) closes the whole key.  Pure functions.
 """
 
 from __future__ import annotations
