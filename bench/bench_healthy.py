@@ -1,11 +1,11 @@
 """Healthy real suites with and without statesnap: noise (tests reported leaking) and CPU cost.
 
 Runs the test suites of click 8.1.8, jinja2 3.1.4 and more-itertools 10.5.0 (and, by name with
-``--suite``, loguru 0.7.2, structlog 24.4.0 and marshmallow 3.23.1, whose test dependencies go into a virtual environment of their own,
-``bench/.cache/venv``, with this checkout installed there) from their PyPI sdists
-(downloaded with ``pip download --no-binary :all: --no-deps`` into the git-ignored
-``bench/.cache/``; a suite whose sdist cannot be had is skipped with one line) from their
-source trees (``PYTHONPATH``), in alternating rounds:
+``--suite``, loguru 0.7.2, structlog 24.4.0 and marshmallow 3.23.1, whose test dependencies
+go into a virtual environment of their own, ``bench/.cache/venv``, with this checkout
+installed there) from their PyPI sdists (downloaded with ``pip download --no-binary :all:
+--no-deps`` into the git-ignored ``bench/.cache/``; a suite whose sdist cannot be had is
+skipped with one line) from their source trees (``PYTHONPATH``), in alternating rounds:
 
     python -m pytest -q -p no:randomly -p no:cacheprovider [suite's args] TESTS     (baseline)
     ... -p statesnap --statesnap-json=S --statesnap-record=R
