@@ -1,7 +1,8 @@
 """Changes a maintainer would not act on, rated LOW when that is all they are (issue 29):
-a class-scoped fixture setting its own class's attributes through ``request.cls``, and a lazy
-singleton made on first use.  What follows them -- a test changing the class attribute, the
-singleton rebound to another instance -- keeps its severity.
+a class-scoped fixture setting its own class's attributes through ``request.cls``, a lazy
+singleton made on first use, and a memo making a lock per key.  What follows them -- a test
+changing the class attribute, the singleton rebound to another instance, a registry keeping a
+test's class -- keeps its severity.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from suite_runs import run_suite, write_suite
 
 FILES = {
     "app.py": """
+        import threading
+
         _default_instance = None
+        WRITE_LOCKS = {}
+        REGISTRY = {}
+
+
+        def lock_for(name):
+            return WRITE_LOCKS.setdefault(name, threading.Lock())
 
 
         class Engine:
@@ -58,6 +67,17 @@ FILES = {
 
         def test_rebinds():
             app._default_instance = app.Engine()   # another instance: HIGH
+
+
+        def test_lock_memo():
+            app.lock_for("out.log")             # a lock made for its key: LOW
+
+
+        def test_registers():
+            class Thing:
+                pass
+
+            app.REGISTRY["thing"] = Thing       # a test's class kept: HIGH
         """,
 }
 
@@ -72,4 +92,6 @@ def test_request_cls_and_lazy_singleton(tmp_path: Path) -> None:
     assert ("app:_default_instance", "high") in leaks["test_rebinds"], leaks
     assert ("test_cls:TestChanged.conn", "high") in leaks["test_changes_it"], leaks
     above_low = {name for name, keys in leaks.items() if any(s != "low" for _, s in keys)}
-    assert above_low == {"test_rebinds", "test_changes_it"}, leaks
+    assert ("app:WRITE_LOCKS", "low") in leaks["test_lock_memo"], leaks
+    assert ("app:REGISTRY", "high") in leaks["test_registers"], leaks
+    assert above_low == {"test_rebinds", "test_changes_it", "test_registers"}, leaks

@@ -20,6 +20,7 @@ from statesnap.probes._attrfingerprints import (
     cache_filled,
     cache_replaced,
     lazily_initialised,
+    memo_filled,
     recorded_kind,
     same_content,
 )
@@ -280,6 +281,7 @@ class AttributesProbe(Probe):
         if before in (None, "None") and _lazy_singleton(key, after):
             return Severity.LOW
         if (cache_filled(key, before, after) or cache_replaced(key, before, after)
+                or memo_filled(before, after)
                 or lazily_initialised(before, after) or same_content(before, after)):
             return Severity.LOW
         return self.severity
