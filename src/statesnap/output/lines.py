@@ -56,3 +56,10 @@ def _window(text: str, start: int, width: int) -> str:
     if len(body) + 1 <= width:
         return "…" + body
     return "…" + body[: width - 2] + "…"
+
+
+def needs_delta(shown_before: str, shown_after: str, before: Any, after: Any) -> bool:
+    """Whether a line showing ``shown_before → shown_after`` should say what changed instead
+    (statesnap.output.delta): either side was cut, or the two read the same."""
+    return (shown_before == shown_after or _text(before) != shown_before
+            or _text(after) != shown_after)

@@ -17,6 +17,7 @@ from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.analysis.resets import listed_leaks
 from statesnap.base.atomic import write_atomic
 from statesnap.base.version import __version__
+from statesnap.output.delta import delta
 from statesnap.record.journal import Record
 from statesnap.state.diff import Change
 
@@ -60,6 +61,9 @@ def _leak(c: Change) -> dict[str, Any]:
     data: dict[str, Any] = {
         "probe": c.probe, "key": c.key, "change": c.change, "before": c.before,
         "after": c.after, "severity": _severity_name(c.severity)}
+    said = delta(c.before, c.after)
+    if said is not None:
+        data["delta"] = said  # what changed, in one line (statesnap.output.delta)
     if c.phase:
         data["phase"] = c.phase
     if c.fixture:

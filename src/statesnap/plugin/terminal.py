@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from statesnap.analysis.leaks import by_users_setup, setup_name
 from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.analysis.resets import listed_leaks
-from statesnap.output.lines import short, short_pair
+from statesnap.output.lines import needs_delta, short, short_pair
 from statesnap.state.diff import Change
 
 if TYPE_CHECKING:
@@ -36,6 +36,14 @@ def leak_line(nodeid: str, ch: Change) -> str:
             return (f"{nodeid}: {ch.key}: {before or short(ch.before)} → "
                     f"{after or short(ch.after)}{where}")
     before, after = short_pair(ch.before, ch.after)
+    if ch.before is not None and ch.after is not None and needs_delta(
+            before, after, ch.before, ch.after):
+        # Too long for the line, or the same once cut: what changed, not both ends.
+        from statesnap.output.delta import delta
+
+        said = delta(ch.before, ch.after)
+        if said is not None:
+            return f"{nodeid}: {ch.key}: {said}{where}"
     return f"{nodeid}: {ch.key}: {before} → {after}{where}"
 
 
