@@ -122,4 +122,4 @@ def listed_leaks(tests: Sequence[TestEntry], footer: Mapping[str, Any] | None
 
 def _lowered(ch: Change) -> Change:
     return Change(ch.probe, ch.key, ch.change, ch.before, ch.after, ch.phase, ch.fixture,
-                  ch.scope, int(Severity.LOW), ch.then)
+                  ch.scope, int(Severity.LOW), ch.then, ch.aliases)

@@ -61,6 +61,8 @@ def _leak(c: Change) -> dict[str, Any]:
     data: dict[str, Any] = {
         "probe": c.probe, "key": c.key, "change": c.change, "before": c.before,
         "after": c.after, "severity": _severity_name(c.severity)}
+    if c.aliases:
+        data["aliases"] = c.aliases  # the same object under other names, listed once
     said = delta(c.before, c.after)
     if said is not None:
         data["delta"] = said  # what changed, in one line (statesnap.output.delta)

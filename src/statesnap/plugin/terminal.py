@@ -28,6 +28,9 @@ def leak_line(nodeid: str, ch: Change) -> str:
         fixture = (f", fixture {display_fixture(ch.fixture, ch.phase)} ({ch.scope})"
                    if ch.fixture else "")
         where = f" [{ch.phase}{fixture}]" if ch.phase else ""
+    if ch.aliases:
+        # The same object under other names (statesnap.state.diff.fold_aliases): said once.
+        where += f" (also as {len(ch.aliases)} other name{'s' if len(ch.aliases) > 1 else ''})"
     if ch.probe == "files":
         from statesnap.analysis.mtimerace import file_pair
 
