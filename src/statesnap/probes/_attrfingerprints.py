@@ -157,6 +157,9 @@ def memo_filled(before: Any, after: Any) -> bool:
     old, new = re.match(_DICT_FP, before, re.S), re.match(_DICT_FP, after, re.S)
     if not (old and new) or old["tag"] != new["tag"] or int(new["n"]) <= int(old["n"]):
         return False
-    values = re.findall(r": <([\w.]+)>(?:, |$)", new["text"])
-    shown = new["text"].count(": ")
-    return bool(values) and len(values) == shown and all(v in _PER_KEY_TYPES for v in values)
+    # The entries shown that the old preview does not show (a preview clipped in the middle
+    # shows its first and last ones: a memo grows at the end); a cut entry is skipped.
+    entries = [e for e in new["text"].split(", ") if "…" not in e and ": " in e]
+    fresh = [e for e in entries if e not in old["text"]] or entries
+    made = [re.fullmatch(r".*: <([\w.]+)>", e) for e in fresh]
+    return bool(made) and all(m is not None and m[1] in _PER_KEY_TYPES for m in made)
