@@ -27,6 +27,7 @@ def test_container_fingerprints_name_what_was_added_removed_changed() -> None:
 
 def test_json_values_and_text() -> None:
     assert delta({"a": 1, "b": 2}, {"a": 1, "b": 3, "c": 4}) == '+"c": 4; ~"b": 2 → 3'
+    assert delta({"level": "INFO"}, {"level": "DEBUG"}) == '~"level": "INFO" → "DEBUG"'
     text = delta("x" * 200 + "abc", "x" * 200 + "abd")
     assert text is not None and text.startswith("at character 202:") and "abc" in text
     assert delta(None, "x") is None and delta("x", "x") is None

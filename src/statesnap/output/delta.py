@@ -35,6 +35,10 @@ def _text(value: Any) -> str:
         value, sort_keys=True, default=str)
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def _split_items(body: str) -> list[str] | None:
     """Top-level ``, ``-separated items of a preview's body; None where quoting or nesting
     cannot be followed (a clipped preview)."""
@@ -76,6 +80,11 @@ def _preview(fp: str) -> tuple[str, list[str], str, int | None] | None:
         return None
     head = fp[:m.start()]
     n = int(m["n"]) if m["n"] else None
+    space = head.find(" {")
+    if head.startswith("<") and head.endswith("}>") and space > 0:
+        # A namespace (an object's attributes): ``<Type {'a': 1}>``, compared as a dict.
+        items = _split_items(head[space + 2:-2])
+        return None if items is None else ("dict", items, m["tag"], n)
     if head.startswith("{") and head.endswith("}"):
         items = _split_items(head[1:-1])
         if items is None:
@@ -142,11 +151,11 @@ def _fingerprints(b: str, a: str) -> str | None:
 
 def _json_delta(before: Any, after: Any) -> str | None:
     if isinstance(before, dict) and isinstance(after, dict):
-        parts = _compare("dict", [f"{json.dumps(k)}: {_text(v)}" for k, v in before.items()],
-                         [f"{json.dumps(k)}: {_text(v)}" for k, v in after.items()])
+        parts = _compare("dict", [f"{json.dumps(k)}: {_json(v)}" for k, v in before.items()],
+                         [f"{json.dumps(k)}: {_json(v)}" for k, v in after.items()])
         return "; ".join(parts) if parts else None
     if isinstance(before, list) and isinstance(after, list):
-        parts = _compare("list", [_text(x) for x in before], [_text(x) for x in after])
+        parts = _compare("list", [_json(x) for x in before], [_json(x) for x in after])
         return "; ".join(parts) if parts else None
     return None
 
