@@ -14,7 +14,9 @@ fixture):
   fixtures were all autouse (``reset_logger``; ``_reset_config or _ensure_...``);
 - a test's leak of that key is closed, and listed at LOW, when the next test of its lane runs
   those fixtures (it lies under their node id prefixes) and its setup changed the key again
-  before its body: the value left was overwritten before any later test body could read it.
+  before its body: the value left was overwritten before any later test body could read it
+  (or, where this test's change was the reset's own and the next test's reset left the very
+  same fingerprint -- a fresh object at a reused address -- the value is the reset's).
 
 A test whose leak reaches the next test's body keeps its severity: a handler added to the
 logger, seen by a test of another folder that no reset runs for, or the last test that runs
@@ -83,6 +85,7 @@ def closed_leaks(tests: Sequence[TestEntry], leaks: Mapping[int, list[Change]],
         return set()
     order = list(tests)
     position = {t.index: i for i, t in enumerate(order)}
+    touched: list[set[Ref]] = [{(c.probe, c.key) for c in t.changes} for t in order]
     setup_moved: list[set[Ref]] = [
         {(c.probe, c.key) for c in t.changes if c.phase == "setup"} for t in order]
     out: set[tuple[int, Ref]] = set()
@@ -96,8 +99,12 @@ def closed_leaks(tests: Sequence[TestEntry], leaks: Mapping[int, list[Change]],
             groups = by_key.get(ref)
             if ch.severity <= Severity.LOW or not groups or ch.scope in WIDE_SCOPES:
                 continue
-            if ref not in setup_moved[i + 1]:
-                continue  # the next test's setup left the value alone: it started from it
+            if ref not in setup_moved[i + 1] and (
+                    ref in touched[i + 1] or _reset_label(ch, autouse) is None):
+                # The next test's setup left the value alone: its body started from it.  Unless
+                # this test's own change was the reset's and the next test's reset gave the
+                # very same fingerprint (a fresh object at a reused address): the same value.
+                continue
             if any(all(any(reaches(b, following.nodeid) for b in autouse[n]) for n in g)
                    for g in groups):
                 out.add((index, ref))
