@@ -15,12 +15,13 @@ fixture):
 - a test's leak of that key is closed, and listed at LOW, when the next test of its lane runs
   those fixtures (it lies under their node id prefixes) and its setup changed the key again
   before its body: the value left was overwritten before any later test body could read it
-  (or, where this test's change was the reset's own and the next test's reset left the very
-  same fingerprint -- a fresh object at a reused address -- the value is the reset's).
+  (or, where this test's change was first seen where the reset ran and the next test's reset
+  left the very same fingerprint -- a fresh object at a reused address -- the value is the
+  reset's); the last test of a lane, where its change is the reset's own.
 
 A test whose leak reaches the next test's body keeps its severity: a handler added to the
-logger, seen by a test of another folder that no reset runs for, or the last test that runs
-the reset (what it leaves is what the tests after the fixture's reach start from).  Only
+logger, seen by a test of another folder that no reset runs for (the last test the reset runs
+for: what it leaves is what the tests after the fixture's reach start from).  Only
 what is *listed* changes: the record keeps every change at its severity, attribution and the
 key-level proof read them all.  The limit: the rule is per key, so an autouse fixture that
 rebuilds part of an object (one attribute of it) closes the whole key.  Pure functions.
@@ -91,23 +92,32 @@ def closed_leaks(tests: Sequence[TestEntry], leaks: Mapping[int, list[Change]],
     out: set[tuple[int, Ref]] = set()
     for index, mine in leaks.items():
         i = position.get(index)
-        if i is None or i + 1 >= len(order):
-            continue  # the last test: what it left is what the run ends with
-        following = order[i + 1]
+        if i is None:
+            continue
+        last = i + 1 >= len(order)
         for ch in mine:
             ref = (ch.probe, ch.key)
             groups = by_key.get(ref)
             if ch.severity <= Severity.LOW or not groups or ch.scope in WIDE_SCOPES:
                 continue
-            if ref not in setup_moved[i + 1] and (
-                    ref in touched[i + 1] or _reset_label(ch, autouse) is None):
-                # The next test's setup left the value alone: its body started from it.  Unless
-                # this test's own change was the reset's and the next test's reset gave the
-                # very same fingerprint (a fresh object at a reused address): the same value.
+            own = _reset_label(ch, autouse) is not None
+            if last:
+                if own:
+                    out.add((index, ref))  # the reset's own value, and no test after it
                 continue
-            if any(all(any(reaches(b, following.nodeid) for b in autouse[n]) for n in g)
-                   for g in groups):
-                out.add((index, ref))
+            following = order[i + 1]
+            covering = [g for g in groups
+                        if all(any(reaches(b, following.nodeid) for b in autouse[n]) for n in g)]
+            if not covering:
+                continue  # the next test runs without the reset: it can see the value left
+            if ref not in setup_moved[i + 1]:
+                # The next test's setup left the value alone: its body started from it.  Unless
+                # this test's change was first seen where the reset ran and the next test's
+                # reset gave the very same fingerprint (a fresh object at a reused address).
+                names = set((ch.fixture or "").split(" or ")) if ch.phase == "setup" else set()
+                if ref in touched[i + 1] or not names & set().union(*covering):
+                    continue
+            out.add((index, ref))
     return out
 
 
