@@ -1,9 +1,11 @@
 """Healthy real suites with and without statesnap: noise (tests reported leaking) and CPU cost.
 
-Runs the test suites of click 8.1.8, jinja2 3.1.4 and more-itertools 10.5.0 from their PyPI
-sdists (downloaded with ``pip download --no-binary :all: --no-deps`` into the git-ignored
-``bench/.cache/``; a suite whose sdist cannot be had is skipped with one line) from their
-source trees (``PYTHONPATH``), in alternating rounds:
+Runs the test suites of click 8.1.8, jinja2 3.1.4 and more-itertools 10.5.0 (and, by name with
+``--suite``, loguru 0.7.2, structlog 24.4.0 and marshmallow 3.23.1, whose test dependencies
+go into a virtual environment of their own, ``bench/.cache/venv``, with this checkout
+installed there) from their PyPI sdists (downloaded with ``pip download --no-binary :all:
+--no-deps`` into the git-ignored ``bench/.cache/``; a suite whose sdist cannot be had is
+skipped with one line) from their source trees (``PYTHONPATH``), in alternating rounds:
 
     python -m pytest -q -p no:randomly -p no:cacheprovider [suite's args] TESTS     (baseline)
     ... -p statesnap --statesnap-json=S --statesnap-record=R
@@ -18,8 +20,12 @@ With ``--instructions``, each suite also runs once plain and once with statesnap
 of a shared machine does not move, and with ``--against CHECKOUT`` once more with statesnap
 imported from that checkout's ``src/`` (an earlier commit, ``git worktree add``).
 
+With ``--src CHECKOUT`` the timed rounds import statesnap from that checkout's ``src/`` (the
+figures of an earlier commit, in the same environment).  The table also gives each record's
+size.
+
     .venv/bin/python bench/bench_healthy.py [--rounds 3] [--suite NAME ...] [--out FILE]
-        [--instructions [--against CHECKOUT]]
+        [--instructions [--against CHECKOUT]] [--src CHECKOUT]
 """
 
 from __future__ import annotations
@@ -54,6 +60,10 @@ class Suite:
     folder: str
     pythonpath: str
     args: tuple[str, ...] = ()
+    #: Test dependencies: the suite runs in bench/.cache/venv (EXTRA_VENV), which has them.
+    deps: tuple[str, ...] = ()
+    #: Run by default (the others by name with --suite).
+    default: bool = True
 
 
 SUITES = (
@@ -63,7 +73,21 @@ SUITES = (
           ("-W", "ignore::pytest.PytestRemovedIn10Warning")),
     Suite("jinja2", "jinja2==3.1.4", "jinja2-3.1.4", "src"),
     Suite("more-itertools", "more-itertools==10.5.0", "more-itertools-10.5.0", "."),
+    # Issue 29's suites: an autouse fixture resets loguru's logger / structlog's configuration
+    # before every test.  loguru's type-hinting tests need pytest-mypy-plugins; structlog's
+    # packaging tests need the package installed.
+    Suite("loguru", "loguru==0.7.2", "loguru-0.7.2", ".",
+          ("--ignore=tests/test_type_hinting.py",), ("freezegun==1.5.5", "colorama==0.4.6"),
+          False),
+    Suite("structlog", "structlog==24.4.0", "structlog-24.4.0", "src",
+          ("--ignore=tests/test_packaging.py",),
+          ("freezegun==1.5.5", "pretend==1.0.9", "pytest-asyncio==1.5.0", "simplejson==4.3.0"),
+          False),
+    Suite("marshmallow", "marshmallow==3.23.1", "marshmallow-3.23.1", "src", (),
+          ("simplejson==4.3.0",), False),
 )
+#: The environment of the suites with test dependencies (Suite.deps).
+EXTRA_VENV = CACHE / "venv"
 
 
 @dataclass
@@ -95,6 +119,33 @@ def fetch(suite: Suite) -> Path | None:
     return tree if (tree / "tests").is_dir() else None
 
 
+def python_for(suite: Suite) -> str:
+    """This interpreter, or for a suite with test dependencies the one of EXTRA_VENV (made
+    and filled on first use: pytest as here, the dependencies, this checkout editable)."""
+    if not suite.deps:
+        return sys.executable
+    python = EXTRA_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(EXTRA_VENV)], check=True)
+    import pytest
+
+    need = [f"pytest=={pytest.__version__}", *suite.deps]
+    check = ("import sys, importlib.metadata as m\n"
+             "def ok(spec):\n"
+             "    name, _, version = spec.partition('==')\n"
+             "    try:\n"
+             "        return m.version(name) == version\n"
+             "    except m.PackageNotFoundError:\n"
+             "        return False\n"
+             "import statesnap\n"
+             "sys.exit(not all(map(ok, sys.argv[1:])))")
+    if subprocess.run([str(python), "-c", check, *need], capture_output=True,
+                      check=False).returncode:
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *need, "-e",
+                        str(HERE.parent)], check=True)
+    return str(python)
+
+
 def child_env(tree: Path, suite: Suite, statesnap_src: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONDONTWRITEBYTECODE")}
@@ -108,7 +159,7 @@ def child_env(tree: Path, suite: Suite, statesnap_src: Path | None = None) -> di
 def argv_for(suite: Suite, extra: list[str]) -> list[str]:
     # --rootdir: the sdists sit inside this repository, whose pyproject.toml would otherwise
     # be the suite's ini file (and its rootdir the files probe's root).
-    return [sys.executable, *BASE_ARGS, "--rootdir=.", *suite.args, *extra, "tests"]
+    return [python_for(suite), *BASE_ARGS, "--rootdir=.", *suite.args, *extra, "tests"]
 
 
 def instructions(tree: Path, suite: Suite, extra: list[str], log: Path,
@@ -134,12 +185,13 @@ def instructions(tree: Path, suite: Suite, extra: list[str], log: Path,
 _SUMMARY = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)(?: in [\d.]+s.*)?\s*=*$")
 
 
-def run(tree: Path, suite: Suite, extra: list[str], log: Path) -> tuple[float, float, int, str]:
+def run(tree: Path, suite: Suite, extra: list[str], log: Path,
+        statesnap_src: Path | None = None) -> tuple[float, float, int, str]:
     argv = argv_for(suite, extra)
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=tree, stdout=out, stderr=subprocess.STDOUT,
-                                env=child_env(tree, suite))
+                                env=child_env(tree, suite, statesnap_src))
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
@@ -178,13 +230,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per suite")
     parser.add_argument("--suite", action="append", default=None,
-                        choices=[s.name for s in SUITES], help="only these suites")
+                        choices=[s.name for s in SUITES],
+                        help="only these suites (default: those not needing test dependencies)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown output file")
     parser.add_argument("--instructions", action="store_true",
                         help="also count instructions under callgrind, plain and with")
     parser.add_argument("--against", type=Path, default=None,
                         help="with --instructions: a checkout whose statesnap is counted too")
+    parser.add_argument("--src", type=Path, default=None,
+                        help="timed rounds import statesnap from this checkout's src/")
     args = parser.parse_args(argv)
+    src: Path | None = None
+    if args.src is not None:
+        src = args.src.resolve()
+        src = src / "src" if (src / "src" / "statesnap").is_dir() else src
+        if not (src / "statesnap" / "__init__.py").is_file():
+            print(f"--src {args.src}: no statesnap package there", file=sys.stderr)
+            return 2
     against: Path | None = None
     if args.against is not None:
         against = args.against.resolve()
@@ -205,9 +267,10 @@ def main(argv: list[str] | None = None) -> int:
         f"Machine: {platform.platform()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f} at the start (shared: "
         "expect noise in CPU times).", "",
+        f"statesnap from: `{args.src or 'this checkout'}`.", "",
         "| suite | tests | exit code / summary, plain | with statesnap | CPU plain | CPU with "
-        "| ratio | leaking above low |",
-        "|---|---:|---|---|---:|---:|---:|---:|",
+        "| ratio | leaking above low | record |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|",
     ]
     details: list[str] = []
     counted: list[str] = []
@@ -215,31 +278,33 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="statesnap-healthy-") as tmp:
         work = Path(tmp)
         for suite in SUITES:
-            if args.suite and suite.name not in args.suite:
+            if (suite.name not in args.suite) if args.suite else not suite.default:
                 continue
             tree = fetch(suite)
             if tree is None:
-                lines.append(f"| {suite.name} | skipped: sdist not available | | | | | | |")
+                lines.append(f"| {suite.name} | skipped: sdist not available | | | | | | | |")
                 continue
             if args.instructions:
                 counted.append(count_row(tree, suite, work, against))
             if args.rounds < 1:
                 continue
             plain, snap = Result(), Result()
-            tests, leakers = 0, []
+            tests, leakers, size = 0, [], 0
             for i in range(args.rounds):
                 order = [("plain", plain), ("snap", snap)]
                 for kind, res in (order if i % 2 == 0 else order[::-1]):
                     extra = ([] if kind == "plain" else
                              ["-p", "statesnap", f"--statesnap-json={work / 's.json'}",
                               f"--statesnap-record={work / f'r-{suite.name}-{i}.jsonl'}"])
-                    cpu, wall, code, line = run(tree, suite, extra, work / f"{kind}.log")
+                    cpu, wall, code, line = run(tree, suite, extra, work / f"{kind}.log",
+                                                None if kind == "plain" else src)
                     res.cpu.append(cpu)
                     res.wall.append(wall)
                     res.codes.add(code)
                     res.lines.add(line)
                     if kind == "snap":
                         tests, leakers = noise(work / "s.json")
+                        size = (work / f"r-{suite.name}-{i}.jsonl").stat().st_size
                 print(f"{suite.name} round {i + 1}/{args.rounds}: {plain.cpu[-1]:.1f} s without,"
                       f" {snap.cpu[-1]:.1f} s with", file=sys.stderr)
             ratio = statistics.median(snap.cpu) / statistics.median(plain.cpu)
@@ -249,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {suite.name} | {tests} | {sorted(plain.codes)} {'; '.join(plain.lines)} | "
                 f"{sorted(snap.codes)} {'; '.join(snap.lines)}{'' if same else ' (DIFFERS)'} | "
                 f"{statistics.median(plain.cpu):.1f} s | {statistics.median(snap.cpu):.1f} s | "
-                f"{ratio:.3f} | {len(leakers)} ({len(leakers) / max(tests, 1):.1%}) |")
+                f"{ratio:.3f} | {len(leakers)} ({len(leakers) / max(tests, 1):.1%}) | "
+                f"{size / 1e6:.2f} MB |")
             if leakers:
                 details += [f"{suite.name}, tests reported leaking (last round):", "",
                             *(f"- `{x}`" for x in leakers[:30]), ""]

@@ -383,6 +383,30 @@ def test_unavailable_through_the_plugin(pytester: pytest.Pytester) -> None:
     lines = [json.loads(x) for x in (pytester.path / "run.jsonl").read_text().splitlines()]
     (header,) = [x for x in lines if x["type"] == "header"]
     (status,) = [p for p in header["probes"] if p["name"] == "nvml"]
-    assert status["status"] == "unavailable"
+    assert status["status"] == "unavailable" and status["absent"] is True
     (test,) = [x for x in lines if x["type"] == "test"]
     assert test["changes"] == []
+
+
+@pytest.mark.skipif(REAL_NVML, reason="a real NVML library is installed here")
+@pytest.mark.parametrize("verbose", [False, True])
+def test_no_driver_is_quiet_unless_verbose(pytester: pytest.Pytester, verbose: bool) -> None:
+    """No NVIDIA driver on this machine: nothing to act on, so the default run says nothing
+    about NVML; ``-v`` shows the probe's status, and the header keeps it either way."""
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "statesnap", "-p", "no:randomly", "--statesnap-record", "run.jsonl",
+        *(["-v"] if verbose else []),
+    )
+    result.assert_outcomes(passed=1)
+    said = [line for line in result.stdout.lines if "nvml" in line.lower()]
+    if verbose:
+        assert said == ["probe nvml unavailable: NVML library (libnvidia-ml.so.1) not found: "
+                        "no NVIDIA driver on this machine"]
+    else:
+        assert said == []
+        assert "record: " in result.stdout.str()  # the section itself was written
+    lines = [json.loads(x) for x in (pytester.path / "run.jsonl").read_text().splitlines()]
+    (header,) = [x for x in lines if x["type"] == "header"]
+    (status,) = [p for p in header["probes"] if p["name"] == "nvml"]
+    assert status["status"] == "unavailable" and "libnvidia-ml.so.1" in status["detail"]

@@ -39,6 +39,7 @@ def test_to_json_carries_a_diff_only_when_it_has_lines_and_the_rest_only_when_cu
         "after": {"text": '{\n  "level": "DEBUG"\n}'},
         "where": "call", "severity": 3, "leak": False,
         "diff": [["~", "['level']", "INFO → DEBUG"]],
+        "delta": '~"level": "INFO" → "DEBUG"',
     }
     many = {f"k{i:02d}": i for i in range(45)}
     cut = views.detail(Change("logging", "l", "changed", many,

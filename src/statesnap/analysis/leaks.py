@@ -22,7 +22,7 @@ from statesnap.analysis.own_fixtures import (
 )
 from statesnap.base.plain import Value
 from statesnap.record.journal import TestEntry
-from statesnap.state.diff import Change
+from statesnap.state.diff import REMOVED, Change
 
 WIDE_SCOPES = frozenset({"module", "class", "package", "session"})
 
@@ -101,16 +101,36 @@ class Held(Value):
         return bool(value == self.change.before)
 
 
+#: Probes of resources (a descriptor, a thread, a child process) that an earlier test can leave
+#: behind and the garbage collector, or the resource's own end, release during a later one.
+RESOURCE_PROBES = frozenset({"fds", "threads", "children"})
+
+
 def resolve_leaks(tests: Iterable[TestEntry]) -> dict[int, list[Change]]:
-    """``{test index: [leaks]}`` for every test with at least one leak."""
+    """``{test index: [leaks]}`` for every test with at least one leak.
+
+    A resource an earlier test left (its leak) that goes away during a later test -- the
+    garbage collector closes the socket, the thread ends -- is the earlier test's, never the
+    later one's: when it happens is the collector's timing, and charging it to whichever test
+    ran then made two runs of one suite list different tests."""
     leaks: dict[int, list[Change]] = {}
     held: dict[tuple[str, str], Held] = {}
+    #: Resources a test added and left: (probe, key) -> the value it left.
+    left: dict[tuple[str, str], Any] = {}
     for test in tests:
         mine: list[Change] = []
         for ch in test.changes:
             if is_pytest_own(ch.fixture):
                 continue  # pytest's own tmp_path setup (see own_fixtures): nobody's leak
             ref = (ch.probe, ch.key)
+            if ch.probe in RESOURCE_PROBES:
+                if ch.change == REMOVED and ref in left and left[ref] == ch.before:
+                    del left[ref]
+                    continue  # an earlier test's resource released now: not this test's
+                if ch.change == REMOVED:
+                    left.pop(ref, None)
+                else:
+                    left[ref] = ch.after
             if scope_holds(ch) and ref not in held:
                 held[ref] = Held(ch, test.index)
                 continue

@@ -115,7 +115,8 @@ def is_pytest_own(fixture: str | None) -> bool:
 
 def lower_own_class_setup(changes: list[Change], cls: object) -> None:
     """Rate LOW what the class set-up of the test's class ``cls`` (``setUpClass``,
-    ``setup_class``) did to that class's own attributes, when nothing changed them after it.
+    ``setup_class``, or a class-scoped fixture setting ``request.cls.x``) did to that class's
+    own attributes, when nothing changed them after it.
 
     ``cls.conn = ...`` in a class set-up is how unittest and xunit classes share a value among
     their tests: it reaches only code that names the class (its tests and subclasses), and
@@ -136,4 +137,8 @@ def lower_own_class_setup(changes: list[Change], cls: object) -> None:
             continue  # a deeper key (``Class.attr#cache``, a nested class's attribute)
         m = _internal().match(ch.fixture or "")
         if m is not None and m["kind"] in _CLASS_SETUPS and m["owner"] == qualname:
+            ch.severity = int(Severity.LOW)
+        elif m is None and ch.scope == "class" and ch.fixture and " or " not in ch.fixture:
+            # A class-scoped fixture of the user's doing ``request.cls.x = ...``: the same
+            # sharing as ``setup_class``, set again for each class it runs for.
             ch.severity = int(Severity.LOW)

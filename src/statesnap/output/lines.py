@@ -71,3 +71,10 @@ def markdown_text(text: str) -> str:
     """Free text of a Markdown line on one line, ``<`` and ``&`` as text (no HTML of its
     own: a key named ``</details>`` does not close the block it is in)."""
     return one_line(text).replace("&", "&amp;").replace("<", "&lt;")
+
+
+def needs_delta(shown_before: str, shown_after: str, before: Any, after: Any) -> bool:
+    """Whether a line showing ``shown_before → shown_after`` should say what changed instead
+    (statesnap.output.delta): either side was cut, or the two read the same."""
+    return (shown_before == shown_after or _text(before) != shown_before
+            or _text(after) != shown_after)

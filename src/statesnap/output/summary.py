@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import Finding
-from statesnap.analysis.leaks import by_users_setup, resolve_leaks
+from statesnap.analysis.leaks import by_users_setup
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.analysis.resets import listed_leaks
 from statesnap.base.atomic import write_atomic
 from statesnap.base.version import __version__
+from statesnap.output.delta import delta
 from statesnap.record.journal import Record
 from statesnap.state.diff import Change
 
@@ -32,7 +34,7 @@ def _severity_name(value: int) -> str:
 def build_summary(records: Sequence[Record], findings: Iterable[Finding]) -> dict[str, Any]:
     tests: list[dict[str, Any]] = []
     for record in records:
-        leaks = resolve_leaks(record.tests)
+        leaks = listed_leaks(record.tests, record.footer)
         for t in record.tests:
             mine = leaks.get(t.index, [])
             tests.append({
@@ -59,6 +61,11 @@ def _leak(c: Change) -> dict[str, Any]:
     data: dict[str, Any] = {
         "probe": c.probe, "key": c.key, "change": c.change, "before": c.before,
         "after": c.after, "severity": _severity_name(c.severity)}
+    if c.aliases:
+        data["aliases"] = c.aliases  # the same object under other names, listed once
+    said = delta(c.before, c.after)
+    if said is not None:
+        data["delta"] = said  # what changed, in one line (statesnap.output.delta)
     if c.phase:
         data["phase"] = c.phase
     if c.fixture:

@@ -80,7 +80,7 @@ class StatesnapPlugin(HookPlugin):
         self._own_setup_seen: set[str] = set()
         #: :class:`WideTeardowns` is registered (a wide fixture of the user's was set up).
         self._wide_teardowns = False
-        self._kinds = FixtureKinds()
+        self._kinds = FixtureKinds(run.autouse)
         #: Checkpoints inside a phase: with pytest's capture suspended, as at the others.
         self._outside = OutsideCapture(run.config)
         #: Writes each test's record line (:mod:`statesnap.plugin.testline`).

@@ -114,6 +114,8 @@ class SessionEnd(HookPlugin):
             "disabled": self.run.snapshotter.disabled,
             # Probes may learn things after the header was written (nvml: host pids).
             "notes": dict(self.run.ctx.notes) if self.run.ctx is not None else {},
+            # Which tests each autouse fixture runs before (analysis/resets.py).
+            "autouse": [[name, baseid] for name, baseid in self.run.autouse],
         })
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:

@@ -100,13 +100,29 @@ def is_builtin_fixture(fixturedef: Any) -> bool:
     return module.startswith(("_pytest", "pytest", "statesnap"))
 
 
+def autouse_reach(fixturedef: Any) -> str | None:
+    """The node id prefix (pytest's ``baseid``: ``""`` for every test, ``tests`` for a
+    conftest's folder, a module's or a class's node id) whose tests all run this fixture
+    because it is autouse and function-scoped; None for any other fixture, or where this
+    pytest does not say (``FixtureDef._autouse`` is pytest 8.1's and later's)."""
+    if getattr(fixturedef, "_autouse", False) is not True:
+        return None
+    if str(getattr(fixturedef, "scope", "")) != "function":
+        return None
+    baseid = getattr(fixturedef, "baseid", None)
+    return baseid if isinstance(baseid, str) else None
+
+
 class FixtureKinds:
     """The answers above, remembered for one session: per fixture definition (asked at
     every setup of every fixture) and per test function."""
 
-    def __init__(self) -> None:
+    def __init__(self, autouse: dict[tuple[str, str], None] | None = None) -> None:
         #: ``fixturedef -> (func, argnames, builtin, may tear down)``: :meth:`of`.
         self._defs: dict[Any, tuple[object, object, bool, bool]] = {}
+        #: Function-scoped autouse fixtures seen set up, ``(name, baseid)`` in the order first
+        #: seen: the record's footer keeps them (``analysis/resets.py`` reads them).
+        self.autouse: dict[tuple[str, str], None] = {} if autouse is None else autouse
         #: Per test function: whether it takes ``request`` itself (:func:`asks_request`).
         self._asks: dict[Any, bool] = {}
 
@@ -127,6 +143,8 @@ class FixtureKinds:
             return known[2], known[3]
         builtin, tears = is_builtin_fixture(fixturedef), may_tear_down(fixturedef)
         self._defs[fixturedef] = (func, argnames, builtin, tears)
+        if autouse_reach(fixturedef) is not None:
+            self.autouse[(str(fixturedef.argname), str(fixturedef.baseid))] = None
         return builtin, tears
 
     def quiet_teardown(self, item: pytest.Item, test: TestState) -> bool:

@@ -49,6 +49,7 @@ def start_probes(run: RunState, chosen: list[Probe]
     """Set up each chosen probe: those that started, and every probe's status for the record
     header (a probe that is unavailable or fails to start is noted and left out)."""
     assert run.ctx is not None
+    named, _ = probe_registry.parse_selection(run.settings.probes)
     active: list[Probe] = []
     statuses: list[dict[str, Any]] = []
     for probe in chosen:
@@ -56,7 +57,14 @@ def start_probes(run: RunState, chosen: list[Probe]
             probe.setup(run.ctx)
         except ProbeUnavailable as exc:
             run.unavailable[probe.name] = str(exc)
-            statuses.append({"name": probe.name, "status": "unavailable", "detail": str(exc)})
+            status: dict[str, Any] = {"name": probe.name, "status": "unavailable",
+                                      "detail": str(exc)}
+            if exc.absent:
+                # Nothing it watches exists here: a line only under -v, unless asked for by name.
+                status["absent"] = True
+                if not (named and probe.name in named):
+                    run.quiet_unavailable.add(probe.name)
+            statuses.append(status)
             continue
         except Exception as exc:
             detail = f"setup: {type(exc).__name__}: {exc}"
@@ -65,8 +73,7 @@ def start_probes(run: RunState, chosen: list[Probe]
             run.say(f"statesnap: probe {probe.name!r} failed to start ({detail})")
             continue
         mode = getattr(probe, "mode", None)
-        status: dict[str, Any] = {"name": probe.name, "status": "ok",
-                                  "detail": str(mode) if mode else None}
+        status = {"name": probe.name, "status": "ok", "detail": str(mode) if mode else None}
         if not is_statesnap_module(type(probe).__module__):
             # A third-party probe's class is not importable where the record is read (the
             # CLI, the hunt): whether a key-level replay may put its keys back is noted here.

@@ -158,6 +158,12 @@ class RunState:
         #: Probe errors and other entries also written to the record.
         self.errors: list[dict[str, Any]] = []
         self.unavailable: dict[str, str] = {}
+        #: Function-scoped autouse fixtures set up in this session, ``(name, baseid)``: the
+        #: footer's ``autouse`` (statesnap.analysis.resets).
+        self.autouse: dict[tuple[str, str], None] = {}
+        #: Of those, the probes whose state does not exist here (no NVIDIA driver) and that
+        #: were not named on the command line: the terminal names them only under ``-v``.
+        self.quiet_unavailable: set[str] = set()
         #: Lines about the command line that may have misled pytest (options.rootdir_pitfalls).
         self.pitfalls: list[str] = []
         #: What is watched beyond the rootdir, or not watched (an installed project).

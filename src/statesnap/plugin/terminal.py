@@ -6,10 +6,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from statesnap.analysis.leaks import by_users_setup, resolve_leaks, setup_name
+from statesnap.analysis.leaks import by_users_setup, setup_name
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.analysis.resets import listed_leaks
 from statesnap.base.text import printable
-from statesnap.output.lines import short, short_pair
+from statesnap.output.lines import needs_delta, short, short_pair
 from statesnap.state.diff import Change
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ def leak_line(nodeid: str, ch: Change) -> str:
         fixture = (f", fixture {display_fixture(ch.fixture, ch.phase)} ({ch.scope})"
                    if ch.fixture else "")
         where = f" [{ch.phase}{fixture}]" if ch.phase else ""
+    if ch.aliases:
+        # The same object under other names (statesnap.state.diff.fold_aliases): said once.
+        where += f" (also as {len(ch.aliases)} other name{'s' if len(ch.aliases) > 1 else ''})"
     if ch.probe == "files":
         from statesnap.analysis.mtimerace import file_pair
 
@@ -51,6 +55,14 @@ def leak_line(nodeid: str, ch: Change) -> str:
             return (f"{nodeid}: {ch.key}: {before or short(ch.before)} → "
                     f"{after or short(ch.after)}{where}")
     before, after = short_pair(ch.before, ch.after)
+    if ch.before is not None and ch.after is not None and needs_delta(
+            before, after, ch.before, ch.after):
+        # Too long for the line, or the same once cut: what changed, not both ends.
+        from statesnap.output.delta import delta
+
+        said = delta(ch.before, ch.after)
+        if said is not None:
+            return f"{nodeid}: {ch.key}: {said}{where}"
     return f"{nodeid}: {ch.key}: {before} → {after}{where}"
 
 
@@ -67,8 +79,10 @@ def write_summary(run: RunState, tr: Any) -> None:
         tr.write_line(line, yellow=True)
     for line in run.coverage_notes:
         tr.write_line(line)
+    verbose = run.config.get_verbosity() > 0
     for name, reason in sorted(run.unavailable.items()):
-        tr.write_line(f"probe {name} unavailable: {reason}")
+        if verbose or name not in run.quiet_unavailable:
+            tr.write_line(f"probe {name} unavailable: {reason}")
     for err in run.errors:
         tr.write_line(f"probe {err['probe']} switched off after an error: {err['error']}", red=True)
     for line in internal_error_lines(run):
@@ -76,7 +90,7 @@ def write_summary(run: RunState, tr: Any) -> None:
     if record.collection:
         tr.write_line(f"collection changed {len(record.collection)} key(s) "
                       "(imports with side effects)")
-    leaks = resolve_leaks(record.tests)
+    leaks = listed_leaks(record.tests, record.footer)
     by_probe: dict[str, list[str]] = defaultdict(list)
     ids = {t.index: t.nodeid for t in record.tests}
     causes = proven_causes(run.results.findings) if run.results.findings else set()

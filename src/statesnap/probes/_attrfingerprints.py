@@ -136,3 +136,30 @@ def lazily_initialised(before: Any, after: Any) -> bool:
     return (all(new[k] == v for k, v in old.items())
             and all(type(new[k]) in (list, dict, set, tuple) and not new[k]
                     for k in new.keys() - old.keys()))
+
+
+#: Objects made afresh for each key of a memo, holding nothing a caller gave them: a lock per
+#: file (structlog's ``WRITE_LOCKS``), a context variable per name (its ``_CONTEXT_VARS``).
+_PER_KEY_TYPES = frozenset({"_thread.lock", "_thread.RLock", "threading.Condition",
+                            "threading.Semaphore", "threading.BoundedSemaphore",
+                            "threading.Event", "_contextvars.ContextVar"})
+_DICT_FP = (r"^\{(?P<text>.*)\}(?: \(\d+ chars\))? #(?P<tag>[0-9a-f]{6}) len=(?P<n>\d+)"
+            r" ~[0-9a-f]{8}(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?$")
+
+
+def memo_filled(before: Any, after: Any) -> bool:
+    """The same dict grown, each value shown a lock or a context variable: a memo making one
+    per key on first use (``WRITE_LOCKS.setdefault(file, Lock())``).  A later test asking for
+    its own key gets what it would have made; nothing it reads differs.  Any other value (a
+    class a registry keeps, a test's object) keeps the severity."""
+    if not (isinstance(before, str) and isinstance(after, str)):
+        return False
+    old, new = re.match(_DICT_FP, before, re.S), re.match(_DICT_FP, after, re.S)
+    if not (old and new) or old["tag"] != new["tag"] or int(new["n"]) <= int(old["n"]):
+        return False
+    # The entries shown that the old preview does not show (a preview clipped in the middle
+    # shows its first and last ones: a memo grows at the end); a cut entry is skipped.
+    entries = [e for e in new["text"].split(", ") if "…" not in e and ": " in e]
+    fresh = [e for e in entries if e not in old["text"]] or entries
+    made = [re.fullmatch(r".*: <([\w.]+)>", e) for e in fresh]
+    return bool(made) and all(m is not None and m[1] in _PER_KEY_TYPES for m in made)

@@ -20,6 +20,7 @@ from statesnap.probes._attrfingerprints import (
     cache_filled,
     cache_replaced,
     lazily_initialised,
+    memo_filled,
     recorded_kind,
     same_content,
 )
@@ -50,6 +51,25 @@ def _lazy_import(key: str, after: Any) -> bool:
     module = sys.modules.get(name)
     attribute = key.partition(":")[2].rpartition(".")[2]
     return module is not None and name.rpartition(".")[2] == attribute and mark == D.tag(module)
+
+
+#: Attribute names of a lazily made singleton (``_default_instance``, ``_INSTANCE``).
+_SINGLETON_WORDS = ("instance", "singleton", "default")
+
+
+def _lazy_singleton(key: str, after: Any) -> bool:
+    """A module global left unset or ``None`` until first use, then bound to an instance
+    (``_default_instance = Cls()``, once per session), by its name: a later change of what
+    it holds is a change of its own key (or of the instance's), rated as any other; only
+    its creation is LOW.  An object's fingerprint only (``<Type ...> #tag``): a container,
+    a scalar, a class or a function keeps its severity."""
+    if not (isinstance(after, str) and after.startswith("<")):
+        return False
+    path = key.partition(":")[2]
+    if not path or "." in path or "#" in path:
+        return False  # a module global only (not a class attribute, a cache, subclasses)
+    name = path.lower()
+    return any(w in name for w in _SINGLETON_WORDS) and " len=" not in after
 
 
 def _live_kind(module: str, path: str) -> str:
@@ -261,7 +281,10 @@ class AttributesProbe(Probe):
             return Severity.LOW  # a submodule imported and bound on its package
         if before == "None" and _lazy_import(key, after):
             return Severity.LOW
+        if before in (None, "None") and _lazy_singleton(key, after):
+            return Severity.LOW
         if (cache_filled(key, before, after) or cache_replaced(key, before, after)
+                or memo_filled(before, after)
                 or lazily_initialised(before, after) or same_content(before, after)):
             return Severity.LOW
         return self.severity

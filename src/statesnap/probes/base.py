@@ -34,7 +34,14 @@ class ProbeUnavailable(Exception):
     """Raised by :meth:`Probe.setup` when the probe cannot run here (missing library, no /proc).
 
     The message is shown once in the header and the terminal; the probe then costs nothing.
+    ``absent=True`` says that what the probe watches does not exist on this machine (no NVIDIA
+    driver for ``nvml``): nothing to act on, so the terminal says it only under ``-v`` (or
+    when the probe was named in ``--statesnap-probes``); the header keeps the status anyway.
     """
+
+    def __init__(self, message: str, *, absent: bool = False) -> None:
+        super().__init__(message)
+        self.absent = absent
 
 
 class ProbeContext(Value):

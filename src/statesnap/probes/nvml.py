@@ -47,6 +47,8 @@ HINT_DEVICE = (
     "device-wide used memory includes every process on the GPU (other pytest-xdist workers, "
     "other jobs): context for the process keys, rarely a cause by itself"
 )
+#: Why the probe is off on a machine with no NVIDIA driver: said only under ``-v``.
+NO_LIBRARY = "NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver on this machine"
 
 
 def _library_loads() -> bool:
@@ -63,8 +65,7 @@ def _library_loads() -> bool:
 def _reason(nv: Any, exc: BaseException) -> str:
     """One line saying why NVML cannot be used here."""
     kinds = (
-        ("NVMLError_LibraryNotFound", "NVML library (libnvidia-ml.so.1) not found: no NVIDIA "
-                                      "driver on this machine"),
+        ("NVMLError_LibraryNotFound", NO_LIBRARY),
         ("NVMLError_DriverNotLoaded", "NVIDIA driver not loaded"),
         ("NVMLError_NoPermission", "no permission to use NVML"),
         ("NVMLError_LibRmVersionMismatch", "NVML library and kernel driver versions differ"),
@@ -135,12 +136,11 @@ class NvmlProbe(Probe):
     # -- once per process -----------------------------------------------------------------
     def setup(self, ctx: ProbeContext) -> None:
         if importlib.util.find_spec("pynvml") is None:
-            raise ProbeUnavailable("nvidia-ml-py (pynvml) is not installed")
+            raise ProbeUnavailable("nvidia-ml-py (pynvml) is not installed", absent=True)
         if sys.platform.startswith("linux") and not _library_loads():
             # pynvml would load the same file by the same name; asking the loader first saves
             # importing pynvml (~10 ms of every session) on every machine without a GPU.
-            raise ProbeUnavailable(
-                "NVML library (libnvidia-ml.so.1) not found: no NVIDIA driver on this machine")
+            raise ProbeUnavailable(NO_LIBRARY, absent=True)
         import pynvml
         self._nv = pynvml
         self._notes = ctx.notes
@@ -189,7 +189,9 @@ class NvmlProbe(Probe):
             count = nv.nvmlDeviceGetCount()
             self._handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
         except nv.NVMLError as exc:
-            raise ProbeUnavailable(_reason(nv, exc)) from None
+            missing = getattr(nv, "NVMLError_LibraryNotFound", None)
+            absent = isinstance(missing, type) and isinstance(exc, missing)
+            raise ProbeUnavailable(_reason(nv, exc), absent=absent) from None
         self._pid = pid
         self._not_ours.clear()  # "ours" is relative to the process that asks
 

@@ -23,13 +23,14 @@ class Change(Value):
     """One key that differs between two moments."""
 
     _fields = ("probe", "key", "change", "before", "after", "phase", "fixture", "scope",
-               "severity", "then")
+               "severity", "then", "aliases")
     __slots__ = _fields
 
     def __init__(self, probe: str, key: str, change: str, before: Any, after: Any,
                  phase: str | None = None, fixture: str | None = None,
                  scope: str | None = None, severity: int = 2,
-                 then: dict[str, Any] | None = None) -> None:
+                 then: dict[str, Any] | None = None,
+                 aliases: list[str] | None = None) -> None:
         self.probe = probe
         self.key = key
         self.change = change  # added | removed | changed
@@ -47,6 +48,10 @@ class Change(Value):
         #: change (phase unknown: absent).  The setup's part is shared by the tests of its
         #: scope; the rest is the test's own (:meth:`after_setup`).
         self.then = then
+        #: Other keys of the same probe naming the very same object, changed in place the same
+        #: way (``from loguru import logger`` in forty test modules): listed once, under this
+        #: key, its home (:func:`fold_aliases`).
+        self.aliases = aliases
 
     def to_json(self) -> dict[str, Any]:
         # Built by hand: an asdict would deep-copy every value, and this runs for every
@@ -62,6 +67,8 @@ class Change(Value):
         data["severity"] = self.severity
         if self.then is not None:
             data["then"] = self.then
+        if self.aliases:
+            data["aliases"] = self.aliases
         return data
 
     @classmethod
@@ -77,6 +84,8 @@ class Change(Value):
             scope=data.get("scope"),
             severity=int(data.get("severity", 2)),
             then=then if isinstance(then := data.get("then"), dict) else None,
+            aliases=([str(x) for x in aliases]
+                     if isinstance(aliases := data.get("aliases"), list) else None),
         )
 
     def after_setup(self) -> Change | None:
@@ -169,3 +178,72 @@ def diff_snapshots(
         out.extend(diff_maps(name, a, b))
     return out
 
+
+
+#: An identity tag in an ``attributes`` fingerprint (``#1a2b3c``): the object, not a copy.
+_TAG = " #"
+
+
+def _tag_of(value: Any) -> str | None:
+    """The last identity tag of a fingerprint text (``#1a2b3c``), or None."""
+    if not isinstance(value, str):
+        return None
+    at = value.rfind(_TAG)
+    tag = value[at + 1:at + 8] if at >= 0 else ""
+    if len(tag) == 7 and all(c in "0123456789abcdef" for c in tag[1:]):
+        return tag
+    return None
+
+
+def _home_rank(key: str, before: Any) -> tuple[int, int, str]:
+    """Which of several names of one object is its home: a module that its type's module
+    lies in (``loguru`` for a ``loguru._logger.Logger``), then a module that is not a test
+    module, then the shortest module name; ties by name (the same home every run)."""
+    module = key.partition(":")[0]
+    type_module = ""
+    if isinstance(before, str) and before.startswith("<"):
+        type_module = before[1:].split(" ", 1)[0].split(">", 1)[0].rpartition(".")[0]
+    home = type_module == module or type_module.startswith(module + ".")
+    test = any(part.startswith("test") or part.endswith("_test") or part == "conftest"
+               for part in module.split("."))
+    return (0 if home else 1) + (2 if test else 0), len(module), key
+
+
+def fold_aliases(changes: list[Change]) -> list[Change]:
+    """One change per object changed in place under several names of one probe.
+
+    Two keys whose before and after fingerprints are the same texts, each with the same
+    identity tag on both sides (the very object, changed in place), are names of one object:
+    the change is kept once, under its home (:func:`_home_rank`), with the other keys in its
+    ``aliases``.  A name rebound to another object reads differently and stays a change of
+    its own; scalars (no tag) are copies, never aliases."""
+    if len(changes) < 2:
+        return changes
+    groups: dict[tuple[Any, ...], list[Change]] = {}
+    order: list[tuple[Any, ...] | Change] = []
+    for ch in changes:
+        tag = _tag_of(ch.after)
+        if ch.change != CHANGED or tag is None or _tag_of(ch.before) != tag:
+            order.append(ch)
+            continue
+        ident = (ch.probe, ch.before, ch.after, ch.phase, ch.fixture, ch.scope, ch.severity,
+                 repr(ch.then))
+        group = groups.get(ident)
+        if group is None:
+            groups[ident] = [ch]
+            order.append(ident)
+        else:
+            group.append(ch)
+    if all(len(g) == 1 for g in groups.values()):
+        return changes
+    result: list[Change] = []
+    for item in order:
+        if isinstance(item, Change):
+            result.append(item)
+            continue
+        group = groups[item]
+        if len(group) > 1:
+            group.sort(key=lambda c: _home_rank(c.key, c.before))
+            group[0].aliases = sorted(c.key for c in group[1:])
+        result.append(group[0])
+    return result

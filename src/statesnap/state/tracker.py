@@ -18,7 +18,14 @@ from typing import Any, Final
 from statesnap.base.deltamap import changed_keys
 from statesnap.base.plain import Frozen
 from statesnap.probes.base import Probe, ProbeMap, Severity
-from statesnap.state.diff import OWNED_KEYS, REMOVED, Change, diff_maps, diff_snapshots
+from statesnap.state.diff import (
+    OWNED_KEYS,
+    REMOVED,
+    Change,
+    diff_maps,
+    diff_snapshots,
+    fold_aliases,
+)
 from statesnap.state.snapshot import Snapshot, Snapshotter
 
 
@@ -144,6 +151,7 @@ class TestTracker:
                     ch.severity = int(probe.severity)
         if net:
             self._rate_memos(t, net)
+            net = fold_aliases(net)
         return net
 
     def _rate_memos(self, t: _Test, net: list[Change]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from statesnap.analysis.mtimerace import file_text
 from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.base.plain import Value
+from statesnap.output.delta import delta
 from statesnap.output.report.values import (
     LONG_LIMIT,
     SHORT_LIMIT,
@@ -34,12 +35,13 @@ class ChangeView(Value):
     """One key that changed, with both sides ready to show."""
 
     _fields = ("probe", "key", "change", "before", "after", "phase", "fixture", "scope", "severity",
-               "leak", "diff")
+               "leak", "diff", "delta")
     __slots__ = _fields
 
     def __init__(self, probe: str, key: str, change: str, before: ValueView, after: ValueView,
                  phase: str | None, fixture: str | None, scope: str | None, severity: int,
-                 leak: bool, diff: StructuralDiff | None = None) -> None:
+                 leak: bool, diff: StructuralDiff | None = None,
+                 delta: str | None = None) -> None:
         self.probe = probe
         self.key = key
         self.change = change
@@ -51,6 +53,8 @@ class ChangeView(Value):
         self.severity = severity
         self.leak = leak
         self.diff = diff
+        #: What changed, in one line (statesnap.output.delta), where both sides exist.
+        self.delta = delta
 
     @property
     def where(self) -> str:
@@ -73,6 +77,8 @@ class ChangeView(Value):
             "severity": self.severity,
             "leak": self.leak,
         }
+        if self.delta is not None:
+            data["delta"] = self.delta
         if self.diff is not None and self.diff.lines:
             data["diff"] = [ln.to_json() for ln in self.diff.lines]
             if self.diff.more:
@@ -116,6 +122,7 @@ class ChangeViews:
             scope=ch.scope,
             severity=ch.severity,
             leak=leak,
+            delta=delta(before, after) if ch.change not in (ADDED, REMOVED) else None,
         )
         if with_diff and ch.change not in (ADDED, REMOVED):
             view.diff = self.diff(before, after)

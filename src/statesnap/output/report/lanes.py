@@ -10,7 +10,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from statesnap.analysis.leaks import by_users_setup, resolve_leaks, setup_name
+from statesnap.analysis.leaks import by_users_setup, setup_name
+from statesnap.analysis.resets import listed_leaks
 from statesnap.base.plain import Value
 from statesnap.output.report.changes import ChangeViews
 from statesnap.output.report.values import cut
@@ -99,7 +100,7 @@ def lane_labels(records: Sequence[Record]) -> list[str]:
 def build_lanes(records: Sequence[Record]) -> list[Lane]:
     lanes = []
     for i, (record, label) in enumerate(zip(records, lane_labels(records), strict=True)):
-        leaks = resolve_leaks(record.tests)
+        leaks = listed_leaks(record.tests, record.footer)
         entries = [
             LaneEntry(pos, t, t.nodeid, outcome_class(t.outcome), leaks.get(t.index, []))
             for pos, t in enumerate(record.tests)
@@ -246,12 +247,16 @@ def _detail(e: LaneEntry, views: ChangeViews) -> dict[str, Any] | None:
         return None
     # A leak is one of this test's own Change objects that resolve_leaks kept (identity, so
     # two equal changes of different tests never confuse each other).
+    # A leak listed at LOW (analysis/resets.py) is a copy: matched by its key, shown as listed.
     leak_ids = {id(c) for c in e.leaks}
+    listed = {(c.probe, c.key): c for c in e.leaks}
     data: dict[str, Any] = {
         "index": t.index,
         "worker": t.worker,
         "phases": dict(t.phases),
-        "changes": [views.detail(c, leak=id(c) in leak_ids).to_json() for c in t.changes],
+        "changes": [views.detail(c if id(c) in leak_ids else listed.get((c.probe, c.key), c),
+                                 leak=id(c) in leak_ids or (c.probe, c.key) in listed
+                                 ).to_json() for c in t.changes],
     }
     if t.failure:
         f = t.failure

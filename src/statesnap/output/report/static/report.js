@@ -97,6 +97,7 @@
       var before = el("td"); before.appendChild(valueNode(c.before)); tr.appendChild(before);
       var after = el("td"); after.appendChild(valueNode(c.after));
       if (c.diff) { after.appendChild(diffNode(c)); }
+      if (c.delta) { after.appendChild(el("div", "delta", "what changed: " + c.delta)); }
       tr.appendChild(after);
       tr.appendChild(el("td", null, c.where || ""));
       tr.appendChild(el("td", c.leak ? "leak-yes" : "", c.leak ? "leak" : "undone"));
