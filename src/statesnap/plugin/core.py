@@ -116,7 +116,7 @@ class StatesnapPlugin(HookPlugin):
             watch_roots=s.watch_roots,
             watch_exclude=s.watch_exclude,
             redactor=run.redactor,
-            probe_options={} if s.nvml_every is None else {"nvml_every": s.nvml_every},
+            probe_options=probe_options(self.config, s.nvml_every),
         )
         secret_fd = report_secrets_to_parent(run.redactor, os.environ)
         if secret_fd is not None:
@@ -417,3 +417,14 @@ class StatesnapPlugin(HookPlugin):
         if run.report_sink is not None:
             run.report_sink(item, report)
         return report
+
+
+def probe_options(config: pytest.Config, nvml_every: str | None) -> dict[str, str]:
+    """Per-probe settings: the command line's, and what other plugins do to the state a probe
+    watches (pytest-randomly reseeding the global generators before every test phase)."""
+    options = {} if nvml_every is None else {"nvml_every": nvml_every}
+    if (config.pluginmanager.has_plugin("randomly")
+            and config.getoption("randomly_reset_seed", default=False)):
+        options["reseeded_by"] = "pytest-randomly"
+    return options
+

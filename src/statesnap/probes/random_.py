@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Collection
 from typing import Any
 
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProbeUnavailable, Severity
 
 PY_KEY = "random"
 NUMPY_KEY = "numpy.random"
@@ -100,6 +100,14 @@ class RandomProbe(Probe):
         self._notes: dict[str, str] = {}
 
     def setup(self, ctx: ProbeContext) -> None:
+        reseeder = ctx.probe_options.get("reseeded_by")
+        if reseeder:
+            # The plugin reseeds both global generators before every test phase (setup, call,
+            # teardown), so each test starts from a state no earlier test can have changed:
+            # nothing this probe sees is a channel, and reading it would list every test.
+            raise ProbeUnavailable(f"{reseeder} reseeds random and numpy.random before every "
+                                   "test: no test can leave them changed for another",
+                                   absent=True)
         self._notes = ctx.notes
         self._bind_python()
 
