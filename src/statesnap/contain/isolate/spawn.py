@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from statesnap.base import spawned
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
 from statesnap.contain.isolate.warnings import to_message
 from statesnap.plugin.hookplugin import HookPlugin
@@ -119,7 +120,7 @@ def run_spawned(run: RunState, item: pytest.Item,
         with open(log_path, "wb") as log:
             out: Any = None if _capture_off(run.config) else log
             try:
-                proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                proc = spawned.popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                         stdout=out, stderr=out, start_new_session=True)
             except OSError as exc:
                 result.internal = f"cannot start {cmd[0]}: {exc.strerror}"
@@ -128,7 +129,7 @@ def run_spawned(run: RunState, item: pytest.Item,
                 result.exit = wait_child(proc.pid, timeout)
             except BaseException:
                 kill_group(proc.pid)
-                proc.wait()
+                spawned.wait(proc)
                 raise
             # Reaped by wait_child; tell Popen so it does not wait again (or warn).
             proc.returncode = result.exit.code if result.exit.code is not None else (
