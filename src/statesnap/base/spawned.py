@@ -51,6 +51,10 @@ _SIGKILL = signal.SIGKILL
 #: The children statesnap started and has not reaped: pid -> (whether it leads a process group
 #: of its own, the ``Popen`` that started it or None for a fork).
 _children: dict[int, tuple[bool, Any]] = {}
+#: Children statesnap started and has reaped since (the latest :data:`_REAPED_KEPT`): a late
+#: signal to one is refused quietly, where any other pid is an error of statesnap's own.
+_reaped: dict[int, None] = {}
+_REAPED_KEPT = 4096
 
 
 class NotOurs(Exception):
@@ -67,7 +71,8 @@ def _note(pid: int, group: bool, proc: Any) -> None:
         raise NotOurs(f"the process started has no pid: {pid!r}")
     for old, (_, started) in list(_children.items()):
         if started is not None and started.returncode is not None:
-            del _children[old]  # reaped by its Popen since
+            forget(old)  # reaped by its Popen since
+    _reaped.pop(pid, None)
     _children[pid] = (group, proc)
 
 
@@ -104,7 +109,10 @@ def owned(pid: object) -> bool:
 
 def forget(pid: int) -> None:
     """``pid`` was reaped: it is no longer ours to signal."""
-    _children.pop(pid, None)
+    if _children.pop(pid, None) is not None:
+        _reaped[pid] = None
+        if len(_reaped) > _REAPED_KEPT:
+            del _reaped[next(iter(_reaped))]
 
 
 def _refuse(what: str, target: object, reason: str) -> bool:
@@ -121,6 +129,8 @@ def _ours(pid: object, what: str) -> tuple[bool, bool]:
     assert isinstance(pid, int)
     entry = _children.get(pid)
     if entry is None:
+        if pid in _reaped:
+            return False, False  # ours, and reaped: nothing of it is left to signal
         return _refuse(what, pid, "not a process statesnap started"), False
     group, proc = entry
     if proc is not None and proc.returncode is not None:
