@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pidns
 import pytest
 from hostile_harness import ARTIFACTS, POLLUTIONS, Pair, read_back, run_pair, verdict_rows
+
+import pidns
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs_pidns]
 
