@@ -12,6 +12,12 @@ from typing import IO, Any
 
 from statesnap.replay.procwait import Exit
 
+# Taken at import (before the first test, statesnap.contain.isolate.plugin): the channel is
+# written and read while the tests run, and a test may have left json's functions patched.
+_ENCODE = json.JSONEncoder(default=repr, ensure_ascii=False).encode
+_DECODE = json.JSONDecoder().decode
+_DecodeError = json.JSONDecodeError
+
 
 @dataclass
 class ChildResult:
@@ -51,7 +57,7 @@ class ChildResult:
 
 def write_message(stream: IO[bytes], message: dict[str, Any]) -> None:
     """Append one message and flush it, so it survives the child's death."""
-    stream.write(json.dumps(message, default=repr, ensure_ascii=False).encode("utf-8") + b"\n")
+    stream.write(_ENCODE(message).encode("utf-8") + b"\n")
     stream.flush()
 
 
@@ -61,8 +67,8 @@ def parse_messages(data: bytes, result: ChildResult) -> None:
         if not line.strip():
             continue
         try:
-            msg = json.loads(line.decode("utf-8", "replace"))
-        except json.JSONDecodeError:
+            msg = _DECODE(line.decode("utf-8", "replace"))
+        except _DecodeError:
             continue
         if not isinstance(msg, dict):
             continue
