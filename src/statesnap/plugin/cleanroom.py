@@ -1,6 +1,7 @@
 """statesnap's own session end, shielded from what the tests left in the process.
 
-:func:`capture` notes, before the first test, the process globals statesnap's end relies on;
+:func:`capture` notes, before the first test, the process globals statesnap's end relies on
+(with the attributes of the modules and classes it works through, :mod:`.cleanattrs`);
 :func:`shielded` puts them back around the end, then puts back what the tests left.  Why:
 docs/ARCHITECTURE.md ("The pytest layer").
 """
