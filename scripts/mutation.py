@@ -63,6 +63,9 @@ _REPORT_TESTS = (
 #: Chromium takes seconds a page: run by the suite, not for every mutant.
 _NO_BROWSER = "not chromium"
 
+#: The kill guard's tests (statesnap.base.spawned and its callers).
+_KILL_GUARD_TESTS = ("tests/replay/test_kill_guard.py",)
+
 #: The verification's tests: every module of the procedure (verify.py and its parts).
 _VERIFY_TESTS = ("tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")
 
@@ -111,6 +114,14 @@ TARGETS: dict[str, Target] = {
     "probe_cwd": Target("src/statesnap/probes/cwd.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_syspath": Target("src/statesnap/probes/syspath.py", (
         "tests/probes/test_os_probes_unit.py",)),
+    # The kill path (issue 27): every mutant that could signal a process statesnap did not
+    # start must die.  The guard's tests record its kill()/killpg() instead of sending them,
+    # so no mutant signals anything; their one real kill runs inside a pid namespace.
+    "spawned": Target("src/statesnap/base/spawned.py", _KILL_GUARD_TESTS),
+    "procwait": Target("src/statesnap/replay/procwait.py", (
+        *_KILL_GUARD_TESTS, "tests/contain/isolation/test_procwait.py"),
+        only=("kill_group", "wait_child")),
+    "replay_kill": Target("src/statesnap/replay/runner.py", _KILL_GUARD_TESTS, only=("_kill",)),
 }
 
 #: Survivors judged equivalent (no behaviour a user could see changes), keyed by module and
