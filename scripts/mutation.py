@@ -51,6 +51,9 @@ class Target:
     #: Top-level functions and names of the module to mutate, where only part of it is
     #: under test (mutants elsewhere are taken out before the run, and not counted).
     only: tuple[str, ...] = ()
+    #: Run the tests inside a fresh pid namespace (``unshare``, root): a mutant of the kill
+    #: path that signals a wrong pid reaches only the namespace, never this machine.
+    pidns: bool = False
 
 
 #: The report's direct tests (view models, values, rendering, hostile keys, goldens): each
@@ -117,11 +120,16 @@ TARGETS: dict[str, Target] = {
     # The kill path (issue 27): every mutant that could signal a process statesnap did not
     # start must die.  The guard's tests record its kill()/killpg() instead of sending them,
     # so no mutant signals anything; their one real kill runs inside a pid namespace.
-    "spawned": Target("src/statesnap/base/spawned.py", _KILL_GUARD_TESTS),
+    # The guard itself (what may be signalled), not its waiting helpers (they signal nothing
+    # and are covered by tests/contain/isolation/test_procwait.py).
+    "spawned": Target("src/statesnap/base/spawned.py", _KILL_GUARD_TESTS, only=(
+        "_EXITED_NOW", "_REAPED_KEPT", "is_pid", "_note", "popen", "fork", "lead_group",
+        "owned", "forget", "_refuse", "_ours", "signal_process", "signal_group"), pidns=True),
     "procwait": Target("src/statesnap/replay/procwait.py", (
         *_KILL_GUARD_TESTS, "tests/contain/isolation/test_procwait.py"),
-        only=("kill_group", "wait_child")),
-    "replay_kill": Target("src/statesnap/replay/runner.py", _KILL_GUARD_TESTS, only=("_kill",)),
+        only=("kill_group", "wait_child"), pidns=True),
+    "replay_kill": Target("src/statesnap/replay/runner.py", _KILL_GUARD_TESTS, only=("_kill",),
+                          pidns=True),
 }
 
 #: Survivors judged equivalent (no behaviour a user could see changes), keyed by module and
@@ -538,6 +546,8 @@ def _test_command(work: Path, target: Target) -> str:
     env = (f"env PYTHONPATH={work / 'src'} PYTHONDONTWRITEBYTECODE=1 "
            "PYTEST_ADDOPTS= STATESNAP_MUTATION=1")
     select = f" -k '{target.select}'" if target.select else ""
+    if target.pidns:
+        env = f"unshare --pid --fork --mount-proc -- {env}"
     return (f"{env} {sys.executable} -m pytest -x -q -p no:randomly -p no:cacheprovider "
             f"-p no:xdist{select} {' '.join(target.tests)}")
 

@@ -306,3 +306,122 @@ def test_a_pipe_numbered_past_1024_is_read(sent: Calls) -> None:
         os.close(high)
         if write_fd >= 0:
             os.close(write_fd)
+
+
+def test_a_pid_is_an_int_above_1() -> None:
+    assert spawned.is_pid(2) and spawned.is_pid(4_194_304)
+    assert not spawned.is_pid(1) and not spawned.is_pid(0) and not spawned.is_pid(-2)
+
+
+@pytest.mark.parametrize("delta", [1, -1], ids=["above", "below"])
+def test_a_group_id_other_than_the_pid_is_refused(
+        delta: int, children: list[subprocess.Popen[bytes]], sent: Calls,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = _sleeper(children)
+    monkeypatch.setattr(spawned, "_GETPGID", lambda pid: pid + delta)
+    before = _refusals()
+    assert procwait.kill_group(proc.pid) is False
+    assert sent == []
+    [line] = _refused_since(before)
+    assert f"to -{proc.pid}:" in line and "leads no group" in line
+
+
+def test_a_child_the_kernel_cannot_vouch_for_is_refused(
+        children: list[subprocess.Popen[bytes]], sent: Calls,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = _sleeper(children)
+
+    def waitid(*args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(spawned, "_WAITID", waitid)
+    before = _refusals()
+    assert spawned.signal_process(proc.pid, signal.SIGKILL) is False
+    assert procwait.kill_group(proc.pid) is False
+    assert sent == []
+    refused = _refused_since(before)
+    assert len(refused) == 2 and all("cannot tell whether it is ours" in r for r in refused)
+    assert spawned.owned(proc.pid)  # not reaped, still ours
+
+
+@pytest.mark.parametrize("error", [ProcessLookupError, PermissionError])
+def test_a_signal_that_does_not_reach_says_so(
+        error: type[OSError], children: list[subprocess.Popen[bytes]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = _sleeper(children)
+
+    def fails(*args: object) -> None:
+        raise error()
+
+    monkeypatch.setattr(spawned, "_KILL", fails)
+    monkeypatch.setattr(spawned, "_KILLPG", fails)
+    assert spawned.signal_process(proc.pid, signal.SIGTERM) is False
+    assert spawned.signal_group(proc.pid, signal.SIGTERM) is False
+
+
+def test_a_group_gone_before_its_signal_is_not_signalled(
+        children: list[subprocess.Popen[bytes]], sent: Calls,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = _sleeper(children)
+
+    def gone(pid: int) -> int:
+        raise ProcessLookupError()
+
+    monkeypatch.setattr(spawned, "_GETPGID", gone)
+    assert spawned.signal_group(proc.pid, signal.SIGKILL) is False
+    assert sent == []
+
+
+def test_a_spawn_without_a_real_pid_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spawned, "_POPEN", mock.MagicMock())
+    before = dict(spawned._children)
+    with pytest.raises(spawned.NotOurs):
+        spawned.popen(["sleep", "60"])
+    assert spawned._children == before
+
+
+def test_children_their_popen_reaped_are_forgotten_at_the_next_spawn(
+        children: list[subprocess.Popen[bytes]], sent: Calls) -> None:
+    first = _sleeper(children)
+    first.kill()
+    first.wait()
+    second = _sleeper(children)
+    assert first.pid not in spawned._children and first.pid in spawned._reaped
+    assert spawned.owned(second.pid)
+    assert spawned._children[second.pid] == (True, second)
+
+
+def test_only_children_of_ours_count_as_reaped(sent: Calls) -> None:
+    stranger = 4_000_001  # above the kernel's pid limit: never a process
+    spawned.forget(stranger)
+    assert stranger not in spawned._reaped
+    before = _refusals()
+    assert spawned.signal_process(stranger, signal.SIGKILL) is False
+    assert len(_refused_since(before)) == 1  # not ours: said, not taken for a reaped child
+    assert sent == []
+
+
+def test_the_reaped_list_keeps_the_latest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spawned, "_REAPED_KEPT", 2)
+    spawned._reaped.clear()
+    for pid in (101, 102, 103):
+        spawned._children[pid] = (True, None)
+        spawned.forget(pid)
+    assert list(spawned._reaped) == [102, 103]
+
+
+def test_a_registered_child_reaped_by_the_kernel_is_forgotten(
+        children: list[subprocess.Popen[bytes]], sent: Calls) -> None:
+    proc = _sleeper(children)
+    proc.kill()
+    os.waitpid(proc.pid, 0)  # as a SIGCHLD set to SIG_IGN would have it
+    proc.returncode = None
+    spawned._children[proc.pid] = (True, None)
+    assert spawned.signal_group(proc.pid, signal.SIGKILL) is False
+    assert proc.pid not in spawned._children and proc.pid in spawned._reaped
+    proc.returncode = -9
+    assert sent == []
+
+
+def test_lead_group_of_a_process_gone_is_quiet() -> None:
+    spawned.lead_group(4_000_001)  # no such process: nothing raised

@@ -115,42 +115,42 @@ def forget(pid: int) -> None:
             del _reaped[next(iter(_reaped))]
 
 
-def _refuse(what: str, target: object, reason: str) -> bool:
+def _refuse(what: str, target: object, reason: str) -> None:
     note_internal_error("signalling a process", NotOurs(
         f"refused to send {what} to {target!r}: {reason}; nothing was signalled"))
-    return False
 
 
-def _ours(pid: object, what: str) -> tuple[bool, bool]:
-    """(whether ``pid`` may be signalled, whether it leads a group of its own).  A refusal is
-    noted, except for a child of ours that is already reaped (nothing left to signal)."""
+def _ours(pid: object, what: str) -> bool | None:
+    """None when ``pid`` may not be signalled; else whether it leads a group of its own.  A
+    refusal is noted, except for a child of ours already reaped (nothing left to signal)."""
     if not is_pid(pid):
-        return _refuse(what, pid, "not a pid statesnap started (a pid is an int above 1)"), False
+        _refuse(what, pid, "not a pid statesnap started (a pid is an int above 1)")
+        return None
     assert isinstance(pid, int)
     entry = _children.get(pid)
     if entry is None:
-        if pid in _reaped:
-            return False, False  # ours, and reaped: nothing of it is left to signal
-        return _refuse(what, pid, "not a process statesnap started"), False
+        if pid not in _reaped:
+            _refuse(what, pid, "not a process statesnap started")
+        return None
     group, proc = entry
     if proc is not None and proc.returncode is not None:
         forget(pid)  # its Popen reaped it: the pid may be someone else's by now
-        return False, group
+        return None
     try:
         # Only an unreaped child of ours answers: its pid (and group id) cannot be reused.
         _WAITID(_P_PID, pid, _EXITED_NOW)
     except ChildProcessError:
         forget(pid)
-        return False, group
+        return None
     except OSError as exc:
-        return _refuse(what, pid, f"cannot tell whether it is ours ({exc})"), group
-    return True, group
+        _refuse(what, pid, f"cannot tell whether it is ours ({exc})")
+        return None
+    return bool(group)
 
 
 def signal_process(pid: object, sig: int) -> bool:
     """Send ``sig`` to ``pid``, a child statesnap started and has not reaped; True if sent."""
-    ok, _ = _ours(pid, f"signal {sig}")
-    if not ok:
+    if _ours(pid, f"signal {sig}") is None:
         return False
     assert isinstance(pid, int)
     try:
@@ -164,8 +164,7 @@ def signal_group(pgid: object, sig: int = _SIGKILL) -> bool:
     """Send ``sig`` to the process group ``pgid`` led by a child statesnap started in a group
     of its own and has not reaped; True if sent.  False, without a note, for a child started
     in the caller's group (an interactive replay: the caller then signals the child alone)."""
-    ok, group = _ours(pgid, f"signal {sig} to a process group")
-    if not ok or not group:
+    if not _ours(pgid, f"signal {sig} to a process group"):
         return False
     assert isinstance(pgid, int)
     try:
@@ -173,7 +172,8 @@ def signal_group(pgid: object, sig: int = _SIGKILL) -> bool:
     except ProcessLookupError:
         return False
     if actual != pgid:
-        return _refuse(f"signal {sig}", -pgid, f"pid {pgid} leads no group (it is in {actual})")
+        _refuse(f"signal {sig}", -pgid, f"pid {pgid} leads no group (it is in {actual})")
+        return False
     try:
         _KILLPG(pgid, sig)
     except (ProcessLookupError, PermissionError):
