@@ -534,6 +534,17 @@ EQUIVALENT.update({
 })
 
 
+#: Survivors of the kill path (issue 27) judged equivalent (same form as EQUIVALENT).
+_DISTINCT_BITS = "WEXITED, WNOHANG and WNOWAIT are distinct bits: + is |"
+EQUIVALENT.update({
+    ("spawned", "_EXITED_NOW = os.WEXITED | os.WNOHANG + os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "_EXITED_NOW = os.WEXITED + os.WNOHANG | os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "_EXITED_NOW = os.WEXITED ^ os.WNOHANG | os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "_EXITED_NOW = os.WEXITED | os.WNOHANG ^ os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "return type(value) == int and value > 1"):
+        "two classes are equal only when they are the same class: == is `is`",
+})
+
 def _copy_checkout(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)

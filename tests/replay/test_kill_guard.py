@@ -425,3 +425,27 @@ def test_a_registered_child_reaped_by_the_kernel_is_forgotten(
 
 def test_lead_group_of_a_process_gone_is_quiet() -> None:
     spawned.lead_group(4_000_001)  # no such process: nothing raised
+
+
+def test_an_earlier_child_stays_ours_after_the_next_spawn(
+        children: list[subprocess.Popen[bytes]], sent: Calls) -> None:
+    first = _sleeper(children)
+    forked = 4_000_002  # a fork's entry (no Popen) among them must not trip the next spawn
+    spawned._children[forked] = (True, None)
+    second = _sleeper(children)
+    assert spawned.signal_process(first.pid, signal.SIGTERM) is True
+    assert spawned.signal_process(second.pid, signal.SIGTERM) is True
+    assert forked in spawned._children
+    assert sent == [("kill", first.pid, signal.SIGTERM), ("kill", second.pid, signal.SIGTERM)]
+
+
+def test_the_group_check_compares_values_not_objects(sent: Calls,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pid past the small ints CPython caches, and a group id that is an equal, distinct int
+    # object (getpgid's answer never is the caller's object); the kernel's checks faked.
+    pid = 4_000_003
+    spawned._children[pid] = (True, None)
+    monkeypatch.setattr(spawned, "_WAITID", lambda *args: None)
+    monkeypatch.setattr(spawned, "_GETPGID", lambda p: int(str(p)))
+    assert spawned.signal_group(pid, signal.SIGKILL) is True
+    assert sent == [("killpg", pid, signal.SIGKILL)]
