@@ -543,6 +543,9 @@ EQUIVALENT.update({
     ("spawned", "_EXITED_NOW = os.WEXITED | os.WNOHANG ^ os.WNOWAIT"): _DISTINCT_BITS,
     ("spawned", "return type(value) == int and value > 1"):
         "two classes are equal only when they are the same class: == is `is`",
+    ("spawned", "if pid <= 0:"):
+        "os.fork() returns 0 in the child and a pid in the parent (it raises on failure): "
+        "never below 0",
 })
 
 def _copy_checkout(dest: Path) -> None:
