@@ -535,7 +535,9 @@ EQUIVALENT.update({
 
 
 #: Survivors of the kill path (issue 27) judged equivalent (same form as EQUIVALENT).
-_DISTINCT_BITS = "WEXITED, WNOHANG and WNOWAIT are distinct bits: + is |"
+_DISTINCT_BITS = "WEXITED, WNOHANG and WNOWAIT are distinct bits: + and ^ are |"
+_KEPT = ("how many reaped children of its own the guard remembers: any bound (a signal to one "
+         "it forgot is refused all the same, only noted as not its own)")
 EQUIVALENT.update({
     ("spawned", "_EXITED_NOW = os.WEXITED | os.WNOHANG + os.WNOWAIT"): _DISTINCT_BITS,
     ("spawned", "_EXITED_NOW = os.WEXITED + os.WNOHANG | os.WNOWAIT"): _DISTINCT_BITS,
@@ -543,6 +545,8 @@ EQUIVALENT.update({
     ("spawned", "_EXITED_NOW = os.WEXITED | os.WNOHANG ^ os.WNOWAIT"): _DISTINCT_BITS,
     ("spawned", "return type(value) == int and value > 1"):
         "two classes are equal only when they are the same class: == is `is`",
+    ("spawned", "_REAPED_KEPT = 4097"): _KEPT,
+    ("spawned", "_REAPED_KEPT = 4095"): _KEPT,
     ("spawned", "if pid <= 0:"):
         "os.fork() returns 0 in the child and a pid in the parent (it raises on failure): "
         "never below 0",
