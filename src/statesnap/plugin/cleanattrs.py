@@ -29,6 +29,10 @@ CLASSES = (("subprocess", "Popen"), ("json", "JSONEncoder"), ("json", "JSONDecod
            ("pathlib", "PosixPath"), ("selectors", "PollSelector"),
            ("selectors", "EpollSelector"), ("selectors", "DefaultSelector"))
 
+#: Left to the clean room (statesnap.plugin.cleanroom), which puts them back for the end only:
+#: an isolated test's child gets the session's environment as the tests left it.
+_NOT_OURS = frozenset({"environ", "environb", "tempdir"})
+
 _MISSING: Any = object()
 # Taken when this module is imported (with the plugin): a test may patch the builtins too.
 _setattr = setattr
@@ -47,7 +51,8 @@ def capture() -> Saved:
     for name in MODULES:
         module = sys.modules.get(name)
         if module is not None:
-            saved.append((module, _dict(_vars(module)), False))
+            attributes = {k: v for k, v in _vars(module).items() if k not in _NOT_OURS}
+            saved.append((module, attributes, False))
     for module_name, class_name in CLASSES:
         cls = _vars(sys.modules[module_name]).get(class_name) if module_name in sys.modules \
             else None

@@ -21,6 +21,7 @@ import pytest
 from statesnap.base import spawned
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
 from statesnap.contain.isolate.warnings import to_message
+from statesnap.plugin import cleanattrs
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.record.reader import RecordError, read_record
 from statesnap.replay.child import child_command, child_env
@@ -109,6 +110,14 @@ def _capture_off(config: pytest.Config) -> bool:
 def run_spawned(run: RunState, item: pytest.Item,
                 timeout: float | None) -> ChildResult:
     """Run ``item`` in a fresh interpreter; the result holds its reports and how it ended."""
+    # Started, waited for and read back with the functions of before the tests (a test may
+    # have left os.stat, os.scandir or json.loads patched); the child is a fresh interpreter,
+    # so nothing of the test's own world changes.
+    with cleanattrs.restored(run.baseline.attributes):
+        return _run_spawned(run, item, timeout)
+
+
+def _run_spawned(run: RunState, item: pytest.Item, timeout: float | None) -> ChildResult:
     result = ChildResult(ok_codes=(0, 1))
     workdir = Path(tempfile.mkdtemp(prefix="statesnap-spawn-"))
     try:
