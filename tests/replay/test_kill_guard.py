@@ -449,3 +449,33 @@ def test_the_group_check_compares_values_not_objects(sent: Calls,
     monkeypatch.setattr(spawned, "_GETPGID", lambda p: int(str(p)))
     assert spawned.signal_group(pid, signal.SIGKILL) is True
     assert sent == [("killpg", pid, signal.SIGKILL)]
+
+
+def _slow_child(children: list[subprocess.Popen[bytes]], group: bool) -> int:
+    """Ours, and ends by itself after a second (the recorded signals never reach it)."""
+    proc = spawned.popen(["sleep", "1"], start_new_session=group)
+    children.append(proc)
+    return proc.pid
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["own-group", "no-group"])
+def test_a_child_past_its_timeout_gets_sigabrt_then_sigkill(
+        group: bool, children: list[subprocess.Popen[bytes]], sent: Calls,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(procwait, "ABORT_GRACE", 0.05)
+    pid = _slow_child(children, group)
+    exit_ = procwait.wait_child(pid, timeout=0.05)
+    assert exit_.timed_out and exit_.code == 0  # it slept its second out: nothing was sent
+    kill = ("killpg", pid, signal.SIGKILL) if group else ("kill", pid, signal.SIGKILL)
+    assert sent == [("kill", pid, signal.SIGABRT), kill]
+    children[-1].returncode = 0  # reaped by wait_child
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["own-group", "no-group"])
+def test_a_child_that_ends_in_time_gets_only_its_group_killed(
+        group: bool, children: list[subprocess.Popen[bytes]], sent: Calls) -> None:
+    pid = _slow_child(children, group)
+    exit_ = procwait.wait_child(pid, timeout=60)
+    assert not exit_.timed_out and exit_.code == 0
+    assert sent == ([("killpg", pid, signal.SIGKILL)] if group else [])
+    children[-1].returncode = 0

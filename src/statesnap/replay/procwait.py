@@ -73,25 +73,24 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     return spawned.signal_group(pgid, sig)
 
 
-def wait_child(pid: int, timeout: float | None = None, group: bool = True) -> Exit:
-    """Wait for child ``pid`` (its own group leader when ``group``) and reap it.
+def wait_child(pid: int, timeout: float | None = None) -> Exit:
+    """Wait for child ``pid`` (started by :mod:`statesnap.base.spawned`, leading its own
+    process group) and reap it.
 
-    Past ``timeout`` the child gets SIGABRT, then its group SIGKILL; the result says
-    ``timed_out``.  When it ends, the rest of its group is killed, then it is reaped.
+    Past ``timeout`` the child gets SIGABRT (faulthandler's chance to say where it hung), then
+    its group SIGKILL; the result says ``timed_out``.  When it ends, the rest of its group is
+    killed, then it is reaped.
     """
     if not spawned.owned(pid):
         raise spawned.NotOurs(f"not a child statesnap started: {pid!r}")
-    timed_out = False
-    info = spawned.wait_exited(pid, timeout)
-    if info is None:
-        timed_out = True
+    timed_out = spawned.wait_exited(pid, timeout) is None
+    if timed_out:
         spawned.signal_process(pid, signal.SIGABRT)
-        info = spawned.wait_exited(pid, ABORT_GRACE)
-        if info is None:
-            if not (group and kill_group(pid)):
-                spawned.signal_process(pid, signal.SIGKILL)
-            spawned.wait_exited(pid, None)
-    if group:
-        kill_group(pid)  # grandchildren die with the child's group
+        spawned.wait_exited(pid, ABORT_GRACE)
+    # Its group: grandchildren die with it (and the child too, if it ignored SIGABRT).  Not
+    # reaped yet, so the group id is still its own.  A child with no group of its own that
+    # hung gets SIGKILL alone.
+    if not kill_group(pid) and timed_out:
+        spawned.signal_process(pid, signal.SIGKILL)
     code, sig, core = spawned.status_parts(spawned.reap(pid))
     return Exit(code=code, signal=sig, timed_out=timed_out, core=core)
