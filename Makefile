@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all install test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-backfill bench-verdicts bench-real golden gpu-check chromium gcc mutation clean
+.PHONY: all install docs test lint typecheck unit test-compat test-compat-smoke demo bench bench-healthy bench-locate bench-report bench-isolate bench-hunt bench-backfill bench-verdicts bench-real golden gpu-check chromium gcc mutation clean
 
 all: test
 
@@ -50,10 +50,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The user guide (mkdocs.yml), into build/site/.  --strict: a broken link, a missing anchor or
+# a page left out of the navigation is an error.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --quiet
+
 unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:randomly -q
 
-test: $(STAMP) chromium gcc lint typecheck unit test-compat-smoke
+test: $(STAMP) chromium gcc lint typecheck docs unit test-compat-smoke
 
 # pyproject claims pytest>=8.0: the plugin's end-to-end tests run under the oldest claimed
 # pytest in a venv of its own (plugins pinned to versions that support it), and under the

@@ -1,40 +1,155 @@
-"""Rebuild BENCHMARKS.md from the per-benchmark results under bench/results/.
+"""Rebuild BENCHMARKS.md, the headline figures, from the results files under bench/results/.
 
-Each `make bench*` target writes its own markdown file there (with the command that produced
-it); this only concatenates them under one heading, so the figures are never retyped by hand.
+Each benchmark writes a Markdown file of its own there, with the command that produced it and
+the whole detail (every run, every stop's log).  BENCHMARKS.md shows one short section per
+area: the block of its results file between ``<!-- headline YYYY-MM-DD -->`` and
+``<!-- /headline -->`` (the current figures and their command, dated; several blocks are
+joined), and a link to the
+file.  The figures are never retyped by hand; ``tests/test_benchmarks_doc.py`` fails when
+BENCHMARKS.md is not what this script writes, or grows past its size.
+
+Usage: ``python scripts/assemble_benchmarks.py [--check]``.
 """
 
 from __future__ import annotations
 
+import argparse
+import re
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ORDER = ("overhead", "instructions-stop15", "instructions-stop14", "instructions-stop13", "overhead-against-stop13", "instructions-now",
-         "instructions-start", "overhead-nocache",
-         "overhead-before-after", "overhead-probes-against", "fixed", "fixed-breakdown",
-         "healthy", "locate", "report", "isolate", "hunt", "demo-verdicts", "mutation",
-         "realworld", "backfill")
+RESULTS = ROOT / "bench" / "results"
+OUT = ROOT / "BENCHMARKS.md"
+#: The summary's size limit, in lines: about 300 (a summary, not a log).
+MAX_LINES = 320
+
+_HEADLINE = re.compile(r"<!-- headline (\d{4}-\d\d-\d\d) -->\n(.*?)<!-- /headline -->", re.S)
+
+
+@dataclass(frozen=True)
+class Area:
+    """One section of BENCHMARKS.md: a title, what it measures, and the file it quotes."""
+
+    title: str
+    what: str
+    file: str
+
+
+AREAS = (
+    Area("Per-test cost (instructions)",
+         "What statesnap adds to each test and to each session, by instruction counts "
+         "(deterministic), against plain pytest and against earlier commits.",
+         "s19cost.md"),
+    Area("Overhead on a trivial suite",
+         "CPU time of 2,000 trivial tests with and without statesnap, and where it goes.",
+         "overhead.md"),
+    Area("Fixed cost of a session",
+         "What a record and a report add to a small suite's session.",
+         "fixed.md"),
+    Area("Healthy suites: noise and cost",
+         "Public suites that have no order-dependent tests: tests listed as leaking "
+         "(noise), CPU ratio.",
+         "healthy.md"),
+    Area("New users on public suites",
+         "Public suites tried as a new user would: outcomes unchanged, what was listed.",
+         "newuser19.md"),
+    Area("Real order-dependent tests from public projects",
+         "The real-world corpus (bench/realworld): found, proven and keyed, no false positive.",
+         "corpus19.md"),
+    Area("Locating a polluter",
+         "`explain --verify` against detect-test-pollution on generated suites.",
+         "locate.md"),
+    Area("Hunting latent victims",
+         "`statesnap hunt` against `detect-test-pollution --fuzz`.",
+         "hunt.md"),
+    Area("Backfill from a CI log",
+         "`statesnap backfill` on one and two workers, against detect-test-pollution.",
+         "backfill.md"),
+    Area("Verdicts on the demo",
+         "The demo's verdicts in the session and read back by every reader.",
+         "demo-verdicts.md"),
+    Area("The hostile suite",
+         "statesnap's session end under a process the tests polluted.",
+         "hostile.md"),
+    Area("Containment modes",
+         "Isolation, strict and restore modes against plain pytest.",
+         "isolate.md"),
+    Area("The report at scale",
+         "pollution.html for a 10,000-test record.",
+         "report.md"),
+    Area("Mutation testing",
+         "The share of mutants the tests kill in the modules whose mistakes mislead users.",
+         "mutation.md"),
+    Area("On a real GPU",
+         "`make gpu-check` on a lent machine with an NVIDIA GPU.",
+         "gpu-check.md"),
+)
+
 INTRO = """# Benchmarks
 
-Every figure here was produced by a command in this repository, with its baseline measured in
-the same run (ratios, never timed assertions in tests).  The machine: 2 cores, 24 GiB, shared
-with other work while these ran, so absolute times are noisy; run counts and ratios of
-alternating runs are the figures to trust.  Regenerate a section with its `make` target
-(`make bench`, `make bench-locate`, `make bench-report`, `make bench-isolate`,
-`make bench-hunt`, `make bench-verdicts`, `make bench-real`, `make mutation`,
-`make bench-backfill`), then
-`python scripts/assemble_benchmarks.py`.
+The headline figures, one section per area, each with its command; ratios against a baseline
+measured in the same run, on a shared 2-core machine (run counts, instruction counts and
+ratios are the figures to trust, not absolute times).  The file each section names under
+`bench/results/` holds the detail.  Generated by `python scripts/assemble_benchmarks.py`.
 """
 
 
-def main() -> int:
-    results = ROOT / "bench" / "results"
-    parts = [INTRO]
-    names = sorted(p.stem for p in results.glob("*.md"))
-    for name in sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else 99, n)):
-        text = (results / f"{name}.md").read_text(encoding="utf-8").strip()
-        parts.append(text.replace("\n# ", "\n## ").replace("# ", "## ", 1))
-    (ROOT / "BENCHMARKS.md").write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+class HeadlineError(Exception):
+    """A results file an area quotes has no well-formed headline block."""
+
+
+def headline(area: Area) -> tuple[str, str]:
+    """(date, block) of the area's results file."""
+    path = RESULTS / area.file
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise HeadlineError(f"{path}: {exc.strerror or exc}") from None
+    found = _HEADLINE.findall(text)
+    if not found:
+        raise HeadlineError(f"{path}: no headline block (<!-- headline YYYY-MM-DD --> ... "
+                            "<!-- /headline -->)")
+    date = max(d for d, _ in found)
+    block = "\n\n".join(b.strip() for _, b in found)
+    # Headings inside a block sit under the area's own ## heading.
+    block = re.sub(r"^#+ ", "### ", block.strip(), flags=re.M)
+    return date, block
+
+
+def render() -> str:
+    parts = [INTRO.rstrip()]
+    for area in AREAS:
+        date, block = headline(area)
+        parts.append(f"## {area.title}\n{area.what}  Figures of {date}; detail: "
+                     f"[bench/results/{area.file}](bench/results/{area.file}).\n\n{block}")
+    return "\n\n".join(parts) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when BENCHMARKS.md differs from what would be written")
+    args = parser.parse_args(argv)
+    try:
+        text = render()
+    except HeadlineError as exc:
+        print(f"assemble_benchmarks: {exc}", file=sys.stderr)
+        return 2
+    lines = text.count("\n")
+    if lines > MAX_LINES:
+        print(f"assemble_benchmarks: BENCHMARKS.md would have {lines} lines (at most "
+              f"{MAX_LINES}): shorten a headline block", file=sys.stderr)
+        return 2
+    if args.check:
+        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+        if current != text:
+            print("assemble_benchmarks: BENCHMARKS.md is out of date: run "
+                  "python scripts/assemble_benchmarks.py", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -3,7 +3,7 @@
 ``make test`` installs gcc (the NVML stand-in), Debian's Chromium (the browser tests) and the
 test extra (numpy, playwright); on CI a skip of such a test means that install broke, and a
 silent skip would hide it.  Marked tests: ``browser``, ``needs_gcc``, ``needs_numpy``,
-``needs_pidns``.
+``needs_pidns``, ``needs_mountns``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ REQUIRED_IN_CI = {
     "needs_gcc": "gcc (`make test` installs it with apt when missing)",
     "needs_numpy": "the test extra (`pip install -e '.[test]'`)",
     "needs_pidns": "util-linux's unshare, run as root (tests/pidns.py)",
+    "needs_mountns": "util-linux's unshare and mount, run as root (tests/chaos/mountns.py)",
 }
 
 

@@ -141,7 +141,22 @@ def test_lone_surrogates_from_a_record_do_not_break_writing(
     record.tests[0].changes[0].after = "bad \ud800 text"
     out = tmp_path / "pollution.html"
     write_report(out, [record], [])
-    assert "bad ? text" in out.read_text(encoding="utf-8")
+    html = out.read_text(encoding="utf-8")
+    # Shown escaped in the page, and kept as JSON's own escape in its embedded data.
+    assert "bad \\ud800 text" in html and "bad ? text" not in html
+
+
+def test_control_characters_from_the_tested_process_are_escaped_in_the_report(
+        make_record: RecordFactory, tmp_path: Path) -> None:
+    """A file name holding an escape sequence or a byte that was not UTF-8 is shown escaped;
+    the page holds no raw control character of the tested process's."""
+    key = "flag\udcff\x1b[31mRED.txt"
+    record = make_record([entry(0, "t.py::a", changes=[env_added(key, "v\x07")])])
+    out = tmp_path / "pollution.html"
+    write_report(out, [record], [])
+    html = out.read_text(encoding="utf-8")
+    assert "\x1b" not in html and "\x07" not in html
+    assert "flag\\xff\\x1b[31mRED.txt" in html
 
 
 def test_write_report_creates_parent_folders(make_record: RecordFactory, tmp_path: Path) -> None:

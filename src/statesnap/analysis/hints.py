@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +29,23 @@ def probe_class(name: str) -> type[Probe] | None:
     return None
 
 
-def restorable(probe: str) -> bool:
+def restorable(probe: str, header: Mapping[str, Any] | None = None) -> bool:
     """Whether a key-level replay can put this probe's keys back (``Probe.restorable`` or
-    ``Probe.replay_restorable``)."""
+    ``Probe.replay_restorable``).
+
+    A built-in probe answers from its class; a third-party one (a conftest's, a plugin's) from
+    the recorded run's ``header``, where the plugin noted what its instance declared: this
+    process may never have loaded it (the CLI, the hunt).
+    """
     cls = probe_class(probe)
-    return bool(cls is not None and (cls.restorable or cls.replay_restorable))
+    if cls is not None:
+        return bool(cls.restorable or cls.replay_restorable)
+    if header is None:
+        return False
+    for status in header.get("probes") or ():
+        if isinstance(status, Mapping) and status.get("name") == probe:
+            return status.get("restorable") is True
+    return False
 
 
 def _instance(cls: type[Probe]) -> Probe:

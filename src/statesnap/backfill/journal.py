@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.base.atomic import write_atomic
+from statesnap.base.text import FILE_ERRORS
 
 JOURNAL_FORMAT = 1
 
 
 def replay_key(**parts: Any) -> str:
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+    return hashlib.sha256(text.encode("utf-8", FILE_ERRORS)).hexdigest()[:24]
 
 
 class Journal:
@@ -61,7 +62,7 @@ class Journal:
         line = json.dumps({"format": JOURNAL_FORMAT, "key": key, "result": small},
                           ensure_ascii=False, default=str) + "\n"
         with self._lock:
-            os.write(self._fd, line.encode("utf-8"))
+            os.write(self._fd, line.encode("utf-8", FILE_ERRORS))
             self.done[key] = small
 
     def close(self) -> None:

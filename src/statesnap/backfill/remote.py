@@ -13,6 +13,7 @@ from typing import Any
 
 from statesnap.backfill.engine import Engine
 from statesnap.backfill.journal import Journal, replay_key
+from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record
 from statesnap.replay.result import ReplayResult
 from statesnap.replay.runner import Runner
@@ -107,7 +108,7 @@ class RemoteRunner(Runner):
     def result(self, order: Sequence[str], out: Mapping[str, Any], label: str) -> ReplayResult:
         stem, log = self.claim(label)
         log.write_text(str(out.get("log") or out.get("refused") or out.get("error") or ""),
-                       "utf-8")
+                       "utf-8", FILE_ERRORS)
         result = ReplayResult(order=list(order), log=log, timeout=self.timeout)
         result.returncode = out.get("returncode")
         result.timed_out = bool(out.get("timed_out"))
@@ -124,6 +125,6 @@ class RemoteRunner(Runner):
             result.failures = dict(out.get("failures") or {})
         if out.get("record"):
             result.record = self.logs_dir / f"{stem}.jsonl"
-            result.record.write_text(str(out["record"]), "utf-8")
+            result.record.write_text(str(out["record"]), "utf-8", FILE_ERRORS)
         self.history.append((label, result))
         return result

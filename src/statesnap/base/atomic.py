@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from statesnap.base.text import FILE_ERRORS
+
 
 def write_atomic(path: Path, text: str) -> None:
     """Write a whole file via a temporary sibling, so a failure leaves no partial file."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        # Valid UTF-8 whatever the text holds (statesnap.base.text).
+        with open(tmp, "w", encoding="utf-8", errors=FILE_ERRORS) as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

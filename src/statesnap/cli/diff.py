@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import PROVEN_STATUSES, Finding
+from statesnap.base.text import printable
 from statesnap.cli.common import load_lanes
 from statesnap.output.explain import resolution_text
 from statesnap.record.journal import Record, TestEntry
@@ -155,16 +156,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"B: {args.record_b} ({sum(len(r.tests) for r in b)} tests)")
     env = environment_diff(a[0], b[0])
     print("environment:" if env else "environment: the same")
+    # Keys, values and node ids come from the tested process (statesnap.base.text).
     for line in env:
-        print(line)
+        print(printable(line))
     for side, other in (("B", "A"), ("A", "B")):
         order = order_diff(a, b, only_in=side)
         print(f"tests that fail only in {side}:" if order
               else f"no test fails in {side} that passed in {other}")
         for line in order:
-            print(line)
+            print(printable(line))
     for line in verdict_lines(a, b):
-        print(line)
+        print(printable(line))
     return 0
 
 

@@ -102,7 +102,11 @@ def _nothing(args: argparse.Namespace, text: str, lanes: list[Record]) -> int:
 
 def _crash_notes(lanes: list[Record]) -> None:
     for lane in lanes:
-        if lane.crashed:
+        if lane.cut is not None:
+            print(f"note: the record ({lane.worker}) was cut short mid-run "
+                  f"({lane.cut.get('error')}): the tests after its last one ran but are not "
+                  "in it", file=sys.stderr)
+        elif lane.crashed:
             where = f" while {lane.running['nodeid']} was running" if lane.running else ""
             print(f"note: the recorded run ({lane.worker}) did not finish{where}",
                   file=sys.stderr)

@@ -16,6 +16,7 @@ from typing import Any
 
 from statesnap.analysis.findings import VERIFIED, Finding
 from statesnap.base.argtypes import count, positive_seconds
+from statesnap.base.text import printable
 from statesnap.cli import CliError
 from statesnap.cli.common import (
     SplitAtDashes,
@@ -120,14 +121,14 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         out = sys.stdout
-        print("\n".join(describe(result)), file=out)
+        print("\n".join(map(printable, describe(result))), file=out)
         lines = format_findings(result.findings, lanes[0].header)
         nothing = ("no order-dependent tests hidden by the recorded order found" if recorded
                    else "no order-dependent tests found")
         print("\n".join(lines) if lines else nothing, file=out)
         if recorded:
             print("the recorded run's own failures, as its session proved them:", file=out)
-            print("\n".join(_recorded_lines(recorded)), file=out)
+            print("\n".join(map(printable, _recorded_lines(recorded))), file=out)
     if json_path is not None:
         _write_json(json_path, summary)
     if args.report is not None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from statesnap.base import spawned
+from statesnap.base.text import FILE_ERRORS
 from statesnap.cli import CliError
 from statesnap.cli.common import (
     SplitAtDashes,
@@ -127,7 +128,7 @@ def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
     if runner.stage is not None:
         runner.stage.enter()
     try:
-        with open(log, "w", encoding="utf-8") as out:
+        with open(log, "w", encoding="utf-8", errors=FILE_ERRORS) as out:
             out.write("$ " + shlex.join(cmd) + f"\n# cwd: {runner.cwd()}\n\n")
             out.flush()
             secrets = SecretPipe()

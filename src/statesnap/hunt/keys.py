@@ -41,11 +41,13 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     the victim makes it pass (every probe that can restore: cwd and env included); a
     sentence for the note where the key named is not the one restored."""
     child = proof.child()
-    seen = observe(child, s.nodeid) if child is not None else None
+    if child is None:
+        return None
+    seen = observe(child, s.nodeid)
     if seen is None:
         return None
     writes = {ref: w for ref, w in dirty_before(seen.tests, seen.entry).writes.items()
-              if w.test.nodeid in causes and restorable(ref[0])}
+              if w.test.nodeid in causes and restorable(ref[0], child.header)}
     rank = {(c.probe, c.key): i for i, c in enumerate(s.candidates)}
     keys = sorted(writes, key=lambda ref: (rank.get(ref, len(rank)), ref))[:MAX_PROOF_KEYS]
     order = [*causes, s.nodeid]

@@ -16,6 +16,7 @@ from statesnap.analysis.findings import (
 )
 from statesnap.analysis.mtimerace import HINT, file_pair, finding_sentence, flagged, races, sentence
 from statesnap.base.fsinfo import resolution_parts
+from statesnap.base.text import printable
 from statesnap.output.lines import short, short_pair
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
@@ -160,7 +161,9 @@ def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[
         where = logs_folder(f.logs)
         beside = "" if Path(where).is_absolute() else " (beside the record)"
         lines.append(f"    logs: {where}{beside}, {len(f.logs)} replay(s)")
-    return lines
+    # Keys, node ids, values and messages come from the tested process: escaped here, the
+    # one place a finding becomes display text (statesnap.base.text).
+    return [printable(line) for line in lines]
 
 
 def logs_folder(logs: list[str]) -> str:
@@ -198,7 +201,7 @@ def race_lines(tests: Iterable[TestEntry], header: Mapping[str, Any]) -> list[st
     lines = [f"{len(found)} file(s) changed while the mtime did not change:"]
     lines += [f"  {sentence(r)}" for r in found]
     lines.append(f"  fix: {HINT}")
-    return lines
+    return [printable(line) for line in lines]
 
 
 def _code(text: str) -> str:
@@ -293,4 +296,5 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
     out.append(f"- args: `{shlex.join(str(a) for a in header.get('args') or [])}`")
     out.append("")
     out.append("</details>")
-    return "\n".join(out) + "\n"
+    # Each item is one line of ours; what the tested process wrote in it is escaped.
+    return "\n".join(map(printable, out)) + "\n"

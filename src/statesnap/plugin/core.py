@@ -34,7 +34,7 @@ from statesnap.plugin.testline import TestLines
 from statesnap.plugin.wideteardowns import WideTeardowns
 from statesnap.probes.base import Probe, ProbeContext
 from statesnap.record.journal import RecordWriter, encode_string
-from statesnap.record.paths import default_record_path, mark_latest
+from statesnap.record.paths import default_record_path, fallback_record_path, mark_latest
 from statesnap.state.diff import diff_snapshots
 from statesnap.state.snapshot import Snapshotter
 from statesnap.state.tracker import Label, TestTracker
@@ -131,6 +131,11 @@ class StatesnapPlugin(HookPlugin):
             run.outputs.ask("--report", s.report_path)
         run.record_path = (run.lane_path or s.record_path
                            or default_record_path(self.config, run.worker))
+        run.writer = self._open_record(run.record_path, named=s.record_path is not None
+                                       or run.lane_path is not None)
+        run.record_path = run.writer.path
+        run.ctx.own_fds.add(run.writer.fileno)
+        run.outputs.ask("--statesnap-record", run.record_path)
         run.ctx.own_paths.update({run.record_path, run.record_path.with_suffix(".logs")})
         for out in (s.json_path, s.report_path):
             if out is not None:
@@ -141,14 +146,6 @@ class StatesnapPlugin(HookPlugin):
             # tmp_path is fresh, and pytest empties it at every session's start.  Watched, every
             # use of tmp_path was a leak (strict mode errored on the very fix its hints give).
             run.ctx.own_paths.add(Path(os.path.abspath(str(basetemp))))
-        try:
-            run.writer = RecordWriter(run.record_path)
-            run.ctx.own_fds.add(run.writer.fileno)
-            run.outputs.ask("--statesnap-record", run.record_path)
-        except OSError as exc:
-            raise pytest.UsageError(
-                f"--statesnap-record {run.record_path}: cannot write ({exc.strerror})"
-            ) from None
         active, statuses = start_probes(run, chosen)
         if any(p.name == FIXTURES for p in active):
             from statesnap.probes.fixtures import FixturesProbe
@@ -178,6 +175,29 @@ class StatesnapPlugin(HookPlugin):
             mark_latest(run.record_path)
         self._imports_done()  # statesnap's start-up imports are done; the tests see no finder
         run.tracker.baseline()  # before collection
+
+    def _open_record(self, path: Path, named: bool) -> RecordWriter:
+        """The record's writer at ``path``.  Only a path the user named is a usage error when
+        it cannot be written: the default place (pytest's cache, read-only in some CI
+        checkouts) falls back to a folder of the temporary directory, said in one line."""
+        try:
+            return RecordWriter(path, keep_going=True)
+        except OSError as exc:
+            if named:
+                raise pytest.UsageError(
+                    f"--statesnap-record {path}: cannot write ({exc.strerror})") from None
+            why = exc.strerror or str(exc)
+        fallback = fallback_record_path(path)
+        try:
+            writer = RecordWriter(fallback, keep_going=True)
+        except OSError as exc:
+            raise pytest.UsageError(
+                f"statesnap: cannot write the record in {path.parent} ({why}) nor in "
+                f"{fallback.parent} ({exc.strerror}); name a place with --statesnap-record"
+            ) from None
+        self.run.say(f"statesnap: cannot write in {path.parent} ({why}); the record is at "
+                     f"{fallback}")
+        return writer
 
     # -- collection: what importing the test modules changed ------------------------------
     # The baseline is taken as the test loop starts, not in pytest_collection_finish: that

@@ -1,6 +1,7 @@
 """The end of the session: the record's footer, the findings and the outputs (through the
 one pipeline, statesnap.proof.session_end, or the end a feature took over), the terminal
-section.  Everything here runs shielded from what the tests left in the process."""
+section.  Everything here runs shielded from what the tests left in the process, with the
+timers they left running held (statesnap.plugin.timers)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.plugin import cleanroom
+from statesnap.plugin import cleanroom, timers
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.outputs import exit_status
 from statesnap.plugin.run import RunState
@@ -28,14 +29,34 @@ class SessionEnd(HookPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         run = self.run
-        with cleanroom.shielded(run.baseline):
-            self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
-            self._guarded("the session end", lambda: (run.end or plain_end)(run))
-            missing = run.outputs.missing()
-            for label, path in missing:
-                if path not in run.outputs.said:
-                    run.say(f"statesnap: {label} {path} was not written")
-        session.exitstatus = exit_status(session.exitstatus, bool(missing))
+        interrupted = False
+        with timers.held(), cleanroom.shielded(run.baseline):
+            try:
+                self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
+                self._guarded("the session end", lambda: (run.end or plain_end)(run))
+            except KeyboardInterrupt:
+                interrupted = True
+            self._say_missing(interrupted)
+        if interrupted:
+            # pytest's own code for a session a Ctrl-C stopped, whatever the tests did.
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        else:
+            session.exitstatus = exit_status(session.exitstatus,
+                                             run.outputs.missing_by_fault())
+
+    def _say_missing(self, interrupted: bool) -> None:
+        """One line for each asked-for file not written (not said already), and one for a
+        Ctrl-C that stopped the end."""
+        run = self.run
+        missing = run.outputs.missing()
+        for label, path in missing:
+            if path not in run.outputs.said:
+                run.say(f"statesnap: {label} {path} was not written")
+        if interrupted:
+            kept = ("" if missing else "; the record, summary and report hold what was proven "
+                    "so far")
+            run.say("statesnap: interrupted (Ctrl-C): the replays were stopped and the files "
+                    f"they staged put back{kept}")
 
     def _guarded(self, what: str, work: Callable[[], None]) -> None:
         """Run end-of-session work; a bug in it is one line, never a traceback."""
@@ -50,9 +71,10 @@ class SessionEnd(HookPlugin):
         if self._closed:
             return
         self._closed = True
-        if self.run.writer is not None and self.run.snapshotter is not None:
+        writer = self.run.writer
+        if writer is not None and self.run.snapshotter is not None:
             try:
-                self._write_footer(exitstatus)
+                self._write_footer(exitstatus)  # dropped by a record cut short
             except OSError as exc:
                 assert self.run.record_path is not None
                 self.run.outputs.failed(self.run.record_path)
@@ -60,12 +82,26 @@ class SessionEnd(HookPlugin):
                                     f"{exc.strerror or exc}")
             else:
                 assert self.run.record_path is not None
-                self.run.outputs.written(self.run.record_path)
+                if writer.cut is not None:
+                    self._say_cut(writer.cut, writer.cut_noted)
+                else:
+                    self.run.outputs.written(self.run.record_path)
             finally:
-                self.run.writer.close()
+                writer.close()
         if self.run.snapshotter is not None:
             # Closed in pytest_unconfigure, after the rest of the end (Probe.stop says why).
             self.run.snapshotter.stop()
+
+    def _say_cut(self, cut: dict[str, Any], noted: bool) -> None:
+        """The disk refused a line mid-run: the record stops there, the tests went on."""
+        path = self.run.record_path
+        assert path is not None
+        self.run.outputs.failed(path, no_room=True)
+        self.run.say(
+            f"statesnap: the record {path} was cut short ({cut.get('error')}); the "
+            f"{self.run.tests_written} tests all ran, those after the cut are not in it"
+            + ("" if noted else " (nor is the note saying so)")
+            + ": nothing was replayed")
 
     def _write_footer(self, exitstatus: int) -> None:
         assert self.run.writer is not None and self.run.snapshotter is not None
@@ -83,7 +119,7 @@ class SessionEnd(HookPlugin):
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
         if not self._closed:
-            with cleanroom.shielded(self.run.baseline):
+            with timers.held(), cleanroom.shielded(self.run.baseline):
                 self._guarded("finishing the record",
                               lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
         if self.run.snapshotter is not None and not self._probes_closed:
@@ -99,7 +135,7 @@ class SessionEnd(HookPlugin):
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from statesnap.plugin import terminal
 
-        with cleanroom.shielded(self.run.baseline):
+        with timers.held(), cleanroom.shielded(self.run.baseline):
             self._guarded("the terminal section",
                           lambda: terminal.write_summary(self.run, terminalreporter))
             self._guarded("the terminal section",
@@ -111,7 +147,7 @@ def plain_end(run: RunState) -> None:
     prove, store the verdicts, write the outputs (statesnap.proof.session_end)."""
     if run.record_path is None or run.child:
         return
-    from statesnap.proof.session_end import finish_session, read_back
+    from statesnap.proof.session_end import Interrupted, finish_session, read_back
 
     s = run.settings
     # A run without failures and without files to write needs only the tests that leaked or
@@ -121,8 +157,18 @@ def plain_end(run: RunState) -> None:
     record = read_back(ctx, lean=lean)
     if record is None:
         return
+    if record.cut is not None:
+        # The disk that cut the record short would refuse the replays' logs too, and a
+        # prefix of the run is no order to prove anything by: attribution only.
+        ctx.verify_budget = 0.0
     run.results.record = record
     run.results.records = [record]
-    result = finish_session(ctx, [record])
+    try:
+        result = finish_session(ctx, [record])
+    except Interrupted as exc:  # Ctrl-C: what was proven so far is shown, then it goes on
+        if exc.result is not None:
+            run.results.findings = exc.result.findings
+            run.results.report_written = exc.result.report_written
+        raise
     run.results.findings = result.findings
     run.results.report_written = result.report_written

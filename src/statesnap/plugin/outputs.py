@@ -1,7 +1,9 @@
 """The files a session was asked to write (record, summary JSON, report).
 
-A path that cannot be written is a usage error at start (:func:`unwritable`); one asked for and
-not written at the end fails the session (:func:`exit_status`).
+A path the user named that cannot be written is a usage error at start (:func:`unwritable`).
+One asked for and not written at the end fails a passing session (:func:`exit_status`),
+unless the disk had no room for it (full, or over quota): a disk that fills up costs
+statesnap's files, never the tests' exit code, and the terminal names each file not written.
 """
 
 from __future__ import annotations
@@ -43,15 +45,17 @@ def unwritable(path: Path) -> str | None:
 class Outputs(Value):
     """Which asked-for files were written at the end, and which could not be."""
 
-    _fields = ("asked", "done", "said")
+    _fields = ("asked", "done", "said", "no_room")
     __slots__ = _fields
 
     def __init__(self, asked: dict[Path, str] | None = None, done: set[Path] | None = None,
-                 said: set[Path] | None = None) -> None:
+                 said: set[Path] | None = None, no_room: set[Path] | None = None) -> None:
         self.asked: dict[Path, str] = {} if asked is None else asked
         self.done: set[Path] = set() if done is None else done
         #: Files whose failure was already said in a line of their own.
         self.said: set[Path] = set() if said is None else said
+        #: Files the disk had no room for (the record: cut short mid-run).
+        self.no_room: set[Path] = set() if no_room is None else no_room
 
     def ask(self, label: str, path: Path | None) -> None:
         if path is not None:
@@ -60,12 +64,18 @@ class Outputs(Value):
     def written(self, path: Path) -> None:
         self.done.add(path)
 
-    def failed(self, path: Path) -> None:
+    def failed(self, path: Path, no_room: bool = False) -> None:
         self.said.add(path)
+        if no_room:
+            self.no_room.add(path)
 
     def missing(self) -> list[tuple[str, Path]]:
         """``(option, path)`` of every asked-for file that was not written."""
         return [(label, p) for p, label in self.asked.items() if p not in self.done]
+
+    def missing_by_fault(self) -> bool:
+        """Whether a file is missing for another reason than a disk without room."""
+        return any(p not in self.no_room for _, p in self.missing())
 
 
 def exit_status(current: int | pytest.ExitCode, outputs_missing: bool) -> int | pytest.ExitCode:

@@ -13,7 +13,7 @@ import pytest
 
 from statesnap import probes as probe_registry
 from statesnap.plugin.run import RunState
-from statesnap.probes.base import Probe, ProbeUnavailable
+from statesnap.probes.base import Probe, ProbeUnavailable, is_statesnap_module
 
 #: The on-demand probe of wide fixtures' values (statesnap.probes.fixtures), imported only in
 #: the runs that use it: a recording run pays no import for it.
@@ -65,7 +65,12 @@ def start_probes(run: RunState, chosen: list[Probe]
             run.say(f"statesnap: probe {probe.name!r} failed to start ({detail})")
             continue
         mode = getattr(probe, "mode", None)
-        statuses.append({"name": probe.name, "status": "ok",
-                         "detail": str(mode) if mode else None})
+        status: dict[str, Any] = {"name": probe.name, "status": "ok",
+                                  "detail": str(mode) if mode else None}
+        if not is_statesnap_module(type(probe).__module__):
+            # A third-party probe's class is not importable where the record is read (the
+            # CLI, the hunt): whether a key-level replay may put its keys back is noted here.
+            status["restorable"] = bool(probe.restorable or probe.replay_restorable)
+        statuses.append(status)
         active.append(probe)
     return active, statuses

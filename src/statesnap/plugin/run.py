@@ -18,6 +18,7 @@ import pytest
 from statesnap.base.internal import noted
 from statesnap.base.plain import Value
 from statesnap.base.redact import Redactor
+from statesnap.base.text import printable
 from statesnap.plugin import cleanroom
 from statesnap.plugin.options import Settings
 from statesnap.plugin.outputs import Outputs
@@ -202,6 +203,7 @@ class RunState:
     # -- what features use ------------------------------------------------------------------
     def say(self, text: str) -> None:
         """One line on the terminal now (a warning of statesnap's, never a Python warning)."""
+        text = printable(text)  # it may name what a test left (a path, a key): escaped
         tr = self.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
             # After -q's progress ("..F   [100%]") pytest leaves the line open and does not

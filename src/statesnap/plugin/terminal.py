@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from statesnap.analysis.leaks import by_users_setup, resolve_leaks, setup_name
 from statesnap.analysis.own_fixtures import display_fixture
+from statesnap.base.text import printable
 from statesnap.output.lines import short, short_pair
 from statesnap.state.diff import Change
 
@@ -16,6 +17,21 @@ if TYPE_CHECKING:
     from statesnap.plugin.run import RunState
 
 MAX_PER_PROBE = 12
+
+
+class Shown:
+    """The terminal reporter, every line escaped first: keys, node ids, values and messages
+    come from the tested process, and a file name holding an escape sequence must not act on
+    the user's terminal or forge a line (statesnap.base.text)."""
+
+    def __init__(self, tr: Any) -> None:
+        self._tr = tr
+
+    def write_line(self, line: str, **markup: bool) -> None:
+        self._tr.write_line(printable(line), **markup)
+
+    def write_sep(self, sep: str, title: str) -> None:
+        self._tr.write_sep(sep, printable(title))
 
 
 def leak_line(nodeid: str, ch: Change) -> str:
@@ -39,6 +55,7 @@ def leak_line(nodeid: str, ch: Change) -> str:
 
 
 def write_summary(run: RunState, tr: Any) -> None:
+    tr = Shown(tr)
     record = run.results.record
     if record is None:
         if run.record_path is not None:
@@ -160,6 +177,7 @@ def write_containment(run: RunState, tr: Any) -> None:
     lines = run.containment_lines()
     if not lines:
         return
+    tr = Shown(tr)
     tr.write_sep("-", "statesnap containment")
     for line in lines:
         tr.write_line(line)

@@ -30,6 +30,7 @@ from statesnap.probes._attrscan import (
 )
 from statesnap.probes._dictwatch import class_dict
 from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
+from statesnap.probes.base import unreadable
 
 _MISSING = object()
 
@@ -197,21 +198,27 @@ def _part_objects(part: Part | None) -> list[Any]:
 def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
                         redactor: Any, kinds: dict[str, str]) -> Part:
     part = Part(value=value)
-    _entry(t, part, name, name, value, project, redactor, kinds)
-    ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
-    if ns is not None:
-        # Too many attributes to digest as one value: each keyed by itself, like a class's,
-        # and the namespace's version tag moves the token when one is set.  Only in the
-        # module of its class (a ``from pkg.mod import factory`` elsewhere binds the same
-        # object: one key for one setting, as a class is described where it is defined).
-        for attr, member in list(ns.items()):
-            if type(attr) is str and not skip_name(attr):
-                _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
-        part.dicts += (ns,)
-        part.inst = ns
-    if (not D.kind(value, type) and D.is_cache(value)
-            and getattr(value, "__module__", None) == t.name):
-        _cache_entry(t, part, name, value, kinds)
+    if not _entry(t, part, name, name, value, project, redactor, kinds):
+        return part  # unreadable: its one key says so, nothing more is asked of it
+    try:
+        ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
+        if ns is not None:
+            # Too many attributes to digest as one value: each keyed by itself, like a
+            # class's, and the namespace's version tag moves the token when one is set.  Only
+            # in the module of its class (a ``from pkg.mod import factory`` elsewhere binds
+            # the same object: one key for one setting, as a class is described where it is
+            # defined).
+            for attr, member in list(ns.items()):
+                if type(attr) is str and not skip_name(attr):
+                    _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
+            part.dicts += (ns,)
+            part.inst = ns
+        if (not D.kind(value, type) and D.is_cache(value)
+                and getattr(value, "__module__", None) == t.name):
+            _cache_entry(t, part, name, value, kinds)
+    except Exception as exc:  # one hostile object costs its own keys, never the probe
+        part = Part(value=value, fps={f"{t.name}:{name}": unreadable(exc)})
+        kinds[f"{t.name}:{name}"] = "value"
     return part
 
 
@@ -243,31 +250,41 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 
 
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
-           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> None:
+           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> bool:
+    """Describe one key into ``part``; False where its value could not be read (a hostile
+    ``__len__``, ``items()``, ``__eq__``...): the key's fingerprint then says so, and the
+    probe goes on with the others."""
     key = f"{t.name}:{path}"
-    text, data = D.describe(value, project, name=attr)
-    part.fps[key] = redactor(attr, text) if data and redactor is not None else text
     watched: list[Any] = []
-    if D.is_container(value):
-        watched.append(value)
-    else:
-        ns = D.attribute_namespace(value, project)
-        if ns is not None:
-            watched.append(ns)
-    if watched:
-        # Nested containers and project objects' namespaces, to DEPTH levels (see
-        # reachable): an in-place change deep inside moves the token too; a cache's one.
-        # The object's own cache tables too (its fingerprint's cache~ part): a fill of one
-        # is a change (LOW), and a key-level restore puts its contents back.
-        watched += D.reachable(watched[0], project, D.depth_below(attr, value))
-        if " cache~" in text:  # it has cache parts (most objects have none: no scan)
-            watched += D.cache_tables(watched[0])
+    try:
+        text, data = D.describe(value, project, name=attr)
+        if D.is_container(value):
+            watched.append(value)
+        else:
+            ns = D.attribute_namespace(value, project)
+            if ns is not None:
+                watched.append(ns)
+        if watched:
+            # Nested containers and project objects' namespaces, to DEPTH levels (see
+            # reachable): an in-place change deep inside moves the token too; a cache's one.
+            # The object's own cache tables too (its fingerprint's cache~ part): a fill of
+            # one is a change (LOW), and a key-level restore puts its contents back.
+            watched += D.reachable(watched[0], project, D.depth_below(attr, value))
+            if " cache~" in text:  # it has cache parts (most objects have none: no scan)
+                watched += D.cache_tables(watched[0])
+        fp = redactor(attr, text) if data and redactor is not None else text
+    except Exception as exc:
+        part.fps[key] = unreadable(exc)
+        kinds[key] = "value"
+        return False
+    part.fps[key] = fp
     kinds[key] = ("value" if not watched else
                   "container" if D.is_container(value) else "namespace")
     if watched:
         part.containers = {**(part.containers or {}), path: watched}
         part.dicts += tuple(c for c in watched if isinstance(c, dict))
         part.seqs += tuple(c for c in watched if not isinstance(c, dict))
+    return True
 
 
 def _cache_entry(t: Tracked, part: Part, path: str, func: Any,

@@ -86,18 +86,24 @@ def skip_name(name: str, value: Any = None) -> bool:
     a ``__new__`` flips to True on the base class, so that every later subclass skips its
     checks) is state like any other name: watched.
     """
-    if name.startswith("__") and name.endswith("__"):
-        return (name in PYTHON_DUNDERS or name.startswith(LIBRARY_DUNDERS) or callable(value)
-                or issubclass(type(value), _DESCRIPTORS))
-    # pytest's xunit fixtures, name-mangled: _Module__pytest_setup_module, _Class__pytest_...
-    return name in PYTEST_NAMES or "__pytest_" in name
+    try:
+        if name.startswith("__") and name.endswith("__"):
+            return (name in PYTHON_DUNDERS or name.startswith(LIBRARY_DUNDERS)
+                    or callable(value) or issubclass(type(value), _DESCRIPTORS))
+        # pytest's xunit fixtures, name-mangled: _Module__pytest_setup_module, _Class__...
+        return name in PYTEST_NAMES or "__pytest_" in name
+    except Exception:  # a name that is no string (globals()[42] = ...): no attribute
+        return True
 
 
 def skipped_by_name(name: str) -> bool:
     """Whether :func:`skip_name` leaves ``name`` out whatever it is bound to."""
-    if name.startswith("__") and name.endswith("__"):
-        return name in PYTHON_DUNDERS or name.startswith(LIBRARY_DUNDERS)
-    return name in PYTEST_NAMES or "__pytest_" in name
+    try:
+        if name.startswith("__") and name.endswith("__"):
+            return name in PYTHON_DUNDERS or name.startswith(LIBRARY_DUNDERS)
+        return name in PYTEST_NAMES or "__pytest_" in name
+    except Exception:  # a name that is no string: left out, as skip_name leaves it
+        return True
 
 
 def _prefixes() -> list[str]:

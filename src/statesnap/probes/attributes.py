@@ -152,7 +152,10 @@ class AttributesProbe(Probe):
         for name, module in items:
             known = decisions.get(name)
             if known is None or known[0] != id(module):
-                known = (id(module), self._is_project(name, module))
+                try:
+                    known = (id(module), self._is_project(name, module))
+                except Exception:  # sys.modules[42] = module: no project module of ours
+                    known = (id(module), False)
                 decisions[name] = known
             if not known[1]:
                 continue

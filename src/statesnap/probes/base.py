@@ -200,6 +200,13 @@ def import_own(name: str, own_modules: set[str]) -> Any:
     return module
 
 
+def unreadable(exc: BaseException) -> str:
+    """The fingerprint of a key whose value raised when read (a global whose ``__eq__``,
+    ``__len__`` or ``items()`` raises): the exception's type only, so that it stays the same
+    from one snapshot to the next.  The probe goes on with every other key."""
+    return f"<unreadable: {type(exc).__name__}>"
+
+
 def fingerprint_repr(value: object, limit: int = 200) -> str:
     """A short, stable-enough textual fingerprint of ``value``.
 
@@ -210,6 +217,8 @@ def fingerprint_repr(value: object, limit: int = 200) -> str:
         text = repr(value)
     except Exception as exc:  # a broken __repr__ must not break the probe
         text = f"<{type(value).__qualname__} (repr failed: {type(exc).__name__})>"
+    if type(text) is not str:  # a __repr__ that returns a str subclass, or lies
+        text = f"<{type(value).__qualname__} (repr of type {type(text).__qualname__})>"
     if len(text) > limit:
         return f"{text[:limit]}… ({len(text)} chars)"
     return text

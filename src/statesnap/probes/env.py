@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.base import (
+    Probe,
+    ProbeContext,
+    ProbeMap,
+    Severity,
+    fingerprint_repr,
+    unreadable,
+)
 
 #: The pseudo-key that reports a replaced ``os.environ`` object.
 IDENTITY_KEY = "<os.environ object>"
@@ -106,7 +113,11 @@ class EnvProbe(Probe):
         for raw, raw_value in list(data.items()):
             entry = known.get(raw)
             if entry is None or entry[0] is not raw_value:
-                name, value = decodekey(raw), decodevalue(raw_value)
+                try:
+                    name, value = decodekey(raw), decodevalue(raw_value)
+                except Exception as exc:  # a raw entry that is no bytes (os.environ._data
+                    # written to directly): that variable alone is odd
+                    name, value = f"<raw {fingerprint_repr(raw, 60)}>", unreadable(exc)
                 entry = (raw_value, name, redact(name, value) if redact is not None else value)
             entries[raw] = entry
             if entry[1] not in IGNORED:

@@ -12,7 +12,7 @@ from itertools import chain
 from typing import Any
 
 from statesnap.probes._dictwatch import Reader, version_reader
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, unreadable
 
 DISABLE_KEY = "logging.disable"
 GLOBAL_KEYS = ("logging.loggerClass", "logging.recordFactory", "logging.lastResort",
@@ -50,6 +50,37 @@ def describe_handler(handler: Any) -> str:
             target = f"{host}:{port}"
     level = logging.getLevelName(handler.level)
     return f"{type(handler).__qualname__}({target}) level={level} {_tag(handler)}"
+
+
+def _logger_one_by_one(name: str, lg: logging.Logger, is_root: bool) -> ProbeMap:
+    """A logger's keys each read on its own: one that raises is that key's unreadable value
+    (a level whose ``__ne__`` raises, a handler whose level cannot be hashed)."""
+    out: ProbeMap = {}
+    try:
+        if lg.level != logging.NOTSET or is_root:
+            out[f"{name}:level"] = logging.getLevelName(lg.level)
+    except Exception as exc:
+        out[f"{name}:level"] = unreadable(exc)
+    handlers: list[str] = []
+    try:
+        for h in list(lg.handlers):
+            try:
+                if not is_pytest_handler(h):
+                    handlers.append(describe_handler(h))
+            except Exception as exc:
+                handlers.append(f"{type(h).__qualname__} {_tag(h)} {unreadable(exc)}")
+    except Exception as exc:
+        out[f"{name}:handlers"] = unreadable(exc)
+    else:
+        if handlers or is_root:
+            out[f"{name}:handlers"] = handlers
+    for field, shown in (("propagate", False), ("disabled", True)):
+        try:
+            if bool(getattr(lg, field)) is shown:
+                out[f"{name}:{field}"] = shown
+        except Exception as exc:
+            out[f"{name}:{field}"] = unreadable(exc)
+    return out
 
 
 def _loggers() -> list[tuple[str, logging.Logger]]:
@@ -135,15 +166,19 @@ class LoggingProbe(Probe):
         out: ProbeMap = {DISABLE_KEY: logging.getLevelName(logging.root.manager.disable)}
         for name, lg in self._loggers:
             is_root = lg is logging.root
-            handlers = [describe_handler(h) for h in lg.handlers if not is_pytest_handler(h)]
-            if lg.level != logging.NOTSET or is_root:
-                out[f"{name}:level"] = logging.getLevelName(lg.level)
-            if handlers or is_root:
-                out[f"{name}:handlers"] = handlers
-            if not lg.propagate:
-                out[f"{name}:propagate"] = False
-            if lg.disabled:
-                out[f"{name}:disabled"] = True
+            try:
+                handlers = [describe_handler(h) for h in lg.handlers
+                            if not is_pytest_handler(h)]
+                if lg.level != logging.NOTSET or is_root:
+                    out[f"{name}:level"] = logging.getLevelName(lg.level)
+                if handlers or is_root:
+                    out[f"{name}:handlers"] = handlers
+                if not lg.propagate:
+                    out[f"{name}:propagate"] = False
+                if lg.disabled:
+                    out[f"{name}:disabled"] = True
+            except Exception:  # a hostile level or handler: it costs its own key only
+                out.update(_logger_one_by_one(name, lg, is_root))
         out["logging.loggerClass"] = _callable_name(logging.getLoggerClass())
         out["logging.recordFactory"] = _callable_name(logging.getLogRecordFactory())
         last = logging.lastResort

@@ -16,7 +16,15 @@ from typing import Any
 
 from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes._listwatch import pointers
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
+from statesnap.probes.base import (
+    Probe,
+    ProbeContext,
+    ProbeMap,
+    Severity,
+    fingerprint_repr,
+    is_statesnap_module,
+    unreadable,
+)
 
 #: Entries that are weak proxies: jinja2's ``ModuleLoader`` puts ``weakref.proxy(module)`` into
 #: ``sys.modules`` with a callback that takes it out when the module is collected.  It comes
@@ -32,12 +40,36 @@ def _describe(obj: object) -> str:
     if type(obj) in _PROXIES:
         # isinstance() would ask the referent (a proxy of a module passes for a module).
         return f"{WEAKPROXY}{tag}"
-    if isinstance(obj, types.ModuleType):
+    if issubclass(type(obj), types.ModuleType):  # not isinstance: it asks obj.__class__
         return f"module{tag}"
     if obj is None:
         return "None"
     t = type(obj)
     return f"{t.__module__}.{t.__qualname__}{tag}"
+
+
+def odd_key(name: object) -> str:
+    """The key of a ``sys.modules`` entry whose name is no string (``sys.modules[42]``)."""
+    return f"<{type(name).__qualname__} key {fingerprint_repr(name, 60)}>"
+
+
+def _one_by_one(names: list[Any], objs: list[Any], own: Collection[str]) -> ProbeMap:
+    """The entries described one at a time: where one raised (a name that is no string, an
+    object whose type cannot be read), that entry alone is odd, and the rest are read."""
+    out: ProbeMap = {}
+    for name, mod in zip(names, objs, strict=True):
+        if type(name) is not str:
+            out[odd_key(name)] = _describe_or_not(mod)
+        elif name not in own and not is_statesnap_module(name):
+            out[name] = _describe_or_not(mod)
+    return out
+
+
+def _describe_or_not(obj: object) -> str:
+    try:
+        return _describe(obj)
+    except Exception as exc:
+        return unreadable(exc)
 
 
 def _is_module(value: Any) -> bool:
@@ -101,12 +133,18 @@ class ModulesProbe(Probe):
             # which describe the same (_describe shows no more), so only the new ones are
             # described.  jinja2's suite imports a module in 21 checkpoints: 1.5 ms each.
             out = dict(self._map) if len(names) > n else self._map
-            for name, mod in zip(names[n:], objs[n:], strict=True):
-                if name not in own and not is_statesnap_module(name):
-                    out[name] = _describe(mod)
+            try:
+                for name, mod in zip(names[n:], objs[n:], strict=True):
+                    if name not in own and not is_statesnap_module(name):
+                        out[name] = _describe(mod)
+            except Exception:  # an odd entry (sys.modules[42] = ...): costs that entry only
+                out.update(_one_by_one(names[n:], objs[n:], own))
         else:
-            out = {name: _describe(mod) for name, mod in zip(names, objs, strict=True)
-                   if name not in own and not is_statesnap_module(name)}
+            try:
+                out = {name: _describe(mod) for name, mod in zip(names, objs, strict=True)
+                       if name not in own and not is_statesnap_module(name)}
+            except Exception:  # as above
+                out = _one_by_one(names, objs, own)
         self._map, self._names, self._sigs = out, names, sigs
         if own != self._own_then:
             self._own_then = frozenset(own)

@@ -26,7 +26,7 @@ from statesnap.probes._processitems import (
     loop_state,
     signal_numbers,
 )
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProcFile, Severity
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProcFile, Severity, unreadable
 from statesnap.probes.procdir import ProcDir
 
 BUILTINS_PREFIX = "builtins:"
@@ -232,7 +232,7 @@ class ProcessProbe(Probe):
             try:
                 out[item.key] = item.show()
             except Exception as exc:  # one odd setting must not hide the others
-                out[item.key] = f"<unreadable: {type(exc).__name__}>"
+                out[item.key] = unreadable(exc)
         out.update(self._builtins_changes())
         self._learn_streams(out)
         return out

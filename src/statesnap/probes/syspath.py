@@ -15,10 +15,28 @@ from statesnap.probes.base import Probe, ProbeMap, Severity
 
 
 def _name(obj: object) -> str:
-    if isinstance(obj, type):
-        return f"{obj.__module__}.{obj.__qualname__}"
+    if issubclass(type(obj), type):  # not isinstance: it asks obj.__class__
+        return f"{obj.__module__}.{obj.__qualname__}"  # type: ignore[attr-defined]
     t = type(obj)
     return f"{t.__module__}.{t.__qualname__} instance"
+
+
+def _hook_name(hook: object) -> str:
+    try:
+        name = getattr(hook, "__qualname__", None)
+    except Exception:  # a __getattr__ that raises what getattr does not catch
+        name = None
+    return name if type(name) is str else _name(hook)
+
+
+def _entry_text(entry: object) -> str:
+    """A ``sys.path`` entry as text: itself, or what its ``__str__`` gives; an entry whose
+    ``__str__`` raises is named by its type and identity (one odd entry, one odd key)."""
+    try:
+        return f"{entry}"
+    except Exception:
+        t = type(entry)
+        return f"<{t.__module__}.{t.__qualname__} #{id(entry) & 0xFFFFFF:06x}: unreadable>"
 
 
 class SysPathProbe(Probe):
@@ -45,14 +63,15 @@ class SysPathProbe(Probe):
         # at the front then changes two keys, not every later one.
         prev = "<start>"
         for entry in sys.path:
-            key = f"sys.path:{entry}"
+            text = entry if type(entry) is str else _entry_text(entry)
+            key = f"sys.path:{text}"
             place = f"after {prev}"
             out[key] = f"{out[key]}; {place}" if key in out else place
-            prev = entry
+            prev = text
         for i, finder in enumerate(sys.meta_path):
             out[f"sys.meta_path:{_name(finder)}"] = f"at {i}"
         for i, hook in enumerate(sys.path_hooks):
-            out[f"sys.path_hooks:{getattr(hook, '__qualname__', _name(hook))}"] = f"at {i}"
+            out[f"sys.path_hooks:{_hook_name(hook)}"] = f"at {i}"
         names = ("sys.path", "sys.meta_path", "sys.path_hooks")
         objs = (sys.path, sys.meta_path, sys.path_hooks)
         for name, obj, orig in zip(names, objs, self._ids, strict=True):

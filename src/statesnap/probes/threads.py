@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any
 
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, unreadable
 from statesnap.probes.procdir import ProcDir
 
 #: The key holding the number of native threads that are not Python threads.
@@ -74,16 +74,21 @@ class ThreadsProbe(Probe):
         threads = threading.enumerate()
         out: ProbeMap = {}
         for thread in threads:
-            key = thread.name
-            n = 1
-            while key in out:
-                n += 1
-                key = f"{thread.name} #{n}"
-            out[key] = {
-                "daemon": thread.daemon,
-                "class": _class_name(thread),
-                "ident": thread.ident,
-            }
+            try:
+                key = thread.name
+                if type(key) is not str:
+                    key = f"{key}"  # a key is text (a name set to a number, to an object)
+                n = 1
+                while key in out:
+                    n += 1
+                    key = f"{thread.name} #{n}"
+                out[key] = {
+                    "daemon": thread.daemon,
+                    "class": _class_name(thread),
+                    "ident": thread.ident,
+                }
+            except Exception as exc:  # a name that cannot be hashed or shown: its own key
+                out[f"<thread {thread.ident}>"] = unreadable(exc)
         native = self._native(len(threads))
         if native is not None:
             out[NATIVE_KEY] = native

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Collection
 from typing import Any
 
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, unreadable
 
 LIST_KEY = "<filters list>"
 HOOKS = ("showwarning", "formatwarning")
@@ -99,11 +99,17 @@ class WarningsProbe(Probe):
                 return cached
         out: ProbeMap = {}
         for i, item in enumerate(self._original):
-            key = filter_key(item)
+            try:
+                key = filter_key(item)
+            except Exception:  # an entry whose parts cannot be read: one odd key
+                key = f"filter:<unreadable {type(item).__name__} {_tag(item)}>"
             out[key] = f"{out[key]},{i}" if key in out else f"at {i}"
         out[LIST_KEY] = "original" if warnings.filters is self._original else "replaced"
         for hook in HOOKS:
-            out[hook] = _describe_callable(getattr(warnings, hook))
+            try:
+                out[hook] = _describe_callable(getattr(warnings, hook))
+            except Exception as exc:  # a hook whose __getattr__ raises
+                out[hook] = unreadable(exc)
         out[DEFAULT_ACTION_KEY] = str(_default_action())
         self._cache.insert(0, (token, out))
         del self._cache[2:]

@@ -36,7 +36,7 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
     key of each.
     """
     rank = {(c.probe, c.key): i for i, c in enumerate(finding.candidates)}
-    keys = sorted((ref for ref in writes if restorable(ref[0])),
+    keys = sorted((ref for ref in writes if restorable(ref[0], replayer.record.header)),
                   key=lambda ref: (rank.get(ref, len(rank)), ref))
     order = [*polluters, victim.nodeid]
     baselines = {ref: w.baseline for ref, w in writes.items()}

@@ -24,6 +24,11 @@ from statesnap.state.diff import REMOVED
 
 #: How long children get to exit after SIGTERM before SIGKILL.
 GRACE = 2.0
+#: Like things let go of beyond this many are one line: a count and this many examples.
+EXAMPLES = 3
+#: Each kind of thing let go of, as the line about many of them names it.
+KINDS = {"socket": "sockets' addresses", "lock": "file locks (the files stay open)",
+         "child": "child processes", "other": "things"}
 _STD_STREAMS = frozenset({0, 1, 2})
 
 
@@ -63,6 +68,8 @@ class Released:
     probe: str | None = None
     key: str | None = None
     test: str | None = None
+    #: What kind of thing (:data:`KINDS`): like things are printed as one line.
+    kind: str = "other"
 
     def to_json(self) -> dict[str, Any]:
         return {"what": self.what, "probe": self.probe, "key": self.key, "test": self.test}
@@ -91,9 +98,9 @@ def release_all(record: Record, own_fds: Iterable[int]) -> list[Released]:
             continue
         if fd in _STD_STREAMS or fd in own:
             continue
-        line = _release_fd(fd, h)
-        if line:
-            done.append(Released(line, h.probe, h.key, h.test))
+        found = _release_fd(fd, h)
+        if found:
+            done.append(Released(found[1], h.probe, h.key, h.test, found[0]))
         if isinstance(h.value, str) and h.value.startswith("/") and (
                 h.value.endswith(("(w)", "(rw)", "(wa)", "(rwa)"))):
             writers.add(fd)
@@ -105,7 +112,27 @@ def release_all(record: Record, own_fds: Iterable[int]) -> list[Released]:
     return done
 
 
-def _release_fd(fd: int, h: Held) -> str | None:
+def release_lines(released: Iterable[Released]) -> list[str]:
+    """The lines printed for what was let go of: one per thing, or, for more than
+    :data:`EXAMPLES` of a kind (a test that left 2,000 locked descriptors), one line with
+    the count and a few examples; the record's ``released`` line keeps every one."""
+    groups: dict[str, list[Released]] = {}
+    for r in released:
+        groups.setdefault(r.kind, []).append(r)
+    lines: list[str] = []
+    for kind, items in groups.items():
+        if len(items) <= EXAMPLES:
+            lines += [f"before replaying, let go of {r.what}" for r in items]
+            continue
+        examples = "; ".join(r.what for r in items[:EXAMPLES])
+        lines.append(f"before replaying, let go of {len(items)} {KINDS.get(kind, kind)}: "
+                     f"{examples}; … and {len(items) - EXAMPLES} more (all in the record's "
+                     "'released' line)")
+    return lines
+
+
+def _release_fd(fd: int, h: Held) -> tuple[str, str] | None:
+    """``(kind, line)`` of what was let go of on ``fd``; None where nothing was."""
     try:
         target = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
@@ -120,7 +147,7 @@ def _release_fd(fd: int, h: Held) -> str | None:
             return None  # a connection holds no address another process could want
         if not _replace_socket(fd):
             return None
-        return f"{value} (fd {fd}, left by {h.test})"
+        return "socket", f"{value} (fd {fd}, left by {h.test})"
     if target.startswith("/") and value.startswith(target + " ("):
         unlocked = False
         with contextlib.suppress(OSError):
@@ -130,8 +157,8 @@ def _release_fd(fd: int, h: Held) -> str | None:
             fcntl.lockf(fd, fcntl.LOCK_UN)
             unlocked = True
         # Unlocking asks nothing of whether a lock was held: the line says "any".
-        return (f"any lock on {target} (fd {fd}, left by {h.test}; the file stays open)"
-                if unlocked else None)
+        return (("lock", f"any lock on {target} (fd {fd}, left by {h.test}; the file stays "
+                         "open)") if unlocked else None)
     return None
 
 
@@ -219,7 +246,7 @@ def _end_children(children: list[Held]) -> list[Released]:
             continue
         procs += family
         lines.append(Released(f"child process {h.key} (pid {pid}, left by {h.test})",
-                              h.probe, h.key, h.test))
+                              h.probe, h.key, h.test, "child"))
     for proc in procs:
         with contextlib.suppress(psutil.Error):
             proc.send_signal(signal.SIGTERM)

@@ -17,6 +17,7 @@ from statesnap.base.progress import Progress
 from statesnap.base.redact import Redactor
 from statesnap.record.journal import Record, append_lines
 from statesnap.record.reader import RecordError, read_record
+from statesnap.record.reserve import NO_ROOM
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
         def written(self, path: Path) -> None: ...
 
-        def failed(self, path: Path) -> None: ...
+        def failed(self, path: Path, no_room: bool = False) -> None: ...
 
 
 class EndContext(Value):
@@ -76,16 +77,64 @@ class EndResult(Value):
         self.report_written = report_written
 
 
+class Interrupted(KeyboardInterrupt):
+    """A Ctrl-C stopped the replays; the verdicts and outputs were written first, with what
+    was proven so far (``result``).  A KeyboardInterrupt still, for whoever does not know it."""
+
+    def __init__(self, findings: list[Finding], result: EndResult | None = None) -> None:
+        super().__init__()
+        self.findings = findings
+        self.result = result
+
+
 def finish_session(ctx: EndContext, records: Sequence[Record]) -> EndResult:
-    """Find and prove each record's failures, store the verdicts, write the outputs."""
+    """Find and prove each record's failures, store the verdicts, write the outputs.
+
+    A first Ctrl-C while finding or proving stops the replays (the runner kills their
+    process groups and puts staged files back); the verdicts and outputs are still written,
+    every finding not finished saying it was interrupted, and then :class:`Interrupted` is
+    raised.  A Ctrl-C while writing them goes through as it came.
+    """
     findings: list[Finding] = []
+    interrupted = False
     for record in records:
-        found = find(ctx, record)
-        for finder in ctx.finders:
-            found += finder(record, found)
+        if interrupted:
+            found = _unproven(record)
+        else:
+            try:
+                found = find(ctx, record)
+            except Interrupted as exc:
+                found, interrupted = exc.findings, True
+            except KeyboardInterrupt:  # outside the replays: nothing proven for this record
+                found, interrupted = _unproven(record), True
+            else:
+                try:
+                    for finder in ctx.finders:
+                        found += finder(record, found)
+                except KeyboardInterrupt:  # a feature's replays: its findings are lost
+                    interrupted = True
         findings += found
-    store_verdicts(ctx, findings)
-    return EndResult(findings, write_outputs(ctx, records, findings))
+    if not any(r.cut is not None for r in records):
+        # A record the disk cut short ends with its note; its verdicts were not replayed
+        # (attribution alone, which every reader computes again).
+        store_verdicts(ctx, findings)
+    result = EndResult(findings, write_outputs(ctx, records, findings))
+    if interrupted:
+        raise Interrupted(findings, result)
+    return result
+
+
+def _unproven(record: Record) -> list[Finding]:
+    """A record's findings from attribution alone, each saying a Ctrl-C stopped the end."""
+    if record.running is None and not any(t.failed for t in record.tests):
+        return []
+    from statesnap.analysis.attribution import attribute
+    from statesnap.proof.verify import note_interrupted
+
+    findings = attribute(record)
+    for finding in findings:
+        note_interrupted(finding)
+    return findings
 
 
 def read_back(ctx: EndContext, *, lean: bool) -> Record | None:
@@ -110,7 +159,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
         return _recorded_verdicts(ctx, ctx.verdicts_from, attribute(record))
     if ctx.verify_budget <= 0 or ctx.replaying:
         return attribute(record)
-    from statesnap.proof.release import release_all
+    from statesnap.proof.release import release_all, release_lines
 
     findings = attribute(record)
     if not findings:
@@ -122,13 +171,17 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
     except Exception as exc:  # never fail the run over it; the replays then say what they see
         released = []
         ctx.say(f"statesnap: could not let go of what tests leaked: {exc!r}")
-    for done in released:
-        ctx.say(f"statesnap: before replaying, let go of {done.what}")
+    for line in release_lines(released):
+        ctx.say(f"statesnap: {line}")
     _record_released(ctx, [r.to_json() for r in released])
-    return prove(record, findings, Replays(budget=ctx.verify_budget, repeat=ctx.verify_repeat,
-                                           find_cleaners=ctx.find_cleaners,
-                                           env=ctx.initial_env, redactor=ctx.redactor),
-                 progress=ctx.say)
+    try:
+        return prove(record, findings, Replays(budget=ctx.verify_budget,
+                                               repeat=ctx.verify_repeat,
+                                               find_cleaners=ctx.find_cleaners,
+                                               env=ctx.initial_env, redactor=ctx.redactor),
+                     progress=ctx.say)
+    except KeyboardInterrupt:  # verify_findings noted which findings it did not finish
+        raise Interrupted(findings) from None
 
 
 class Replays(Value):
@@ -222,8 +275,8 @@ def write_outputs(ctx: EndContext, records: Sequence[Record],
     the report's path when it was written.
 
     A file that cannot be written gets one line and is noted in ``ctx.outputs``; the session
-    then fails for it (the option was checked at start, so this is a disk that filled up or
-    a directory that went away during the run).
+    then fails for it (the option was checked at start, so something changed during the
+    run), unless the disk had no room for it (``statesnap.plugin.outputs`` says why).
     """
     report = None
     if ctx.json_path is not None:
@@ -240,16 +293,18 @@ def write_outputs(ctx: EndContext, records: Sequence[Record],
 
 
 def _write(ctx: EndContext, path: Path, write: Callable[[Path], None]) -> bool:
+    no_room = False
     try:
         write(path)
     except OSError as exc:
         reason = exc.strerror or str(exc)
+        no_room = exc.errno in NO_ROOM
     except Exception as exc:  # a bug must cost this file, not the run and the other files
         reason = describe_error(exc)
     else:
         ctx.outputs.written(path)
         return True
-    ctx.outputs.failed(path)
+    ctx.outputs.failed(path, no_room)
     ctx.say(f"statesnap: cannot write {path}: {reason}")
     return False
 

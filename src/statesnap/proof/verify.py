@@ -36,7 +36,7 @@ from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.state.diff import change_kind
 
 # ReplayError: the CLI's and backfill's (where a replay cannot run at all).
-__all__ = ["ReplayError", "Verifier", "verify_findings"]
+__all__ = ["INTERRUPTED", "ReplayError", "Verifier", "note_interrupted", "verify_findings"]
 
 MAX_SINGLE_SUSPECTS = 5
 
@@ -248,10 +248,30 @@ def verify_findings(
     """Verify every finding of ``record`` within ``budget`` seconds (in place; returned)."""
     runner = runner or Runner(record)
     verifier = Verifier(record, runner, budget, repeat, progress, raise_errors)
+    done = 0
     try:
         for finding in findings:
             verifier.verify(finding)
             verifier.find_cleaners(finding, everywhere=find_cleaners)
+            done += 1
+    except KeyboardInterrupt:
+        # Ctrl-C: the runner killed the replay's process group and put the staged files
+        # back on its way out.  The findings not finished say so, then the interrupt goes on.
+        for finding in findings[done:]:
+            note_interrupted(finding)
+        raise
     finally:
         runner.close()
     return findings
+
+
+#: The note of a finding whose replays a Ctrl-C stopped.
+INTERRUPTED = "the session was interrupted (Ctrl-C) before this finding's replays finished"
+
+
+def note_interrupted(finding: Finding) -> None:
+    """Say on ``finding`` that a Ctrl-C stopped its replays (its status stays what the
+    replays so far earned: a verdict not reached stays unproven)."""
+    if finding.note and INTERRUPTED in finding.note:
+        return
+    finding.note = f"{finding.note}; {INTERRUPTED}" if finding.note else INTERRUPTED

@@ -8,6 +8,7 @@ The line types and the format's history: docs/ARCHITECTURE.md ("The record forma
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Mapping
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.base.plain import Value
+from statesnap.base.text import FILE_ERRORS
+from statesnap.record.reserve import Reserve
 from statesnap.state.diff import Change
 
 FORMAT = 2
@@ -63,13 +66,28 @@ def plain_test_line(index: int, nodeid_json: str, worker_json: str, outcome: str
 
 class RecordWriter:
     """Appends lines, each with one ``write`` syscall of its own (no buffer), so a killed
-    process leaves every finished line."""
+    process leaves every finished line.
 
-    def __init__(self, path: Path) -> None:
+    ``keep_going`` (the pytest session's record): a write the disk refuses (full, over quota,
+    an I/O error) never raises.  The record is cut short instead: what was written of the
+    line is taken back, a ``cut`` line says why (:meth:`cut_short`), and every later line is
+    dropped; :attr:`cut` keeps the note.  Room for that note is kept reserved past the end
+    of the file (:mod:`statesnap.record.reserve`).  Without it, an error raises OSError.
+    """
+
+    def __init__(self, path: Path, keep_going: bool = False) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
                                        0o666)
+        #: Bytes written so far: where the next line starts.
+        self._size = 0
+        self._lines = 0
+        self._reserve: Reserve | None = Reserve(self._fd) if keep_going else None
+        #: The ``cut`` note once the disk refused a line (None: every line was written).
+        self.cut: dict[str, Any] | None = None
+        #: Whether the note itself reached the file.
+        self.cut_noted = False
 
     @property
     def fileno(self) -> int:
@@ -83,6 +101,8 @@ class RecordWriter:
         written (:func:`statesnap.base.internal.set_sink`)."""
         if self._fd is None:
             raise ValueError(f"{self.path}: the record is closed")
+        if self.cut is not None:
+            raise ValueError(f"{self.path}: the record was cut short")
         self.write(obj)
 
     def write_start(self, index: int, nodeid: str) -> None:
@@ -95,18 +115,54 @@ class RecordWriter:
         self.write_line(f'{{"type":"start","index":{int(index)},"nodeid":{nodeid_json}}}')
 
     def write_line(self, line: str) -> None:
-        if self._fd is None:
+        fd = self._fd
+        if fd is None or self.cut is not None:
             return
-        text = line + "\n"
+        # A byte that was not UTF-8 (a surrogateescape character in a file name or an
+        # environment value) is written as JSON's ``\udcXX`` escape: valid UTF-8, and read
+        # back as the same string (statesnap.base.text).
+        data = (line + "\n").encode("utf-8", FILE_ERRORS)
+        size = len(data)
+        reserve = self._reserve
+        # Most lines fit in the room already reserved: no call for them.
+        if (reserve is not None and self._size + size > reserve.limit
+                and not reserve.room_for(self._size, size)):
+            self.cut_short(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+            return
         try:
-            data = text.encode("utf-8", "surrogateescape")  # env bytes round-trip
-        except UnicodeEncodeError:
-            data = text.encode("utf-8", "backslashreplace")  # never lose the line
-        while data:  # a regular file takes it whole; a short write (a full disk) is retried
-            data = data[os.write(self._fd, data):]
+            while data:  # a regular file takes it whole; a short write (a full disk) is retried
+                data = data[os.write(fd, data):]
+        except OSError as exc:
+            if reserve is None:
+                raise
+            self.cut_short(exc)
+            return
+        self._size += size
+        self._lines += 1
+
+    def cut_short(self, exc: OSError) -> None:
+        """End the record here: take back a line written in part, write the ``cut`` note in
+        the room left (reserved), drop every later line."""
+        if self._fd is None or self.cut is not None:
+            return
+        self.cut = {"type": "cut", "error": exc.strerror or str(exc),
+                    "errno": errno.errorcode.get(exc.errno or 0, str(exc.errno)),
+                    "lines": self._lines}
+        note = (dumps(self.cut) + "\n").encode("utf-8", FILE_ERRORS)
+        try:
+            # Back to where the refused line began: a cut line would hide the note.
+            if os.fstat(self._fd).st_size > self._size:
+                os.ftruncate(self._fd, self._size)
+            os.lseek(self._fd, self._size, os.SEEK_SET)
+            self._size += os.write(self._fd, note)  # one write: the note is whole or absent
+        except OSError:
+            return
+        self.cut_noted = True
 
     def close(self) -> None:
         if self._fd is not None:
+            if self._reserve is not None:
+                self._reserve.release(self._size)
             os.close(self._fd)
             self._fd = None
 
@@ -124,7 +180,7 @@ def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
     try:
         for line in lines:
-            data = line.encode("utf-8", "backslashreplace")
+            data = line.encode("utf-8", FILE_ERRORS)
             while data:
                 data = data[os.write(fd, data):]
     finally:
@@ -201,7 +257,7 @@ class Record(Value):
     """A whole record, read back."""
 
     _fields = ("path", "header", "collection", "tests", "errors", "footer", "running",
-                 "truncated", "other", "verdicts", "released", "internal_errors")
+                 "truncated", "other", "verdicts", "released", "internal_errors", "cut")
     __slots__ = _fields
 
     def __init__(self, path: Path, header: dict[str, Any],
@@ -211,7 +267,8 @@ class Record(Value):
                  truncated: bool = False, other: list[dict[str, Any]] | None = None,
                  verdicts: list[dict[str, Any]] | None = None,
                  released: list[dict[str, Any]] | None = None,
-                 internal_errors: list[dict[str, Any]] | None = None) -> None:
+                 internal_errors: list[dict[str, Any]] | None = None,
+                 cut: dict[str, Any] | None = None) -> None:
         self.path = path
         self.header = header
         self.collection: list[Change] = [] if collection is None else collection
@@ -232,6 +289,10 @@ class Record(Value):
         #: The ``internal_error`` lines: statesnap's own errors, caught so the run went on.
         self.internal_errors: list[dict[str, Any]] = (
             [] if internal_errors is None else internal_errors)
+        #: The ``cut`` line: the disk refused a line mid-run, and the record stops there
+        #: (``error``, ``errno``, ``lines`` written before it); the tests after it ran but
+        #: are not in the record.
+        self.cut = cut
 
     @property
     def worker(self) -> str:
@@ -239,7 +300,8 @@ class Record(Value):
 
     @property
     def crashed(self) -> bool:
-        return self.footer is None
+        """The process died before the footer (a record the disk cut short did not)."""
+        return self.footer is None and self.cut is None
 
     def test_by_id(self, nodeid: str) -> TestEntry | None:
         for t in self.tests:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.base.atomic import write_atomic
+from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record, dumps
 from statesnap.record.reader import read_record
 
@@ -31,7 +32,7 @@ from statesnap.record.reader import read_record
 def _lines(path: Path) -> list[dict[str, Any]]:
     """The JSON lines of a record; a line cut short by a crash is left out."""
     out: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8", errors="replace") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for text in f:
             try:
                 obj = json.loads(text)
@@ -87,7 +88,7 @@ def _record_from(lines: list[dict[str, Any]], path: Path) -> Record:
     """A Record from a lane's lines, through the one record reader there is."""
     fd, tmp = tempfile.mkstemp(suffix=".jsonl", prefix="statesnap-lane-")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=FILE_ERRORS) as f:
             for obj in lines:
                 f.write(dumps(obj) + "\n")
         record = read_record(tmp)

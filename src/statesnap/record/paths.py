@@ -2,13 +2,15 @@
 
 Default: ``<cache_dir>/statesnap/runs/<time>-<worker>-<pid>.jsonl`` under pytest's cache
 directory, with ``<cache_dir>/statesnap/latest`` naming the newest.  Old runs are pruned to
-:data:`KEEP_RUNS` so the cache does not grow without bound.
+:data:`KEEP_RUNS` so the cache does not grow without bound.  Where the cache cannot be
+written, the record falls back to the temporary directory (:func:`fallback_record_path`).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,15 @@ def default_record_path(config: Any, worker: str) -> Path:
     path = root / f"{stamp}-{micros:06d}-{worker}-{os.getpid()}.jsonl"
     _prune(root)
     return path
+
+
+def fallback_record_path(default: Path) -> Path:
+    """Where the record goes when its default place cannot be written (a read-only
+    ``.pytest_cache``): the same name under ``<tmp>/statesnap-<uid>/runs/``, pruned alike."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    root = Path(tempfile.gettempdir()) / f"statesnap-{uid}" / "runs"
+    _prune(root)
+    return root / default.name
 
 
 def _prune(root: Path) -> None:

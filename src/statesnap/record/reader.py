@@ -1,7 +1,9 @@
 """Reading a record back: every line type, a cut last line, and a lean read of plain tests.
 
 A record written by a process that died may end in a cut line: it is ignored, and the test
-that had started and never finished is kept as :attr:`Record.running`.  Anything else that is
+that had started and never finished is kept as :attr:`Record.running`.  A record the disk
+cut short mid-run ends with a ``cut`` line instead (:attr:`Record.cut`): its last test
+finished, and the run went on without the record.  Anything else that is
 not a record line raises :class:`RecordError`, naming the file and the line.  The formats
 read are :data:`statesnap.record.journal.READABLE_FORMATS`; the line types and the format's
 history: docs/ARCHITECTURE.md ("The record format").
@@ -35,7 +37,9 @@ class RecordError(Exception):
 
 def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
     """``(line number, text, is_last)``; the last line may lack its newline."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    # surrogateescape: a record of an older statesnap may hold raw bytes that are not UTF-8
+    # (a file name); they come back as the same surrogateescape string a new record escapes.
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         lines = f.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -131,6 +135,9 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
             raise RecordError(path, "not a statesnap record line (no 'type')", lineno)
         kind = obj["type"]
         if record is None:
+            if kind == "cut":
+                raise RecordError(path, "cut short before its header was written "
+                                  f"({obj.get('error')})", lineno)
             if kind != "header":
                 raise RecordError(path, "not a statesnap record (first line is no header)", 1)
             fmt = obj.get("format")
@@ -164,6 +171,8 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
                 record.internal_errors.append(obj)
             elif kind == "footer":
                 record.footer = obj
+            elif kind == "cut":
+                record.cut = obj
             elif kind == "released":
                 actions = obj["actions"]
                 if not isinstance(actions, list):
@@ -179,7 +188,8 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
             raise RecordError(path, f"malformed {kind} line ({exc!r})", lineno) from None
     if record is None:
         raise RecordError(path, "empty record (no header line)")
-    if started:
+    if started and record.cut is None:
+        # (In a record cut short, the test whose line the disk refused had finished.)
         # The last test started and never finished (the latest one when lanes crashed).
         running = started[max(started, key=lambda k: (k[1], k[0]))]
         record.running = _LOADS(running) if isinstance(running, str) else running

@@ -6,10 +6,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from statesnap.base.text import FILE_ERRORS
+
 
 def write_order(path: Path, order: Sequence[str]) -> None:
     """A JSON list of node ids (``--statesnap-order`` reads it)."""
-    path.write_text(json.dumps(list(order), ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(list(order), ensure_ascii=False) + "\n", encoding="utf-8",
+                    errors=FILE_ERRORS)
 
 
 def read_order(path: Path) -> list[str]:

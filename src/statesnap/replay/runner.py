@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from statesnap.base import spawned
 from statesnap.base.redact import Redactor
+from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record
 from statesnap.replay.args import plugin_args
 from statesnap.replay.child import child_command, child_env, replay_env, test_files
@@ -206,12 +207,13 @@ class Runner:
         restore_file = None
         if restore is not None:
             restore_file = self.logs_dir / f"{stem}.restore.json"
-            restore_file.write_text(json.dumps(restore, ensure_ascii=False), "utf-8")
+            restore_file.write_text(json.dumps(restore, ensure_ascii=False), "utf-8",
+                                    FILE_ERRORS)
         cmd = self.command(order_file, record_file, order, restore_file)
         result = ReplayResult(order=list(order), log=log_file, record=record_file,
                               timeout=limit)
         t0 = time.monotonic()
-        with open(log_file, "w", encoding="utf-8") as log:
+        with open(log_file, "w", encoding="utf-8", errors=FILE_ERRORS) as log:
             log.write("$ " + shlex.join(cmd) + "\n")
             log.write(f"# cwd: {self.cwd()}\n")
             shown = "\n#   ".join(order[:MAX_LOGGED_IDS])

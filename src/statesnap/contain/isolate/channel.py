@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from statesnap.base.text import file_bytes
 from statesnap.replay.procwait import Exit
 
 # Taken at import (before the first test, statesnap.contain.isolate.plugin): the channel is
@@ -57,7 +58,7 @@ class ChildResult:
 
 def write_message(stream: IO[bytes], message: dict[str, Any]) -> None:
     """Append one message and flush it, so it survives the child's death."""
-    stream.write(_ENCODE(message).encode("utf-8") + b"\n")
+    stream.write(file_bytes(_ENCODE(message)) + b"\n")
     stream.flush()
 
 

@@ -22,6 +22,7 @@ from jinja2 import (
 )
 from markupsafe import Markup
 
+from statesnap.base.text import FILE_ERRORS, printable_block
 from statesnap.output.report.templatecache import pycache_for
 from statesnap.output.report.views import ReportView
 
@@ -40,6 +41,8 @@ _JSON_TABLE = str.maketrans(_JSON_ESCAPES)
 def script_json(data: Any) -> Markup:
     """JSON that is safe inside ``<script type="application/json">`` (and parses the same)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=repr)
+    # A lone surrogate (a byte that was not UTF-8) as JSON's own \udcXX escape.
+    text = text.encode("utf-8", FILE_ERRORS).decode("utf-8")
     return Markup(text.translate(_JSON_TABLE))
 
 
@@ -76,9 +79,20 @@ def make_environment(compiled: BytecodeCache | None) -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
     env.filters["thousands"] = lambda n: f"{n:,}"
     return env
+
+
+def _finalize(value: Any) -> Any:
+    """Every value a template prints: text from the tested process (a file name holding an
+    escape sequence, a byte that was not UTF-8) with its control characters escaped
+    (statesnap.base.text); our own markup (``Markup``: the stylesheet, the script, the JSON)
+    is left alone."""
+    if type(value) is str:
+        return printable_block(value)
+    return value
 
 
 def render(view: ReportView) -> str:

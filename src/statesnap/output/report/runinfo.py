@@ -59,11 +59,12 @@ class InfoRow(Value):
 class RunStatus(Value):
     """One record: where it came from and how it ended."""
 
-    _fields = ("label", "source", "tests", "exitstatus", "crashed", "truncated", "running")
+    _fields = ("label", "source", "tests", "exitstatus", "crashed", "truncated", "running",
+               "cut")
     __slots__ = _fields
 
     def __init__(self, label: str, source: str, tests: int, exitstatus: Any, crashed: bool,
-                 truncated: bool, running: str | None) -> None:
+                 truncated: bool, running: str | None, cut: str | None = None) -> None:
         self.label = label
         self.source = source
         self.tests = tests
@@ -71,6 +72,8 @@ class RunStatus(Value):
         self.crashed = crashed
         self.truncated = truncated
         self.running = running
+        #: Why the disk cut the record short mid-run (None: it was not).
+        self.cut = cut
 
 
 class ProbeRow(Value):
@@ -260,6 +263,7 @@ def run_info(lanes: Sequence[Lane], scrubber: Scrubber) -> RunInfo:
             truncated=lane.record.truncated,
             running=cut(str(lane.record.running.get("nodeid", "?")), 1000)
             if lane.record.running else None,
+            cut=None if lane.record.cut is None else str(lane.record.cut.get("error", "?")),
         )
         for lane in lanes
     ]
