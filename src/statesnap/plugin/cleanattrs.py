@@ -41,6 +41,10 @@ _vars = vars
 _dict = dict
 _list = list
 
+def _nothing() -> None:
+    pass
+
+
 #: (the object, its attributes when captured, whether it is a class).
 Saved = tuple[tuple[Any, dict[str, Any], bool], ...]
 
@@ -51,8 +55,7 @@ def capture() -> Saved:
     for name in MODULES:
         module = sys.modules.get(name)
         if module is not None:
-            attributes = {k: v for k, v in _vars(module).items() if k not in _NOT_OURS}
-            saved.append((module, attributes, False))
+            saved.append((module, _dict(_vars(module)), False))
     for module_name, class_name in CLASSES:
         cls = _vars(sys.modules[module_name]).get(class_name) if module_name in sys.modules \
             else None
@@ -64,17 +67,23 @@ def capture() -> Saved:
 def _swap(obj: Any, saved: dict[str, Any], is_class: bool) -> Callable[[], None]:
     """Put ``saved`` back on ``obj`` (hiding a class's attributes added since); the undo."""
     current = _vars(obj)
+    try:
+        # Nothing patched (the usual case): one comparison in C, identity first for each name.
+        if current == saved:
+            return _nothing
+    except Exception:  # a value whose __eq__ raises: walk the names
+        pass
     undo: dict[str, Any] = {}
     for name, value in saved.items():
         now = current.get(name, _MISSING)
-        if now is not value:
+        if now is not value and name not in _NOT_OURS:
             undo[name] = now
     if is_class:
         for name in current:
             if name not in saved:
                 undo[name] = current[name]
     if not undo:
-        return lambda: None
+        return _nothing
 
     def put(name: str, value: Any) -> None:
         if is_class:
