@@ -51,6 +51,9 @@ class Target:
     #: Top-level functions and names of the module to mutate, where only part of it is
     #: under test (mutants elsewhere are taken out before the run, and not counted).
     only: tuple[str, ...] = ()
+    #: Run the tests inside a fresh pid namespace (``unshare``, root): a mutant of the kill
+    #: path that signals a wrong pid reaches only the namespace, never this machine.
+    pidns: bool = False
 
 
 #: The report's direct tests (view models, values, rendering, hostile keys, goldens): each
@@ -62,6 +65,9 @@ _REPORT_TESTS = (
     "tests/report/test_report_golden.py", "tests/report/test_report_hostile_run.py")
 #: Chromium takes seconds a page: run by the suite, not for every mutant.
 _NO_BROWSER = "not chromium"
+
+#: The kill guard's tests (statesnap.base.spawned and its callers).
+_KILL_GUARD_TESTS = ("tests/replay/test_kill_guard.py",)
 
 #: The verification's tests: every module of the procedure (verify.py and its parts).
 _VERIFY_TESTS = ("tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")
@@ -111,6 +117,19 @@ TARGETS: dict[str, Target] = {
     "probe_cwd": Target("src/statesnap/probes/cwd.py", ("tests/probes/test_os_probes_unit.py",)),
     "probe_syspath": Target("src/statesnap/probes/syspath.py", (
         "tests/probes/test_os_probes_unit.py",)),
+    # The kill path (issue 27): every mutant that could signal a process statesnap did not
+    # start must die.  The guard's tests record its kill()/killpg() instead of sending them,
+    # so no mutant signals anything; their one real kill runs inside a pid namespace.
+    # The guard itself (what may be signalled), not its waiting helpers (they signal nothing
+    # and are covered by tests/contain/isolation/test_procwait.py).
+    "spawned": Target("src/statesnap/base/spawned.py", _KILL_GUARD_TESTS, only=(
+        "_EXITED_NOW", "_REAPED_KEPT", "is_pid", "_note", "popen", "fork", "lead_group",
+        "owned", "forget", "_refuse", "_ours", "signal_process", "signal_group"), pidns=True),
+    "procwait": Target("src/statesnap/replay/procwait.py", (
+        *_KILL_GUARD_TESTS, "tests/contain/isolation/test_procwait.py"),
+        only=("kill_group", "wait_child"), pidns=True),
+    "replay_kill": Target("src/statesnap/replay/runner.py", _KILL_GUARD_TESTS, only=("_kill",),
+                          pidns=True),
 }
 
 #: Survivors judged equivalent (no behaviour a user could see changes), keyed by module and
@@ -515,6 +534,24 @@ EQUIVALENT.update({
 })
 
 
+#: Survivors of the kill path (issue 27) judged equivalent (same form as EQUIVALENT).
+_DISTINCT_BITS = "WEXITED, WNOHANG and WNOWAIT are distinct bits: + and ^ are |"
+_KEPT = ("how many reaped children of its own the guard remembers: any bound (a signal to one "
+         "it forgot is refused all the same, only noted as not its own)")
+EQUIVALENT.update({
+    ("spawned", "_EXITED_NOW = os.WEXITED | os.WNOHANG + os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "_EXITED_NOW = os.WEXITED + os.WNOHANG | os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "_EXITED_NOW = os.WEXITED ^ os.WNOHANG | os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "_EXITED_NOW = os.WEXITED | os.WNOHANG ^ os.WNOWAIT"): _DISTINCT_BITS,
+    ("spawned", "return type(value) == int and value > 1"):
+        "two classes are equal only when they are the same class: == is `is`",
+    ("spawned", "_REAPED_KEPT = 4097"): _KEPT,
+    ("spawned", "_REAPED_KEPT = 4095"): _KEPT,
+    ("spawned", "if pid <= 0:"):
+        "os.fork() returns 0 in the child and a pid in the parent (it raises on failure): "
+        "never below 0",
+})
+
 def _copy_checkout(dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
@@ -527,6 +564,8 @@ def _test_command(work: Path, target: Target) -> str:
     env = (f"env PYTHONPATH={work / 'src'} PYTHONDONTWRITEBYTECODE=1 "
            "PYTEST_ADDOPTS= STATESNAP_MUTATION=1")
     select = f" -k '{target.select}'" if target.select else ""
+    if target.pidns:
+        env = f"unshare --pid --fork --mount-proc -- {env}"
     return (f"{env} {sys.executable} -m pytest -x -q -p no:randomly -p no:cacheprovider "
             f"-p no:xdist{select} {' '.join(target.tests)}")
 

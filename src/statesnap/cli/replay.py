@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from statesnap.base import spawned
 from statesnap.base.text import FILE_ERRORS
 from statesnap.cli import CliError
 from statesnap.cli.common import (
@@ -140,10 +142,11 @@ def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
             pump = runner.pump(proc.stdout.fileno(), out, secrets, tee=sys.stdout.buffer)
             try:
                 pump.run(proc)
-                return proc.wait()
+                return spawned.wait(proc)
             except BaseException:
-                proc.kill()
-                proc.wait()
+                # Only the child started above (in the terminal's group: Ctrl-C reached it).
+                spawned.signal_process(proc.pid, signal.SIGKILL)
+                spawned.wait(proc)
                 raise
             finally:
                 pump.close()

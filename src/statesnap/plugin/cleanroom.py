@@ -1,6 +1,7 @@
 """statesnap's own session end, shielded from what the tests left in the process.
 
-:func:`capture` notes, before the first test, the process globals statesnap's end relies on;
+:func:`capture` notes, before the first test, the process globals statesnap's end relies on
+(with the attributes of the modules and classes it works through, :mod:`.cleanattrs`);
 :func:`shielded` puts them back around the end, then puts back what the tests left.  Why:
 docs/ARCHITECTURE.md ("The pytest layer").
 """
@@ -18,7 +19,11 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
+# Imported now, with the plugin: it takes the functions that start, wait for and signal
+# statesnap's own processes before any test can patch them.
+from statesnap.base import spawned  # noqa: F401
 from statesnap.base.plain import Value
+from statesnap.plugin import cleanattrs
 
 _MISSING: Any = object()
 #: Signals whose disposition children inherit through exec when it is "ignore", or that the
@@ -31,14 +36,15 @@ class Baseline(Value):
     """The process globals statesnap's end relies on, as they were before the tests."""
 
     _fields = ("platform", "executable", "environ", "builtins", "modules", "import_path", "cwd",
-               "recursion_limit", "socket_timeout", "signals", "signal_mask", "umask", "tempdir")
+               "recursion_limit", "socket_timeout", "signals", "signal_mask", "umask", "tempdir",
+               "attributes")
     __slots__ = _fields
 
     def __init__(self, platform: str, executable: str, environ: Any, builtins: dict[str, Any],
                  modules: dict[str, Any], import_path: tuple[list[Any], list[Any], list[Any]],
                  cwd: str | None, recursion_limit: int, socket_timeout: float | None,
                  signals: dict[int, Any], signal_mask: set[int | signal.Signals] | None, umask: int,
-                 tempdir: str | None) -> None:
+                 tempdir: str | None, attributes: cleanattrs.Saved = ()) -> None:
         self.platform = platform
         self.executable = executable
         self.environ = environ
@@ -52,6 +58,7 @@ class Baseline(Value):
         self.signal_mask = signal_mask
         self.umask = umask
         self.tempdir = tempdir
+        self.attributes = attributes
 
 
 def capture() -> Baseline:
@@ -86,6 +93,7 @@ def capture() -> Baseline:
         signal_mask=blocked,
         umask=mask,
         tempdir=tempfile.tempdir,
+        attributes=cleanattrs.capture(),
     )
 
 
@@ -264,6 +272,8 @@ def shielded(base: Baseline | None) -> Iterator[None]:
         yield
         return
     with ExitStack() as stack:
+        # First in, last out: everything below (and the end) calls these modules' functions.
+        stack.enter_context(cleanattrs.restored(base.attributes))
         stack.enter_context(_attribute(sys, "platform", base.platform))
         stack.enter_context(_attribute(sys, "executable", base.executable))
         stack.enter_context(_attribute(os, "environ", base.environ))

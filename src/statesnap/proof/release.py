@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from statesnap.base.spawned import is_pid
 from statesnap.probes.fds import socket_text
 from statesnap.record.journal import Record
 from statesnap.state.diff import REMOVED
@@ -234,7 +235,7 @@ def _end_children(children: list[Held]) -> list[Released]:
     lines: list[Released] = []
     for h in children:
         pid = h.value.get("pid") if isinstance(h.value, dict) else None
-        if not isinstance(pid, int):
+        if not is_pid(pid):  # a real int above 1 (True is an int; -1 and 0 are everyone)
             continue
         try:
             proc = psutil.Process(pid)

@@ -20,6 +20,10 @@ from typing import Any
 from statesnap.record.journal import READABLE_FORMATS, Record, TestEntry
 from statesnap.state.diff import Change
 
+#: A decoder's ``decode`` taken at import (with the plugin, before any test): an isolated
+#: test's record is read while the tests run, and a test may have left ``json.loads`` patched.
+_LOADS = json.JSONDecoder().decode
+
 
 class RecordError(Exception):
     """A record that cannot be read: the message names the file and, where known, the line."""
@@ -119,7 +123,7 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
                 started[(lane, int(start.group(1)))] = text
                 continue
         try:
-            obj = json.loads(text)
+            obj = _LOADS(text)
         except json.JSONDecodeError as exc:
             if cut and record is not None:
                 record.truncated = True
@@ -189,7 +193,7 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
         # (In a record cut short, the test whose line the disk refused had finished.)
         # The last test started and never finished (the latest one when lanes crashed).
         running = started[max(started, key=lambda k: (k[1], k[0]))]
-        record.running = json.loads(running) if isinstance(running, str) else running
+        record.running = _LOADS(running) if isinstance(running, str) else running
     return record
 
 

@@ -1,8 +1,11 @@
 """A replay child's output on its way to the log, with secrets scrubbed before it is written.
 
 The child sends each secret value it meets through an inherited pipe (``SECRET_FD_ENV``); the
-parent replaces every known value by its digest, whole lines at a time, in one ``select`` loop
-in the caller's thread.  See docs/ARCHITECTURE.md ("Replays").
+parent replaces every known value by its digest, whole lines at a time, in one ``poll`` loop
+in the caller's thread (``select`` refuses descriptors numbered 1024 or more, which a test that
+left many files open makes ours).  The functions it calls were taken at import, so a test that
+left ``select.select``, ``os.read`` or ``time.monotonic`` patched does not reach it.  See
+docs/ARCHITECTURE.md ("Replays").
 """
 
 from __future__ import annotations
@@ -16,7 +19,16 @@ import time
 from collections.abc import Iterable
 from typing import IO, Any
 
+from statesnap.base import spawned
 from statesnap.base.redact import SECRET_FD_ENV, Redactor
+
+_READ = os.read
+_POLL = select.poll
+_MONOTONIC = time.monotonic
+_LOADS = json.loads
+#: What a pipe's read end can answer: data, or its writers gone (EOF) or an error, which a
+#: read then reports (``select`` calls all of them readable).
+_READABLE = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR | select.POLLNVAL
 
 #: After the child exited, how long output still held open by a process it left behind
 #: (a leaked daemon child inherits its stdout) is read before the log is closed.
@@ -52,7 +64,7 @@ class SecretPipe:
         data = self._partial
         while True:
             try:
-                chunk = os.read(self.read_fd, 65536)
+                chunk = _READ(self.read_fd, 65536)
             except BlockingIOError:
                 break
             if not chunk:
@@ -63,7 +75,7 @@ class SecretPipe:
         values = []
         for line in lines:
             try:
-                value = json.loads(line.decode("utf-8", "surrogateescape"))
+                value = _LOADS(line.decode("utf-8", "surrogateescape"))
             except ValueError:
                 continue
             if isinstance(value, str):
@@ -97,8 +109,10 @@ class LogPump:
         first (the child is still running: the caller kills it and calls again)."""
         exited_at: float | None = None
         while True:
-            now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
+            now = _MONOTONIC()
+            # Not reaped (WNOWAIT): until the caller reaps it, its pid and group are still ours
+            # to kill (statesnap.base.spawned).
+            if exited_at is None and spawned.has_exited(proc.pid):
                 exited_at = now
             if exited_at is None and deadline is not None and now >= deadline:
                 return True
@@ -116,19 +130,16 @@ class LogPump:
             if deadline is not None and exited_at is None:
                 wait = max(0.0, min(wait, deadline - now))
             if not watched:  # stdout closed, secrets done: only the exit is left to wait for
-                try:
-                    proc.wait(timeout=wait)
-                except subprocess.TimeoutExpired:
-                    pass
+                spawned.wait_exited(proc.pid, wait)
                 continue
-            ready, _, _ = select.select(watched, [], [], wait)
+            ready = _ready(watched, wait)
             if secrets is not None and secrets.read_fd in ready:
                 self.values.update(secrets.take())
             if self.out_fd not in ready:
                 if not ready and exited_at is not None:
                     return False  # exited, and nothing more came within the wait
                 continue
-            chunk = os.read(self.out_fd, 65536)
+            chunk = _READ(self.out_fd, 65536)
             if not chunk:
                 self._eof = True
                 continue
@@ -161,3 +172,11 @@ class LogPump:
         if rest:
             self.log.write(self.redactor.scrub(rest, self.values))
         self.log.flush()
+
+
+def _ready(fds: list[int], timeout: float) -> list[int]:
+    """The descriptors of ``fds`` that can be read (data, EOF or an error) within ``timeout``."""
+    poller = _POLL()
+    for fd in fds:
+        poller.register(fd, _READABLE)
+    return [fd for fd, events in poller.poll(timeout * 1000.0) if events & _READABLE]

@@ -1,17 +1,17 @@
 """Waiting for an isolated test's process: a deadline, its process group, and how it ended.
 
 Pure of pytest.  The child's process group is killed once it is gone, before it is reaped
-(``WNOWAIT``); a pidfd makes the wait one ``select`` where the kernel has it.  See
+(``WNOWAIT``); a pidfd makes the wait one ``poll`` where the kernel has it.  Only children
+statesnap started are waited for and signalled (:mod:`statesnap.base.spawned`).  See
 docs/ARCHITECTURE.md ("Replays").
 """
 
 from __future__ import annotations
 
-import os
-import select
 import signal
-import time
 from dataclasses import dataclass
+
+from statesnap.base import spawned
 
 #: After the deadline the child first gets SIGABRT, so faulthandler prints where it hung; if it
 #: is still there after this many seconds, its group gets SIGKILL.
@@ -62,86 +62,35 @@ class Exit:
         return out
 
 
-def _exited(pid: int) -> os.waitid_result | None:
-    """The child's exit, if it has exited, without reaping it."""
-    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-
-
-def _wait_exited(pid: int, timeout: float | None) -> os.waitid_result | None:
-    """Block until the child exits (not reaped) or ``timeout`` passes (then None)."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    pidfd = -1
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = -1
-    try:
-        if pidfd >= 0:
-            while True:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                try:
-                    ready, _, _ = select.select([pidfd], [], [], left)
-                except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-                    continue
-                if ready:
-                    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-                if deadline is not None and time.monotonic() >= deadline:
-                    return _exited(pid)
-        pause = 0.0005
-        while True:
-            info = _exited(pid)
-            if info is not None:
-                return info
-            if deadline is not None and time.monotonic() >= deadline:
-                return None
-            time.sleep(pause)
-            pause = min(pause * 2, 0.02)
-    finally:
-        if pidfd >= 0:
-            os.close(pidfd)
-
-
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     """Signal a whole process group; False when there was no such group to signal.
 
-    A group already gone is fine: the caller that started its child without a session of its
+    Only a group led by a child statesnap started in a session of its own and has not reaped
+    is signalled (:func:`statesnap.base.spawned.signal_group`); anything else is refused.  A
+    group already gone is fine: the caller that started its child without a session of its
     own (an interactive replay) then signals the child alone.
     """
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+    return spawned.signal_group(pgid, sig)
 
 
-def wait_child(pid: int, timeout: float | None = None, group: bool = True) -> Exit:
-    """Wait for child ``pid`` (its own group leader when ``group``) and reap it.
+def wait_child(pid: int, timeout: float | None = None) -> Exit:
+    """Wait for child ``pid`` (started by :mod:`statesnap.base.spawned`, leading its own
+    process group) and reap it.
 
-    Past ``timeout`` the child gets SIGABRT, then its group SIGKILL; the result says
-    ``timed_out``.  When it ends, the rest of its group is killed, then it is reaped.
+    Past ``timeout`` the child gets SIGABRT (faulthandler's chance to say where it hung), then
+    its group SIGKILL; the result says ``timed_out``.  When it ends, the rest of its group is
+    killed, then it is reaped.
     """
-    timed_out = False
-    info = _wait_exited(pid, timeout)
-    if info is None:
-        timed_out = True
-        try:
-            os.kill(pid, signal.SIGABRT)
-        except ProcessLookupError:
-            pass
-        info = _wait_exited(pid, ABORT_GRACE)
-        if info is None:
-            if group:
-                kill_group(pid)
-            else:
-                os.kill(pid, signal.SIGKILL)
-            _wait_exited(pid, None)
-    if group:
-        kill_group(pid)  # grandchildren die with the child's group
-    _, status = os.waitpid(pid, 0)
-    exit_ = Exit(timed_out=timed_out)
-    if os.WIFSIGNALED(status):
-        exit_.signal = os.WTERMSIG(status)
-        exit_.core = os.WCOREDUMP(status)
-    else:
-        exit_.code = os.waitstatus_to_exitcode(status)
-    return exit_
+    if not spawned.owned(pid):
+        raise spawned.NotOurs(f"not a child statesnap started: {pid!r}")
+    timed_out = spawned.wait_exited(pid, timeout) is None
+    if timed_out:
+        spawned.signal_process(pid, signal.SIGABRT)
+        spawned.wait_exited(pid, ABORT_GRACE)
+    # Its group: grandchildren die with it (and the child too, if it ignored SIGABRT).  Not
+    # reaped yet, so the group id is still its own.  A child with no group of its own that
+    # hung gets SIGKILL alone.
+    if not kill_group(pid) and timed_out:
+        spawned.signal_process(pid, signal.SIGKILL)
+    code, sig, core = spawned.status_parts(spawned.reap(pid))
+    return Exit(code=code, signal=sig, timed_out=timed_out, core=core)

@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from statesnap.base import spawned
 from statesnap.base.redact import Redactor
 from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record
@@ -252,10 +254,10 @@ class Runner:
                     pump.run(proc)
                     log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
                               "process group was killed\n")
-                result.returncode = proc.wait()
+                result.returncode = spawned.wait(proc)
             except BaseException:
                 _kill(proc)  # interrupted (Ctrl-C): leave no replay running
-                proc.wait()
+                spawned.wait(proc)
                 raise
             finally:
                 pump.close()
@@ -286,7 +288,7 @@ class Runner:
         if secrets is not None:
             env.update(secrets.child_env())
         try:
-            return subprocess.Popen(
+            return spawned.popen(
                 cmd, cwd=self.cwd(), env=env, stdout=out, stderr=subprocess.STDOUT,
                 stdin=None if interactive else subprocess.DEVNULL,
                 start_new_session=not interactive,
@@ -312,9 +314,9 @@ class Runner:
 
 
 def _kill(proc: subprocess.Popen[Any]) -> None:
-    """SIGKILL the replay's process group, or the child alone when it has no group of its own."""
+    """SIGKILL the replay's process group, or the child alone when it has no group of its own.
+
+    Only a child statesnap started and has not reaped is signalled (statesnap.base.spawned):
+    never whatever pid a patched ``subprocess.Popen`` handed back."""
     if not kill_group(proc.pid):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
+        spawned.signal_process(proc.pid, signal.SIGKILL)

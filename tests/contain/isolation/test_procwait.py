@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from statesnap.base import spawned
 from statesnap.contain.isolate.modes import choose_mode, cuda_initialised
 from statesnap.contain.isolate.run import trim_frames
 from statesnap.replay.procwait import kill_group, wait_child
@@ -16,7 +17,7 @@ from statesnap.replay.procwait import kill_group, wait_child
 
 def _fork(body: str) -> int:
     """A child (own process group) running ``body`` in a fresh interpreter, via exec."""
-    pid = os.fork()
+    pid = spawned.fork()  # noted as statesnap's own: the only kind wait_child takes
     if pid == 0:  # pragma: no cover - child
         os.setpgid(0, 0)
         os.execv(sys.executable, [sys.executable, "-c", body])

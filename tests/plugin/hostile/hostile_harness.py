@@ -1,7 +1,10 @@
 """Runs of the hostile suite (``suite/``) with and without statesnap, one pollution per run.
 
 Each pollution is run twice in its own copy of the suite: plain ``pytest`` and ``pytest -p
-statesnap`` asking for all three outputs (record, summary JSON, report).  Both runs of a
+statesnap`` asking for all three outputs (record, summary JSON, report).  The statesnap run goes
+inside a fresh pid namespace beside a bystander process (``tests/pidns.py``): a pollution such
+as a mocked ``subprocess.Popen`` once made the session end ``kill(-1, SIGKILL)``, and there it
+reaches the namespace only, where the bystander's death says so.  Both runs of a
 pollution go at the same time; :func:`run_all` spreads the pollutions over a few workers.
 Used by ``test_hostile.py`` and, to print the table in ``BENCHMARKS.md``, run as a script:
 ``.venv/bin/python tests/plugin/hostile/hostile_harness.py``.
@@ -23,6 +26,12 @@ from pathlib import Path
 
 SUITE = Path(__file__).resolve().parent / "suite"
 
+try:
+    import pidns
+except ImportError:  # run as a script: tests/ is not on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    import pidns
+
 #: Every pollution of the suite, with the pytest arguments it needs to survive pytest's own
 #: per-test restoring (output capture puts ``sys.stdout`` back after each test, the warnings
 #: plugin the filters): without them the pollution would not reach the session end.
@@ -40,6 +49,22 @@ POLLUTIONS: dict[str, tuple[str, ...]] = {
     "socket_timeout": (),
     "recursion_limit": (),
     "sigterm": (),
+    # What statesnap spawns, waits for, kills, reads and walks with (issue 27, section 1).
+    "popen_mock": (),
+    "os_kill": (),
+    "os_killpg": (),
+    "os_waitpid": (),
+    "select": (),
+    "scandir": (),
+    "listdir": (),
+    "stat": (),
+    "json_dumps": (),
+    "json_loads": (),
+    "json_encode": (),
+    "frozen_time": (),
+    "signal_signal": (),
+    # About 2,000 descriptors left open (issue 27, section 4): no select() on descriptors.
+    "many_fds": (),
 }
 
 ARTIFACTS = ("record", "json", "report")
@@ -71,6 +96,12 @@ class Run:
     @property
     def summary(self) -> str | None:
         return summary_line(self.stdout)
+
+    @property
+    def bystander_survived(self) -> bool:
+        """The run went inside a pid namespace (:func:`pidns.wrap`): whether the bystander
+        beside it was still alive when it ended."""
+        return pidns.bystander_survived(self.stderr)
 
 
 @dataclass
@@ -156,7 +187,7 @@ def run_pair(pollution: str, workdir: Path, *, victim: bool = True,
                  f"--statesnap-json={outputs['json']}", f"--report={outputs['report']}",
                  "--statesnap-verify-budget=120", *extra]
     plain = _start(plain_argv, plain_dir, env)
-    snap = _start(snap_argv, snap_dir, env)
+    snap = _start(pidns.wrap(snap_argv), snap_dir, env)
     return Pair(pollution, victim, _finish(plain, plain_argv, timeout),
                 _finish(snap, snap_argv, timeout), outputs)
 
@@ -198,8 +229,8 @@ def read_back(pair: Pair) -> list[tuple[str, str, str, str]] | None:
 def table(pairs: Sequence[Pair]) -> list[str]:
     """The Markdown table of ``BENCHMARKS.md``."""
     lines = ["| pollution | without statesnap | with statesnap | record | summary JSON | report "
-             "| victim's verdict | read back by `explain --json` |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| victim's verdict | read back by `explain --json` | bystander |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for pair in pairs:
         written = pair.written()
         verdict = back = "—"
@@ -215,7 +246,7 @@ def table(pairs: Sequence[Pair]) -> list[str]:
                  f"{pair.plain.returncode}: {pair.plain.summary}",
                  f"{pair.snap.returncode}: {pair.snap.summary}",
                  *("written" if written[name] else "not written" for name in ARTIFACTS),
-                 verdict, back]
+                 verdict, back, "alive" if pair.snap.bystander_survived else "KILLED"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -226,7 +257,8 @@ Command: `.venv/bin/python tests/plugin/hostile/hostile_harness.py --out bench/r
 
 `tests/plugin/hostile/suite/` with one pollution per run (left by its last test, so it is in
 force at the session end), each run twice: plain `pytest` and `pytest -p statesnap` with
-`--statesnap-record`, `--statesnap-json` and `--report`.  With the victim, the session end
+`--statesnap-record`, `--statesnap-json` and `--report`, the latter inside a fresh pid namespace
+beside a bystander process (`tests/pidns.py`) that must survive.  With the victim, the session end
 attributes and replays an order-dependent failure under the pollution; without (`-k "not
 victim"`), the run passes.  An output counts as written when it reads back complete (the
 record's footer, the JSON, the closing `</html>`).  `stdout` runs with `-s` and `warnings`
@@ -242,6 +274,11 @@ def main(argv: Sequence[str]) -> int:
         out = Path(args[at + 1])
         del args[at:at + 2]
     names = args or list(POLLUTIONS)
+    reason = pidns.unavailable()
+    if reason is not None:
+        print(f"hostile harness: the statesnap runs need a pid namespace: {reason}",
+              file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="statesnap-hostile-") as tmp:
         pairs = run_all(names, Path(tmp), workers=int(os.environ.get("HOSTILE_WORKERS", "2")))
         rows = table(pairs)

@@ -74,3 +74,69 @@ def test_the_end_sees_the_globals_of_before_and_the_pollution_comes_back(
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
     with pytest.raises(FileNotFoundError):
         os.getcwd()  # back in the deleted directory
+
+
+def test_the_end_sees_the_functions_of_before_and_the_patches_come_back(tmp_path: Path) -> None:
+    """Issue 27: module attributes and class methods a test patched and never put back."""
+    import json
+    import pathlib
+    import select
+    import subprocess
+    import time
+    from unittest import mock
+
+    base = cleanroom.capture()
+    originals = {"Popen": subprocess.Popen, "kill": os.kill, "killpg": os.killpg,
+                 "waitpid": os.waitpid, "scandir": os.scandir, "listdir": os.listdir,
+                 "stat": os.stat, "exists": os.path.exists, "select": select.select,
+                 "dumps": json.dumps, "loads": json.loads, "encode": json.JSONEncoder.encode,
+                 "time": time.time, "monotonic": time.monotonic, "signal": signal.signal}
+    fake_popen = mock.MagicMock()
+
+    def frozen() -> float:
+        return 1.0
+
+    def patched(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("left patched by a test")
+
+    inside: dict[str, object] = {}
+    after: dict[str, object] = {}
+    # Observed under the patches, asserted once they are gone (pytest itself needs os.stat).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(subprocess, "Popen", fake_popen)
+        for module, name in ((os, "kill"), (os, "killpg"), (os, "waitpid"), (os, "scandir"),
+                             (os, "listdir"), (os, "stat"), (os.path, "exists"),
+                             (select, "select"), (json, "dumps"), (json, "loads"),
+                             (signal, "signal")):
+            mp.setattr(module, name, patched)
+        mp.setattr(json.JSONEncoder, "encode", patched)
+        mp.setattr(time, "time", frozen)
+        mp.setattr(time, "monotonic", frozen)
+        # A method a subclass inherited, patched on the subclass: a new entry in its dict.
+        mp.setattr(pathlib.PosixPath, "is_file", patched, raising=False)
+        try:
+            with cleanroom.shielded(base):
+                now = {"Popen": subprocess.Popen, "kill": os.kill, "killpg": os.killpg,
+                       "waitpid": os.waitpid, "scandir": os.scandir, "listdir": os.listdir,
+                       "stat": os.stat, "exists": os.path.exists, "select": select.select,
+                       "dumps": json.dumps, "loads": json.loads,
+                       "encode": json.JSONEncoder.encode, "time": time.time,
+                       "monotonic": time.monotonic, "signal": signal.signal}
+                inside["same"] = [k for k, v in now.items() if v is not originals[k]]
+                inside["json"] = json.loads(json.dumps({"a": [1]}))
+                inside["clock"] = time.monotonic() != 1.0 and time.time() != 1.0
+                inside["inherited"] = ("is_file" not in vars(pathlib.PosixPath)
+                                       and (tmp_path / "x").is_file() is False)
+                # A real process, really waited for.
+                inside["run"] = subprocess.run(["true"], check=True).returncode
+        except Exception as exc:  # the end under the patches: what it raised, for the assert
+            inside["raised"] = repr(exc)
+        after["Popen"] = subprocess.Popen is fake_popen
+        after["patched"] = (os.kill, os.waitpid, os.path.exists, json.JSONEncoder.encode,
+                            signal.signal) == (patched,) * 5
+        after["frozen"] = time.monotonic is frozen
+        after["inherited"] = vars(pathlib.PosixPath).get("is_file") is patched
+    assert inside == {"same": [], "json": {"a": [1]}, "clock": True, "inherited": True,
+                      "run": 0}
+    # Afterwards, exactly what the tests left.
+    assert after == {"Popen": True, "patched": True, "frozen": True, "inherited": True}

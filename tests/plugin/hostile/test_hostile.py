@@ -5,6 +5,11 @@ Each pollution of ``suite/`` gets its own pair of real pytest processes, without
 code and final summary line are those of the plain run, all three files are written and
 complete, and nothing prints a traceback.  With the victim in the run, the session end
 attributes and replays its failure while the process is polluted, and proves it.
+
+The statesnap runs go inside a fresh pid namespace beside a bystander that must survive
+(``tests/pidns.py``): a session end that signalled what it did not start (a mocked ``Popen``'s
+pid, 1, made ``killpg(1, SIGKILL)``, which is ``kill(-1, SIGKILL)``) kills the bystander there,
+never the machine running the suite.
 """
 
 from __future__ import annotations
@@ -14,16 +19,25 @@ from pathlib import Path
 import pytest
 from hostile_harness import ARTIFACTS, POLLUTIONS, Pair, read_back, run_pair, verdict_rows
 
-pytestmark = pytest.mark.slow
+import pidns
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs_pidns]
+
+
+@pytest.fixture(autouse=True)
+def _namespace() -> None:
+    pidns.require()
 
 
 def _check(pair: Pair) -> None:
     context = f"--- plain:\n{pair.plain.output[-2000:]}\n--- statesnap:\n{pair.snap.output[-4000:]}"
+    assert pair.snap.bystander_survived, context
     assert pair.plain.summary is not None, context
     assert (pair.snap.returncode, pair.snap.summary) == (pair.plain.returncode,
                                                          pair.plain.summary), context
     assert pair.written() == dict.fromkeys(ARTIFACTS, True), context
-    for text in ("Traceback", "INTERNALERROR", "was not written", "failed:"):
+    for text in ("Traceback", "INTERNALERROR", "was not written", "failed:",
+                 "out of range", "left patched by a hostile test"):
         assert text not in pair.snap.output, context
     assert "- statesnap -" in pair.snap.stdout, context
 

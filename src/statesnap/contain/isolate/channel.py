@@ -13,6 +13,12 @@ from typing import IO, Any
 from statesnap.base.text import file_bytes
 from statesnap.replay.procwait import Exit
 
+# Taken at import (before the first test, statesnap.contain.isolate.plugin): the channel is
+# written and read while the tests run, and a test may have left json's functions patched.
+_ENCODE = json.JSONEncoder(default=repr, ensure_ascii=False).encode
+_DECODE = json.JSONDecoder().decode
+_DecodeError = json.JSONDecodeError
+
 
 @dataclass
 class ChildResult:
@@ -52,7 +58,7 @@ class ChildResult:
 
 def write_message(stream: IO[bytes], message: dict[str, Any]) -> None:
     """Append one message and flush it, so it survives the child's death."""
-    stream.write(file_bytes(json.dumps(message, default=repr, ensure_ascii=False)) + b"\n")
+    stream.write(file_bytes(_ENCODE(message)) + b"\n")
     stream.flush()
 
 
@@ -62,8 +68,8 @@ def parse_messages(data: bytes, result: ChildResult) -> None:
         if not line.strip():
             continue
         try:
-            msg = json.loads(line.decode("utf-8", "replace"))
-        except json.JSONDecodeError:
+            msg = _DECODE(line.decode("utf-8", "replace"))
+        except _DecodeError:
             continue
         if not isinstance(msg, dict):
             continue

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
+from statesnap.base import spawned
 from statesnap.base.internal import noted
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, read_tail, write_message
 from statesnap.contain.isolate.warnings import recording_log, to_message
@@ -58,7 +59,7 @@ def _report_sink(run: RunState, channel: IO[bytes]) -> Any:
 def _start_child(run: RunState, item: pytest.Item, channel: IO[bytes],
                  crash: IO[bytes]) -> None:
     """Everything the child does before the test: group, crash file, fresh snapshot."""
-    os.setpgid(0, 0)
+    spawned.lead_group(0)
     # A segfault's Python traceback goes to the crash file, which the parent shows.
     faulthandler.enable(file=crash, all_threads=True)
     # Only the parent writes the record; the channel is statesnap's, not the test's; the
@@ -137,23 +138,20 @@ def run_forked(run: RunState, item: pytest.Item,
         pid = -1
         gc.freeze()
         try:
-            pid = os.fork()
+            pid = spawned.fork()  # the real fork, the pid noted as ours to signal
         finally:
             if pid != 0:
                 gc.unfreeze()
         if pid == 0:  # pragma: no cover - the child never returns
             _child_main(run, item, channel, crash)
-        try:
-            os.setpgid(pid, pid)  # also done by the child: whichever runs first wins
-        except OSError:
-            pass
+        spawned.lead_group(pid)  # also done by the child: whichever runs first wins
         try:
             result.exit = wait_child(pid, timeout)
         except BaseException:
             # Ctrl-C (the child, in its own group, never got it) or worse: leave no orphans.
             kill_group(pid)
             try:
-                os.waitpid(pid, 0)
+                spawned.reap(pid)
             except ChildProcessError:
                 pass
             raise

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from statesnap.base import spawned
 from statesnap.contain.isolate.channel import ChildResult, parse_messages, write_message
 from statesnap.contain.isolate.warnings import to_message
+from statesnap.plugin import cleanattrs
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.record.reader import RecordError, read_record
 from statesnap.replay.child import child_command, child_env
@@ -108,6 +110,14 @@ def _capture_off(config: pytest.Config) -> bool:
 def run_spawned(run: RunState, item: pytest.Item,
                 timeout: float | None) -> ChildResult:
     """Run ``item`` in a fresh interpreter; the result holds its reports and how it ended."""
+    # Started, waited for and read back with the functions of before the tests (a test may
+    # have left os.stat, os.scandir or json.loads patched); the child is a fresh interpreter,
+    # so nothing of the test's own world changes.
+    with cleanattrs.restored(run.baseline.attributes):
+        return _run_spawned(run, item, timeout)
+
+
+def _run_spawned(run: RunState, item: pytest.Item, timeout: float | None) -> ChildResult:
     result = ChildResult(ok_codes=(0, 1))
     workdir = Path(tempfile.mkdtemp(prefix="statesnap-spawn-"))
     try:
@@ -119,7 +129,7 @@ def run_spawned(run: RunState, item: pytest.Item,
         with open(log_path, "wb") as log:
             out: Any = None if _capture_off(run.config) else log
             try:
-                proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                proc = spawned.popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                         stdout=out, stderr=out, start_new_session=True)
             except OSError as exc:
                 result.internal = f"cannot start {cmd[0]}: {exc.strerror}"
@@ -128,7 +138,7 @@ def run_spawned(run: RunState, item: pytest.Item,
                 result.exit = wait_child(proc.pid, timeout)
             except BaseException:
                 kill_group(proc.pid)
-                proc.wait()
+                spawned.wait(proc)
                 raise
             # Reaped by wait_child; tell Popen so it does not wait again (or warn).
             proc.returncode = result.exit.code if result.exit.code is not None else (

@@ -89,5 +89,84 @@ def pollute_sigterm():
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
+def _refuse(name):
+    def refused(*args, **kwargs):
+        raise RuntimeError(f"{name}: left patched by a hostile test")
+    refused.__name__ = name.rsplit(".", 1)[-1]
+    return refused
+
+
+# Patched and never put back, as a test that called ``mock.patch(...).start()`` and forgot
+# ``stop()`` leaves them: statesnap's session end must not use any of them.
+
+def pollute_popen_mock():
+    from unittest import mock
+    mock.patch("subprocess.Popen").start()  # its pid is a MagicMock, which int() makes 1
+
+
+def pollute_os_kill():
+    os.kill = _refuse("os.kill")
+
+
+def pollute_os_killpg():
+    os.killpg = _refuse("os.killpg")
+
+
+def pollute_os_waitpid():
+    os.waitpid = _refuse("os.waitpid")
+
+
+def pollute_select():
+    import select
+    select.select = _refuse("select.select")
+
+
+def pollute_scandir():
+    os.scandir = _refuse("os.scandir")
+
+
+def pollute_listdir():
+    os.listdir = _refuse("os.listdir")
+
+
+def pollute_stat():
+    os.stat = _refuse("os.stat")
+
+
+def pollute_json_dumps():
+    import json
+    json.dumps = _refuse("json.dumps")
+
+
+def pollute_json_loads():
+    import json
+    json.loads = _refuse("json.loads")
+
+
+def pollute_json_encode():
+    import json
+    json.JSONEncoder.encode = _refuse("json.JSONEncoder.encode")
+
+
+def pollute_frozen_time():
+    import time
+    time.time = lambda: 1_000_000.0
+    time.monotonic = lambda: 1_000.0
+
+
+def pollute_signal_signal():
+    signal.signal = _refuse("signal.signal")
+
+
+def pollute_many_fds():
+    # About 2,000 descriptors left open: statesnap's own pipes then get numbers past 1024,
+    # which select() refuses ("filedescriptor out of range").
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 4096:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+    globals()["_left_open"] = [os.pipe() for _ in range(1000)]
+
+
 def test_zz_pollutes():
     globals()["pollute_" + os.environ["HOSTILE_POLLUTION"]]()
