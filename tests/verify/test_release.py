@@ -7,8 +7,10 @@ exactly that and of nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from typing import Any
 import psutil
 
 from statesnap.probes.fds import socket_text
-from statesnap.proof.release import held_leaks, release
+from statesnap.proof.release import LEFT_RUNNING, held_leaks, release, release_all, release_lines
 from statesnap.record.journal import Record, RecordWriter
 from statesnap.record.reader import read_record
 
@@ -139,7 +141,9 @@ def test_a_leaked_lock_is_released_and_the_file_stays_open(tmp_path: Path) -> No
         held.close()
 
 
-def test_a_leaked_child_and_its_own_child_are_ended(tmp_path: Path) -> None:
+def test_a_leaked_child_is_named_and_never_signalled(tmp_path: Path) -> None:
+    """statesnap signals only processes it started: a child a test left, and that child's own
+    child, keep running; the line names it (the replays run beside it)."""
     script = ("import subprocess, sys, time\n"
               "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
               "print(g.pid, flush=True); time.sleep(600)\n")
@@ -147,24 +151,22 @@ def test_a_leaked_child_and_its_own_child_are_ended(tmp_path: Path) -> None:
     try:
         assert child.stdout is not None
         grandchild = int(child.stdout.readline())
-        bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         record = leak_record(tmp_path / "r.jsonl", [added(
             "children", "python -c ...", {"pid": child.pid, "status": "running"})])
-        lines = release(record, own_fds=set())
-        assert lines == [f"child process python -c ... (pid {child.pid}, left by "
-                         "test_x.py::test_leaks)"]
-        assert child.wait(timeout=10) is not None  # ended, and still ours to reap
-        deadline = time.monotonic() + 10
-        while alive(grandchild) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(grandchild)
-        assert bystander.poll() is None  # not in the record: left running
-        bystander.kill()
-        bystander.wait()
+        [left] = release_all(record, own_fds=set())
+        assert left.kind == LEFT_RUNNING
+        assert left.what == (f"child process python -c ... (pid {child.pid}, left by "
+                             "test_x.py::test_leaks)")
+        assert release_lines([left]) == [
+            "replaying beside (statesnap signals only processes it started) " + left.what]
+        time.sleep(0.3)
+        assert child.poll() is None and alive(grandchild)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(grandchild, signal.SIGKILL)
         if child.stdout is not None:
             child.stdout.close()
 

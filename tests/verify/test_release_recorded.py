@@ -31,13 +31,14 @@ def test_a_child_process_let_go_of_is_in_the_record(tmp_path: Path) -> None:
     run = run_suite(root, tmp_path / "out")
     f = run.finding("test_2_mode_is_day")
     assert f["status"] == "verified", run.output[-3000:]
-    assert "before replaying, let go of child process" in run.output
+    assert "replaying beside (statesnap signals only processes it started) child process" \
+        in run.output
     record = run.record()
     (action,) = record.released
     assert action["probe"] == "children"
     assert action["test"] == "test_zoo.py::test_1_hires_a_keeper"
     assert action["what"].startswith(f"child process {action['key']} (pid ")
-    assert f"let go of {action['what']}" in run.output
+    assert f"started) {action['what']}" in run.output
     # One line of its own after the footer, before the verdicts, read by every reader.
     kinds = [json.loads(line)["type"] for line in run.record_path.read_text().splitlines()]
     assert kinds[-2:] == ["released", "finding"], kinds

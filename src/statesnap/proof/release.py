@@ -1,8 +1,9 @@
 """Before in-session replays, let go of what the finished tests leaked into this process.
 
 Only leaks the record names, still the same thing: a listening socket's port (its descriptor
-pointed at a placeholder), file locks, child processes still running.  Each is printed and kept
-in the record (a ``released`` line).  Why and how: docs/ARCHITECTURE.md ("Letting go").
+pointed at a placeholder), file locks.  Child processes the tests left still running are named,
+never signalled (statesnap signals only what it started).  Each is printed and kept in the
+record (a ``released`` line).  Why and how: docs/ARCHITECTURE.md ("Letting go").
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import signal
 import socket
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +21,8 @@ from statesnap.probes.fds import socket_text
 from statesnap.record.journal import Record
 from statesnap.state.diff import REMOVED
 
-#: How long children get to exit after SIGTERM before SIGKILL.
-GRACE = 2.0
+#: The kind of a child process the tests left running: named, never signalled.
+LEFT_RUNNING = "child"
 #: Like things let go of beyond this many are one line: a count and this many examples.
 EXAMPLES = 3
 #: Each kind of thing let go of, as the line about many of them names it.
@@ -108,7 +107,7 @@ def release_all(record: Record, own_fds: Iterable[int]) -> list[Released]:
     if flushed:
         done.append(Released(f"the buffered writes of {flushed} file(s) tests left open "
                              "(flushed)", "fds"))
-    done += _end_children(children)
+    done += _children_left(children)
     return done
 
 
@@ -121,11 +120,13 @@ def release_lines(released: Iterable[Released]) -> list[str]:
         groups.setdefault(r.kind, []).append(r)
     lines: list[str] = []
     for kind, items in groups.items():
+        verb = ("replaying beside (statesnap signals only processes it started)"
+                if kind == LEFT_RUNNING else "before replaying, let go of")
         if len(items) <= EXAMPLES:
-            lines += [f"before replaying, let go of {r.what}" for r in items]
+            lines += [f"{verb} {r.what}" for r in items]
             continue
         examples = "; ".join(r.what for r in items[:EXAMPLES])
-        lines.append(f"before replaying, let go of {len(items)} {KINDS.get(kind, kind)}: "
+        lines.append(f"{verb} {len(items)} {KINDS.get(kind, kind)}: "
                      f"{examples}; … and {len(items) - EXAMPLES} more (all in the record's "
                      "'released' line)")
     return lines
@@ -223,7 +224,13 @@ def _replace_socket(fd: int) -> bool:
     return True
 
 
-def _end_children(children: list[Held]) -> list[Released]:
+def _children_left(children: list[Held]) -> list[Released]:
+    """The child processes tests left that still run: named, never signalled.
+
+    statesnap signals only processes it started itself (base/spawned.py): a child a test
+    started is the test's, and ending it could end work the user still relies on.  The
+    replays run beside it, and a verdict that could depend on it says so (proof/verify.py).
+    """
     if not children:
         return []
     try:
@@ -231,7 +238,6 @@ def _end_children(children: list[Held]) -> list[Released]:
     except ImportError:
         return []
     me = os.getpid()
-    procs: list[Any] = []
     lines: list[Released] = []
     for h in children:
         pid = h.value.get("pid") if isinstance(h.value, dict) else None
@@ -239,25 +245,12 @@ def _end_children(children: list[Held]) -> list[Released]:
             continue
         try:
             proc = psutil.Process(pid)
-            if proc.ppid() != me or proc.status() == psutil.STATUS_ZOMBIE:
+            if proc.ppid() != me or not _running(proc, psutil):
                 continue
-            family = [proc, *proc.children(recursive=True)]
         except psutil.Error:
             continue
-        procs += family
         lines.append(Released(f"child process {h.key} (pid {pid}, left by {h.test})",
-                              h.probe, h.key, h.test, "child"))
-    for proc in procs:
-        with contextlib.suppress(psutil.Error):
-            proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + GRACE
-    alive = procs
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-        alive = [p for p in alive if _running(p, psutil)]
-    for proc in alive:
-        with contextlib.suppress(psutil.Error):
-            proc.send_signal(signal.SIGKILL)
+                              h.probe, h.key, h.test, LEFT_RUNNING))
     return lines
 
 

@@ -160,7 +160,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
     if ctx.verify_budget <= 0 or ctx.replaying:
         return attribute(record)
     from statesnap.proof.progress import session_progress
-    from statesnap.proof.release import release_all, release_lines
+    from statesnap.proof.release import LEFT_RUNNING, release_all, release_lines
 
     findings = attribute(record)
     if not findings:
@@ -179,7 +179,9 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
         return prove(record, findings, Replays(budget=ctx.verify_budget,
                                                repeat=ctx.verify_repeat,
                                                find_cleaners=ctx.find_cleaners,
-                                               env=ctx.initial_env, redactor=ctx.redactor),
+                                               env=ctx.initial_env, redactor=ctx.redactor,
+                                               beside=[r.what for r in released
+                                                       if r.kind == LEFT_RUNNING]),
                      progress=session_progress(ctx.say))
     except KeyboardInterrupt:  # verify_findings noted which findings it did not finish
         raise Interrupted(findings) from None
@@ -188,12 +190,14 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
 class Replays(Value):
     """How findings are proven: the budget and the replays' settings."""
 
-    _fields = ("budget", "repeat", "find_cleaners", "timeout", "env", "redactor", "raise_errors")
+    _fields = ("budget", "repeat", "find_cleaners", "timeout", "env", "redactor", "raise_errors",
+               "beside")
     __slots__ = _fields
 
     def __init__(self, budget: float, repeat: int = 1, find_cleaners: bool = False,
                  timeout: float = 300.0, env: dict[str, str] | None = None,
-                 redactor: Redactor | None = None, raise_errors: bool = False) -> None:
+                 redactor: Redactor | None = None, raise_errors: bool = False,
+                 beside: list[str] | None = None) -> None:
         self.budget = budget
         self.repeat = repeat
         self.find_cleaners = find_cleaners
@@ -202,6 +206,8 @@ class Replays(Value):
         self.redactor = redactor
         #: The CLI stops at a replay that cannot run; a session goes on without it.
         self.raise_errors = raise_errors
+        #: Child processes the tests left running, which the replays run beside.
+        self.beside = list(beside or ())
 
 
 def prove(record: Record, findings: list[Finding], replays: Replays,
@@ -211,6 +217,7 @@ def prove(record: Record, findings: list[Finding], replays: Replays,
     from statesnap.replay.runner import Runner
 
     runner = Runner(record, timeout=replays.timeout, env=replays.env, redactor=replays.redactor)
+    runner.beside = replays.beside
     return verify_findings(record, findings, budget=replays.budget, repeat=replays.repeat,
                            find_cleaners=replays.find_cleaners, progress=progress,
                            runner=runner, raise_errors=replays.raise_errors)

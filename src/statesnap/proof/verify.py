@@ -123,6 +123,9 @@ class Verifier(Replayer):
             if self.same_failure(alone, finding):
                 if self._leftover_polluters(finding, victim):
                     return
+                if self.runner.beside:
+                    self._alone_beside(finding)
+                    return
                 self._not_order_dependent(finding, vid)
                 return
             # It fails alone, but not as it failed in the run: the order still matters
@@ -152,6 +155,19 @@ class Verifier(Replayer):
         finding.drop_state(NOT_THE_CAUSE)
         finding.note = "fails alone in a fresh process: a genuine failure, not pollution"
         finding.repro = repro_command(self.record.header, [vid])
+
+    def _alone_beside(self, finding: Finding) -> None:
+        """It fails alone, but beside processes the tests left running, which statesnap does
+        not end (it signals only what it started): a fresh machine would not have them, so
+        neither "genuine failure" nor a polluter is proven."""
+        beside = self.runner.beside
+        shown = "; ".join(beside[:3]) + (f"; and {len(beside) - 3} more" if len(beside) > 3
+                                          else "")
+        self._unexplained(finding)
+        finding.note = (f"it fails alone too, but the replays ran beside process(es) the tests "
+                        f"left running ({shown}), which statesnap never signals: whether it "
+                        "fails without them is not proven; end them in the test that started "
+                        "them, then run statesnap explain --verify")
 
     def _unexplained(self, finding: Finding) -> None:
         """The recorded order did not reproduce the failure: no polluter, no key, and no

@@ -85,6 +85,9 @@ class Runner:
         #: State only reference cycles keep (statesnap.replay.gcmode): every replay runs
         #: with the collector off, so its answer does not rest on when the collector runs.
         self.gc_off = held_by_cycles(record.tests)
+        #: Processes the tests left running that the replays run beside (statesnap signals
+        #: only what it started): one description each, for the verdicts that may hinge on them.
+        self.beside: list[str] = []
         #: Probes the children run (None: the recorded selection).  Verification needs only
         #: the probes of the keys it looks at: each one left out saves its setup in every
         #: replay, and a replay's outcome never depends on what its probes see.
