@@ -103,8 +103,8 @@ class SciStackProbe(Probe):
         if key == "matplotlib.backend":
             # Appearing with the import, or picked on first use: the same in any order.
             return Severity.LOW if before in (None, AUTO_BACKEND) else Severity.MEDIUM
-        if key == "matplotlib.figures":
-            return Severity.MEDIUM
+        # The rest, pyplot's open figures included: a figure left open is what plt.gca(),
+        # plt.gcf() and the next figure's number give every later test.
         return self.severity
 
     def hint(self, key: str, change: str) -> str | None:
