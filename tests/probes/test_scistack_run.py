@@ -9,6 +9,7 @@ Without the probe no key is named (each finding would come from delta debugging,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -136,7 +137,10 @@ def mpl_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
           mpl_config: Path) -> pytest.Pytester:
     for lib in ("numpy", "pandas", "matplotlib", "sklearn"):
-        pytest.importorskip(lib)
+        # Looked up, not imported: pytester takes back the modules a test imported, and
+        # numpy cannot be imported twice in one process.
+        if importlib.util.find_spec(lib) is None:
+            pytest.skip(f"{lib} is not installed")
     # The backend every run starts from, whatever the machine has (a display, Tk).
     monkeypatch.setenv("MPLBACKEND", "agg")
     monkeypatch.setenv("MPLCONFIGDIR", str(mpl_config))
