@@ -3,8 +3,10 @@ matplotlib (callgrind), with the probe on against the same checkout with it off.
 
 The overhead benchmark's project (``bench_overhead.generate``) with a ``conftest.py`` that
 imports numpy, pandas and ``matplotlib.pyplot`` (and scikit-learn with ``--sklearn``), so
-every token of every test finds the libraries imported.  Two variants:
+every token of every test finds the libraries imported.  Three variants:
 
+- ``none``: no conftest, nothing scientific imported: what the probe costs a suite that never
+  imports numpy (its gate, one ``sys.modules`` lookup per token);
 - ``quiet``: the trivial tests as they are: the token is paid, nothing moves;
 - ``busy``: each test also enters ``np.errstate``, ``pd.option_context`` and
   ``matplotlib.rc_context`` (changing a setting inside each and putting it back), so the
@@ -53,10 +55,16 @@ def _busy():
 """
 
 
-def make_suite(root: Path, tests: int, modules: int, busy: bool, sklearn: bool) -> None:
+VARIANTS = ("none", "quiet", "busy")
+
+
+def make_suite(root: Path, tests: int, modules: int, variant: str, sklearn: bool) -> None:
     from bench_overhead import generate
 
     generate(root, tests, modules)
+    if variant == "none":
+        return
+    busy = variant == "busy"
     (root / "conftest.py").write_text(
         CONFTEST.format(sklearn="import sklearn" if sklearn else ""), encoding="utf-8")
     if not busy:
@@ -94,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     got: dict[tuple[str, str, int], int] = {}
     with tempfile.TemporaryDirectory(prefix="statesnap-sci-") as tmp:
         work = Path(tmp)
-        for variant in ("quiet", "busy"):
+        for variant in VARIANTS:
             for size in (args.small, args.large):
                 suite = work / f"{variant}{size}"
-                make_suite(suite, size, args.modules, variant == "busy", args.sklearn)
+                make_suite(suite, size, args.modules, variant, args.sklearn)
                 for side, probes in sides.items():
                     n = count(suite, probes, work / f"{variant}-{side}{size}.log")
                     got[variant, side, size] = n
@@ -108,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
              "`--statesnap-probes=-scistack`; callgrind, user space):", "",
              "| suite | per test, scistack on | per test, off | on / off | per test added by "
              "scistack | per session added |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    for variant in ("quiet", "busy"):
+    for variant in VARIANTS:
         per = {side: (got[variant, side, args.large] - got[variant, side, args.small]) / span
                for side in sides}
         session = {side: got[variant, side, args.small] - per[side] * args.small

@@ -8,6 +8,7 @@ probe imports nothing and reads nothing.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -70,8 +71,7 @@ def test_every_setting_is_a_key_and_is_restored(libs: dict[str, Any],
                                                 probe: SciStackProbe) -> None:
     np, pd, mpl, sklearn, plt = (libs[k] for k in ("np", "pd", "mpl", "sklearn", "plt"))
     clean = probe.read()
-    # Importing the libraries adds no key but the backend, which nothing chose yet.
-    assert {k: v for k, v in clean.items() if k != "matplotlib.backend"} == {}
+    assert clean == {}  # importing the libraries adds no key
     saved = probe.save()
     token = probe.token()
 
@@ -100,7 +100,7 @@ def test_every_setting_is_a_key_and_is_restored(libs: dict[str, Any],
         "matplotlib.figures": "2 open (numbers 1, 2)",
         "sklearn.config:assume_finite": "True",
     }
-    assert {k: v for k, v in changed.items() if k != "matplotlib.backend"} == expected
+    assert changed == expected
     json.dumps(changed)
     restored = probe.restore(saved, list(expected))
     assert sorted(restored) == sorted(expected)
@@ -158,19 +158,63 @@ def test_backend_switch_is_seen_and_put_back(libs: dict[str, Any],
                                              probe: SciStackProbe) -> None:
     mpl = libs["mpl"]
     saved = probe.save()
-    start = probe.read()["matplotlib.backend"]
+    assert "matplotlib.backend" not in probe.read()
     mpl.use("svg")
     assert probe.read()["matplotlib.backend"] == "svg"
     assert probe.restore(saved, ["matplotlib.backend"]) == ["matplotlib.backend"]
-    assert probe.read()["matplotlib.backend"] == start
+    assert "matplotlib.backend" not in probe.read()
+    assert mpl.get_backend().lower() == "agg"
+
+
+def test_the_backend_pyplot_picks_is_the_default(tmp_path: Path) -> None:
+    """No backend chosen: pyplot picks one on first use, whichever test that is -- no key;
+    a backend a test chose is one, and restoring it goes back to what pyplot picked."""
+    code = textwrap.dedent("""
+        from pathlib import Path
+        from statesnap.probes.base import ProbeContext
+        from statesnap.probes.scistack import SciStackProbe
+        import matplotlib
+        p = SciStackProbe()
+        p.setup(ProbeContext(rootdir=Path('.')))
+        saved = p.save()
+        print(sorted(p.read()))
+        import matplotlib.pyplot as plt
+        plt.close(plt.figure())  # picks the backend
+        p.token()
+        print(sorted(p.read()))
+        picked = matplotlib.get_backend()
+        matplotlib.use("svg")
+        p.token()
+        print(sorted(p.read().items()))
+        print(p.restore(saved, ["matplotlib.backend"]), sorted(p.read()),
+              matplotlib.get_backend() == picked)
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    env["MPLCONFIGDIR"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "[]", "[]", "[('matplotlib.backend', 'svg'), "
+        "('matplotlib.rcParams:backend_fallback', 'False')]",
+        "['matplotlib.backend'] ['matplotlib.rcParams:backend_fallback'] True"]
+
+
+def test_mplbackend_is_the_default_backend(tmp_path: Path) -> None:
+    """``MPLBACKEND`` is written into rcParams after rcParamsOrig is copied: it is still
+    every process's default, no key."""
+    code = ("from pathlib import Path; from statesnap.probes.base import ProbeContext; "
+            "from statesnap.probes.scistack import SciStackProbe; import matplotlib; "
+            "p = SciStackProbe(); p.setup(ProbeContext(rootdir=Path('.'))); "
+            "print(sorted(p.read())); matplotlib.use('pdf'); p.token(); print(sorted(p.read()))")
+    env = dict(os.environ, MPLBACKEND="Agg", MPLCONFIGDIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, check=True).stdout.splitlines()
+    assert out == ["[]", "['matplotlib.backend', 'matplotlib.rcParams:backend_fallback']"]
 
 
 def test_severities_and_hints(probe: SciStackProbe) -> None:
-    # Picked on first use, the same in any order: low.  Chosen by a test: a leak.
-    auto = "auto (resolved on first use)"
-    assert probe.severity_of("matplotlib.backend", None, auto) == Severity.LOW
-    assert probe.severity_of("matplotlib.backend", auto, "agg") == Severity.LOW
-    assert probe.severity_of("matplotlib.backend", "agg", "svg") == Severity.MEDIUM
+    assert probe.severity_of("matplotlib.backend", None, "svg") == Severity.MEDIUM
     assert probe.severity_of("matplotlib.figures", None, "1 open (numbers 1)") == Severity.HIGH
     assert probe.severity_of("numpy.errstate", None, "divide=raise") == Severity.HIGH
     # Put back to the default (by a finaliser, an autouse reset): nothing to act on.
@@ -190,6 +234,7 @@ def test_severities_and_hints(probe: SciStackProbe) -> None:
 
 
 def test_a_stand_in_module_is_not_read(libs: dict[str, Any], probe: SciStackProbe) -> None:
+    libs["plt"].figure()
     probe.token()
     stand_ins = {name: mock.MagicMock() for name in
                  ("numpy", "pandas", "matplotlib", "matplotlib.pyplot", "sklearn")}
@@ -198,7 +243,7 @@ def test_a_stand_in_module_is_not_read(libs: dict[str, Any], probe: SciStackProb
         assert probe.read() == {}
         assert probe.save() == []
     probe.token()
-    assert "matplotlib.backend" in probe.read()  # the real modules are read again
+    assert "matplotlib.figures" in probe.read()  # the real modules are read again
 
 
 def test_nothing_is_imported_or_read_without_numpy(tmp_path: Path) -> None:
@@ -231,3 +276,26 @@ def test_a_session_never_imports_the_libraries(pytester: pytest.Pytester) -> Non
     """)
     result = pytester.runpytest_subprocess("-p", "statesnap", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
+
+
+def test_the_public_getters_stand_in_where_numpy_has_no_context_variables(
+        libs: dict[str, Any]) -> None:
+    """numpy 1.x keeps its error state and print options elsewhere: the token then asks
+    ``np.geterr()``, ``np.geterrcall()`` and ``np.get_printoptions()``."""
+    from statesnap.probes._scilibs import NumpyWatcher
+
+    np = libs["np"]
+    watcher = NumpyWatcher(np)
+    assert watcher._vars is not None  # numpy 2 here: the context variables are used
+    watcher._vars = None
+    token = watcher.token()
+    assert watcher.token() == token
+    for change in (lambda: np.seterr(over="raise"), lambda: np.seterrcall(print),
+                   lambda: np.set_printoptions(linewidth=30)):
+        change()
+        assert watcher.token() != token
+        token = watcher.token()
+    out: dict[str, Any] = {}
+    watcher.read(out)
+    assert out == {"numpy.errstate": "divide=warn over=raise under=ignore invalid=warn",
+                   "numpy.errcall": "builtins.print", "numpy.printoptions:linewidth": "30"}

@@ -8,6 +8,7 @@ Keys and costs: docs/PROBES.md (``scistack``).
 
 from __future__ import annotations
 
+import os
 from itertools import compress, repeat
 from operator import is_not
 from typing import Any
@@ -20,13 +21,15 @@ from statesnap.probes.scistack import AUTO_BACKEND
 RCPARAMS = "matplotlib.rcParams:"
 BACKEND = "matplotlib.backend"
 FIGURES = "matplotlib.figures"
-AUTO = AUTO_BACKEND
 _MISSING = object()
 
 
 class RcParamsWatcher(Watcher):
     """``rcParams`` entries that differ from ``rcParamsOrig`` (what the import read from the
-    matplotlibrc files: a fresh process starts there), and the backend."""
+    matplotlibrc files: a fresh process starts there), the backend among them.
+
+    The backend's default: see :meth:`_default_backend`.
+    """
 
     module = "matplotlib"
     prefixes = (RCPARAMS, BACKEND)
@@ -37,7 +40,17 @@ class RcParamsWatcher(Watcher):
         self._orig: dict[str, Any] = mod.rcParamsOrig
         if not isinstance(self._rc, dict) or not isinstance(self._orig, dict):
             raise Unsupported("rcParams is not a dict here")
-        self._auto = getattr(submodule("matplotlib.rcsetup"), "_auto_backend_sentinel", None)
+        rcsetup = submodule("matplotlib.rcsetup")
+        self._auto = getattr(rcsetup, "_auto_backend_sentinel", None)
+        #: ``MPLBACKEND``, which the import writes into rcParams after copying rcParamsOrig:
+        #: the default of every process of this run (taken when matplotlib is first seen).
+        self._env_backend: object = None
+        chosen = os.environ.get("MPLBACKEND")
+        if chosen:
+            try:
+                self._env_backend = rcsetup.validate_backend(chosen)
+            except Exception:
+                self._env_backend = chosen
         rc, orig = self._rc, self._orig
         if probe_support():
             self._reader: Any = version_reader([rc, orig])
@@ -49,7 +62,7 @@ class RcParamsWatcher(Watcher):
         return self._reader()
 
     def _backend_text(self, value: object) -> str:
-        return AUTO if value is self._auto else str(value)
+        return AUTO_BACKEND if value is self._auto else str(value)
 
     def read(self, out: ProbeMap) -> None:
         rc, orig = self._rc, self._orig
@@ -61,10 +74,18 @@ class RcParamsWatcher(Watcher):
         for name in moved:
             value = dict.__getitem__(rc, name)
             if name == "backend":
-                continue
-            if not same(value, dict.get(orig, name, _MISSING)):
+                if not same(value, self._default_backend()):
+                    out[BACKEND] = self._backend_text(value)
+            elif not same(value, dict.get(orig, name, _MISSING)):
                 out[RCPARAMS + name] = show(value)
-        out[BACKEND] = self._backend_text(dict.get(rc, "backend", self._auto))
+
+    def _default_backend(self) -> object:
+        """``MPLBACKEND`` where set, else ``rcParamsOrig["backend"]``: the matplotlibrc's
+        choice, or (no choice anywhere) what pyplot picked on first use, which it records
+        there -- the same pick whichever test made it."""
+        if self._env_backend is not None:
+            return self._env_backend
+        return dict.get(self._orig, "backend", self._auto)
 
     def save(self) -> object:
         # A plain copy: a list changed in place is shared with rcParamsOrig too (matplotlib's
@@ -90,8 +111,11 @@ class RcParamsWatcher(Watcher):
         return done
 
     def _restore_backend(self, value: object) -> bool:
+        resolved = self._default_backend()
+        if value is self._auto and resolved is not self._auto:
+            value = resolved  # picked since the save: what "auto" turned out to be
         now = dict.get(self._rc, "backend")
-        if now is value or (value is not self._auto and same(now, value)):
+        if now is value or same(now, value):
             return True
         if value is self._auto:
             # Back to "pick on first use"; pyplot (if imported) resolves it again when asked.

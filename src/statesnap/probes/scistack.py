@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 #: The token while numpy is not imported.
 NO_NUMPY = "numpy not imported"
-#: ``matplotlib.backend`` before anything resolved it (``rcsetup._auto_backend_sentinel``):
-#: pyplot picks one on first use, the same whichever test uses it first.
+#: ``matplotlib.backend`` while it is ``rcsetup._auto_backend_sentinel`` where a backend had
+#: been picked (a test wrote the sentinel back).
 AUTO_BACKEND = "auto (resolved on first use)"
 _MODULES = ("statesnap.probes._sciwatch", "statesnap.probes._scilibs",
             "statesnap.probes._scimpl")
@@ -101,8 +101,7 @@ class SciStackProbe(Probe):
         if after is None:
             return Severity.LOW  # put back to the default (all figures closed)
         if key == "matplotlib.backend":
-            # Appearing with the import, or picked on first use: the same in any order.
-            return Severity.LOW if before in (None, AUTO_BACKEND) else Severity.MEDIUM
+            return Severity.MEDIUM  # switched by a test (what pyplot picks itself is no key)
         # The rest, pyplot's open figures included: a figure left open is what plt.gca(),
         # plt.gcf() and the next figure's number give every later test.
         return self.severity
