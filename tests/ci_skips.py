@@ -3,7 +3,7 @@
 ``make test`` installs gcc (the NVML stand-in), Debian's Chromium (the browser tests) and the
 test extra (numpy, playwright); on CI a skip of such a test means that install broke, and a
 silent skip would hide it.  Marked tests: ``browser``, ``needs_gcc``, ``needs_numpy``,
-``needs_pidns``, ``needs_mountns``.
+``needs_scistack``, ``needs_pidns``, ``needs_mountns``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ REQUIRED_IN_CI = {
     "browser": "`make chromium` (Debian's chromium) and the test extra (playwright)",
     "needs_gcc": "gcc (`make test` installs it with apt when missing)",
     "needs_numpy": "the test extra (`pip install -e '.[test]'`)",
+    "needs_scistack": "the test extra (pandas, matplotlib, scikit-learn)",
     "needs_pidns": "util-linux's unshare, run as root (tests/pidns.py)",
     "needs_mountns": "util-linux's unshare and mount, run as root (tests/chaos/mountns.py)",
 }

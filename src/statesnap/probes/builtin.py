@@ -22,6 +22,7 @@ BUILTIN: tuple[tuple[str, str], ...] = (
     ("statesnap.probes.process", "ProcessProbe"),
     ("statesnap.probes.random_", "RandomProbe"),
     ("statesnap.probes.torch_", "TorchProbe"),
+    ("statesnap.probes.scistack", "SciStackProbe"),
     ("statesnap.probes.nvml", "NvmlProbe"),
 )
 
