@@ -12,6 +12,7 @@ from typing import Any
 
 from statesnap.base.deltamap import changed_keys
 from statesnap.base.plain import Value
+from statesnap.state.folders import FOLDER_SUMMARY_AT, summarise_folders
 from statesnap.state.snapshot import Snapshot
 
 ADDED = "added"
@@ -129,7 +130,14 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -
         # before the loop (~170 K -> ~125 K instructions a diff on click's maps).
         keys = compress(touched, map(is_not, map(before.get, touched, repeat(_ABSENT)),
                                      map(after.get, touched, repeat(_ABSENT))))
-    for key in sorted(keys):
+    ordered = sorted(keys)
+    summarised = False
+    if probe == "files" and len(ordered) > FOLDER_SUMMARY_AT:
+        # A folder filled or emptied with thousands of files is one change, not one a file.
+        ordered, folders = summarise_folders(ordered, before, after)
+        out.extend(Change(probe, key, kind, old, new) for key, kind, old, new in folders)
+        summarised = bool(folders)
+    for key in ordered:
         if key not in after:
             if key not in before:
                 continue  # a lineage's key removed on both sides
@@ -140,7 +148,13 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -
                 out.append(Change(probe, key, ADDED, None, after[key]))
         elif before[key] != after[key]:
             out.append(Change(probe, key, CHANGED, before[key], after[key]))
+    if summarised:
+        out.sort(key=_by_key)
     return out
+
+
+def _by_key(change: Change) -> str:
+    return change.key
 
 
 def change_kind(before: Any, after: Any) -> str:
