@@ -108,8 +108,11 @@ OWNED_KEYS: dict[str, str] = {"attributes": ":"}
 _ABSENT = object()
 
 
-def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[Change]:
-    """Changes of one probe's map, keys in sorted order."""
+def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any],
+              values: bool = True) -> list[Change]:
+    """Changes of one probe's map, keys in sorted order.  Without ``values``, a summarised
+    folder's change (:mod:`statesnap.state.folders`) has None on both sides: for callers
+    that only look at which keys changed."""
     if before is after:
         return []
     out: list[Change] = []
@@ -134,7 +137,7 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any]) -
     summarised = False
     if probe == "files" and len(ordered) > FOLDER_SUMMARY_AT:
         # A folder filled or emptied with thousands of files is one change, not one a file.
-        ordered, folders = summarise_folders(ordered, before, after)
+        ordered, folders = summarise_folders(ordered, before, after, values)
         out.extend(Change(probe, key, kind, old, new) for key, kind, old, new in folders)
         summarised = bool(folders)
     for key in ordered:
@@ -171,15 +174,16 @@ def change_kind(before: Any, after: Any) -> str:
 
 
 def diff_snapshots(
-    before: Snapshot, after: Snapshot, probes: Iterable[str] | None = None
+    before: Snapshot, after: Snapshot, probes: Iterable[str] | None = None, values: bool = True
 ) -> list[Change]:
-    """All changes between two snapshots; maps shared by identity are skipped for free."""
+    """All changes between two snapshots; maps shared by identity are skipped for free
+    (``values``: :func:`diff_maps`)."""
     names = sorted(set(before.maps) & set(after.maps)) if probes is None else list(probes)
     out: list[Change] = []
     for name in names:
         a, b = before.maps.get(name), after.maps.get(name)
         if a is None or b is None or a is b:
             continue
-        out.extend(diff_maps(name, a, b))
+        out.extend(diff_maps(name, a, b, values))
     return out
 

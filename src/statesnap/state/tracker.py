@@ -192,7 +192,7 @@ class TestTracker:
             if name in t.last.light_tokens and t.last.light_tokens[name] != token:
                 exact.add(name)
         held = t.held
-        for ch in diff_snapshots(t.last, after):
+        for ch in diff_snapshots(t.last, after, values=False):
             ref = (ch.probe, ch.key)
             if ch.probe not in exact:
                 continue
