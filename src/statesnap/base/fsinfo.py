@@ -226,10 +226,10 @@ def parse_folder_fingerprint(fp: object) -> FolderState | None:
     folder, examples = fp.get("folder"), fp.get("examples")
     if not isinstance(folder, Mapping) or not isinstance(examples, list):
         return None
-    nums = [folder.get(k) for k in ("files", "dirs", "bytes")]
-    if not all(isinstance(n, int) for n in nums):
+    files, dirs, size = folder.get("files"), folder.get("dirs"), folder.get("bytes")
+    if not isinstance(files, int) or not isinstance(dirs, int) or not isinstance(size, int):
         return None
-    return FolderState(nums[0], nums[1], nums[2], str(folder.get("digest") or ""),
+    return FolderState(files, dirs, size, str(folder.get("digest") or ""),
                        tuple(str(e) for e in examples[:FOLDER_EXAMPLES]))
 
 

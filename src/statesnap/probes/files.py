@@ -269,7 +269,9 @@ class FilesProbe(Probe):
     def restore(self, saved: object, keys: Collection[str]) -> list[str]:
         """A file or directory made since the save is removed (all in a directory made since
         was made since too); a directory removed since is made again, empty (its files are
-        keys of their own, and cannot be put back)."""
+        keys of their own, and cannot be put back), and a directory there at the save loses
+        what it holds directly that was made since (the key of a folder summarised with
+        thousands of changed entries, :mod:`statesnap.state.folders`)."""
         assert isinstance(saved, dict)
         done: list[str] = []
         for key in keys:
@@ -278,6 +280,8 @@ class FilesProbe(Probe):
                 if key in saved:
                     if key.endswith("/"):
                         os.makedirs(path, exist_ok=True)
+                        # A summarised folder's key stands for its entries: those made since.
+                        self._remove_new(saved, key)
                         done.append(key)
                     continue
                 if key.endswith("/") and _is_dir(path):
@@ -288,6 +292,22 @@ class FilesProbe(Probe):
             except OSError:
                 continue  # not put back: the victim's replay shows what that did
         return done
+
+    def _remove_new(self, saved: dict[str, Any], folder: str) -> None:
+        """Remove what ``folder`` holds directly now and did not hold at the save."""
+        start = len(folder)
+        now = self.read()
+        for key in [k for k in now if k.startswith(folder) and len(k) > start
+                    and "/" not in k[start:-1] and k not in saved]:
+            path = self._tree.path(key.rstrip("/"))
+            try:
+                if key.endswith("/"):
+                    if _is_dir(path):
+                        shutil.rmtree(path)
+                elif os.path.lexists(path):
+                    os.unlink(path)
+            except OSError:
+                continue
 
     # -- reporting --------------------------------------------------------------------------
     def feeds_memos(self, key: str) -> bool:
