@@ -41,7 +41,8 @@ def main() -> None:
             f.write(dumps(o) + "\n")
         for i in range(fill):
             mod = f"tests/integration/suite_{i // 400:04d}/test_generated_module_{i // 40:05d}.py"
-            nodeid = (f"{mod}::TestGeneratedBehaviourOfTheServiceLayerUnderLoad::test_generated_case_with_a_long_descriptive_name"
+            nodeid = (f"{mod}::TestGeneratedBehaviourOfTheServiceLayerUnderLoad::"
+                      f"test_generated_case_with_a_long_descriptive_name"
                       f"[param-{i}-variant-{i % 7}]")
             f.write(dumps({"type": "start", "index": i, "nodeid": nodeid}) + "\n")
             changes = []
