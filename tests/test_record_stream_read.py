@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from statesnap.record.journal import Record, TestEntry
+from statesnap.record.journal import TestEntry
 from statesnap.record.reader import read_record
 
 RECORDS = Path(__file__).resolve().parent.parent / "snapshots" / "records"
