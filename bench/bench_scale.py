@@ -10,7 +10,7 @@
 Wall time and peak RSS come from GNU time (``/usr/bin/time -f '%e %M'``) around each run;
 the ratios are to plain pytest (folder) and to ``--against`` (both), measured in the same run.
 
-    .venv/bin/python bench/bench_scale.py --against /work/wt/base
+    .venv/bin/python bench/bench_scale.py --against BASE   # BASE: an export of an older commit
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def folder_case(work: Path, files: int, against: Path | None) -> None:
                f"--statesnap-json={work / 'folder.json'}"]
     runs.append(("statesnap (this checkout)", with_ss, SRC))
     if against is not None:
-        runs.append((f"statesnap ({against})", with_ss, against / "src"))
+        runs.append(("statesnap (--against tree)", with_ss, against / "src"))
     print(f"\n### A test that creates {files:,} files in a new folder\n")
     print("| run | wall | peak RSS | against plain pytest |\n| --- | --- | --- | --- |")
     plain: tuple[float, float] | None = None
@@ -129,7 +129,7 @@ def record_case(work: Path, tests: int, against: Path | None) -> None:
         results = []
         trees = [("this checkout", SRC)]
         if against is not None:
-            trees.append((str(against), against / "src"))
+            trees.append(("--against tree", against / "src"))
         for label, src in trees:
             wall, rss, _ = timed([py, "-m", "statesnap", *args], root, src)
             results.append((label, wall, rss))
