@@ -136,6 +136,11 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any],
     ordered = sorted(keys)
     summarised = False
     if probe == "files" and len(ordered) > FOLDER_SUMMARY_AT:
+        # The keys may be every key of both maps (fingerprints are dicts, which the set
+        # comparison above cannot hash): the ones that differ, in one pass.
+        ordered = [k for k in ordered
+                   if k not in before or k not in after or before[k] != after[k]]
+    if probe == "files" and len(ordered) > FOLDER_SUMMARY_AT:
         # A folder filled or emptied with thousands of files is one change, not one a file.
         ordered, folders = summarise_folders(ordered, before, after, values)
         out.extend(Change(probe, key, kind, old, new) for key, kind, old, new in folders)
