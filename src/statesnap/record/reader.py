@@ -1,13 +1,14 @@
 """Reading a record back: every line type, a cut last line, and a lean read of plain tests.
 
-The record is read a line at a time, and plain tests (nothing but an outcome and gauges)
-share their phases, gauges and words: a record of 267,000 tests (200 MB) is read in a
-fraction of its size.  A record written by a process that died may end in a cut line: it is
-ignored, and the test that had started and never finished is kept as
-:attr:`Record.running`.  Anything else that is
+A record written by a process that died may end in a cut line: it is ignored, and the test
+that had started and never finished is kept as :attr:`Record.running`.  Anything else that is
 not a record line raises :class:`RecordError`, naming the file and the line.  The formats
 read are :data:`statesnap.record.journal.READABLE_FORMATS`; the line types and the format's
 history: docs/ARCHITECTURE.md ("The record format").
+
+The record is read a line at a time, and plain tests (nothing but an outcome and gauges) share
+their phases, gauges and words: a record of 267,000 tests (200 MB) is read in a fraction of
+its size.
 """
 
 from __future__ import annotations
