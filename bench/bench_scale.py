@@ -29,26 +29,33 @@ SRC = HERE.parent / "src"
 TIME = "/usr/bin/time"
 
 
-def timed(argv: list[str], cwd: Path, src: Path | None) -> tuple[float, float, int]:
-    """``(wall s, peak RSS MB, exit code)`` of ``argv`` in ``cwd``; ``src`` on PYTHONPATH."""
+def timed(argv: list[str], cwd: Path, src: Path | None) -> tuple[float, float, float]:
+    """``(wall s, peak RSS MB, CPU s)`` of ``argv`` in ``cwd``; ``src`` on PYTHONPATH.
+
+    CPU time (user + system, the process and the children it waited for) is the steadier
+    figure on a shared machine, where the wall time of writing 100,000 files swings several
+    times over with the other users' disk traffic."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "STATESNAP_"))}
     env["PYTEST_ADDOPTS"] = "-p no:randomly"
     if src is not None:
         env["PYTHONPATH"] = str(src)
     marker = "@@bench "
-    proc = subprocess.run([TIME, "-f", marker + "%e %M", *argv], cwd=cwd, env=env, text=True,
+    proc = subprocess.run([TIME, "-f", marker + "%e %M %U %S", *argv], cwd=cwd, env=env, text=True,
                           capture_output=True, stdin=subprocess.DEVNULL)
     line = next(ln for ln in reversed(proc.stderr.splitlines()) if ln.startswith(marker))
-    wall, rss_kb = line[len(marker):].split()
+    wall, rss_kb, user, system = line[len(marker):].split()
     if proc.returncode not in (0, 1):
         sys.stderr.write(f"{argv}: exit {proc.returncode}\n{proc.stdout[-2000:]}"
                          f"{proc.stderr[-2000:]}\n")
-    return float(wall), int(rss_kb) / 1024, proc.returncode
+    return float(wall), int(rss_kb) / 1024, float(user) + float(system)
 
 
-def row(name: str, wall: float, rss: float, base: tuple[float, float] | None) -> str:
-    ratio = "" if base is None else f"{wall / base[0]:.2f}x time, {rss - base[1]:+.0f} MB"
-    return f"| {name} | {wall:.1f} s | {rss:.0f} MB | {ratio} |"
+def row(name: str, run: tuple[float, float, float],
+        base: tuple[float, float, float] | None) -> str:
+    wall, rss, cpu = run
+    ratio = "" if base is None else (f"{wall / base[0]:.2f}x wall, {cpu / base[2]:.2f}x CPU, "
+                                     f"{rss - base[1]:+.0f} MB")
+    return f"| {name} | {wall:.1f} s | {cpu:.1f} s | {rss:.0f} MB | {ratio} |"
 
 
 FOLDER_SUITE = """
@@ -92,15 +99,16 @@ def folder_case(work: Path, files: int, against: Path | None) -> None:
     if against is not None:
         runs.append(("statesnap (--against tree)", with_ss, against / "src"))
     print(f"\n### A test that creates {files:,} files in a new folder\n")
-    print("| run | wall | peak RSS | against plain pytest |\n| --- | --- | --- | --- |")
-    plain: tuple[float, float] | None = None
+    print("| run | wall | CPU | peak RSS | against plain pytest |")
+    print("| --- | --- | --- | --- | --- |")
+    plain: tuple[float, float, float] | None = None
     for name, argv, src in runs:
         shutil.rmtree(root / "out", ignore_errors=True)
         rec.unlink(missing_ok=True)
-        wall, rss, _ = timed(argv, root, src)
+        run = timed(argv, root, src)
         size = f" (record {rec.stat().st_size / 1e6:.2f} MB)" if rec.exists() else ""
-        print(row(name + size, wall, rss, plain))
-        plain = plain or (wall, rss)
+        print(row(name + size, run, plain), flush=True)
+        plain = plain or run
     shutil.rmtree(root / "out", ignore_errors=True)
 
 
@@ -116,8 +124,8 @@ def record_case(work: Path, tests: int, against: Path | None) -> None:
     subprocess.run([sys.executable, str(HERE / "gen_big_record.py"), str(real), str(big),
                     "--tests", str(tests)], check=True)
     print(f"\n### A record of {tests:,} tests ({big.stat().st_size / 1e6:.0f} MB)\n")
-    print("| command | statesnap | wall | peak RSS | against the older tree |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| command | statesnap | wall | CPU | peak RSS | against the older tree |")
+    print("| --- | --- | --- | --- | --- | --- |")
     py = sys.executable
     commands = [
         ("explain", ["explain", str(big)]),
@@ -131,15 +139,17 @@ def record_case(work: Path, tests: int, against: Path | None) -> None:
         if against is not None:
             trees.append(("--against tree", against / "src"))
         for label, src in trees:
-            wall, rss, _ = timed([py, "-m", "statesnap", *args], root, src)
-            results.append((label, wall, rss))
+            wall, rss, cpu = timed([py, "-m", "statesnap", *args], root, src)
+            results.append((label, wall, rss, cpu))
         mine = results[0]
         other = results[1] if len(results) > 1 else None
-        for label, wall, rss in results:
+        for label, wall, rss, cpu in results:
             ratio = ""
             if other is not None and label == mine[0]:
-                ratio = f"{wall / other[1]:.2f}x time, {rss / other[2]:.2f}x RSS"
-            print(f"| {name} | {label} | {wall:.1f} s | {rss:.0f} MB | {ratio} |")
+                ratio = (f"{wall / other[1]:.2f}x wall, {cpu / other[3]:.2f}x CPU, "
+                         f"{rss / other[2]:.2f}x RSS")
+            print(f"| {name} | {label} | {wall:.1f} s | {cpu:.1f} s | {rss:.0f} MB | {ratio} |",
+                  flush=True)
 
 
 def main() -> None:
