@@ -38,7 +38,9 @@ def _iter_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
 
     Streamed a line at a time: a record of 267,000 tests is 200 MB, and holding its text
     (and a list of its lines) would cost twice that before the first line is parsed."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    # surrogateescape: a record of an older statesnap may hold raw bytes that are not UTF-8
+    # (a file name); they come back as the same surrogateescape string a new record escapes.
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         for lineno, line in enumerate(f, start=1):
             if line.endswith("\n"):
                 yield lineno, line[:-1], False
