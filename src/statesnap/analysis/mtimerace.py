@@ -10,7 +10,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from statesnap.base.fsinfo import REWRITTEN_STAT_KEPT, parse_file_fingerprint, resolution_parts
+from statesnap.base.fsinfo import (
+    REWRITTEN_STAT_KEPT,
+    parse_file_fingerprint,
+    parse_folder_fingerprint,
+    resolution_parts,
+)
 from statesnap.base.plain import Value
 from statesnap.record.journal import TestEntry
 
@@ -43,13 +48,28 @@ def flagged(value: Any) -> str | None:
 
 
 def file_text(value: Any) -> str | None:
-    """``19 bytes`` / ``19 bytes, same mtime`` / ``→ target``: a files fingerprint in words."""
+    """``19 bytes`` / ``19 bytes, same mtime`` / ``→ target`` / ``5000 files, 5000 bytes
+    (out/f0.txt, …)``: a files fingerprint in words."""
     state = parse_file_fingerprint(value)
     if state is None:
-        return None
+        return folder_text(value)
     if state.symlink is not None:
         return f"symlink → {state.symlink}"
     return f"{state.size} bytes" + (", same mtime" if state.flag else "")
+
+
+def folder_text(value: Any) -> str | None:
+    """A folder's summary (:func:`~statesnap.base.fsinfo.folder_fingerprint`) in words."""
+    folder = parse_folder_fingerprint(value)
+    if folder is None:
+        return None
+    text = f"{folder.files} files"
+    if folder.dirs:
+        text += f" in {folder.dirs + 1} folders"
+    text += f", {folder.size} bytes"
+    if folder.examples:
+        text += f" (e.g. {', '.join(folder.examples[:2])}, …)"
+    return text
 
 
 def file_pair(before: Any, after: Any) -> tuple[str | None, str | None]:

@@ -1,7 +1,8 @@
 """Facts about files on disk: a filesystem's mtime resolution, and file fingerprints.
 
 ``mtime_resolution`` goes in the record header; the ``files`` probe's fingerprints (size, mtime,
-and a flag when content changed while the mtime did not) are built and read back here, and
+and a flag when content changed while the mtime did not; a folder's summary when thousands of
+its entries changed at once) are built and read back here, and
 :func:`restore_plan` turns a record's ``files`` changes into what a replay must undo.
 """
 
@@ -188,6 +189,48 @@ def stat_fingerprint(path: str) -> dict[str, Any] | None:
         except OSError:
             return None
     return None  # fifos, sockets, devices: not files a test suite caches on
+
+
+#: How many example paths a folder summary keeps (:func:`folder_fingerprint`).
+FOLDER_EXAMPLES = 5
+
+
+class FolderState(Frozen):
+    """A parsed folder summary: what a folder filled (or emptied) with many entries held."""
+
+    _fields = ("files", "dirs", "size", "digest", "examples")
+    __slots__ = _fields
+
+    def __init__(self, files: int, dirs: int, size: int, digest: str,
+                 examples: tuple[str, ...]) -> None:
+        self.files: Final = files
+        self.dirs: Final = dirs
+        self.size: Final = size
+        self.digest: Final = digest
+        self.examples: Final = examples
+
+
+def folder_fingerprint(files: int, dirs: int, size: int, digest: str,
+                       examples: list[str]) -> dict[str, Any]:
+    """One side of a folder's summarised change: how many files and folders it held, their
+    bytes, a digest of every path and fingerprint, and a few example paths that changed
+    (one key for a folder a test filled with thousands of files, not one per file)."""
+    return {"folder": {"files": files, "dirs": dirs, "bytes": size, "digest": digest},
+            "examples": examples[:FOLDER_EXAMPLES]}
+
+
+def parse_folder_fingerprint(fp: object) -> FolderState | None:
+    """Read back :func:`folder_fingerprint`; None if ``fp`` is not one."""
+    if not isinstance(fp, Mapping):
+        return None
+    folder, examples = fp.get("folder"), fp.get("examples")
+    if not isinstance(folder, Mapping) or not isinstance(examples, list):
+        return None
+    files, dirs, size = folder.get("files"), folder.get("dirs"), folder.get("bytes")
+    if not isinstance(files, int) or not isinstance(dirs, int) or not isinstance(size, int):
+        return None
+    return FolderState(files, dirs, size, str(folder.get("digest") or ""),
+                       tuple(str(e) for e in examples[:FOLDER_EXAMPLES]))
 
 
 def next_fingerprint(old: Any, fresh: dict[str, Any], written: bool) -> Any:

@@ -68,6 +68,10 @@ class FilesProbe(Probe):
         self._gen = 0
         self._pid = -1
         self._dirty: dict[str, bool] = {}
+        #: Fingerprints a walk of a new directory just took, for :meth:`_apply` to use rather
+        #: than stat each file again (a folder made with 100,000 files in it); an event on
+        #: one of them since drops its entry.
+        self._walked: dict[str, Any] = {}
         self._gone_dirs: list[str] = []
         self._rescan = False
         self._scanned = False
@@ -96,6 +100,7 @@ class FilesProbe(Probe):
 
     def _fall_back(self, reason: str) -> None:
         self._watches.close()
+        self._walked.clear()
         self.mode, self.mode_reason = SCAN, reason
         self._plain = self._tree.walk_all(watch=False)
         # At runtime the old map holds the before-states and markers the diff compares with.
@@ -155,16 +160,23 @@ class FilesProbe(Probe):
                     # A directory moved away keeps its watches under its new name: drop them.
                     watches.unwatch_tree(path)
                     self._gone_dirs.append(key)
+                    if self._walked:
+                        inside = key + "/"
+                        for k in [k for k in self._walked if k.startswith(inside)]:
+                            del self._walked[k]
                     relevant = True
                 if mask & (ino.IN_CREATE | ino.IN_MOVED_TO):
                     found: dict[str, Any] = {}
                     tree.walk(path, found, watch=True)  # the directory's own key too
                     for k in found:
                         self._dirty.setdefault(k, False)
+                    self._walked.update(found)
                     relevant = True
                 continue
             if tree.filter.file_excluded(ev.name, key):
                 continue
+            if self._walked:
+                self._walked.pop(key, None)
             # Only IN_MODIFY means content was written; IN_CLOSE_WRITE also follows an open
             # for writing that wrote nothing.
             self._dirty[key] = self._dirty.get(key, False) or bool(mask & ino.IN_MODIFY)
@@ -197,6 +209,7 @@ class FilesProbe(Probe):
         if self._rescan:
             self._rescan = False
             self._dirty.clear()
+            self._walked.clear()
             self._gone_dirs.clear()
             self._map = self._merge(self._map, self._tree.walk_all(watch=True))
         elif self._dirty or self._gone_dirs:
@@ -206,6 +219,7 @@ class FilesProbe(Probe):
     def _apply(self) -> None:
         new = dict(self._map)  # maps already handed out are never mutated
         dirty, self._dirty = self._dirty, {}
+        walked, self._walked = self._walked, {}
         for d in self._gone_dirs:
             inside = d + "/"
             for key in [k for k in new if k.startswith(inside)]:
@@ -222,7 +236,7 @@ class FilesProbe(Probe):
                         new[key] = there
                     changed = True
                 continue
-            fresh = stat_fingerprint(self._tree.path(key))
+            fresh = walked[key] if key in walked else stat_fingerprint(self._tree.path(key))
             old = new.get(key)
             if fresh is None:
                 if old is not None:
@@ -255,7 +269,9 @@ class FilesProbe(Probe):
     def restore(self, saved: object, keys: Collection[str]) -> list[str]:
         """A file or directory made since the save is removed (all in a directory made since
         was made since too); a directory removed since is made again, empty (its files are
-        keys of their own, and cannot be put back)."""
+        keys of their own, and cannot be put back), and a directory there at the save loses
+        what it holds directly that was made since (the key of a folder summarised with
+        thousands of changed entries, :mod:`statesnap.state.folders`)."""
         assert isinstance(saved, dict)
         done: list[str] = []
         for key in keys:
@@ -264,6 +280,8 @@ class FilesProbe(Probe):
                 if key in saved:
                     if key.endswith("/"):
                         os.makedirs(path, exist_ok=True)
+                        # A summarised folder's key stands for its entries: those made since.
+                        self._remove_new(saved, key)
                         done.append(key)
                     continue
                 if key.endswith("/") and _is_dir(path):
@@ -274,6 +292,22 @@ class FilesProbe(Probe):
             except OSError:
                 continue  # not put back: the victim's replay shows what that did
         return done
+
+    def _remove_new(self, saved: dict[str, Any], folder: str) -> None:
+        """Remove what ``folder`` holds directly now and did not hold at the save."""
+        start = len(folder)
+        now = self.read()
+        for key in [k for k in now if k.startswith(folder) and len(k) > start
+                    and "/" not in k[start:-1] and k not in saved]:
+            path = self._tree.path(key.rstrip("/"))
+            try:
+                if key.endswith("/"):
+                    if _is_dir(path):
+                        shutil.rmtree(path)
+                elif os.path.lexists(path):
+                    os.unlink(path)
+            except OSError:
+                continue
 
     # -- reporting --------------------------------------------------------------------------
     def feeds_memos(self, key: str) -> bool:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from statesnap.base.fsinfo import parse_folder_fingerprint
 from statesnap.record.journal import Record
+from statesnap.state.diff import Change
 
 #: Files the run changed are copied aside (content and mtime) up to this many bytes in all;
 #: beyond it only their mtime is put back, and only where the replay left them untouched.
@@ -67,6 +69,7 @@ class FileStage:
         for t in sorted(record.tests, key=lambda t: t.index):
             changes.extend(t.changes)
         made_dirs: dict[str, bool] = {}
+        folded: dict[str, Change] = {}
         for ch in changes:
             if ch.probe != "files":
                 continue
@@ -74,10 +77,20 @@ class FileStage:
                 # A directory: absent at the start, there at the end (its files are keys of
                 # their own; one the run removed cannot be put back with them).
                 made_dirs.setdefault(ch.key, ch.before is None)
+                summary = parse_folder_fingerprint(ch.after if ch.after is not None
+                                                   else ch.before)
+                if summary is not None and ch.before is not None:
+                    # A folder that was there before, with thousands of its entries changed:
+                    # the record keeps their count, not their names, so they stay in place.
+                    folded[ch.key] = ch
                 continue
             first.setdefault(ch.key, ch.before)
             last[ch.key] = None if ch.change == "removed" else ch.after
         stage = cls(stash_root=stash_root)
+        for key, ch in folded.items():
+            stage.unrestorable[_resolve(key.rstrip("/"), rootdir)] = (
+                f"{_folded_words(ch)} by the recorded run (summarised in the record: "
+                "only a few of their names are known); left as they are")
         stage.created_dirs = [_resolve(k.rstrip("/"), rootdir)
                               for k, made in made_dirs.items() if made]
         for key, before in first.items():
@@ -199,6 +212,17 @@ class FileStage:
                 self.stash_root.rmdir()  # only when empty: the logs folder stays flat
             except OSError:
                 pass
+
+
+def _folded_words(ch: Change) -> str:
+    """``4,000 of its entries added`` / ``… removed`` / ``… changed``: a summarised folder."""
+    old, new = parse_folder_fingerprint(ch.before), parse_folder_fingerprint(ch.after)
+    if new is None:
+        count = (old.files + old.dirs) if old is not None else 0
+        return f"{count:,} of its entries removed"
+    if old is None:
+        return f"{new.files + new.dirs:,} of its entries added"
+    return f"{old.files:,} → {new.files:,} files in it"
 
 
 def _write_manifest(stash: Path, moved: list[tuple[Path, Path]],

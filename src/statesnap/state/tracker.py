@@ -203,7 +203,7 @@ class TestTracker:
             except Exception:  # a test's object in the token, whose __eq__ raises: it moved
                 exact.add(name)
         held = t.held
-        for ch in diff_snapshots(t.last, after):
+        for ch in diff_snapshots(t.last, after, values=False):
             ref = (ch.probe, ch.key)
             if ch.probe not in exact:
                 continue
