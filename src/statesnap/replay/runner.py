@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from statesnap.base import spawned
-from statesnap.base.redact import Redactor
+from statesnap.base.redact import SECRET_FD_ENV, Redactor
 from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record
 from statesnap.replay.args import plugin_args
@@ -35,6 +35,8 @@ from statesnap.replay.orderfile import write_order
 from statesnap.replay.procwait import kill_group
 from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult, read_back
+from statesnap.replay.warm import WarmParent, say_once
+from statesnap.replay.warm import enabled as warm_enabled
 
 #: How many node ids of the order a log's heading lists (the order file has them all).
 MAX_LOGGED_IDS = 20
@@ -60,12 +62,15 @@ class Runner:
         stage_files: bool = True,
         env: Mapping[str, str] | None = None,
         redactor: Redactor | None = None,
+        warm: bool | None = None,
     ) -> None:
         """``env`` is the environment replays start from.  In-session it is the one the
         session started with (its own tests may have polluted ``os.environ``); from the CLI
         it defaults to the current one plus the recorded variables that matter.
         ``redactor``: the session's own, in-session (it knows every secret the run met, and
-        its digests in the logs match the record's)."""
+        its digests in the logs match the record's).  ``warm``: whether replays may fork from a
+        warm parent (:mod:`statesnap.replay.warm`; None: ``--statesnap-replay-warm`` or
+        ``STATESNAP_REPLAY_WARM`` decide, on by default)."""
         self.record = record
         self.redactor = redactor or Redactor()
         self.header = record.header
@@ -92,6 +97,13 @@ class Runner:
         #: the probes of the keys it looks at: each one left out saves its setup in every
         #: replay, and a replay's outcome never depends on what its probes see.
         self.probes: list[str] | None = None
+        self.warm = warm_enabled() if warm is None else warm
+        self._warm: WarmParent | None = None
+        #: Why replays run cold (the warm parent refused, or could not start); None: not yet.
+        self.warm_refused: str | None = None
+        #: How many replays were forked from the warm parent, how many ran cold.
+        self.warm_runs = 0
+        self.cold_runs = 0
 
     def select_probes(self, wanted: Sequence[str]) -> None:
         """Run only these probes (those the recorded run had working) in the children."""
@@ -204,8 +216,10 @@ class Runner:
             return stem, log
 
     def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
-            label: str = "replay", timeout: float | None = None) -> ReplayResult:
-        """Run ``order`` exactly, in a fresh interpreter; ``timeout`` caps this one replay."""
+            label: str = "replay", timeout: float | None = None,
+            cold: bool = False) -> ReplayResult:
+        """Run ``order`` exactly, forked from the warm parent where it is allowed, else (and
+        with ``cold``) in a fresh interpreter; ``timeout`` caps this one replay."""
         limit = self.timeout if timeout is None else max(1.0, min(self.timeout, timeout))
         stem, log_file = self.claim(label)
         order_file = self.logs_dir / f"{stem}.order.json"
@@ -233,6 +247,17 @@ class Runner:
                 log.write(f"# restore before the victim: {json.dumps(restore)}\n")
             log.write("\n")
             log.flush()
+            parent = None if cold or cmd[1:3] != ["-m", "pytest"] else self.warm_parent()
+            if parent is not None:
+                log.write(f"# forked from the warm parent (pid {parent.proc.pid}, "
+                          f"{parent.loaded} modules preloaded)\n\n")
+                log.flush()
+                self._run_warm(parent, cmd, order, log, result, t0, limit)
+                self.warm_runs += 1
+                result.duration = time.monotonic() - t0
+                read_back(result)
+                return result
+            self.cold_runs += 1
             self._enter_stages()
             secrets = SecretPipe()
             try:
@@ -275,6 +300,76 @@ class Runner:
                     path.unlink(missing_ok=True)
         return result
 
+    def warm_parent(self) -> WarmParent | None:
+        """The warm parent of this runner's replay environment, started on first use; None
+        when replays run cold (turned off, an old record without its preload list, or the
+        warm parent refused: said once, on one line)."""
+        if not self.warm or self.warm_refused is not None:
+            return None
+        if self._warm is not None and self._warm.alive():
+            return self._warm
+        if self._warm is not None:  # it died: start another
+            self._warm.close()
+            self._warm = None
+        modules = self.header.get("preload")
+        if not isinstance(modules, list) or not modules:
+            self.warm_refused = "the record does not list the modules to preload"
+            return None
+        started = WarmParent.start(
+            self.python(), [str(m) for m in modules], str(self.cwd()),
+            {k: v for k, v in self.child_env().items() if k != SECRET_FD_ENV},
+            self.inherited.umask, self.inherited.trampoline())
+        if isinstance(started, str):
+            self.warm_refused = started
+            say_once(started)
+            return None
+        self._warm = started
+        weakref.finalize(self, started.close)
+        return started
+
+    def _run_warm(self, parent: WarmParent, cmd: Sequence[str], order: Sequence[str],
+                  log: IO[str], result: ReplayResult, t0: float, limit: float) -> None:
+        """One replay forked from ``parent``: ``cmd`` is the cold command (``python -m
+        pytest ARGS``), the child runs ``ARGS`` as that would."""
+        self._enter_stages()
+        secrets = SecretPipe()
+        read_fd, write_fd = os.pipe()
+        try:
+            child = parent.fork(list(cmd[3:]), limit, write_fd, secrets.write_fd,
+                                SECRET_FD_ENV)
+        except OSError as exc:
+            os.close(read_fd)
+            result.error = f"cannot fork from the warm parent: {exc.strerror}"
+            log.write(f"# statesnap: {result.error}\n")
+            secrets.close()
+            self._exit_stages()
+            return
+        finally:
+            os.close(write_fd)
+        secrets.started()
+        self.processes += 1
+        self.executions += len(order)
+        pump = self.pump(read_fd, log, secrets)
+        try:
+            # The warm parent enforces the limit; a margin here only for a parent that hangs.
+            if pump.run(child, deadline=t0 + limit + 30.0):
+                parent.close()
+                self._warm = None
+                child.timed_out = True
+            if child.timed_out:
+                result.timed_out = True
+                log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
+                          "process group was killed\n")
+            result.returncode = child.returncode if child.returncode is not None else -9
+        except BaseException:
+            parent.close()  # interrupted: EOF makes the warm parent kill the child
+            self._warm = None
+            raise
+        finally:
+            pump.close()
+            os.close(read_fd)
+            self._exit_stages()
+
     def popen(self, cmd: list[str], out: Any, interactive: bool = False,
               secrets: SecretPipe | None = None) -> subprocess.Popen[bytes]:
         """Start ``cmd`` from the umask and signal state the recorded run started with.
@@ -310,7 +405,10 @@ class Runner:
         return LogPump(out_fd, log, self.redactor, known, secrets, tee)
 
     def close(self) -> None:
-        """Remove the scratch cache folder of the children."""
+        """End the warm parent; remove the scratch cache folder of the children."""
+        if self._warm is not None:
+            self._warm.close()
+            self._warm = None
         if self._cache_dir is not None:
             shutil.rmtree(self._cache_dir, ignore_errors=True)
             self._cache_dir = None

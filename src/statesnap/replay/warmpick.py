@@ -1,0 +1,61 @@
+"""Which modules a warm parent preloads: the libraries the recorded session had imported.
+
+At the first test the plugin lists the top-level modules in ``sys.modules`` that come from the
+standard library or an installed distribution (site-packages), never the project's own (a file
+under the rootdir outside site-packages), its conftests or test modules, and never a module
+pytest loaded as a plugin: pytest marks plugins for assertion rewriting when it loads them, and
+one already imported would make it warn, which a fresh process never does.  The record keeps
+the list (``preload`` on the collection line, read into the header); a warm parent imports
+exactly these, in the order the session imported them (:mod:`statesnap.replay.warm`).
+"""
+
+from __future__ import annotations
+
+import sys
+import sysconfig
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+#: Never preloaded: the program's own ``__main__`` and statesnap itself (``-p statesnap``
+#: makes pytest mark it for rewriting, so it must not be imported before the child's pytest).
+NEVER = frozenset({"__main__", "statesnap"})
+
+
+def _library_roots() -> list[str]:
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    return sorted(roots)
+
+
+def _is_library(file: str, roots: Iterable[str], rootdir: str) -> bool:
+    parts = Path(file).parts
+    if "site-packages" in parts or "dist-packages" in parts:
+        return True
+    if file.startswith(rootdir):
+        return False  # the project's own code (a checkout on sys.path, an editable install)
+    return any(file.startswith(root + "/") for root in roots)
+
+
+def preload_names(modules: Mapping[str, Any], rootdir: Path,
+                  plugin_modules: Iterable[str] = ()) -> list[str]:
+    """The top-level library modules of ``modules`` (``sys.modules``) in import order, less
+    those under ``rootdir`` and the top-level packages of ``plugin_modules``."""
+    roots = _library_roots()
+    root = str(rootdir).rstrip("/") + "/"
+    skip = set(NEVER) | {name.split(".", 1)[0] for name in plugin_modules}
+    skip -= {"_pytest", "pytest"}  # pytest's own modules are never marked for rewriting
+    out: list[str] = []
+    for name, module in list(modules.items()):
+        if "." in name or name in skip:
+            continue
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not _is_library(file, roots, root):
+            continue
+        out.append(name)
+    return out
+
+
+def current(rootdir: Path, plugin_modules: Iterable[str] = ()) -> list[str]:
+    """:func:`preload_names` of this process's ``sys.modules``."""
+    return preload_names(sys.modules, rootdir, plugin_modules)
