@@ -70,9 +70,18 @@ def check():
         except BaseException:
             pass
     threading = sys.modules.get("threading")
-    if ((threading is not None and threading.active_count() > 1)
-            or len(os.listdir("/proc/self/task")) > 1):
+    if threading is not None and threading.active_count() > 1:
         return "the preload started a thread", loaded
+    if len(os.listdir("/proc/self/task")) > 1:
+        # A native thread pool whose library stops it before a fork (OpenBLAS, numpy's and
+        # torch's BLAS, registers pthread_atfork for that) is not running when a child is
+        # forked: a throwaway fork shows which threads would still be running then.
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        if len(os.listdir("/proc/self/task")) > 1:
+            return "the preload started a thread", loaded
     if children():
         return "the preload started a child process", loaded
     torch = sys.modules.get("torch")
