@@ -1,0 +1,91 @@
+"""Per-replay cost of a replay of two trivial tests in a project that imports torch: forked
+from a warm parent, cold (a fresh interpreter, this checkout), and today (``--against``, the
+base checkout's runner, same record, same run).  Then a whole session with 20 victims importing
+torch against plain pytest (``--session``).  Prints medians and ratios; asserts nothing.
+
+    .venv/bin/python bench/bench_warmfork.py --against /work/wt/base [--repeat 5] [--session]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+TWO = """import torch
+
+def test_one():
+    assert torch.tensor([1]).item() == 1
+
+def test_two():
+    assert True
+"""
+
+TIMER = r"""
+import json, statistics, sys, time
+from statesnap.record.reader import read_record
+from statesnap.replay.runner import Runner
+record = read_record(sys.argv[1])
+order = [t.nodeid for t in sorted(record.tests, key=lambda t: t.index)]
+mode, repeat = sys.argv[2], int(sys.argv[3])
+kw = {} if mode == "today" else {"warm": mode == "warm"}
+runner = Runner(record, **kw)
+t0 = time.perf_counter()
+first = runner.run(order, label="bench")
+start = time.perf_counter() - t0
+times = []
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    res = runner.run(order, label="bench")
+    times.append(time.perf_counter() - t0)
+    assert res.returncode == 0, res.log.read_text()
+runner.close()
+print(json.dumps({"first": start, "median": statistics.median(times),
+                  "warm_runs": getattr(runner, "warm_runs", None)}))
+"""
+
+
+def record_project(root: Path, python: str) -> Path:
+    (root / "test_two.py").write_text(TWO)
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    subprocess.run([python, "-m", "pytest", "-p", "statesnap", "-q", "-p", "no:randomly",
+                    "-p", "no:cacheprovider", f"--statesnap-record={root / 'rec.jsonl'}"],
+                   cwd=root, env=env, check=True, capture_output=True)
+    return root / "rec.jsonl"
+
+
+def time_mode(record: Path, mode: str, src: Path, repeat: int, cwd: Path) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(src))
+    out = subprocess.run([sys.executable, "-c", TIMER, str(record), mode, str(repeat)],
+                         cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--against", type=Path, required=True)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        record = record_project(root, sys.executable)
+        rows = {}
+        for mode, src in (("today", args.against / "src"), ("cold", SRC), ("warm", SRC)):
+            rows[mode] = time_mode(record, mode, src, args.repeat, root)
+        print(f"per replay of two trivial tests importing torch (median of {args.repeat}):")
+        for mode, row in rows.items():
+            print(f"  {mode:5s} {row['median']:.3f} s   (first replay {row['first']:.3f} s)"
+                  f"   {row['median'] / rows['today']['median']:.2f}x today")
+        print(f"  warm replays forked: {rows['warm']['warm_runs']}")
+
+
+if __name__ == "__main__":
+    main()
