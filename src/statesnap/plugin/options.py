@@ -19,6 +19,7 @@ from statesnap.base.argtypes import nonnegative_seconds, positive_int
 from statesnap.base.plain import Value
 from statesnap.base.redact import DEFAULT_PATTERNS
 from statesnap.plugin.outputs import unwritable
+from statesnap.replay.warm import setting as warm_setting
 
 ATTACH_HINT = ("write the value attached (--statesnap-{name}=VALUE) or put the option after "
                 "the test paths")
@@ -62,6 +63,16 @@ def addoption(parser: pytest.Parser) -> None:
         default=None,
         help="seconds to spend replaying failures in fresh processes at the end of the "
         "session (default 120; 0 turns verification off)",
+    )
+    group.addoption(
+        "--statesnap-replay-warm",
+        choices=("on", "off"),
+        default=None,
+        help="'on' (default): replays fork from a warm process that has imported the "
+        "session's libraries once (cold, in a fresh interpreter, when the imports left a "
+        "thread, a child, CUDA, an open socket or a changed environment or cwd); every "
+        "printed reproduction is still confirmed in a fresh interpreter. 'off': every "
+        "replay starts a fresh interpreter (also STATESNAP_REPLAY_WARM=off)",
     )
     group.addoption(
         "--statesnap-verify-repeat",
@@ -219,6 +230,8 @@ def settings_from(config: pytest.Config) -> Settings:
         if not root.is_dir():
             raise pytest.UsageError(f"statesnap_watch: {root} is not a directory")
     budget = opt.statesnap_verify_budget
+    if getattr(opt, "statesnap_replay_warm", None) is not None:
+        warm_setting["on"] = opt.statesnap_replay_warm == "on"
     settings = Settings(
         rootdir=rootdir,
         record_path=option_path(config, opt.statesnap_record),

@@ -7,6 +7,7 @@ to ``<record>.logs/NNN-label.log``.  See docs/ARCHITECTURE.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -17,7 +18,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -104,6 +105,8 @@ class Runner:
         #: How many replays were forked from the warm parent, how many ran cold.
         self.warm_runs = 0
         self.cold_runs = 0
+        #: While set (:meth:`cold`), every replay runs in a fresh interpreter.
+        self.force_cold = False
 
     def select_probes(self, wanted: Sequence[str]) -> None:
         """Run only these probes (those the recorded run had working) in the children."""
@@ -247,7 +250,8 @@ class Runner:
                 log.write(f"# restore before the victim: {json.dumps(restore)}\n")
             log.write("\n")
             log.flush()
-            parent = None if cold or cmd[1:3] != ["-m", "pytest"] else self.warm_parent()
+            forkable = not (cold or self.force_cold) and cmd[1:3] == ["-m", "pytest"]
+            parent = self.warm_parent() if forkable else None
             if parent is not None:
                 log.write(f"# forked from the warm parent (pid {parent.proc.pid}, "
                           f"{parent.loaded} modules preloaded)\n\n")
@@ -299,6 +303,15 @@ class Runner:
                 if path is not None:
                     path.unlink(missing_ok=True)
         return result
+
+    @contextlib.contextmanager
+    def cold(self) -> Iterator[None]:
+        """Replays inside run in a fresh interpreter: what confirms a printed reproduction."""
+        before, self.force_cold = self.force_cold, True
+        try:
+            yield
+        finally:
+            self.force_cold = before
 
     def warm_parent(self) -> WarmParent | None:
         """The warm parent of this runner's replay environment, started on first use; None
