@@ -11,8 +11,8 @@ exactly these, in the order the session imported them (:mod:`statesnap.replay.wa
 
 from __future__ import annotations
 
+import os
 import sys
-import sysconfig
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,9 +23,10 @@ NEVER = frozenset({"__main__", "statesnap"})
 
 
 def _library_roots() -> list[str]:
-    paths = sysconfig.get_paths()
-    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    return sorted(roots)
+    # The standard library's folder (lib-dynload is inside it), from ``os`` itself: not
+    # ``sysconfig.get_paths()``, which imports ``_sysconfigdata``, a module the first test
+    # would then seem to have imported.
+    return sorted({os.path.dirname(os.__file__), os.path.dirname(os.path.realpath(os.__file__))})
 
 
 def _is_library(file: str, roots: Iterable[str], rootdir: str) -> bool:
@@ -41,12 +42,13 @@ def preload_names(modules: Mapping[str, Any], rootdir: Path,
                   plugin_modules: Iterable[str] = ()) -> list[str]:
     """The top-level library modules of ``modules`` (``sys.modules``) in import order, less
     those under ``rootdir`` and the top-level packages of ``plugin_modules``."""
+    items = list(modules.items())
     roots = _library_roots()
     root = str(rootdir).rstrip("/") + "/"
     skip = set(NEVER) | {name.split(".", 1)[0] for name in plugin_modules}
     skip -= {"_pytest", "pytest"}  # pytest's own modules are never marked for rewriting
     out: list[str] = []
-    for name, module in list(modules.items()):
+    for name, module in items:
         if "." in name or name in skip:
             continue
         file = getattr(module, "__file__", None)

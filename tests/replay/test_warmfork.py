@@ -1,0 +1,196 @@
+"""Replays forked from a warm parent give what a fresh interpreter gives (issue 28 §2).
+
+Real sessions inside a pid namespace (replays start and signal processes): a warm and a cold
+replay of the same orders agree on outcomes, failure signatures and the state each test
+changed; a preload that starts a thread makes replays fall back cold, saying so on one line;
+a library that sets a module global at import is fresh in every forked child; and a verified
+finding's order is confirmed once in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pidns
+from suite_runs import BASE_ARGS, child_env, write_suite
+
+pytestmark = pytest.mark.needs_pidns
+
+#: A "library": found on sys.path under a site-packages folder, so the record lists it for
+#: the preload; it sets a module global when imported.
+POLLIB = """
+import os
+STATE = {"calls": 0}
+"""
+
+#: Started at import: a thread that a fork would not carry into the child.
+THREADLIB = """
+import threading, time
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+"""
+
+SUITE = {
+    "test_w.py": """
+        import os, subprocess, threading, time
+        import pollib
+
+        def test_a_polluter():
+            pollib.STATE["calls"] += 1
+            os.environ["WF_FLAG"] = "1"
+            open("leftover.txt", "w").write("x")
+            threading.Thread(target=time.sleep, args=(3,), daemon=True).start()
+            subprocess.Popen(["sleep", "3"], stdout=subprocess.DEVNULL)
+
+        def test_b_global_victim():
+            assert pollib.STATE["calls"] == 0
+
+        def test_c_env_victim():
+            assert "WF_FLAG" not in os.environ
+
+        def test_d_file_victim():
+            assert not os.path.exists("leftover.txt")
+        """,
+}
+
+#: Runs each order warm and cold with the record's own runner; prints what each gave.
+COMPARE = r"""
+import json, os, sys
+from statesnap.record.reader import read_record
+from statesnap.replay.runner import Runner
+record = read_record(sys.argv[1])
+orders = json.loads(sys.argv[2])
+out = {}
+for mode in ("warm", "cold"):
+    runner = Runner(record, warm=mode == "warm")
+    rows = []
+    for order in orders:
+        for leftover in ("leftover.txt",):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+        res = runner.run(order, label=mode)
+        child = read_record(res.record)
+        changes = sorted([t.nodeid, c.probe, c.key] for t in child.tests for c in t.changes
+                         if not c.key.startswith("run.logs/") and c.probe in ("env", "modules", "cwd", "files", "threads",
+                                        "children", "module_attrs"))
+        rows.append({"outcomes": res.outcomes, "returncode": res.returncode,
+                     "signatures": {n: res.signature(n).text() for n in order
+                                    if res.failed(n)},
+                     "changes": changes})
+    out[mode] = {"rows": rows, "warm_runs": runner.warm_runs, "cold_runs": runner.cold_runs,
+                 "refused": runner.warm_refused}
+    runner.close()
+print(json.dumps(out))
+"""
+
+
+def _suite(tmp_path: Path, lib: str = POLLIB, name: str = "pollib") -> tuple[Path, dict[str, str]]:
+    root = write_suite(tmp_path / "suite", SUITE)
+    site = tmp_path / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / f"{name}.py").write_text(lib, encoding="utf-8")
+    if name != "pollib":
+        (site / "pollib.py").write_text(POLLIB, encoding="utf-8")
+        test = root / "test_w.py"
+        test.write_text(f"import {name}\n" + test.read_text(encoding="utf-8"), "utf-8")
+    return root, child_env({"PYTHONPATH": str(site)})
+
+
+def _session(root: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "pytest", *BASE_ARGS, "-p", "statesnap",
+            f"--statesnap-record={root / 'run.jsonl'}", *extra]
+    proc = subprocess.run(pidns.wrap(argv), cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
+    return proc
+
+
+def _compare(root: Path, env: dict[str, str], orders: list[list[str]]) -> dict[str, object]:
+    argv = [sys.executable, "-c", COMPARE, str(root / "run.jsonl"), json.dumps(orders)]
+    proc = subprocess.run(pidns.wrap(argv), cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["stderr"] = proc.stderr
+    return out
+
+
+A, B, C, D = (f"test_w.py::test_{x}" for x in ("a_polluter", "b_global_victim",
+                                                "c_env_victim", "d_file_victim"))
+
+
+def test_warm_and_cold_replays_agree_and_a_library_global_is_fresh_in_every_child(
+        tmp_path: Path) -> None:
+    pidns.require()
+    root, env = _suite(tmp_path)
+    proc = _session(root, env, "--statesnap-verify-budget=0")
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    header = json.loads((root / "run.jsonl").read_text().splitlines()[0])
+    assert header["type"] == "header"
+    collection = [json.loads(line) for line in (root / "run.jsonl").read_text().splitlines()
+                  if '"type":"collection"' in line.replace(" ", "")]
+    preload = collection[0]["preload"]
+    assert "pollib" in preload and "pytest" in preload and "statesnap" not in preload
+    assert "test_w" not in preload and "conftest" not in preload
+
+    orders = [[A, B, C, D], [B], [C], [D], [A, B], [B, B.replace("b_", "b_")]]
+    out = _compare(root, env, orders[:5])
+    warm, cold = out["warm"], out["cold"]
+    assert isinstance(warm, dict) and isinstance(cold, dict)
+    assert warm["refused"] is None and warm["warm_runs"] == 5 and warm["cold_runs"] == 0
+    assert cold["warm_runs"] == 0 and cold["cold_runs"] == 5
+    assert warm["rows"] == cold["rows"]
+    # The library's global is fresh in every forked child: alone, the victims pass.
+    rows = warm["rows"]
+    assert rows[0]["outcomes"] == {A: "passed", B: "failed", C: "failed", D: "failed"}
+    assert rows[1]["outcomes"] == {B: "passed"}
+    assert rows[4]["outcomes"] == {A: "passed", B: "failed"}
+    assert "replays run cold" not in str(out["stderr"])
+
+
+def test_a_preload_that_starts_a_thread_falls_back_cold_saying_so_once(tmp_path: Path) -> None:
+    pidns.require()
+    root, env = _suite(tmp_path, THREADLIB, "threadlib")
+    _session(root, env, "--statesnap-verify-budget=0")
+    out = _compare(root, env, [[A, B], [B]])
+    warm = out["warm"]
+    assert isinstance(warm, dict)
+    assert warm["refused"] == "the preload started a thread"
+    assert warm["warm_runs"] == 0 and warm["cold_runs"] == 2
+    lines = [line for line in str(out["stderr"]).splitlines() if "replays run cold" in line]
+    assert lines == ["statesnap: replays run cold, each in a fresh interpreter: "
+                     "the preload started a thread"]
+    assert warm["rows"] == out["cold"]["rows"]  # type: ignore[index]
+
+
+def test_session_verdicts_match_warm_and_cold_and_each_verified_order_runs_cold_once(
+        tmp_path: Path) -> None:
+    pidns.require()
+    root, env = _suite(tmp_path)
+    verdicts = {}
+    for mode in ("on", "off"):
+        for leftover in root.glob("leftover.txt"):
+            leftover.unlink()
+        proc = _session(root, env, f"--statesnap-replay-warm={mode}")
+        assert proc.returncode == 1
+        section = proc.stdout[proc.stdout.index("finding(s):"):]
+        verdicts[mode] = [line.strip() for line in section.splitlines()
+                          if line.strip().startswith(("[", "polluted by", "reproduce"))]
+        logs = sorted(p.name for p in root.glob(".pytest_cache/statesnap/runs/*.logs/*.log"))
+        confirm = [n for n in logs if n.endswith("-confirm.log")]
+        verified = sum(1 for v in verdicts[mode] if v.startswith("[VERIFIED]"))
+        if mode == "on":
+            assert verified == 3 and len(confirm) == 3, (verdicts, logs)
+            forked = [p for p in root.glob(".pytest_cache/statesnap/runs/*.logs/*.log")
+                      if "# forked from the warm parent" in p.read_text()]
+            assert forked and not any(p.name.endswith("-confirm.log") for p in forked)
+        else:
+            assert confirm == []
+        for p in root.glob(".pytest_cache/statesnap/runs/*"):
+            subprocess.run(["rm", "-rf", str(p)], check=True)
+    assert verdicts["on"] == verdicts["off"]
