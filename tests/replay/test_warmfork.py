@@ -10,6 +10,7 @@ finding's order is confirmed once in a fresh interpreter.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -75,8 +76,9 @@ for mode in ("warm", "cold"):
         res = runner.run(order, label=mode)
         child = read_record(res.record)
         changes = sorted([t.nodeid, c.probe, c.key] for t in child.tests for c in t.changes
-                         if not c.key.startswith("run.logs/") and c.probe in ("env", "modules", "cwd", "files", "threads",
-                                        "children", "module_attrs"))
+                         if not c.key.startswith("run.logs/")
+                         and c.probe in ("env", "modules", "cwd", "files", "threads",
+                                         "children", "module_attrs"))
         rows.append({"outcomes": res.outcomes, "returncode": res.returncode,
                      "signatures": {n: res.signature(n).text() for n in order
                                     if res.failed(n)},
@@ -181,16 +183,15 @@ def test_session_verdicts_match_warm_and_cold_and_each_verified_order_runs_cold_
         section = proc.stdout[proc.stdout.index("finding(s):"):]
         verdicts[mode] = [line.strip() for line in section.splitlines()
                           if line.strip().startswith(("[", "polluted by", "reproduce"))]
-        logs = sorted(p.name for p in root.glob(".pytest_cache/statesnap/runs/*.logs/*.log"))
+        logs = sorted(p.name for p in root.glob("run.logs/*.log"))
         confirm = [n for n in logs if n.endswith("-confirm.log")]
         verified = sum(1 for v in verdicts[mode] if v.startswith("[VERIFIED]"))
         if mode == "on":
             assert verified == 3 and len(confirm) == 3, (verdicts, logs)
-            forked = [p for p in root.glob(".pytest_cache/statesnap/runs/*.logs/*.log")
+            forked = [p for p in root.glob("run.logs/*.log")
                       if "# forked from the warm parent" in p.read_text()]
             assert forked and not any(p.name.endswith("-confirm.log") for p in forked)
         else:
             assert confirm == []
-        for p in root.glob(".pytest_cache/statesnap/runs/*"):
-            subprocess.run(["rm", "-rf", str(p)], check=True)
+        shutil.rmtree(root / "run.logs")
     assert verdicts["on"] == verdicts["off"]
