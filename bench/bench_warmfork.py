@@ -1,9 +1,9 @@
 """Per-replay cost of a replay of two trivial tests in a project that imports torch: forked
 from a warm parent, cold (a fresh interpreter, this checkout), and today (``--against``, the
 base checkout's runner, same record, same run).  Then a whole session with 20 victims importing
-torch against plain pytest (``--session``).  Prints medians and ratios; asserts nothing.
+torch against plain pytest (not yet measured).  Prints medians and ratios; asserts nothing.
 
-    .venv/bin/python bench/bench_warmfork.py --against /work/wt/base [--repeat 5] [--session]
+    .venv/bin/python bench/bench_warmfork.py --against BASE_CHECKOUT [--repeat 5]
 """
 
 from __future__ import annotations
