@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,10 +68,38 @@ def time_mode(record: Path, mode: str, src: Path, repeat: int, cwd: Path) -> dic
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def session_suite(root: Path, victims: int) -> None:
+    """``victims`` pairs: a polluter setting an env var, a victim asserting it unset; every
+    test module imports torch."""
+    for i in range(victims):
+        (root / f"test_v{i:02d}.py").write_text(
+            "import os\nimport torch\n\n"
+            f"def test_a_pollutes():\n    os.environ['BENCH_V{i}'] = '1'\n\n"
+            f"def test_b_victim():\n    assert 'BENCH_V{i}' not in os.environ\n\n"
+            "def test_c_plain():\n    assert torch.tensor([2]).item() == 2\n")
+
+
+def time_session(root: Path, src: Path | None, extra: list[str]) -> tuple[float, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STATESNAP_")}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    for p in root.glob("rec*"):
+        subprocess.run(["rm", "-rf", str(p)], check=True)
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
+                          "-p", "no:cacheprovider", *extra], cwd=root, env=env,
+                         capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    verified = out.stdout.count("[VERIFIED]")
+    return wall, f"{verified} verified"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--against", type=Path, required=True)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--session", type=int, default=0, metavar="VICTIMS",
+                    help="also time a whole session with this many victims")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -85,6 +112,19 @@ def main() -> None:
             print(f"  {mode:5s} {row['median']:.3f} s   (first replay {row['first']:.3f} s)"
                   f"   {row['median'] / rows['today']['median']:.2f}x today")
         print(f"  warm replays forked: {rows['warm']['warm_runs']}")
+    if args.session:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            session_suite(root, args.session)
+            plain, _ = time_session(root, None, [])
+            print(f"whole session, {args.session} victims importing torch "
+                  f"(plain pytest {plain:.1f} s):")
+            ss = ["-p", "statesnap", f"--statesnap-record={root / 'rec.jsonl'}"]
+            for label, src, extra in (("today", args.against / "src", ss),
+                                      ("cold", SRC, [*ss, "--statesnap-replay-warm=off"]),
+                                      ("warm", SRC, ss)):
+                wall, verdicts = time_session(root, src, extra)
+                print(f"  {label:5s} {wall:7.1f} s  {wall / plain:5.1f}x plain  ({verdicts})")
 
 
 if __name__ == "__main__":
