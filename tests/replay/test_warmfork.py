@@ -144,7 +144,8 @@ def test_warm_and_cold_replays_agree_and_a_library_global_is_fresh_in_every_chil
     out = _compare(root, env, orders[:5])
     warm, cold = out["warm"], out["cold"]
     assert isinstance(warm, dict) and isinstance(cold, dict)
-    assert warm["refused"] is None and warm["warm_runs"] == 5 and warm["cold_runs"] == 0
+    # The first replay runs cold while the warm parent imports; the rest are forked.
+    assert warm["refused"] is None and warm["warm_runs"] == 4 and warm["cold_runs"] == 1
     assert cold["warm_runs"] == 0 and cold["cold_runs"] == 5
     assert warm["rows"] == cold["rows"]
     # The library's global is fresh in every forked child: alone, the victims pass.

@@ -314,31 +314,39 @@ class Runner:
             self.force_cold = before
 
     def warm_parent(self) -> WarmParent | None:
-        """The warm parent of this runner's replay environment, started on first use; None
-        when replays run cold (turned off, an old record without its preload list, or the
-        warm parent refused: said once, on one line)."""
+        """The warm parent of this runner's replay environment; None when this replay runs
+        cold: turned off, an old record without its preload list, the warm parent refused
+        (said once, on one line), or this is the runner's first replay.  The first replay
+        starts the warm parent and runs cold while it imports, so a runner that replays once
+        (a backfill task) pays nothing for it and the rest wait less."""
         if not self.warm or self.warm_refused is not None:
             return None
-        if self._warm is not None and self._warm.alive():
-            return self._warm
-        if self._warm is not None:  # it died: start another
-            self._warm.close()
+        if self._warm is not None and self._warm.loaded >= 0 and not self._warm.alive():
+            self._warm.close()  # it died: start another
             self._warm = None
-        modules = self.header.get("preload")
-        if not isinstance(modules, list) or not modules:
-            self.warm_refused = "the record does not list the modules to preload"
+        if self._warm is None:
+            modules = self.header.get("preload")
+            if not isinstance(modules, list) or not modules:
+                self.warm_refused = "the record does not list the modules to preload"
+                return None
+            started = WarmParent.spawn(
+                self.python(), [str(m) for m in modules], str(self.cwd()),
+                {k: v for k, v in self.child_env().items() if k != SECRET_FD_ENV},
+                self.inherited.umask, self.inherited.trampoline())
+            if isinstance(started, str):
+                self.warm_refused = started
+                say_once(started)
+                return None
+            self._warm = started
+            weakref.finalize(self, started.close)
             return None
-        started = WarmParent.start(
-            self.python(), [str(m) for m in modules], str(self.cwd()),
-            {k: v for k, v in self.child_env().items() if k != SECRET_FD_ENV},
-            self.inherited.umask, self.inherited.trampoline())
-        if isinstance(started, str):
-            self.warm_refused = started
-            say_once(started)
+        why = self._warm.ready()
+        if why is not None:
+            self._warm = None
+            self.warm_refused = why
+            say_once(why)
             return None
-        self._warm = started
-        weakref.finalize(self, started.close)
-        return started
+        return self._warm
 
     def _run_warm(self, parent: WarmParent, cmd: Sequence[str], order: Sequence[str],
                   log: IO[str], result: ReplayResult, t0: float, limit: float) -> None:

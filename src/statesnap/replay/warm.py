@@ -85,9 +85,10 @@ class WarmParent:
         self._buf = b""
 
     @classmethod
-    def start(cls, python: str, modules: Sequence[str], cwd: str, env: Mapping[str, str],
+    def spawn(cls, python: str, modules: Sequence[str], cwd: str, env: Mapping[str, str],
               umask: int | None, trampoline: Mapping[str, Any] | None) -> WarmParent | str:
-        """Start it and wait for its preload; the reason it refused, as a string, if it did."""
+        """Start it; it preloads while the caller goes on (:meth:`ready` waits for that).
+        The reason, as a string, when it cannot start."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         cmd = [python, "-c", PROGRAM, str(theirs.fileno()), ",".join(modules)]
         if trampoline is not None:
@@ -102,15 +103,21 @@ class WarmParent:
             return f"cannot start the warm parent ({exc.strerror})"
         finally:
             theirs.close()
-        parent = cls(proc, ours, 0)
-        reply = parent._read(START_TIMEOUT)
+        return cls(proc, ours, -1)
+
+    def ready(self) -> str | None:
+        """Wait for the preload's verdict: None when forks may start, else why not (and the
+        parent is closed)."""
+        if self.loaded >= 0:
+            return None
+        reply = self._read(START_TIMEOUT)
         if reply is None or "ok" not in reply:
-            parent.close()
+            self.close()
             if reply is None:
                 return "the warm parent did not finish its preload"
             return str(reply.get("refused") or "the warm parent refused")
-        parent.loaded = int(reply["ok"])
-        return parent
+        self.loaded = int(reply["ok"])
+        return None
 
     def _read(self, timeout: float) -> dict[str, Any] | None:
         """The next message, or None if none came within ``timeout`` or the parent is gone."""
