@@ -67,11 +67,57 @@ class LaneEntry(Value):
                 if c.severity > LOW_SEVERITY and by_users_setup(c)}
 
 
+class LaneEntries(Sequence[LaneEntry]):
+    """A lane's entries (its tests in run order, then the test running at a crash), each
+    made when it is read: an entry held for each of a record's 267,000 tests would cost
+    30 MB for the time the report is built (issue 27).  Two reads of one position give
+    equal entries, not the same object."""
+
+    def __init__(self, record: Record) -> None:
+        self._tests = record.tests
+        self._leaks = listed_leaks(record.tests, record.footer)
+        running = record.running
+        self._running = None if running is None else str(running.get("nodeid", "?"))
+
+    def __len__(self) -> int:
+        return len(self._tests) + (self._running is not None)
+
+    def _entry(self, pos: int) -> LaneEntry:
+        if pos == len(self._tests):
+            assert self._running is not None
+            return LaneEntry(pos, None, self._running, "crashed")
+        t = self._tests[pos]
+        return LaneEntry(pos, t, t.nodeid, outcome_class(t.outcome),
+                         self._leaks.get(t.index, _NO_LEAKS))
+
+    def __iter__(self) -> Iterator[LaneEntry]:
+        for pos in range(len(self)):
+            yield self._entry(pos)
+
+    def matching(self, nodeid: str) -> Iterator[LaneEntry]:
+        """The entries of ``nodeid``, in run order (made only for those)."""
+        for pos, t in enumerate(self._tests):
+            if t.nodeid == nodeid:
+                yield self._entry(pos)
+        if self._running == nodeid:
+            yield self._entry(len(self._tests))
+
+    @overload
+    def __getitem__(self, i: int) -> LaneEntry: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[LaneEntry]: ...
+    def __getitem__(self, i: int | slice) -> LaneEntry | list[LaneEntry]:
+        if isinstance(i, slice):
+            return [self._entry(pos) for pos in range(len(self))[i]]
+        pos = range(len(self))[i]  # IndexError out of range, as a list's
+        return self._entry(pos)
+
+
 class Lane(Value):
     _fields = ("index", "label", "record", "entries")
     __slots__ = _fields
 
-    def __init__(self, index: int, label: str, record: Record, entries: list[LaneEntry]) -> None:
+    def __init__(self, index: int, label: str, record: Record, entries: LaneEntries) -> None:
         self.index = index
         self.label = label
         self.record = record
@@ -83,9 +129,7 @@ class Lane(Value):
 
     def find(self, nodeid: str, *, prefer_failed: bool = False) -> LaneEntry | None:
         found: LaneEntry | None = None
-        for entry in self.entries:
-            if entry.nodeid != nodeid:
-                continue
+        for entry in self.entries.matching(nodeid):
             if prefer_failed and entry.test is not None and entry.test.failed:
                 return entry
             found = found or entry
@@ -101,18 +145,8 @@ def lane_labels(records: Sequence[Record]) -> list[str]:
 
 
 def build_lanes(records: Sequence[Record]) -> list[Lane]:
-    lanes = []
-    for i, (record, label) in enumerate(zip(records, lane_labels(records), strict=True)):
-        leaks = listed_leaks(record.tests, record.footer)
-        entries = [
-            LaneEntry(pos, t, t.nodeid, outcome_class(t.outcome), leaks.get(t.index, _NO_LEAKS))
-            for pos, t in enumerate(record.tests)
-        ]
-        if record.running is not None:
-            nodeid = str(record.running.get("nodeid", "?"))
-            entries.append(LaneEntry(len(entries), None, nodeid, "crashed"))
-        lanes.append(Lane(i, label, record, entries))
-    return lanes
+    return [Lane(i, label, record, LaneEntries(record))
+            for i, (record, label) in enumerate(zip(records, lane_labels(records), strict=True))]
 
 
 def find_test(lanes: Sequence[Lane], nodeid: str, worker: str | None = None,

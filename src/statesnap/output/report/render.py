@@ -43,7 +43,7 @@ _JSON_TABLE = str.maketrans(_JSON_ESCAPES)
 
 #: Rows of :class:`TestRows` encoded at once: big enough that the per-call cost vanishes, small
 #: enough that a batch's text is a few hundred kB.
-ROW_BATCH = 2000
+ROW_BATCH = 500
 _DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
 
 
