@@ -96,3 +96,33 @@ def test_explain_json_of_a_real_record_is_what_its_lines_say(tmp_path: Path) -> 
     got = _explain_json(src)
     assert got == _explain_json(rewritten)
     assert got, "the golden record's findings"
+
+
+def test_records_read_with_shared_names_hold_each_node_id_once(tmp_path: Path) -> None:
+    # statesnap diff reads two records of one suite: their plain tests' equal node ids are
+    # one string, and each record still reads as a full parse of its lines.
+    a = _scaled(RECORDS / "format2-sample.jsonl", tmp_path / "a.jsonl", 800)
+    b = tmp_path / "b.jsonl"
+    b.write_bytes(a.read_bytes())
+    names: dict[str, str] = {}
+    first, second = read_record(a, names=names), read_record(b, names=names)
+    assert first.tests == second.tests == _reference_tests(a)
+    plain = [(x, y) for x, y in zip(first.tests, second.tests, strict=True)
+             if "[copy-" in x.nodeid]
+    assert len(plain) > 1000
+    assert all(x.nodeid is y.nodeid for x, y in plain)
+    tracemalloc.start()
+    try:
+        third = read_record(b, names=names)
+        shared, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    tracemalloc.start()
+    try:
+        fourth = read_record(b)
+        alone, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert third.tests == fourth.tests
+    # A node id is much of what a plain test holds (a fifth here, with short ids).
+    assert shared < 0.9 * alone, (shared, alone)

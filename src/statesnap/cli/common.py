@@ -39,10 +39,11 @@ def load(path: Path | None) -> Record:
     return read_record(record_path(path))
 
 
-def load_lanes(path: Path | None) -> list[Record]:
+def load_lanes(path: Path | None, names: dict[str, str] | None = None) -> list[Record]:
     """One record per process of the run (or the last run): see
-    :func:`statesnap.record.lanes.read_lanes`; each lane has its worker's stored verdicts."""
-    return read_lanes(record_path(path))
+    :func:`statesnap.record.lanes.read_lanes` (and its ``names``); each lane has its worker's
+    stored verdicts."""
+    return read_lanes(record_path(path), names)
 
 
 def lane_of(lanes: Sequence[Record], nodeid: str) -> tuple[Record, TestEntry]:

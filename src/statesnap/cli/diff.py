@@ -151,7 +151,11 @@ def order_diff(a: Sequence[Record], b: Sequence[Record], only_in: str = "B") -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    a, b = load_lanes(args.record_a), load_lanes(args.record_b)
+    # One string per node id the two records share: two records of a suite of 267,000
+    # tests each would otherwise hold each id twice (issue 27).
+    names: dict[str, str] = {}
+    a, b = load_lanes(args.record_a, names), load_lanes(args.record_b, names)
+    del names
     print(f"A: {args.record_a} ({sum(len(r.tests) for r in a)} tests)")
     print(f"B: {args.record_b} ({sum(len(r.tests) for r in b)} tests)")
     env = environment_diff(a[0], b[0])

@@ -98,14 +98,16 @@ def _record_from(lines: list[dict[str, Any]], path: Path) -> Record:
     return record
 
 
-def read_lanes(path: Path | str) -> list[Record]:
+def read_lanes(path: Path | str, names: dict[str, str] | None = None) -> list[Record]:
     """One Record per lane of a merged record; a plain record is one lane.
+
+    ``names``: as :func:`statesnap.record.reader.read_record`'s (a plain record's tests).
 
     Never empty: a merged record without a lane (no worker left one) is its own only lane.
     Errors reading the record (missing, truncated, unknown format) are :class:`RecordError`.
     """
     path = Path(path)
-    record = read_record(path)
+    record = read_record(path, names=names)
     if "lanes" not in record.header:
         return [record]
     lanes: list[Record] = []

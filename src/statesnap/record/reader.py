@@ -95,7 +95,13 @@ def _plain_test_index(text: str) -> int | None:
     return int(found.group(1)) if found is not None else None
 
 
-def _shared_entry(obj: dict[str, Any], shared: dict[Any, Any]) -> TestEntry:
+#: The changes of a plain test, shared by every plain entry (read only, as every entry read
+#: back is): a fresh empty list each would cost 19 MB for a record of 267,000 tests.
+_NO_CHANGES: list[Change] = []
+
+
+def _shared_entry(obj: dict[str, Any], shared: dict[Any, Any],
+                  names: dict[str, str] | None) -> TestEntry:
     """The entry of a plain test line (nothing but its outcome and gauges), its phases, its
     gauges and its words shared with every other plain test's that reads the same: a record
     of 267,000 tests holds a few dozen distinct ones, not 267,000 of each (issue 27).  Read
@@ -116,9 +122,12 @@ def _shared_entry(obj: dict[str, Any], shared: dict[Any, Any]) -> TestEntry:
                  str(obj.get("outcome", "unknown")), str(obj.get("worker", "main")))
         if key is not None:
             shared[key] = parts
-    return TestEntry(index=int(obj["index"]), nodeid=str(obj["nodeid"]), outcome=parts[2],
+    nodeid = str(obj["nodeid"])
+    if names is not None:
+        nodeid = names.setdefault(nodeid, nodeid)
+    return TestEntry(index=int(obj["index"]), nodeid=nodeid, outcome=parts[2],
                      worker=parts[3], phases=parts[0], duration=float(obj.get("duration") or 0.0),
-                     changes=[], extra=parts[1])
+                     changes=_NO_CHANGES, extra=parts[1])
 
 
 #: A test line's fields that are :class:`TestEntry`'s own (the rest go to ``extra``).
@@ -126,12 +135,17 @@ _ENTRY_FIELDS = frozenset({"type", "index", "nodeid", "worker", "outcome", "phas
                            "changes", "failure"})
 
 
-def read_record(path: Path | str, skip_plain: bool = False) -> Record:
+def read_record(path: Path | str, skip_plain: bool = False,
+                names: dict[str, str] | None = None) -> Record:
     """Read a record, accepting a truncated last line; raise :class:`RecordError` otherwise.
 
     ``skip_plain`` leaves out the tests that changed nothing, did not fail and carry no extra
     field: what the session's own terminal section needs after a run without failures, at a
     fraction of the cost.  Everything else wants the whole record.
+
+    ``names``, shared by the reads of several records of one suite (``statesnap diff``),
+    makes their plain tests' equal node ids one string: two records of 267,000 tests would
+    otherwise hold each id twice.
     """
     path = Path(path)
     if not path.exists():
@@ -141,20 +155,23 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
     record: Record | None = None
     # Keyed by (worker, index): a merged xdist record holds several lanes whose indexes
     # overlap, each lane's lines after its own "lane" line.
-    # With ``skip_plain``, a start line the writer made is kept as its text, parsed only if
-    # its test never finished (one per record at most): every test has one.
+    # A start line the writer made is kept as its text, parsed only if its test never
+    # finished (one per record at most): every test has one.
     started: dict[tuple[str, int], dict[str, Any] | str] = {}
     lane = "main"
     shared: dict[Any, Any] = {}
     for lineno, text, cut in _iter_lines(path):
         if not text.strip():
             continue
-        if skip_plain and record is not None and not cut:
-            plain = _plain_test_index(text)
-            if plain is not None:
-                started.pop((lane, plain), None)
-                continue
-            start = _START.fullmatch(text)
+        if record is not None and not cut:
+            if skip_plain:
+                plain = _plain_test_index(text)
+                if plain is not None:
+                    started.pop((lane, plain), None)
+                    continue
+            # Every test has a start line, parsed only if its test never finished: a
+            # record of 267,000 tests spares as many parses.
+            start = _START.fullmatch(text) if text.startswith('{"type":"start"') else None
             if start is not None:
                 started[(lane, int(start.group(1)))] = text
                 continue
@@ -190,7 +207,7 @@ def read_record(path: Path | str, skip_plain: bool = False) -> Record:
             continue
         try:
             if kind == "test":
-                entry = (_shared_entry(obj, shared) if _plain_test_index(text) is not None
+                entry = (_shared_entry(obj, shared, names) if _plain_test_index(text) is not None
                          else TestEntry.from_json(obj))
                 record.tests.append(entry)
                 started.pop((entry.worker, entry.index), None)

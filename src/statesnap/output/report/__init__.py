@@ -7,12 +7,14 @@ writes them with Jinja2 (autoescaping on); no network needed.  Used by ``--repor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import itertools
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import Finding
-from statesnap.base.atomic import write_atomic
+from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record
 
 __all__ = ["build_html", "write_report"]
@@ -35,12 +37,26 @@ def build_html(
     logs are made relative to ``report_dir`` (where the page will live; default: as recorded).
     ``generated`` is the timestamp printed in the footer (default: now).
     """
-    from statesnap.output.report.render import render
+    return "".join(_html_chunks(records, findings, summary=summary, report_dir=report_dir,
+                                title=title, generated=generated))
+
+
+def _html_chunks(
+    records: Sequence[Record],
+    findings: Iterable[Finding],
+    *,
+    summary: Mapping[str, Any] | None,
+    report_dir: Path | None,
+    title: str | None,
+    generated: float | None = None,
+) -> Iterator[str]:
+    """:func:`build_html`'s page in pieces (the page data a batch of tests at a time)."""
+    from statesnap.output.report.render import render_chunks
     from statesnap.output.report.views import build_view
 
     view = build_view(records, findings, report_dir=report_dir, summary=summary, title=title,
                       generated=generated)
-    return render(view)
+    yield from render_chunks(view)
 
 
 def write_report(
@@ -57,6 +73,26 @@ def write_report(
     when the path cannot be written.
     """
     path = Path(path)
-    html = build_html(records, findings, summary=summary, report_dir=path.parent, title=title)
+    chunks = _html_chunks(records, findings, summary=summary, report_dir=path.parent, title=title)
+    # Built before the folder or a file is made: a view that cannot be built leaves nothing.
+    first = next(chunks)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, html)
+    _write_chunks_atomic(path, itertools.chain((first,), chunks))
+
+
+def _write_chunks_atomic(path: Path, chunks: Iterable[str]) -> None:
+    """:func:`statesnap.base.atomic.write_atomic` for a page written in pieces: the page of a
+    record of 267,000 tests is some 80 MB, which need never stand whole in memory."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        # Valid UTF-8 whatever the text holds (statesnap.base.text).
+        with open(tmp, "w", encoding="utf-8", errors=FILE_ERRORS) as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise

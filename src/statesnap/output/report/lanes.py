@@ -7,8 +7,8 @@ travels as JSON, not DOM.  See docs/ARCHITECTURE.md ("The HTML report").
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 from statesnap.analysis.leaks import by_users_setup, setup_name
 from statesnap.analysis.resets import listed_leaks
@@ -29,6 +29,9 @@ NODEID_LIMIT = 1000
 LOW_SEVERITY = 1
 #: The narrowest marker, as a fraction of the lane: about one pixel in 600.
 MARKER_FRACTION = 1 / 600
+#: The leaks of a test that left none, shared by every such entry (read only): a fresh empty
+#: list each would cost 19 MB for a record of 267,000 tests (issue 27).
+_NO_LEAKS: list[Change] = []
 
 
 def outcome_class(outcome: str) -> str:
@@ -64,11 +67,57 @@ class LaneEntry(Value):
                 if c.severity > LOW_SEVERITY and by_users_setup(c)}
 
 
+class LaneEntries(Sequence[LaneEntry]):
+    """A lane's entries (its tests in run order, then the test running at a crash), each
+    made when it is read: an entry held for each of a record's 267,000 tests would cost
+    30 MB for the time the report is built (issue 27).  Two reads of one position give
+    equal entries, not the same object."""
+
+    def __init__(self, record: Record) -> None:
+        self._tests = record.tests
+        self._leaks = listed_leaks(record.tests, record.footer)
+        running = record.running
+        self._running = None if running is None else str(running.get("nodeid", "?"))
+
+    def __len__(self) -> int:
+        return len(self._tests) + (self._running is not None)
+
+    def _entry(self, pos: int) -> LaneEntry:
+        if pos == len(self._tests):
+            assert self._running is not None
+            return LaneEntry(pos, None, self._running, "crashed")
+        t = self._tests[pos]
+        return LaneEntry(pos, t, t.nodeid, outcome_class(t.outcome),
+                         self._leaks.get(t.index, _NO_LEAKS))
+
+    def __iter__(self) -> Iterator[LaneEntry]:
+        for pos in range(len(self)):
+            yield self._entry(pos)
+
+    def matching(self, nodeid: str) -> Iterator[LaneEntry]:
+        """The entries of ``nodeid``, in run order (made only for those)."""
+        for pos, t in enumerate(self._tests):
+            if t.nodeid == nodeid:
+                yield self._entry(pos)
+        if self._running == nodeid:
+            yield self._entry(len(self._tests))
+
+    @overload
+    def __getitem__(self, i: int) -> LaneEntry: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[LaneEntry]: ...
+    def __getitem__(self, i: int | slice) -> LaneEntry | list[LaneEntry]:
+        if isinstance(i, slice):
+            return [self._entry(pos) for pos in range(len(self))[i]]
+        pos = range(len(self))[i]  # IndexError out of range, as a list's
+        return self._entry(pos)
+
+
 class Lane(Value):
     _fields = ("index", "label", "record", "entries")
     __slots__ = _fields
 
-    def __init__(self, index: int, label: str, record: Record, entries: list[LaneEntry]) -> None:
+    def __init__(self, index: int, label: str, record: Record, entries: LaneEntries) -> None:
         self.index = index
         self.label = label
         self.record = record
@@ -80,9 +129,7 @@ class Lane(Value):
 
     def find(self, nodeid: str, *, prefer_failed: bool = False) -> LaneEntry | None:
         found: LaneEntry | None = None
-        for entry in self.entries:
-            if entry.nodeid != nodeid:
-                continue
+        for entry in self.entries.matching(nodeid):
             if prefer_failed and entry.test is not None and entry.test.failed:
                 return entry
             found = found or entry
@@ -98,18 +145,8 @@ def lane_labels(records: Sequence[Record]) -> list[str]:
 
 
 def build_lanes(records: Sequence[Record]) -> list[Lane]:
-    lanes = []
-    for i, (record, label) in enumerate(zip(records, lane_labels(records), strict=True)):
-        leaks = listed_leaks(record.tests, record.footer)
-        entries = [
-            LaneEntry(pos, t, t.nodeid, outcome_class(t.outcome), leaks.get(t.index, []))
-            for pos, t in enumerate(record.tests)
-        ]
-        if record.running is not None:
-            nodeid = str(record.running.get("nodeid", "?"))
-            entries.append(LaneEntry(len(entries), None, nodeid, "crashed"))
-        lanes.append(Lane(i, label, record, entries))
-    return lanes
+    return [Lane(i, label, record, LaneEntries(record))
+            for i, (record, label) in enumerate(zip(records, lane_labels(records), strict=True))]
 
 
 def find_test(lanes: Sequence[Lane], nodeid: str, worker: str | None = None,
@@ -219,24 +256,64 @@ def page_data(lanes: Sequence[Lane], views: ChangeViews) -> dict[str, Any]:
 
     ``tests`` rows are ``[lane, position, nodeid, outcome, duration, leaks, changes]``
     (``leaks`` counts those above low severity),
-    lane by lane, so a test's row is ``lanes[lane].offset + position``.
+    lane by lane, so a test's row is ``lanes[lane].offset + position``.  They are
+    :class:`TestRows`, made as they are read (written into the page).
     """
     lane_rows: list[dict[str, Any]] = []
-    rows: list[list[Any]] = []
     details: dict[str, Any] = {}
+    offset = 0
     for lane in lanes:
-        lane_rows.append({"label": lane.label, "offset": len(rows), "count": len(lane.entries),
+        lane_rows.append({"label": lane.label, "offset": offset, "count": len(lane.entries),
                           "worker": lane.record.worker, "source": lane.record.path.name})
+        offset += len(lane.entries)
         for e in lane.entries:
-            t = e.test
-            n_changes = len(t.changes) if t is not None else 0
-            rows.append([lane.index, e.pos, cut(e.nodeid, NODEID_LIMIT), e.outcome,
-                         round(t.duration, 4) if t is not None else None,
-                         e.notable_leaks, n_changes])
             detail = _detail(e, views)
             if detail is not None:
                 details[lane.key(e.pos)] = detail
-    return {"lanes": lane_rows, "tests": rows, "details": details}
+    return {"lanes": lane_rows, "tests": TestRows(lanes), "details": details}
+
+
+def _row(lane: Lane, e: LaneEntry) -> list[Any]:
+    t = e.test
+    return [lane.index, e.pos, cut(e.nodeid, NODEID_LIMIT), e.outcome,
+            round(t.duration, 4) if t is not None else None,
+            e.notable_leaks, len(t.changes) if t is not None else 0]
+
+
+class TestRows(Sequence[list[Any]]):
+    """The page's ``tests`` rows (:func:`page_data`), each made when it is read: a list of
+    seven per test held for the time the page is written would cost 40 MB for a record of
+    267,000 tests (issue 27).  :func:`statesnap.output.report.render.json_chunks` writes them
+    a batch at a time."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    def __init__(self, lanes: Sequence[Lane]) -> None:
+        self._lanes = list(lanes)
+        self._count = sum(len(lane.entries) for lane in self._lanes)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[list[Any]]:
+        for lane in self._lanes:
+            for e in lane.entries:
+                yield _row(lane, e)
+
+    @overload
+    def __getitem__(self, i: int) -> list[Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[list[Any]]: ...
+    def __getitem__(self, i: int | slice) -> list[Any] | list[list[Any]]:
+        if isinstance(i, slice):
+            return list(self)[i]
+        if i < 0:
+            i += self._count
+        for lane in self._lanes:
+            if 0 <= i < len(lane.entries):
+                return _row(lane, lane.entries[i])
+            i -= len(lane.entries)
+        raise IndexError("test row out of range")
 
 
 def _detail(e: LaneEntry, views: ChangeViews) -> dict[str, Any] | None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
+from itertools import islice
 from typing import Any
 
 from jinja2 import (
@@ -23,6 +25,7 @@ from jinja2 import (
 from markupsafe import Markup
 
 from statesnap.base.text import FILE_ERRORS, printable_block
+from statesnap.output.report.lanes import TestRows
 from statesnap.output.report.templatecache import pycache_for
 from statesnap.output.report.views import ReportView
 
@@ -38,12 +41,46 @@ _JSON_ESCAPES = {
 _JSON_TABLE = str.maketrans(_JSON_ESCAPES)
 
 
-def script_json(data: Any) -> Markup:
-    """JSON that is safe inside ``<script type="application/json">`` (and parses the same)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=repr)
+#: Rows of :class:`TestRows` encoded at once: big enough that the per-call cost vanishes, small
+#: enough that a batch's text is a few hundred kB.
+ROW_BATCH = 500
+_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+
+
+def _safe(text: str) -> str:
+    """A piece of JSON text as it may stand in the page (see :func:`script_json`); each
+    character is escaped on its own, so pieces escape as the whole would."""
     # A lone surrogate (a byte that was not UTF-8) as JSON's own \udcXX escape.
     text = text.encode("utf-8", FILE_ERRORS).decode("utf-8")
-    return Markup(text.translate(_JSON_TABLE))
+    return text.translate(_JSON_TABLE)
+
+
+def json_chunks(data: Any) -> Iterator[str]:
+    """:func:`script_json`'s text in pieces, the same text joined: the page data of a record
+    of 267,000 tests is some 70 MB of JSON, which whole (and its escaped copies) would
+    triple the report's memory (issue 27).  :class:`TestRows` are encoded a batch at a
+    time; the rest as ``json.dumps`` does."""
+    if not isinstance(data, dict) or not any(isinstance(v, TestRows) for v in data.values()):
+        yield _safe(_DUMPS(data))
+        return
+    for n, (key, value) in enumerate(data.items()):
+        yield _safe(("{" if n == 0 else ",") + _DUMPS(key) + ":")
+        if not isinstance(value, TestRows):
+            yield _safe(_DUMPS(value))
+            continue
+        yield "["
+        rows = iter(value)
+        first = True
+        while batch := list(islice(rows, ROW_BATCH)):
+            yield _safe(("" if first else ",") + _DUMPS(batch)[1:-1])
+            first = False
+        yield "]"
+    yield "}"
+
+
+def script_json(data: Any) -> Markup:
+    """JSON that is safe inside ``<script type="application/json">`` (and parses the same)."""
+    return Markup("".join(json_chunks(data)))
 
 
 def inline_safe(name: str, text: str) -> str:
@@ -95,7 +132,18 @@ def _finalize(value: Any) -> Any:
     return value
 
 
+#: Where the page data goes in the rendered template, replaced by :func:`json_chunks`' pieces
+#: (the template prints ``data`` once).
+_DATA_SLOT = "\x00statesnap-page-data\x00"
+
+
 def render(view: ReportView) -> str:
+    return "".join(render_chunks(view))
+
+
+def render_chunks(view: ReportView) -> Iterator[str]:
+    """The page in pieces, joined the same as :func:`render`: the page data streams in
+    batches (:func:`json_chunks`) instead of standing whole in the page's text."""
     css, js = _static("report.css"), _static("report.js")
     csp = "; ".join((
         "default-src 'none'",
@@ -110,7 +158,10 @@ def render(view: ReportView) -> str:
         css=Markup(css),
         js=Markup(js),
         csp=csp,
-        data=script_json(view.data),
+        data=Markup(_DATA_SLOT),
     )
+    head, tail = html.split(_DATA_SLOT)  # a NUL never leaves _finalize unescaped
     # A lone surrogate (from a JSON escape in a record) cannot be written as UTF-8.
-    return html.encode("utf-8", "replace").decode("utf-8")
+    yield head.encode("utf-8", "replace").decode("utf-8")
+    yield from json_chunks(view.data)  # no lone surrogate left (_safe)
+    yield tail.encode("utf-8", "replace").decode("utf-8")
