@@ -156,18 +156,29 @@ def test_warm_and_cold_replays_agree_and_a_library_global_is_fresh_in_every_chil
     assert "replays run cold" not in str(out["stderr"])
 
 
-def test_a_preload_that_starts_a_thread_falls_back_cold_saying_so_once(tmp_path: Path) -> None:
+#: Sets a variable when imported: a fork would inherit the polluted environment.
+ENVLIB = """
+import os
+os.environ["ENVLIB_LOADED"] = "1"
+"""
+
+
+@pytest.mark.parametrize(("lib", "name", "why"), [
+    (THREADLIB, "threadlib", "the preload started a thread"),
+    (ENVLIB, "envlib", "the preload changed the environment (ENVLIB_LOADED)"),
+])
+def test_a_preload_that_a_fork_would_carry_falls_back_cold_saying_so_once(
+        tmp_path: Path, lib: str, name: str, why: str) -> None:
     pidns.require()
-    root, env = _suite(tmp_path, THREADLIB, "threadlib")
+    root, env = _suite(tmp_path, lib, name)
     _session(root, env, "--statesnap-verify-budget=0")
     out = _compare(root, env, [[A, B], [B]])
     warm = out["warm"]
     assert isinstance(warm, dict)
-    assert warm["refused"] == "the preload started a thread"
+    assert warm["refused"] == why
     assert warm["warm_runs"] == 0 and warm["cold_runs"] == 2
     lines = [line for line in str(out["stderr"]).splitlines() if "replays run cold" in line]
-    assert lines == ["statesnap: replays run cold, each in a fresh interpreter: "
-                     "the preload started a thread"]
+    assert lines == [f"statesnap: replays run cold, each in a fresh interpreter: {why}"]
     assert warm["rows"] == out["cold"]["rows"]  # type: ignore[index]
 
 
