@@ -1,6 +1,6 @@
 """``torch``: PyTorch's process-global state, read only when ``torch`` is already imported.
 
-Keys: the flags of :data:`statesnap.probes.torch_flags.FLAGS`, mode stacks, global module hooks,
+Keys: the flags of :data:`statesnap.probes.torch.flags.FLAGS`, mode stacks, global module hooks,
 RNG, CUDA initialisation and memory, compiler configs.  Nothing here initialises CUDA or
 imports anything.  The keys and the costs: docs/PROBES.md.
 """
@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, import_own
 
 if TYPE_CHECKING:
-    from statesnap.probes.torch_state import TorchState
+    from statesnap.probes.torch.state import TorchState
 
-#: The token while torch is not imported (the same as :mod:`.torch_state`'s).
+#: The token while torch is not imported (the same as :mod:`.state`'s).
 NO_TORCH = "torch not imported"
-_STATE_MODULE = "statesnap.probes.torch_state"
+_STATE_MODULE = "statesnap.probes.torch.state"
 
 
 class TorchProbe(Probe):
     """A shell that costs one ``sys.modules`` lookup per token until torch is imported; from
-    then on (and to judge a change) the work is :class:`.torch_state.TorchState`'s."""
+    then on (and to judge a change) the work is :class:`.state.TorchState`'s."""
 
     name = "torch"
     severity = Severity.MEDIUM

@@ -2,8 +2,8 @@
 
 Read only once the library is imported (found in ``sys.modules``, never imported here).  Until
 numpy is imported -- pandas, matplotlib and scikit-learn all import it -- a token is one
-``sys.modules`` lookup; from then on the work is the watchers' (``_sciwatch``, ``_scilibs``,
-``_scimpl``), loaded then.  Keys exist only while a setting differs from the library's default
+``sys.modules`` lookup; from then on the work is the watchers' (``_watch``, ``_libs``,
+``_mpl``), loaded then.  Keys exist only while a setting differs from the library's default
 (pyplot's open figures: while any is open).  Keys, hints and costs: docs/PROBES.md.
 """
 
@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, import_own
 
 if TYPE_CHECKING:
-    from statesnap.probes._sciwatch import SciState
+    from statesnap.probes.scistack._watch import SciState
 
 #: The token while numpy is not imported.
 NO_NUMPY = "numpy not imported"
 #: ``matplotlib.backend`` while it is ``rcsetup._auto_backend_sentinel`` where a backend had
 #: been picked (a test wrote the sentinel back).
 AUTO_BACKEND = "auto (resolved on first use)"
-_MODULES = ("statesnap.probes._sciwatch", "statesnap.probes._scilibs",
-            "statesnap.probes._scimpl")
+_MODULES = ("statesnap.probes.scistack._watch", "statesnap.probes.scistack._libs",
+            "statesnap.probes.scistack._mpl")
 
 #: Fix hints by key prefix; ``{name}`` is the part after the prefix.  Known without setting
 #: the probe up (the CLI and the hunt ask for hints from the record alone).
