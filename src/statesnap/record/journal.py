@@ -154,9 +154,14 @@ class RecordWriter:
             if os.fstat(self._fd).st_size > self._size:
                 os.ftruncate(self._fd, self._size)
             os.lseek(self._fd, self._size, os.SEEK_SET)
-            self._size += os.write(self._fd, note)  # one write: the note is whole or absent
+            written = os.write(self._fd, note)
+            if written != len(note):
+                # A disk with room for part of it (no reserve): half a note is no line.
+                os.ftruncate(self._fd, self._size)
+                return
         except OSError:
             return
+        self._size += written
         self.cut_noted = True
 
     def close(self) -> None:
