@@ -1,4 +1,5 @@
-"""The ``cut`` note of a record the disk refused: whole or absent, never half a line.
+"""A record the disk refuses ends with whole lines: the ``cut`` note is whole or absent, and a
+line appended after the record closed is whole or taken back.
 
 Without a reserve (a filesystem with no ``fallocate``), the note goes into whatever room the
 disk has left, and a disk with room for part of it takes part of it: the record must then end
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from statesnap.record import reserve
-from statesnap.record.journal import RecordWriter
+from statesnap.record.journal import RecordWriter, append_lines
 from statesnap.record.reader import read_record
 
 
@@ -64,3 +65,30 @@ def test_a_note_that_fits_is_written_whole(tmp_path: Path,
     record = read_record(path)
     assert record.cut is not None and record.cut["errno"] == "ENOSPC"
     assert record.cut["lines"] == 1 and record.footer is None and not record.crashed
+
+
+def test_a_line_appended_in_part_is_taken_back(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # The session appends to its closed record (what was let go of, the verdicts); a disk
+    # that fills up takes part of a line, and a later append must not run into it.
+    path = tmp_path / "run.jsonl"
+    writer = RecordWriter(path)
+    writer.write({"type": "header", "format": 2})
+    writer.write({"type": "footer"})
+    writer.close()
+    before = path.read_bytes()
+    real_write = os.write
+
+    def write(fd: int, data: bytes) -> int:
+        if len(data) < 20:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, bytes(data[:10]))  # part of the line, then the disk is full
+
+    monkeypatch.setattr(os, "write", write)
+    with pytest.raises(OSError):
+        append_lines(path, [{"type": "released", "actions": [{"what": "a" * 40}]}])
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    append_lines(path, [{"type": "released", "actions": [{"what": "b"}]}])  # room again
+    record = read_record(path)  # every line whole: no malformed line in the middle
+    assert record.released == [{"what": "b"}] and not record.truncated
