@@ -180,13 +180,20 @@ def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
     which :func:`statesnap.record.reader.read_record` ignores.  A write that fails (a full
     disk) takes back what it wrote of its line before raising: half a line would run into
     the next one appended, and the record would no longer read.
+
+    A record that already ends in such a cut line (a run or an earlier append killed
+    mid-write) is left as it is, :class:`ValueError`: a line appended after it would join the
+    cut text into one whole line that is no JSON, and the reader refuses such a record.
     """
     lines = [dumps(obj) + "\n" for obj in objs]
     if not lines:
         return 0
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
     try:
         end = os.fstat(fd).st_size
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            raise ValueError("it ends in a line cut short (a process killed mid-write); "
+                             "a line appended after it would make the record unreadable")
         for line in lines:
             data = encoded = line.encode("utf-8", FILE_ERRORS)
             try:
