@@ -25,8 +25,8 @@ SUITE = {
         import pytest
 
         def test_polluter():
-            # A value from the tested process: CR, LF and a workflow command of its own.
-            os.environ["CI_PAGES_MODE</details>"] = "fast\\r\\n::error::pwned%0A"
+            # A value from the tested process: CR, LF, a workflow command, an escape sequence.
+            os.environ["CI_PAGES_MODE</details>"] = "fast\\r\\n::error::pwned%0A\\x1b[31m"
 
         @pytest.mark.parametrize("x", {IDS!r}, ids={IDS!r})
         def test_victim(x):
@@ -153,7 +153,9 @@ def test_annotations_follow_githubs_format(gh: tuple[SuiteRun, Path]) -> None:
         title = _unescape(props["title"])
         assert "polluted by test_ci.py::test_polluter" in title
         message = _unescape(found.group("message"))
-        assert "\r" not in found.group("message") and "%0D" in found.group("message")
+        # The value's CR and ESC are written as escapes, on the annotation's one line.
+        assert "\r" not in message and "\x1b" not in message
+        assert "fast\\r\\n::error::pwned%0A\\x1b[31m" in message
         victim = message.split(" fails after ", 1)[0]
         seen.append(victim)
         assert message.startswith(f"{victim} fails after test_ci.py::test_polluter.\n")

@@ -159,12 +159,12 @@ def annotation(f: Finding, rootdir: str | None, workspace: str | None) -> str | 
         return None
     where = f.where or f.victim.split("::", 1)[0]
     path, line = _workspace_path(where, rootdir, workspace)
-    props = [f"file={escape_property(path)}"]
+    props = [f"file={escape_property(one_line(path))}"]
     if line:
         props.append(f"line={line}")
     who = " + ".join(f.polluters)
-    props.append("title=" + escape_property(f"statesnap: order-dependent failure, polluted "
-                                            f"by {short(who, 120)}"))
+    props.append("title=" + escape_property(one_line(f"statesnap: order-dependent failure, "
+                                                     f"polluted by {short(who, 120)}")))
     lines = [f"{f.victim} fails after {who}."]
     key = _key(f)
     if key:
@@ -172,4 +172,7 @@ def annotation(f: Finding, rootdir: str | None, workspace: str | None) -> str | 
         lines.append(f"State {key}: {before} -> {after}")
     if f.repro_proven:
         lines.append(f"Reproduce: {f.repro}")
-    return f"::error {','.join(props)}::{escape_data(chr(10).join(lines))}"
+    # Each line through one_line: a value's ESC or undecodable byte reaches neither the job
+    # log nor the terminal raw (a newline of ours stays, escaped as the format wants).
+    message = "\n".join(one_line(x) for x in lines)
+    return f"::error {','.join(props)}::{escape_data(message)}"
