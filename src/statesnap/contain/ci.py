@@ -128,7 +128,12 @@ def junit_verdicts(run: RunState) -> None:
 
     xml = run.config.stash.get(xml_key, None)
     findings = run.results.findings
-    if xml is None or not findings or not Path(xml.logfile).is_file():
+    if xml is None or not findings:
+        return
+    # The file junitxml wrote through a symlink is the link's target: that is the one rewritten
+    # (os.replace on the link would leave the target without verdicts and the link gone).
+    path = Path(xml.logfile).resolve()
+    if not path.is_file():  # --junitxml=/dev/stdout, a pipe: nothing to read back
         return
     from statesnap.output.junitprops import add_verdicts
 
@@ -139,7 +144,7 @@ def junit_verdicts(run: RunState) -> None:
         if xml.prefix:
             classnames.insert(0, xml.prefix)
         testcases[f.victim] = (".".join(classnames), names[-1])
-    add_verdicts(Path(xml.logfile), findings, testcases, xml.family)
+    add_verdicts(path, findings, testcases, xml.family)
 
 
 @pytest.hookimpl(trylast=True)
