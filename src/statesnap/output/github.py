@@ -14,7 +14,6 @@ command it is escaped as GitHub's toolkit does (``%``, CR and LF in the message;
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from statesnap.analysis.causes import Cause, group_by_cause
 from statesnap.analysis.findings import PROVEN_STATUSES, VERIFIED, Finding
 from statesnap.analysis.leaks import resolve_leaks
+from statesnap.output.lines import markdown_code as code
 from statesnap.output.lines import one_line, short, short_pair
 from statesnap.record.journal import Record
 
@@ -36,15 +36,6 @@ def escape_data(text: str) -> str:
 def escape_property(text: str) -> str:
     """A workflow command's property value (``escapeProperty``): ``:`` and ``,`` too."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def code(text: str) -> str:
-    """Inline Markdown code on one line, whatever backticks or newlines ``text`` holds."""
-    text = one_line(text)
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _key(f: Finding) -> str | None:
