@@ -8,10 +8,9 @@ imports anything.  The keys and the costs: docs/PROBES.md.
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, import_own
+from statesnap.probes.base import DeferredProbe, ProbeContext, ProbeMap, Severity, import_own
 
 if TYPE_CHECKING:
     from statesnap.probes.torch.state import TorchState
@@ -21,17 +20,15 @@ NO_TORCH = "torch not imported"
 _STATE_MODULE = "statesnap.probes.torch.state"
 
 
-class TorchProbe(Probe):
+class TorchProbe(DeferredProbe["TorchState"]):
     """A shell that costs one ``sys.modules`` lookup per token until torch is imported; from
     then on (and to judge a change) the work is :class:`.state.TorchState`'s."""
 
     name = "torch"
     severity = Severity.MEDIUM
     restorable = True
-
-    def __init__(self) -> None:
-        self._state: TorchState | None = None
-        self._ctx: ProbeContext | None = None
+    trigger = "torch"
+    idle = NO_TORCH
 
     @property
     def mode(self) -> str:
@@ -39,37 +36,19 @@ class TorchProbe(Probe):
             return self._state.mode
         return "torch not imported yet: nothing read until it is"
 
-    def _loaded(self) -> TorchState:
-        if self._state is None:
-            # statesnap's own import (left out of the modules probe), made when torch first
-            # appears, possibly in the middle of a test.
-            own = self._ctx.own_modules if self._ctx is not None else set()
-            module = import_own(_STATE_MODULE, own)
-            state: TorchState = module.TorchState()
-            if self._ctx is not None:
-                state.setup(self._ctx)
-            self._state = state
-        return self._state
-
-    def setup(self, ctx: ProbeContext) -> None:
-        self._ctx = ctx
-        if "torch" in sys.modules:
-            self._loaded()
-
-    def token(self) -> object:
-        if self._state is None and "torch" not in sys.modules:
-            return NO_TORCH
-        return self._loaded().token()
+    def build(self, own_modules: set[str], ctx: ProbeContext | None) -> TorchState:
+        state: TorchState = import_own(_STATE_MODULE, own_modules).TorchState()
+        if ctx is not None:
+            state.setup(ctx)
+        return state
 
     def light_token(self) -> object:
-        if self._state is None and "torch" not in sys.modules:
-            return NO_TORCH
-        return self._loaded().light_token()
-
-    def read(self) -> ProbeMap:
-        if self._state is None and "torch" not in sys.modules:
-            return {}
-        return self._loaded().read()
+        state = self._state
+        if state is None:
+            if "torch" not in sys.modules:
+                return NO_TORCH
+            state = self._loaded()
+        return state.light_token()
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         return self._loaded().severity_of(key, before, after)
@@ -84,13 +63,3 @@ class TorchProbe(Probe):
         if self._state is None and not current:
             return {}
         return self._loaded().gauges(current)
-
-    def save(self) -> object:
-        if self._state is None and "torch" not in sys.modules:
-            return None
-        return self._loaded().save()
-
-    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
-        if saved is None:
-            return []
-        return self._loaded().restore(saved, keys)
