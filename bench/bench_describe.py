@@ -34,7 +34,7 @@ CHILD = textwrap.dedent('''
     import re
     import sys
 
-    from statesnap.probes._attrdescribe import describe
+    from statesnap.probes.attributes.describe import describe
 
     shape, repeat = sys.argv[1], int(sys.argv[2])
     PROJECT = frozenset({"__main__"})

@@ -40,8 +40,8 @@ class Area:
 AREAS = (
     Area("Per-test cost (instructions)",
          "What statesnap adds to each test and to each session, by instruction counts "
-         "(deterministic), against plain pytest and against earlier commits.",
-         "s19cost.md"),
+         "(deterministic), against the stop's start and a same-code control.",
+         "cost20.md"),
     Area("Fixed cost of a session",
          "What a record and a report add to a small suite's session.",
          "fixed.md"),

@@ -45,7 +45,7 @@ from pathlib import Path
 import torch
 from statesnap.probes.base import ProbeContext, ProbeUnavailable, Severity
 from statesnap.probes.nvml import NvmlProbe
-from statesnap.probes.torch_ import TorchProbe
+from statesnap.probes.torch.probe import TorchProbe
 
 MIB = 2**20
 out = {"checks": [], "costs": {}, "info": {}}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -23,6 +24,20 @@ from statesnap.record.reader import read_record
 
 #: Every inner run: no pytest-randomly (the order is the point).
 BASE_ARGS = ("-p", "no:randomly")
+
+#: pytest's final summary line, ``=== 1 failed, 2 passed in 0.12s ===`` or, under ``-q``, bare.
+_SUMMARY = re.compile(r"=* ?(\d+ \w+.*?|no tests ran)(?: in [0-9.]+s(?: \([0-9:.]+\))?)?(?: =*)?")
+
+
+def summary_line(output: str) -> str | None:
+    """pytest's final summary line without its duration and rules (``1 failed, 2 passed``),
+    with or without ``-q``; None where the run printed none.  One for every test that compares
+    a run with statesnap to plain pytest's."""
+    for line in reversed(output.splitlines()):
+        m = _SUMMARY.fullmatch(line.strip())
+        if m:
+            return m.group(1)
+    return None
 
 
 def write_suite(root: Path, files: Mapping[str, str]) -> Path:

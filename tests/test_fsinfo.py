@@ -21,7 +21,7 @@ from statesnap.base.fsinfo import (
     symlink_fingerprint,
 )
 from statesnap.probes.base import ProbeContext
-from statesnap.probes.files import FilesProbe
+from statesnap.probes.files.probe import FilesProbe
 from statesnap.state.diff import Change, diff_maps
 
 

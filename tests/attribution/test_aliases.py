@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from attribution_records import change, failing, nodeid, t, write
+
+from statesnap.analysis.attribution import dirty_before, rank
 from suite_runs import run_suite, write_suite
 
 FILES = {
@@ -51,3 +54,20 @@ def test_one_change_per_object_and_rebinding_still_seen(tmp_path: Path) -> None:
     listed = [ln for ln in run.output.splitlines() if "REGISTRY" in ln]
     assert len(listed) == 2, run.output[-3000:]  # the registry once, the rebinding once
     assert "(also as 2 other names)" in listed[0], listed
+
+
+def test_a_failure_naming_an_alias_points_at_the_folded_change(tmp_path: Path) -> None:
+    """The victim's code names the object by an alias (``REG``): ranking reads the aliases
+    that fold_aliases moved off the record, as it would have read their own changes."""
+    rec = write(tmp_path / "r.jsonl", [
+        t(0, "test_registers", change("attributes", "app:REGISTRY", "<dict #a1b2c3>",
+                                      "<dict #a1b2c3 (1 item)>", severity=2,
+                                      aliases=["test_y:REG"])),
+        t(1, "test_later_severe", change("syspath", "sys.path:/opt/x", None, "at 0",
+                                         severity=3)),
+        failing(2, "test_victim", code="assert REG == {}"),
+    ])
+    (victim,) = [x for x in rec.tests if x.nodeid == nodeid("test_victim")]
+    cands = rank(victim, dirty_before(rec.tests, victim))
+    assert [c.key for c in cands] == ["app:REGISTRY", "sys.path:/opt/x"]
+    assert "key named in the failing code" in cands[0].reasons

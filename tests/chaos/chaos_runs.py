@@ -10,22 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-_SUMMARY = re.compile(r"^=+ (.*?)(?: in [0-9.]+s(?: \([0-9:.]+\))?)? =+$")
-_COUNTS = re.compile(r"\d+ \w+|no tests ran")
+from suite_runs import summary_line
+
 _VERBOSE = re.compile(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
 #: What a traceback or pytest's internal-error report looks like.
 TRACEBACKS = ("Traceback (most recent call last)", "INTERNALERROR")
 
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:randomly"]
-
-
-def summary_line(output: str) -> str | None:
-    """pytest's final summary line without its duration (``1 failed, 2 passed``)."""
-    for line in reversed(output.splitlines()):
-        m = _SUMMARY.match(line.strip())
-        if m and _COUNTS.match(m.group(1)):  # not "test session starts"
-            return m.group(1)
-    return None
 
 
 def outcomes(output: str) -> dict[str, str]:

@@ -30,12 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pidns
-from suite_runs import child_env
+from suite_runs import child_env, summary_line
 
 #: ``PASSED test_a.py::t`` lines of ``-rA``'s short summary: a test's outcome.
 _OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.MULTILINE)
-#: The summary line's duration, which differs between runs.
-_DURATION = re.compile(r" in [0-9.]+s( \([0-9:]+\))?")
 #: Characters that act on a terminal: C0 controls but newline and tab, DEL, C1 controls.
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -93,11 +91,6 @@ def outcomes(out: bytes) -> dict[str, str]:
             for m in _OUTCOME.finditer(out.decode("utf-8", "backslashreplace"))}
 
 
-def summary_line(out: bytes) -> str:
-    lines = out.decode("utf-8", "backslashreplace").strip().splitlines()
-    return _DURATION.sub("", lines[-1]) if lines else ""
-
-
 def run_case(tmp_path: Path, files: Mapping[str, str], timeout: float = 300) -> CaseRun:
     """Run the suite ``files`` both ways and check what every chaos case must give."""
     pidns.require()
@@ -118,7 +111,9 @@ def run_case(tmp_path: Path, files: Mapping[str, str], timeout: float = 300) -> 
     assert pidns.bystander_survived(snap.stderr.decode("utf-8", "backslashreplace"))
     # The namespace's first process adds its own line to stderr: compare stdout.
     assert snap.returncode == plain.returncode, (plain.stdout[-3000:], text[-5000:])
-    assert summary_line(snap.stdout) == summary_line(plain.stdout), text[-5000:]
+    said = summary_line(plain.stdout.decode("utf-8", "backslashreplace"))
+    assert said is not None, plain.stdout[-3000:]
+    assert summary_line(snap.stdout.decode("utf-8", "backslashreplace")) == said, text[-5000:]
     assert outcomes(snap.stdout) == outcomes(plain.stdout), text[-5000:]
     assert outcomes(plain.stdout), plain.stdout[-3000:]
     for sign in ("Traceback (most recent call last)", "INTERNALERROR", "switched off",

@@ -11,7 +11,6 @@ with fewer so that the test stays quick (bench/bench_scale.py measures the real 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +22,7 @@ import pidns
 from repro_check import check_reproductions
 from statesnap.base.fsinfo import FOLDER_EXAMPLES, parse_folder_fingerprint
 from statesnap.record.reader import read_record
-from suite_runs import BASE_ARGS, child_env, write_suite
+from suite_runs import BASE_ARGS, child_env, summary_line, write_suite
 
 pytestmark = pytest.mark.needs_pidns
 
@@ -47,15 +46,6 @@ SUITE = {
 }
 VICTIM = "test_fill.py::test_b_victim"
 POLLUTER = "test_fill.py::test_a_fills"
-_SUMMARY = re.compile(r"^=* ?(?P<words>\d+ (?:passed|failed).*?) in [\d.]+s", re.MULTILINE)
-
-
-def _summary_line(output: str) -> str:
-    found = _SUMMARY.findall(output)
-    assert found, output[-3000:]
-    return str(found[-1])
-
-
 def test_a_folder_of_thousands_of_files_is_one_summarised_change(tmp_path: Path) -> None:
     pidns.require()
     root = write_suite(tmp_path / "suite", SUITE)
@@ -75,7 +65,7 @@ def test_a_folder_of_thousands_of_files_is_one_summarised_change(tmp_path: Path)
 
     # pytest's own verdict, as plain pytest gave it.
     assert proc.returncode == plain.returncode == 1, output[-3000:]
-    assert _summary_line(output) == _summary_line(plain.stdout) == "1 failed, 2 passed"
+    assert summary_line(proc.stdout) == summary_line(plain.stdout) == "1 failed, 2 passed"
     assert "Traceback" not in proc.stderr
 
     # One key for the folder, with a bounded list of examples; the record stays small.

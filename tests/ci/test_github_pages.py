@@ -25,8 +25,8 @@ SUITE = {
         import pytest
 
         def test_polluter():
-            # A value from the tested process: CR, LF and a workflow command of its own.
-            os.environ["CI_PAGES_MODE</details>"] = "fast\\r\\n::error::pwned%0A"
+            # A value from the tested process: CR, LF, a workflow command, an escape sequence.
+            os.environ["CI_PAGES_MODE</details>"] = "fast\\r\\n::error::pwned%0A\\x1b[31m"
 
         @pytest.mark.parametrize("x", {IDS!r}, ids={IDS!r})
         def test_victim(x):
@@ -153,7 +153,9 @@ def test_annotations_follow_githubs_format(gh: tuple[SuiteRun, Path]) -> None:
         title = _unescape(props["title"])
         assert "polluted by test_ci.py::test_polluter" in title
         message = _unescape(found.group("message"))
-        assert "\r" not in found.group("message") and "%0D" in found.group("message")
+        # The value's CR and ESC are written as escapes, on the annotation's one line.
+        assert "\r" not in message and "\x1b" not in message
+        assert "fast\\r\\n::error::pwned%0A\\x1b[31m" in message
         victim = message.split(" fails after ", 1)[0]
         seen.append(victim)
         assert message.startswith(f"{victim} fails after test_ci.py::test_polluter.\n")
@@ -182,18 +184,22 @@ def test_ci_off_writes_neither(tmp_path: Path) -> None:
 def test_outside_github_actions_no_annotations(tmp_path: Path) -> None:
     """A test that changes os.environ does not move the summary; no GITHUB_ACTIONS, no
     annotations."""
+    # The victim is verified: were GITHUB_ACTIONS read at the end, it would be annotated.
     root = write_suite(tmp_path / "proj", {"test_env.py": """
         import os
         def test_moves_summary():
             os.environ["GITHUB_STEP_SUMMARY"] = os.devnull
             os.environ["GITHUB_ACTIONS"] = "true"
+
+        def test_victim():
+            assert "GITHUB_ACTIONS" not in os.environ
     """})
     summary = tmp_path / "summary.md"
     run = run_suite(root, tmp_path / "out", env={"GITHUB_STEP_SUMMARY": str(summary)})
-    assert run.proc.returncode == 0, run.output[-3000:]
+    assert run.proc.returncode == 1, run.output[-3000:]
     assert not [x for x in run.proc.stdout.splitlines() if x.startswith("::")]
     tokens = MarkdownIt("commonmark").parse(summary.read_text(encoding="utf-8"))
-    assert tokens[1].content == "statesnap: no failure to explain"
+    assert tokens[1].content == "statesnap: 1 order-dependent failure(s) proven"
 
 
 def test_bad_mode_is_a_usage_error(tmp_path: Path) -> None:

@@ -136,3 +136,19 @@ def test_under_xdist_only_the_controller_writes(tmp_path: Path) -> None:
         case = _case(_suite(xml), victim.split("::", 1)[1])
         names = [p.name for p in case.properties()]
         assert names.count("statesnap.verdict") == 1, names
+
+
+def test_a_linked_file_gets_the_verdicts_and_stays_linked(tmp_path: Path) -> None:
+    """``--junitxml`` naming a symlink: junitxml writes the link's target, and so does the
+    rewrite (the link is not replaced by a file of its own)."""
+    target = tmp_path / "results" / "junit.xml"
+    target.parent.mkdir()
+    target.write_text("", encoding="utf-8")
+    link = tmp_path / "junit.xml"
+    link.symlink_to(target)
+    root = write_suite(tmp_path / "proj", SUITE)
+    run = run_suite(root, tmp_path / "out", f"--junitxml={link}", "-o", "junit_family=xunit1")
+    assert run.proc.returncode == 1, run.output[-4000:]
+    assert link.is_symlink() and link.resolve() == target
+    case = _case(_suite(target), VICTIMS[0].split("::", 1)[1])
+    assert ("statesnap.verdict", "verified") in [(p.name, p.value) for p in case.properties()]

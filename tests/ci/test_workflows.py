@@ -12,16 +12,16 @@ import re
 import shlex
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from suite_runs import write_suite
+
 DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 SUITE = {
-    "pytest.ini": "[pytest]\n",
     "test_wf.py": """
         import os
 
@@ -66,10 +66,7 @@ def outputs(command: str) -> dict[str, str]:
 
 def run(command: str, tmp: Path,
         env: dict[str, str]) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    root = tmp / "proj"
-    for name, text in SUITE.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    root = write_suite(tmp / "proj", SUITE)
     base = {k: v for k, v in os.environ.items()
             if k not in ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")
             and not k.startswith(("PYTEST_XDIST", "STATESNAP_", "GITHUB_"))}

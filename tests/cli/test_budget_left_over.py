@@ -61,3 +61,24 @@ def test_a_cut_short_finding_is_finished_and_stored_by_explain_verify(tmp_path: 
     page = html.read_text(encoding="utf-8")
     assert 'class="finding status-verified"' in page
     assert 'class="finding status-suspected"' not in page
+
+
+def test_explain_verify_leaves_a_record_cut_mid_line_readable(tmp_path: Path) -> None:
+    # A run killed mid-write: its record ends in a cut line, which readers drop.  Verdicts
+    # appended after it would join the cut text into a line that is no JSON, and every
+    # later reader would refuse the record.
+    root = write_suite(tmp_path / "suite", SUITE)
+    run = run_suite(root, tmp_path / "out", budget=0.01)
+    data = run.record_path.read_bytes()
+    run.record_path.write_bytes(data[:-5])  # the footer cut before its end
+    cut = run.record_path.read_bytes()
+
+    proc = statesnap_cli("explain", str(run.record_path), "--verify", cwd=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"[VERIFIED] {VICTIM}" in proc.stdout, proc.stdout
+    assert "cannot store the verdicts" in proc.stderr and "cut short" in proc.stderr, (
+        proc.stderr)
+    assert run.record_path.read_bytes() == cut
+    shown = statesnap_cli("explain", str(run.record_path), cwd=root)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert VICTIM in shown.stdout, shown.stdout

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from statesnap.analysis.findings import Finding, ReplayRun
 from statesnap.analysis.verdicts import findings_of, needs_replay, store, stored
 from statesnap.output.explain import format_finding
@@ -124,3 +126,23 @@ def test_the_test_a_run_crashed_in_is_a_victim_though_no_test_failed(tmp_path: P
     # A finished run in which every test passed has none.
     passed = _run(tmp_path / "ok.jsonl", [_test(0, "t.py::a", "main")])
     assert findings_of(read_record(passed)) == []
+
+
+def test_verdicts_are_not_appended_after_a_cut_last_line(tmp_path: Path) -> None:
+    # A run killed mid-write leaves its last line cut; ``explain --verify`` then stores what
+    # it proved.  Appended after the cut text, the first verdict would make one whole line
+    # that is no JSON, and the reader would refuse the whole record from then on.
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join([
+        _line(type="header", format=2, worker="main"),
+        _test(0, "t.py::a", "main"), _test(1, "t.py::v", "main", failed=True),
+        _test(2, "t.py::b", "main"),
+    ]) + "\n", encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: len(text) - 20], encoding="utf-8")  # killed mid-line
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="cut short"):
+        store(path, [_verdict("t.py::v", "main", "t.py::a")])
+    assert path.read_bytes() == before
+    record = read_record(path)
+    assert record.truncated and [t.nodeid for t in record.tests] == ["t.py::a", "t.py::v"]

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from statesnap.base.redact import Redactor
-from statesnap.probes._attrrefresh import refresh
-from statesnap.probes._attrscan import Tracked, module_namespace
-from statesnap.probes.attributes import AttributesProbe
+from statesnap.probes.attributes._refresh import refresh
+from statesnap.probes.attributes.probe import AttributesProbe
+from statesnap.probes.attributes.scan import Tracked, module_namespace
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.state.diff import Change, diff_maps
 

@@ -1,4 +1,4 @@
-"""A namespace found binding as described is imaged (``_attrsame.NamespaceImage``): the same
+"""A namespace found binding as described is imaged (``_same.NamespaceImage``): the same
 pointer array of names and objects answers the next check without a lookup per name.
 
 The image stands only for the description it was checked against: a namespace rebound and
@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from statesnap.probes._attrsame import NamespaceImage
+from statesnap.probes.attributes._same import NamespaceImage
 
 RUNNER = """
 def prompt():

@@ -20,8 +20,8 @@ import pytest
 
 from module_sources import imported_module
 from statesnap.base.redact import Redactor
-from statesnap.probes._attrscan import REWRITES_TO_BINDINGS
-from statesnap.probes.attributes import AttributesProbe
+from statesnap.probes.attributes.probe import AttributesProbe
+from statesnap.probes.attributes.scan import REWRITES_TO_BINDINGS
 from statesnap.probes.base import ProbeContext
 from statesnap.state.diff import diff_maps
 

@@ -20,8 +20,8 @@ import pytest
 
 from module_sources import imported_module
 from statesnap.base.redact import Redactor
-from statesnap.probes import _attrrefresh
-from statesnap.probes.attributes import AttributesProbe
+from statesnap.probes.attributes import _refresh
+from statesnap.probes.attributes.probe import AttributesProbe
 from statesnap.probes.base import ProbeContext
 
 SOURCE = """
@@ -73,13 +73,13 @@ def _read(probe: AttributesProbe) -> dict[str, Any]:
 def described(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names described one by one (attribute parts) since the fixture was set up."""
     names: list[str] = []
-    real = _attrrefresh._describe_attribute
+    real = _refresh._describe_attribute
 
     def counting(t: Any, name: str, *args: Any) -> Any:
         names.append(name)
         return real(t, name, *args)
 
-    monkeypatch.setattr(_attrrefresh, "_describe_attribute", counting)
+    monkeypatch.setattr(_refresh, "_describe_attribute", counting)
     return names
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from statesnap.base.redact import Redactor
-from statesnap.probes.attributes import AttributesProbe
+from statesnap.probes.attributes.probe import AttributesProbe
 from statesnap.probes.base import ProbeContext
 from statesnap.state.diff import diff_maps
 

@@ -4,7 +4,7 @@ sqlparse 0.5.3's tests customise its lexer and reset it with ``default_initializ
 which makes its ``_SQL_REGEX`` and ``_keywords`` lists again: equal contents (the same compiled
 patterns' ``match`` methods, the same keyword dicts), new lists of new tuples.  The
 fingerprint's digest takes those by identity, and each reset read as a HIGH leak of the test
-that made it.  Its ``eq~`` digest (probes/_attrcontent.py) takes them by content: the same
+that made it.  Its ``eq~`` digest (probes/attributes/_content.py) takes them by content: the same
 object holding what it held is a LOW change (recorded, never "leaked").
 
 What must stay HIGH, each with its victim verified: a customisation left in place, a reset

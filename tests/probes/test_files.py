@@ -14,7 +14,7 @@ import pytest
 
 from statesnap.base.fsinfo import REWRITTEN_STAT_KEPT, SIZE_CHANGED_MTIME_KEPT, mtime_resolution
 from statesnap.probes.base import ProbeContext, Severity
-from statesnap.probes.files import INOTIFY, SCAN, FilesProbe
+from statesnap.probes.files.probe import INOTIFY, SCAN, FilesProbe
 from statesnap.state.diff import diff_maps
 
 LINUX = sys.platform.startswith("linux")

@@ -14,7 +14,7 @@ import pytest
 
 from statesnap.base.fsinfo import parse_folder_fingerprint
 from statesnap.probes.base import ProbeContext
-from statesnap.probes.files import FilesProbe
+from statesnap.probes.files.probe import FilesProbe
 from statesnap.record.journal import Record, TestEntry
 from statesnap.replay.filestage import FileStage
 from statesnap.state.diff import diff_maps

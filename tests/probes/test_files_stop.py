@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from statesnap.probes.base import ProbeContext
-from statesnap.probes.files import INOTIFY, FilesProbe
+from statesnap.probes.files.probe import INOTIFY, FilesProbe
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="inotify is Linux only")

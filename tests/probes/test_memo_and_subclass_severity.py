@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.probes._subclassreaders import names_subclasses
+from statesnap.probes.attributes._subclassreaders import names_subclasses
 
 LIB = """
 import functools

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from statesnap.probes._attrscan import is_normal_path, is_project_file
+from statesnap.probes.attributes.scan import is_normal_path, is_project_file
 
 ODD = ["/a/./b.py", "/a//b.py", "/a/../b.py", "/a/b/", "a/b.py", "/a/.venv/x.py", "/a/b/..",
        "//a/b.py", "/a/b/.", "/.", "/", "", "./x.py", "/a/b.py/", "/a/..b/c.py", "/a/b..py"]

@@ -22,7 +22,7 @@ import pytest
 
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.probes.builtin import builtin_probes
-from statesnap.probes.scistack import NO_NUMPY, SciStackProbe
+from statesnap.probes.scistack.probe import NO_NUMPY, SciStackProbe
 
 pytestmark = pytest.mark.needs_scistack
 
@@ -172,7 +172,7 @@ def test_the_backend_pyplot_picks_is_the_default(tmp_path: Path) -> None:
     code = textwrap.dedent("""
         from pathlib import Path
         from statesnap.probes.base import ProbeContext
-        from statesnap.probes.scistack import SciStackProbe
+        from statesnap.probes.scistack.probe import SciStackProbe
         import matplotlib
         p = SciStackProbe()
         p.setup(ProbeContext(rootdir=Path('.')))
@@ -204,7 +204,7 @@ def test_mplbackend_is_the_default_backend(tmp_path: Path) -> None:
     """``MPLBACKEND`` is written into rcParams after rcParamsOrig is copied: it is still
     every process's default, no key."""
     code = ("from pathlib import Path; from statesnap.probes.base import ProbeContext; "
-            "from statesnap.probes.scistack import SciStackProbe; import matplotlib; "
+            "from statesnap.probes.scistack.probe import SciStackProbe; import matplotlib; "
             "p = SciStackProbe(); p.setup(ProbeContext(rootdir=Path('.'))); "
             "print(sorted(p.read())); matplotlib.use('pdf'); p.token(); print(sorted(p.read()))")
     env = dict(os.environ, MPLBACKEND="Agg", MPLCONFIGDIR=str(tmp_path))
@@ -251,13 +251,13 @@ def test_nothing_is_imported_or_read_without_numpy(tmp_path: Path) -> None:
         import sys
         from pathlib import Path
         from statesnap.probes.base import ProbeContext
-        from statesnap.probes.scistack import SciStackProbe
+        from statesnap.probes.scistack.probe import SciStackProbe
         p = SciStackProbe()
         p.setup(ProbeContext(rootdir=Path('.')))
         print(p.token(), p.read(), p.save(), p.restore(p.save(), ["numpy.errstate"]))
         print(sorted(m for m in sys.modules if m.split('.')[0] in
                      ('numpy', 'pandas', 'matplotlib', 'sklearn')
-                     or m.startswith('statesnap.probes._sci')))
+                     or m.startswith('statesnap.probes.scistack._')))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path).stdout.splitlines()
@@ -282,7 +282,7 @@ def test_the_public_getters_stand_in_where_numpy_has_no_context_variables(
         libs: dict[str, Any]) -> None:
     """numpy 1.x keeps its error state and print options elsewhere: the token then asks
     ``np.geterr()``, ``np.geterrcall()`` and ``np.get_printoptions()``."""
-    from statesnap.probes._scilibs import NumpyWatcher
+    from statesnap.probes.scistack._libs import NumpyWatcher
 
     np = libs["np"]
     watcher = NumpyWatcher(np)

@@ -17,8 +17,8 @@ import pytest
 
 from module_sources import imported_module
 from statesnap.base.redact import Redactor
-from statesnap.probes import _subclasswatch
-from statesnap.probes.attributes import AttributesProbe
+from statesnap.probes.attributes import _subclasswatch
+from statesnap.probes.attributes.probe import AttributesProbe
 from statesnap.probes.base import ProbeContext, Severity
 from statesnap.state.diff import diff_maps
 

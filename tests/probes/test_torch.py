@@ -20,8 +20,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from statesnap.probes.base import ProbeContext, Severity  # noqa: E402
-from statesnap.probes.torch_ import TorchProbe  # noqa: E402
-from statesnap.probes.torch_flags import FLAGS  # noqa: E402
+from statesnap.probes.torch.flags import FLAGS  # noqa: E402
+from statesnap.probes.torch.probe import TorchProbe  # noqa: E402
 from statesnap.state.diff import diff_maps  # noqa: E402
 
 
@@ -233,13 +233,13 @@ def test_without_torch_imported_nothing_is_read_or_imported() -> None:
         import json, sys
         from pathlib import Path
         from statesnap.probes.base import ProbeContext
-        from statesnap.probes.torch_ import TorchProbe
+        from statesnap.probes.torch.probe import TorchProbe
         p = TorchProbe()
         ctx = ProbeContext(rootdir=Path.cwd())
         p.setup(ctx)
         out = {"read": p.read(), "same": p.token() == p.token(), "mode": p.mode,
                "imported": "torch" in sys.modules,
-               "readers": sorted(m for m in sys.modules if m.startswith("statesnap.probes.t"))}
+               "readers": sorted(m for m in sys.modules if m.startswith("statesnap.probes.torch"))}
         import torch  # the suite imports torch: from now on the probe reads it
         out["now"] = len(p.read()) > 10
         out["own"] = sorted(m for m in ctx.own_modules if m.startswith("statesnap."))
@@ -253,13 +253,13 @@ def test_without_torch_imported_nothing_is_read_or_imported() -> None:
     assert out["imported"] is False
     assert "not imported" in out["mode"]
     # The readers are imported only once torch is, as statesnap's own modules.
-    assert out["readers"] == ["statesnap.probes.torch_"]
+    assert out["readers"] == ["statesnap.probes.torch", "statesnap.probes.torch.probe"]
     assert out["now"] is True
-    assert "statesnap.probes.torch_state" in out["own"]
+    assert "statesnap.probes.torch.state" in out["own"]
 
 
 def test_gpu_leaks_are_a_kind_of_their_own() -> None:
-    from statesnap.probes.torch_cuda import gpu_leak_kind
+    from statesnap.probes.torch.cuda import gpu_leak_kind
 
     assert gpu_leak_kind("torch", "cuda.initialized", False, True) == "cuda-initialized"
     assert gpu_leak_kind("torch", "cuda.initialized", None, True) == "cuda-initialized"

@@ -40,8 +40,9 @@ def _cmd(tmp_path: Path) -> list[str]:
             f"--statesnap-record={tmp_path / 'run.jsonl'}", "--statesnap-verify-budget=300"]
 
 
-def test_on_a_terminal_one_line_is_rewritten(tmp_path: Path) -> None:
-    root = write_suite(tmp_path / "suite", SUITE)
+def _on_a_terminal(tmp_path: Path, suite: dict[str, str]) -> tuple[int, str]:
+    """The session's exit code and output, run in a pseudo-terminal."""
+    root = write_suite(tmp_path / "suite", suite)
     env = {k: v for k, v in child_env().items() if k != "CI"}
     env.update(TERM="xterm", COLUMNS="200")
     main, child = pty.openpty()
@@ -59,8 +60,12 @@ def test_on_a_terminal_one_line_is_rewritten(tmp_path: Path) -> None:
         chunks.append(data)
     proc.wait(timeout=300)
     os.close(main)
-    out = b"".join(chunks).decode("utf-8", "replace")
-    assert proc.returncode == 1, out[-3000:]
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_on_a_terminal_one_line_is_rewritten(tmp_path: Path) -> None:
+    rc, out = _on_a_terminal(tmp_path, SUITE)
+    assert rc == 1, out[-3000:]
     assert "[VERIFIED] test_zoo.py::test_c_victim" in out, out[-3000:]
     # The status line: victims done, replays run and queued, the budget left.
     assert re.search(r"victims \d/2 · \d+ replay\(s\) run · \d victim\(s\) queued · "
@@ -82,3 +87,26 @@ def test_in_a_log_one_line_per_victim(tmp_path: Path) -> None:
     assert [ln.split()[1:4] for ln in settled] == [
         ["[1/2]", "verified", "test_zoo.py::test_c_victim"],
         ["[2/2]", "verified", "test_zoo.py::test_d_victim"]], out
+
+
+def test_node_ids_on_the_live_line_are_text_not_markup(tmp_path: Path) -> None:
+    # Parameter ids "/" and "red" make node ids ``test_div[/]`` and ``test_div[red]``: read as
+    # rich markup on the live line, the first raised (the session end failed, every finding
+    # lost) and the second vanished from the line.
+    suite = {"test_calc.py": """
+        import os
+        import pytest
+
+        def test_a_polluter():
+            os.environ["CALC_MODE"] = "1"
+
+        @pytest.mark.parametrize("op", ["red", "/"])
+        def test_div(op):
+            assert os.environ.get("CALC_MODE") is None, "CALC_MODE leaked"
+        """}
+    rc, out = _on_a_terminal(tmp_path, suite)
+    assert rc == 1, out[-3000:]
+    assert "session end failed" not in out, out[-3000:]
+    assert "[VERIFIED] 2 tests broken by one cause: test_calc.py::test_a_polluter" in out, (
+        out[-3000:])
+    assert "test_calc.py::test_div[/] (AssertionError" in out, out[-3000:]

@@ -218,7 +218,10 @@ def rank(victim: TestEntry, dirty: Dirty, code: VictimCode | None = None) -> lis
     for (probe, key), w in dirty.writes.items():
         score = 0.0
         reasons: list[str] = []
-        terms = key_terms(probe, key)
+        # The object's other names (fold_aliases keeps one change per object): the victim's
+        # code may reach it by any of them.
+        names = (key, *(w.change.aliases or ()))
+        terms = [term for name in names for term in key_terms(probe, name)]
         if _mentions(text.code, terms):
             score += 100
             reasons.append("key named in the failing code")
@@ -233,7 +236,8 @@ def rank(victim: TestEntry, dirty: Dirty, code: VictimCode | None = None) -> lis
             score += 60
             reasons.append("the working directory was deleted and the failure is a missing file")
         if code is not None:
-            linked, why = connection(probe, key, code, exc_type)
+            linked, why = max((connection(probe, name, code, exc_type) for name in names),
+                              key=lambda found: found[0])
             score += linked
             reasons += why
         score += 10 * w.change.severity

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from statesnap.analysis.minimize import ddmin
-from statesnap.probes.files import FilesProbe, is_directory_key
+from statesnap.probes.files.probe import FilesProbe, is_directory_key
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import Change
 

@@ -112,18 +112,11 @@ def progress_printer(quiet: bool = False) -> Progress:
     if quiet:
         return lambda _msg: None
     if sys.stderr.isatty():
-        from rich.console import Console
+        from statesnap.proof.progress import LiveLine
 
-        console = Console(stderr=True)
-        status = console.status("statesnap: starting")
-        status.start()
-
-        def update(msg: str) -> None:
-            status.update(msg.removeprefix("statesnap: "))
-
-        update.stop = status.stop  # type: ignore[attr-defined]
-        update.live = True  # type: ignore[attr-defined]  # a verification composes the line
-        return update
+        line = LiveLine()
+        line("statesnap: starting")
+        return line
     return lambda msg: print(msg, file=sys.stderr, flush=True)
 
 

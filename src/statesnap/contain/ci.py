@@ -8,8 +8,8 @@ after junitxml wrote its file):
   (:mod:`statesnap.output.github`);
 - with ``GITHUB_ACTIONS=true``, each verified victim gets an ``::error`` workflow command on
   its failing line, printed in the terminal section (before pytest's last line);
-- with ``--junitxml``, each victim's ``<testcase>`` gets statesnap's verdict as properties
-  (:mod:`statesnap.output.junitprops`).
+- with ``--junitxml``, each victim's verdict goes into the XML as properties, on its
+  ``<testcase>`` or (xunit2) the ``<testsuite>`` (:mod:`statesnap.output.junitprops`).
 
 ``--statesnap-ci=off`` turns all three off.  The environment read is the one the session
 started with: a test may have changed ``os.environ``.  Replays, xdist workers and isolated
@@ -40,7 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="auto (default): on GitHub Actions, append the findings to the job summary "
         "($GITHUB_STEP_SUMMARY) and annotate each verified victim's failing line; with "
-        "--junitxml, give each victim's <testcase> statesnap's verdict as properties. "
+        "--junitxml, write each victim's verdict into the XML as properties (on its "
+        "<testcase> under junit_family=xunit1, on the <testsuite> under xunit2). "
         "off: none of these (also ini statesnap_ci)",
     )
     parser.addini("statesnap_ci", "same as --statesnap-ci (auto or off)", default="auto")
@@ -128,7 +129,12 @@ def junit_verdicts(run: RunState) -> None:
 
     xml = run.config.stash.get(xml_key, None)
     findings = run.results.findings
-    if xml is None or not findings or not Path(xml.logfile).is_file():
+    if xml is None or not findings:
+        return
+    # The file junitxml wrote through a symlink is the link's target: that is the one rewritten
+    # (os.replace on the link would leave the target without verdicts and the link gone).
+    path = Path(xml.logfile).resolve()
+    if not path.is_file():  # --junitxml=/dev/stdout, a pipe: nothing to read back
         return
     from statesnap.output.junitprops import add_verdicts
 
@@ -139,7 +145,7 @@ def junit_verdicts(run: RunState) -> None:
         if xml.prefix:
             classnames.insert(0, xml.prefix)
         testcases[f.victim] = (".".join(classnames), names[-1])
-    add_verdicts(Path(xml.logfile), findings, testcases, xml.family)
+    add_verdicts(path, findings, testcases, xml.family)
 
 
 @pytest.hookimpl(trylast=True)

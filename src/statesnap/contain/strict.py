@@ -25,7 +25,7 @@ from statesnap.output.lines import short
 from statesnap.plugin import markers, options
 from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
-from statesnap.probes.files import FilesProbe
+from statesnap.probes.files.probe import FilesProbe
 from statesnap.state.diff import Change
 from statesnap.state.tracker import Label, TestTracker
 

@@ -19,7 +19,8 @@ from statesnap.analysis.findings import (
 from statesnap.analysis.mtimerace import HINT, file_pair, finding_sentence, flagged, races, sentence
 from statesnap.base.fsinfo import resolution_parts
 from statesnap.base.text import printable
-from statesnap.output.lines import markdown_text, one_line, short, short_pair
+from statesnap.output.lines import markdown_code as _code
+from statesnap.output.lines import markdown_text, short, short_pair
 from statesnap.record.journal import TestEntry
 from statesnap.replay.repro import repro_command
 
@@ -234,16 +235,6 @@ def race_lines(tests: Iterable[TestEntry], header: Mapping[str, Any]) -> list[st
     lines += [f"  {sentence(r)}" for r in found]
     lines.append(f"  fix: {HINT}")
     return [printable(line) for line in lines]
-
-
-def _code(text: str) -> str:
-    """Inline Markdown code on one line that survives backticks inside ``text``."""
-    text = one_line(text)
-    fence = "`"
-    while fence in text:
-        fence += "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _block(command: str) -> list[str]:

@@ -14,7 +14,6 @@ command it is escaped as GitHub's toolkit does (``%``, CR and LF in the message;
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from statesnap.analysis.causes import Cause, group_by_cause
 from statesnap.analysis.findings import PROVEN_STATUSES, VERIFIED, Finding
 from statesnap.analysis.leaks import resolve_leaks
+from statesnap.output.lines import markdown_code as code
 from statesnap.output.lines import one_line, short, short_pair
 from statesnap.record.journal import Record
 
@@ -36,15 +36,6 @@ def escape_data(text: str) -> str:
 def escape_property(text: str) -> str:
     """A workflow command's property value (``escapeProperty``): ``:`` and ``,`` too."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def code(text: str) -> str:
-    """Inline Markdown code on one line, whatever backticks or newlines ``text`` holds."""
-    text = one_line(text)
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _key(f: Finding) -> str | None:
@@ -159,12 +150,12 @@ def annotation(f: Finding, rootdir: str | None, workspace: str | None) -> str | 
         return None
     where = f.where or f.victim.split("::", 1)[0]
     path, line = _workspace_path(where, rootdir, workspace)
-    props = [f"file={escape_property(path)}"]
+    props = [f"file={escape_property(one_line(path))}"]
     if line:
         props.append(f"line={line}")
     who = " + ".join(f.polluters)
-    props.append("title=" + escape_property(f"statesnap: order-dependent failure, polluted "
-                                            f"by {short(who, 120)}"))
+    props.append("title=" + escape_property(one_line(f"statesnap: order-dependent failure, "
+                                                     f"polluted by {short(who, 120)}")))
     lines = [f"{f.victim} fails after {who}."]
     key = _key(f)
     if key:
@@ -172,4 +163,7 @@ def annotation(f: Finding, rootdir: str | None, workspace: str | None) -> str | 
         lines.append(f"State {key}: {before} -> {after}")
     if f.repro_proven:
         lines.append(f"Reproduce: {f.repro}")
-    return f"::error {','.join(props)}::{escape_data(chr(10).join(lines))}"
+    # Each line through one_line: a value's ESC or undecodable byte reaches neither the job
+    # log nor the terminal raw (a newline of ours stays, escaped as the format wants).
+    message = "\n".join(one_line(x) for x in lines)
+    return f"::error {','.join(props)}::{escape_data(message)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from statesnap.base.text import printable
@@ -65,6 +66,17 @@ def one_line(text: str) -> str:
     lone surrogate written as an escape (:func:`statesnap.base.text.printable`): a test id or
     a value of the tested process cannot end the line it is shown on."""
     return printable(text)
+
+
+def markdown_code(text: str) -> str:
+    """Inline Markdown code on one line, whatever backticks or newlines ``text`` holds: the
+    fence is longer than any run of backticks in it, padded where the text starts or ends
+    with one (or is blank, which an unpadded span cannot hold)."""
+    text = one_line(text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown_text(text: str) -> str:

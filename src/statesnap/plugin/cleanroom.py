@@ -23,7 +23,7 @@ from typing import Any
 # statesnap's own processes before any test can patch them.
 from statesnap.base import spawned  # noqa: F401
 from statesnap.base.plain import Value
-from statesnap.plugin import cleanattrs
+from statesnap.plugin import cleanattrs, timers
 
 _MISSING: Any = object()
 #: Signals whose disposition children inherit through exec when it is "ignore", or that the
@@ -272,6 +272,9 @@ def shielded(base: Baseline | None) -> Iterator[None]:
         yield
         return
     with ExitStack() as stack:
+        # Outermost: a timer a test left running would fire while SIGALRM's handler below is
+        # the default one, which ends the process; it runs again once the tests' are back.
+        stack.enter_context(timers.held())
         # First in, last out: everything below (and the end) calls these modules' functions.
         stack.enter_context(cleanattrs.restored(base.attributes))
         stack.enter_context(_attribute(sys, "platform", base.platform))

@@ -9,6 +9,7 @@ called through the run state (observers, terminal lines, session end), never imp
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -188,14 +189,14 @@ class StatesnapPlugin(HookPlugin):
                 raise pytest.UsageError(
                     f"--statesnap-record {path}: cannot write ({exc.strerror})") from None
             why = exc.strerror or str(exc)
-        fallback = fallback_record_path(path)
         try:
+            fallback = fallback_record_path(path)
             writer = RecordWriter(fallback, keep_going=True)
         except OSError as exc:
             raise pytest.UsageError(
                 f"statesnap: cannot write the record in {path.parent} ({why}) nor in "
-                f"{fallback.parent} ({exc.strerror}); name a place with --statesnap-record"
-            ) from None
+                f"{exc.filename or tempfile.gettempdir()} ({exc.strerror}); name a place "
+                "with --statesnap-record") from None
         self.run.say(f"statesnap: cannot write in {path.parent} ({why}); the record is at "
                      f"{fallback}")
         return writer

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from statesnap.plugin import cleanroom, timers
+from statesnap.plugin import cleanroom
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.outputs import exit_status
 from statesnap.plugin.run import RunState
@@ -30,7 +30,7 @@ class SessionEnd(HookPlugin):
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         run = self.run
         interrupted = False
-        with timers.held(), cleanroom.shielded(run.baseline):
+        with cleanroom.shielded(run.baseline):
             try:
                 self._guarded("finishing the record", lambda: self._close(int(exitstatus)))
                 self._guarded("the session end", lambda: (run.end or plain_end)(run))
@@ -121,7 +121,7 @@ class SessionEnd(HookPlugin):
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # Interrupted before sessionfinish (KeyboardInterrupt during collection): still close.
         if not self._closed:
-            with timers.held(), cleanroom.shielded(self.run.baseline):
+            with cleanroom.shielded(self.run.baseline):
                 self._guarded("finishing the record",
                               lambda: self._close(int(pytest.ExitCode.INTERRUPTED)))
         if self.run.snapshotter is not None and not self._probes_closed:
@@ -137,7 +137,7 @@ class SessionEnd(HookPlugin):
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from statesnap.plugin import terminal
 
-        with timers.held(), cleanroom.shielded(self.run.baseline):
+        with cleanroom.shielded(self.run.baseline):
             self._guarded("the terminal section",
                           lambda: terminal.write_summary(self.run, terminalreporter))
             self._guarded("the terminal section",

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
 from statesnap.base.plain import Value
 
@@ -205,6 +205,77 @@ def import_own(name: str, own_modules: set[str]) -> Any:
     module = importlib.import_module(name)
     own_modules.update(sys.modules.keys() - before)
     return module
+
+
+class DeferredState(Protocol):
+    """What a :class:`DeferredProbe` hands its work to once its library is imported."""
+
+    def token(self) -> object: ...
+
+    def read(self) -> ProbeMap: ...
+
+    def save(self) -> object: ...
+
+    def restore(self, saved: Any, keys: Collection[str]) -> list[str]: ...
+
+
+S = TypeVar("S", bound=DeferredState)
+
+
+class DeferredProbe(Probe, Generic[S]):
+    """A probe of a library's state that costs one ``sys.modules`` lookup per token until the
+    library (:attr:`trigger`) is imported, and from then on hands its work to a state object
+    built by :meth:`build` (the ``scistack`` and ``torch`` probes).  Nothing is imported to
+    find out: the state's modules are statesnap's own imports (left out of the ``modules``
+    probe), made when the library first appears, possibly in the middle of a test."""
+
+    #: The module whose presence in ``sys.modules`` starts the work.
+    trigger: ClassVar[str] = ""
+    #: The token while it is absent.
+    idle: ClassVar[object] = None
+
+    def __init__(self) -> None:
+        self._state: S | None = None
+        self._ctx: ProbeContext | None = None
+
+    def build(self, own_modules: set[str], ctx: ProbeContext | None) -> S:
+        """The state object, its modules imported with :func:`import_own`."""
+        raise NotImplementedError
+
+    def _loaded(self) -> S:
+        state = self._state
+        if state is None:
+            ctx = self._ctx
+            state = self._state = self.build(ctx.own_modules if ctx is not None else set(), ctx)
+        return state
+
+    def setup(self, ctx: ProbeContext) -> None:
+        self._ctx = ctx
+        if self.trigger in sys.modules:
+            self._loaded()
+
+    def token(self) -> object:
+        state = self._state
+        if state is None:
+            if self.trigger not in sys.modules:
+                return self.idle
+            state = self._loaded()
+        return state.token()
+
+    def read(self) -> ProbeMap:
+        if self._state is None and self.trigger not in sys.modules:
+            return {}
+        return self._loaded().read()
+
+    def save(self) -> object:
+        if self._state is None and self.trigger not in sys.modules:
+            return None
+        return self._loaded().save()
+
+    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
+        if saved is None:
+            return []
+        return self._loaded().restore(saved, keys)
 
 
 def unreadable(exc: BaseException) -> str:

@@ -5,7 +5,7 @@ that changes it in place (inserts into a shared container, edits a shared record
 for every later test.  No other probe reaches it: it lives in pytest's fixture cache, not in a
 module.  The pytest layer hands each wide fixture's value over as it is set up
 (:meth:`FixturesProbe.set_up`) and says when it is torn down; this probe digests those values
-with the ``attributes`` probe's deep digest (``_attrdescribe.describe``).
+with the ``attributes`` probe's deep digest (``attributes.describe.describe``).
 
 Keys are ``NAME`` (``NAME@BASEID`` when two live fixtures share a name).  A key exists only
 while its value differs from what the fixture returned: setting a fixture up and tearing it
@@ -23,8 +23,8 @@ import sys
 from collections.abc import Callable, Collection
 from typing import Any
 
-from statesnap.probes._attrdescribe import SCALARS, describe
-from statesnap.probes._attrscan import is_project_file, module_namespace
+from statesnap.probes.attributes.describe import SCALARS, describe
+from statesnap.probes.attributes.scan import is_project_file, module_namespace
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 
 #: Scopes whose fixtures outlive a test (pytest's names).

@@ -16,7 +16,6 @@ from collections.abc import Collection
 from typing import Any
 
 from statesnap.base.internal import note_internal_error
-from statesnap.probes._attrdescribe import short, tag
 from statesnap.probes._dictwatch import Reader, version_reader
 from statesnap.probes._processitems import (
     STREAMS,
@@ -26,6 +25,7 @@ from statesnap.probes._processitems import (
     loop_state,
     signal_numbers,
 )
+from statesnap.probes.attributes.describe import short, tag
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProcFile, Severity, unreadable
 from statesnap.probes.procdir import ProcDir
 

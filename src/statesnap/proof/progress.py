@@ -16,6 +16,7 @@ from typing import Any
 
 from statesnap.analysis.findings import Finding
 from statesnap.base.progress import Progress
+from statesnap.base.text import printable
 
 
 class LiveLine:
@@ -27,16 +28,21 @@ class LiveLine:
         self._status: Any = None
 
     def __call__(self, msg: str) -> None:
+        from rich.text import Text
+
+        # Plain text, not rich markup: a node id's ``[/]`` (a parameter "/") would raise,
+        # and ``[red]`` would vanish; its control characters escaped, not sent raw.
+        text = Text(printable(msg))
         if self._status is None:
             from rich.console import Console
 
             # The interpreter's own stderr: pytest may capture sys.stderr, and a test may
             # have replaced it.
             console = Console(file=sys.__stderr__ or sys.stderr)
-            self._status = console.status(msg)
+            self._status = console.status(text)
             self._status.start()
         else:
-            self._status.update(msg)
+            self._status.update(text)
 
     def stop(self) -> None:
         if self._status is not None:

@@ -238,9 +238,9 @@ def _record_released(ctx: EndContext, actions: list[dict[str, object]]) -> None:
         return
     try:
         append_lines(ctx.record_path, [{"type": "released", "actions": actions}])
-    except OSError as exc:
-        ctx.say(f"statesnap: cannot note in {ctx.record_path} what was let go of: "
-                f"{exc.strerror}")
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        ctx.say(f"statesnap: cannot note in {ctx.record_path} what was let go of: {why}")
 
 
 def _recorded_verdicts(ctx: EndContext, path: Path, findings: list[Finding]) -> list[Finding]:

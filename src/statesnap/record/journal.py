@@ -154,9 +154,14 @@ class RecordWriter:
             if os.fstat(self._fd).st_size > self._size:
                 os.ftruncate(self._fd, self._size)
             os.lseek(self._fd, self._size, os.SEEK_SET)
-            self._size += os.write(self._fd, note)  # one write: the note is whole or absent
+            written = os.write(self._fd, note)
+            if written != len(note):
+                # A disk with room for part of it (no reserve): half a note is no line.
+                os.ftruncate(self._fd, self._size)
+                return
         except OSError:
             return
+        self._size += written
         self.cut_noted = True
 
     def close(self) -> None:
@@ -172,17 +177,35 @@ def append_lines(path: Path, objs: list[Mapping[str, Any]]) -> int:
 
     Each line is one ``write`` of its own on an ``O_APPEND`` descriptor, as the record's other
     lines are: a process killed halfway leaves whole lines and at most one cut last line,
-    which :func:`statesnap.record.reader.read_record` ignores.
+    which :func:`statesnap.record.reader.read_record` ignores.  A write that fails (a full
+    disk) takes back what it wrote of its line before raising: half a line would run into
+    the next one appended, and the record would no longer read.
+
+    A record that already ends in such a cut line (a run or an earlier append killed
+    mid-write) is left as it is, :class:`ValueError`: a line appended after it would join the
+    cut text into one whole line that is no JSON, and the reader refuses such a record.
     """
     lines = [dumps(obj) + "\n" for obj in objs]
     if not lines:
         return 0
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
     try:
+        end = os.fstat(fd).st_size
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            raise ValueError("it ends in a line cut short (a process killed mid-write); "
+                             "a line appended after it would make the record unreadable")
         for line in lines:
-            data = line.encode("utf-8", FILE_ERRORS)
-            while data:
-                data = data[os.write(fd, data):]
+            data = encoded = line.encode("utf-8", FILE_ERRORS)
+            try:
+                while data:
+                    data = data[os.write(fd, data):]
+            except OSError:
+                try:
+                    os.ftruncate(fd, end)
+                except OSError:
+                    pass
+                raise
+            end += len(encoded)
     finally:
         os.close(fd)
     return len(lines)

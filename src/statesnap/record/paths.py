@@ -8,8 +8,10 @@ written, the record falls back to the temporary directory (:func:`fallback_recor
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -39,9 +41,22 @@ def default_record_path(config: Any, worker: str) -> Path:
 
 def fallback_record_path(default: Path) -> Path:
     """Where the record goes when its default place cannot be written (a read-only
-    ``.pytest_cache``): the same name under ``<tmp>/statesnap-<uid>/runs/``, pruned alike."""
+    ``.pytest_cache``): the same name under ``<tmp>/statesnap-<uid>/runs/``, pruned alike.
+
+    The temporary directory is shared by every user, and its names are guessable: the
+    ``statesnap-<uid>`` folder is made private, and one that is not this user's own folder
+    (another user's, or a link placed there to have the record truncate another file) is
+    refused with an OSError naming it."""
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    root = Path(tempfile.gettempdir()) / f"statesnap-{uid}" / "runs"
+    own = Path(tempfile.gettempdir()) / f"statesnap-{uid}"
+    try:
+        own.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(own)
+    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != uid):
+        raise OSError(errno.EPERM, "not a folder of this user's own", str(own))
+    root = own / "runs"
     _prune(root)
     return root / default.name
 

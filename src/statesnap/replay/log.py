@@ -3,9 +3,11 @@
 The child sends each secret value it meets through an inherited pipe (``SECRET_FD_ENV``); the
 parent replaces every known value by its digest, whole lines at a time, in one ``poll`` loop
 in the caller's thread (``select`` refuses descriptors numbered 1024 or more, which a test that
-left many files open makes ours).  The functions it calls were taken at import, so a test that
-left ``select.select``, ``os.read`` or ``time.monotonic`` patched does not reach it.  See
-docs/ARCHITECTURE.md ("Replays").
+left many files open makes ours).  In a pytest session this module is first imported by the
+session end, inside the clean room (:mod:`statesnap.plugin.cleanattrs` has put back ``select``,
+``os``, ``time`` and ``json`` as they were before the tests), so the functions it takes at
+import are the real ones even where a test left them patched.  See docs/ARCHITECTURE.md
+("Replays").
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Final
 from statesnap.base.plain import Frozen
 from statesnap.probes import parse_selection
 from statesnap.probes.base import Probe, Severity
-from statesnap.probes.files import FilesProbe, is_directory_key
+from statesnap.probes.files.probe import FilesProbe, is_directory_key
 from statesnap.state.diff import Change
 
 #: Probes that run in replays whatever the recorded run had (the fixtures probe): strict and

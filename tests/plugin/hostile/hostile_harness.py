@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ try:
 except ImportError:  # run as a script: tests/ is not on the path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     import pidns
+from suite_runs import summary_line  # noqa: E402 (tests/ on the path just above)
 
 #: Every pollution of the suite, with the pytest arguments it needs to survive pytest's own
 #: per-test restoring (output capture puts ``sys.stdout`` back after each test, the warnings
@@ -68,16 +68,6 @@ POLLUTIONS: dict[str, tuple[str, ...]] = {
 }
 
 ARTIFACTS = ("record", "json", "report")
-_SUMMARY = re.compile(r"^=+ (.*?)(?: in [0-9.]+s(?: \([0-9:.]+\))?)? =+$")
-
-
-def summary_line(output: str) -> str | None:
-    """pytest's final summary line without its duration (``1 failed, 2 passed``)."""
-    for line in reversed(output.splitlines()):
-        m = _SUMMARY.match(line.strip())
-        if m:
-            return m.group(1)
-    return None
 
 
 @dataclass

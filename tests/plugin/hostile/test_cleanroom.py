@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import types
@@ -140,3 +141,32 @@ def test_the_end_sees_the_functions_of_before_and_the_patches_come_back(tmp_path
                       "run": 0}
     # Afterwards, exactly what the tests left.
     assert after == {"Popen": True, "patched": True, "frozen": True, "inherited": True}
+
+
+_TIMER_LEFT_RUNNING = r'''
+import signal, sys, time
+from statesnap.plugin import cleanroom
+
+base = cleanroom.capture()                # SIGALRM's default handler: it ends the process
+fired = []
+signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))  # the test's own
+signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)                           # left running
+with cleanroom.shielded(base):
+    time.sleep(0.1)                       # ten periods of the timer
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+held_back = not fired
+time.sleep(0.1)
+signal.setitimer(signal.ITIMER_REAL, 0.0, 0.0)
+print("alive", held_back, bool(fired))
+'''
+
+
+def test_a_timer_left_running_is_held_in_every_shielded_block() -> None:
+    """Every block in the clean room holds the tests' timers, not only the end's own (the CI
+    outputs, --junitxml's verdicts, run in one too): there SIGALRM's handler is the default,
+    which ends the process, so a timer firing inside the block killed pytest before its
+    summary line.  The timer runs again, with the test's handler, after the block."""
+    proc = subprocess.run([sys.executable, "-c", _TIMER_LEFT_RUNNING], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.split() == ["alive", "True", "True"], proc.stdout

@@ -8,13 +8,12 @@ writes them with Jinja2 (autoescaping on); no network needed.  Used by ``--repor
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import Finding
-from statesnap.base.text import FILE_ERRORS
+from statesnap.base.atomic import write_atomic
 from statesnap.record.journal import Record
 
 __all__ = ["build_html", "write_report"]
@@ -77,22 +76,6 @@ def write_report(
     # Built before the folder or a file is made: a view that cannot be built leaves nothing.
     first = next(chunks)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_chunks_atomic(path, itertools.chain((first,), chunks))
+    write_atomic(path, itertools.chain((first,), chunks))
 
 
-def _write_chunks_atomic(path: Path, chunks: Iterable[str]) -> None:
-    """:func:`statesnap.base.atomic.write_atomic` for a page written in pieces: the page of a
-    record of 267,000 tests is some 80 MB, which need never stand whole in memory."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        # Valid UTF-8 whatever the text holds (statesnap.base.text).
-        with open(tmp, "w", encoding="utf-8", errors=FILE_ERRORS) as f:
-            for chunk in chunks:
-                f.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise

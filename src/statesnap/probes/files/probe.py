@@ -1,12 +1,12 @@
 """``files``: files and directories created, deleted, or changed under the watched roots.
 
 Keys are paths relative to the rootdir, a directory's with a trailing ``/`` (fingerprint
-:data:`~statesnap.probes._filetree.DIRECTORY`: only its coming and going counts); file
+:data:`~statesnap.probes.files._tree.DIRECTORY`: only its coming and going counts); file
 fingerprints come from :mod:`statesnap.base.fsinfo`, flagged when content changed while the
 mtime did not.  The token is "have inotify events arrived?" (a tree walk without inotify).  In
 a key-level replay a file or directory made after the save is removed again
-(:meth:`FilesProbe.restore`).  The walk: :mod:`statesnap.probes._filetree`; the watches:
-:mod:`statesnap.probes._filewatch`.  What is left out and why: docs/PROBES.md.
+(:meth:`FilesProbe.restore`).  The walk: :mod:`statesnap.probes.files._tree`; the watches:
+:mod:`statesnap.probes.files._watch`.  What is left out and why: docs/PROBES.md.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from statesnap.base.fsinfo import (
     parse_file_fingerprint,
     stat_fingerprint,
 )
-from statesnap.probes import inotify as ino
-from statesnap.probes._filetree import DIRECTORY, FileTree
-from statesnap.probes._filewatch import DirWatches, WatchLimit
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
+from statesnap.probes.files import inotify as ino
+from statesnap.probes.files._tree import DIRECTORY, FileTree
+from statesnap.probes.files._watch import DirWatches, WatchLimit
 
 INOTIFY = "inotify"
 SCAN = "scan"

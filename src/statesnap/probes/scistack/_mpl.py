@@ -14,9 +14,9 @@ from operator import is_not
 from typing import Any
 
 from statesnap.probes._dictwatch import probe_support, version_reader
-from statesnap.probes._sciwatch import Unsupported, Watcher, same, show, submodule
 from statesnap.probes.base import ProbeMap
-from statesnap.probes.scistack import AUTO_BACKEND
+from statesnap.probes.scistack._watch import Unsupported, Watcher, same, show, submodule
+from statesnap.probes.scistack.probe import AUTO_BACKEND
 
 RCPARAMS = "matplotlib.rcParams:"
 BACKEND = "matplotlib.backend"

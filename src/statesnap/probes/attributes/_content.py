@@ -1,7 +1,7 @@
 """What a container or a namespace holds, apart from which builtin objects hold it: the
 ``eq~`` digest of the ``attributes`` probe's fingerprints.
 
-The fingerprint's own digest (``~``, :func:`._attrdescribe.digest`) takes what it walks by
+The fingerprint's own digest (``~``, :func:`.describe.digest`) takes what it walks by
 value (scalars) or identity (the rest), so a structure rebuilt with equal contents (sqlparse's
 lexer reset: new lists of new ``(pattern.match, token)`` tuples) reads as changed.  This one
 reads the very same items -- the value and the containers the ``~`` digest walks below it --

@@ -1,6 +1,6 @@
 """What the ``attributes`` probe's recorded fingerprints say of a change, read from the text
 alone (a replay or the CLI never read the key): a cache filled, a container or namespace
-changed in place, a lazy initialisation left empty.  The formats: :mod:`._attrdescribe`.
+changed in place, a lazy initialisation left empty.  The formats: :mod:`.describe`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 #: session's start (about 0.9 M instructions, issue 13), and keeps them in its cache.
 _TAG = r" (#[0-9a-f]{6})(?= |$)"
 _TYPE = r"^<([\w.]+) "
-#: A container's or a namespace's digest, then that of its cache parts (_attrdescribe.describe).
+#: A container's or a namespace's digest, then that of its cache parts (describe.describe).
 _SIGS = r" ~([0-9a-f]{8})(?: eq~[0-9a-f]{8})?( cache~[0-9a-f]{8})?$"
 
 
@@ -76,7 +76,7 @@ def _cache_named(name: str, type_name: str) -> bool:
 
 
 #: The end of a container's fingerprint (``[...] #tag [Type] len=N ~sig[ eq~sig][ cache~sig]``)
-#: and a namespace's (``<Type {...}> #tag ~sig[ eq~sig][ cache~sig]``): _attrdescribe.describe.
+#: and a namespace's (``<Type {...}> #tag ~sig[ eq~sig][ cache~sig]``): describe.describe.
 _CONTAINER_END = (r" #[0-9a-f]{6}(?: [\w.]+)? len=\d+ ~[0-9a-f]{8}(?: eq~[0-9a-f]{8})?"
                   r"(?: cache~[0-9a-f]{8})?$")
 _NAMESPACE_FP = r"^<.*> #[0-9a-f]{6} ~[0-9a-f]{8}(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?$"
@@ -102,7 +102,7 @@ def recorded_kind(before: Any, after: Any) -> str | None:
 
 def same_content(before: Any, after: Any) -> bool:
     """The same object (identity tag) holding what it held, in other builtin containers: its
-    ``eq~`` digest (:mod:`._attrcontent`) unchanged.  Nothing a later test reads differs,
+    ``eq~`` digest (:mod:`._content`) unchanged.  Nothing a later test reads differs,
     unless it holds one of the replaced containers itself (a change, recorded, at LOW)."""
     if not (isinstance(before, str) and isinstance(after, str)):
         return False

@@ -12,8 +12,15 @@ import sys
 from typing import Any
 
 from statesnap.probes._dictwatch import probe_support, version_reader
-from statesnap.probes._sciwatch import Unsupported, Watcher, call_quietly, same, show, submodule
 from statesnap.probes.base import ProbeMap
+from statesnap.probes.scistack._watch import (
+    Unsupported,
+    Watcher,
+    call_quietly,
+    same,
+    show,
+    submodule,
+)
 
 ERRSTATE = "numpy.errstate"
 ERRCALL = "numpy.errcall"

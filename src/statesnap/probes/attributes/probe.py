@@ -1,7 +1,7 @@
 """``attributes``: module-level state of the project's own modules.
 
 Keys ``pkg.mod:NAME``, ``pkg.mod:Class.attr`` and ``pkg.mod:func#cache``, fingerprints from
-:mod:`statesnap.probes._attrdescribe`; nothing is imported or read through ``getattr``.  Which
+:mod:`statesnap.probes.attributes.describe`; nothing is imported or read through ``getattr``.  Which
 modules, the keys and the token's cost: docs/PROBES.md.
 """
 
@@ -15,8 +15,9 @@ from operator import ne
 from typing import Any
 
 from statesnap.base.deltamap import DeltaMap
-from statesnap.probes import _attrdescribe as D
-from statesnap.probes._attrfingerprints import (
+from statesnap.probes._dictwatch import probe_support, version_reader
+from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes._fingerprints import (
     cache_filled,
     cache_replaced,
     lazily_initialised,
@@ -24,9 +25,10 @@ from statesnap.probes._attrfingerprints import (
     recorded_kind,
     same_content,
 )
-from statesnap.probes._attrrefresh import refresh
-from statesnap.probes._attrsame import same_bindings
-from statesnap.probes._attrscan import (
+from statesnap.probes.attributes._refresh import refresh
+from statesnap.probes.attributes._same import same_bindings
+from statesnap.probes.attributes._watch import Watch
+from statesnap.probes.attributes.scan import (
     MODULE_PART,
     SUBCLASSES,
     Tracked,
@@ -34,8 +36,6 @@ from statesnap.probes._attrscan import (
     is_project_file,
     module_namespace,
 )
-from statesnap.probes._attrwatch import Watch
-from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
 
 
@@ -292,7 +292,7 @@ class AttributesProbe(Probe):
     def _subclasses_read(self) -> bool:
         """Whether any watched module's functions or methods name ``__subclasses__``."""
         # Imported on the first subclass change (statesnap's modules are never a test's).
-        from statesnap.probes._subclassreaders import names_subclasses
+        from statesnap.probes.attributes._subclassreaders import names_subclasses
 
         found = False
         for t in self._mods:

@@ -11,13 +11,13 @@ from collections.abc import Collection, Mapping
 from itertools import repeat
 from typing import Any
 
-from statesnap.probes._attrscan import (
+from statesnap.probes._listwatch import pointers
+from statesnap.probes.attributes.scan import (
     MODULE_PART,
     Tracked,
     class_skip,
     skip_name,
 )
-from statesnap.probes._listwatch import pointers
 
 _MISSING = object()
 

@@ -1,6 +1,6 @@
-"""The ``torch`` probe's work (see :mod:`statesnap.probes.torch_` for its keys).
+"""The ``torch`` probe's work (see :mod:`statesnap.probes.torch.probe` for its keys).
 
-Imported by :class:`statesnap.probes.torch_.TorchProbe` only once ``torch`` is imported (or a
+Imported by :class:`statesnap.probes.torch.probe.TorchProbe` only once ``torch`` is imported (or a
 change needs judging): a session without torch never pays for these readers.  Nothing here
 imports torch or initialises CUDA.
 """
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statesnap.base.internal import note_internal_error
-from statesnap.probes import torch_cuda as cuda_keys
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, fingerprint_repr
-from statesnap.probes.torch_config import ConfigWatcher, current_values, describe_change
-from statesnap.probes.torch_config import loaded_configs as _loaded_configs
-from statesnap.probes.torch_cuda import CudaReader
-from statesnap.probes.torch_flags import FLAGS, Flag, Reader, jsonable, tolerant
+from statesnap.probes.torch import cuda as cuda_keys
+from statesnap.probes.torch.config import ConfigWatcher, current_values, describe_change
+from statesnap.probes.torch.config import loaded_configs as _loaded_configs
+from statesnap.probes.torch.cuda import CudaReader
+from statesnap.probes.torch.flags import FLAGS, Flag, Reader, jsonable, tolerant
 
 _NO_TORCH = "torch not imported"  # torch_.NO_TORCH: tokens must agree
 _IMPORTING = "torch being imported"
@@ -142,7 +142,7 @@ def _resolve(t: Any) -> _Resolved:
 
 
 class TorchState(Probe):
-    """Everything :class:`statesnap.probes.torch_.TorchProbe` does once torch is imported."""
+    """Everything :class:`statesnap.probes.torch.probe.TorchProbe` does once torch is imported."""
 
     name = "torch"
     severity = Severity.MEDIUM

@@ -13,9 +13,6 @@ from itertools import chain, compress, islice, repeat
 from operator import ne
 from typing import TYPE_CHECKING, Any
 
-from statesnap.probes import _attrdescribe as D
-from statesnap.probes._attrsame import binds_as_described
-from statesnap.probes._attrscan import MODULE_PART
 from statesnap.probes._dictwatch import (
     VERSION_OFFSET,
     Versions,
@@ -25,10 +22,13 @@ from statesnap.probes._dictwatch import (
     words_at,
 )
 from statesnap.probes._listwatch import contents_reader
-from statesnap.probes._subclasswatch import slot_places, slots
+from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes._same import binds_as_described
+from statesnap.probes.attributes._subclasswatch import slot_places, slots
+from statesnap.probes.attributes.scan import MODULE_PART
 
 if TYPE_CHECKING:
-    from statesnap.probes._attrscan import Tracked
+    from statesnap.probes.attributes.scan import Tracked
 
     #: A module and one of its parts (:data:`MODULE_PART`, or a key of ``Tracked.parts``).
     Owner = tuple[Tracked, str]

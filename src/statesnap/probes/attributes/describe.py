@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import Any
 
-from statesnap.probes._attrcontent import content_digest
 from statesnap.probes._dictwatch import version_tag
-from statesnap.probes._threadlocal import LOCAL, is_local, local_dict
+from statesnap.probes.attributes._content import content_digest
+from statesnap.probes.attributes._threadlocal import LOCAL, is_local, local_dict
 from statesnap.probes.base import fingerprint_repr
 
 #: Shown by value and compared by value: no identity tag.
@@ -297,7 +297,7 @@ def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
 
     A small dict with text keys only (a namespace, a settings dict): its caches are digested
     apart, so that a change confined to them (a ``cache_clear()`` rebinding one) is told from
-    one of the rest (``cache_filled`` in ``_attrfingerprints``).  Otherwise ``(d, "")``.
+    one of the rest (``cache_filled`` in ``_fingerprints``).  Otherwise ``(d, "")``.
     """
     if len(d) > SMALL or not any(cache_part(k, v) for k, v in d.items()):
         return d, ""
@@ -330,7 +330,7 @@ def _table_sig(value: object) -> object:
 def cache_tables(d: object) -> list[Any]:
     """The plain containers among the cache parts of a small dict (:func:`cache_parts`): a
     resolver's ``_cache = {}`` a test fills.  Watched, so that a fill is recorded (LOW: the
-    ``_attrfingerprints.cache_filled``) as the test that made it, and saved, so that a
+    ``_fingerprints.cache_filled``) as the test that made it, and saved, so that a
     key-level replay puts the contents back; never walked into.  Weak containers are left
     out: their entries vanish with a garbage collection, whichever test triggers it."""
     if not kind(d, dict) or len(d) > SMALL:  # type: ignore[arg-type]
@@ -365,7 +365,7 @@ def digest(value: Any, nested: bool = True,
     Small containers also fold in the flat signatures of what :func:`reachable` finds below
     them, so ``REGISTRY["a"].append(x)`` and ``DATA["a"][0]["x"] = 2`` change the
     fingerprint of ``REGISTRY`` and ``DATA``.  ``content``: followed by `` eq~...``, the same
-    items apart from which builtin objects hold them (:mod:`._attrcontent`), where it can be
+    items apart from which builtin objects hold them (:mod:`._content`), where it can be
     told.
     """
     n = len(value)

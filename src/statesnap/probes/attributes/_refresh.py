@@ -1,8 +1,8 @@
 """Describing a tracked module again: only the parts that moved, the namespace walked only
 when a name may have been bound anew.
 
-:func:`refresh` fills a :class:`~statesnap.probes._attrscan.Tracked` module's parts and
-fingerprints (:mod:`._attrdescribe`), and the objects the watch reads (:mod:`._attrwatch`).
+:func:`refresh` fills a :class:`~statesnap.probes.attributes.scan.Tracked` module's parts and
+fingerprints (:mod:`.describe`), and the objects the watch reads (:mod:`._watch`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from itertools import compress
 from operator import is_not
 from typing import Any
 
-from statesnap.probes import _attrdescribe as D
-from statesnap.probes._attrsame import skips_hold
-from statesnap.probes._attrscan import (
+from statesnap.probes._dictwatch import class_dict
+from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes._same import skips_hold
+from statesnap.probes.attributes._subclasswatch import has_subclasses, subclasses_dict
+from statesnap.probes.attributes.scan import (
     CLASS_MACHINERY,
     CLASS_SUFFIX,
     MODULE_PART,
@@ -28,8 +30,6 @@ from statesnap.probes._attrscan import (
     skipped_by_name,
     subclasses_of,
 )
-from statesnap.probes._dictwatch import class_dict
-from statesnap.probes._subclasswatch import has_subclasses, subclasses_dict
 from statesnap.probes.base import unreadable
 
 _MISSING = object()
@@ -226,7 +226,7 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
                     project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
     items = list(proxy.items())
     # A test case class keeps the items it was described from, for unittest's bookkeeping
-    # (_attrsame.same_bindings); others keep nothing more for every collection to walk.
+    # (_same.same_bindings); others keep nothing more for every collection to walk.
     testcase = is_testcase(cls)
     part = Part(value=cls, cls=(name, cls, class_dict(cls) or proxy),
                 seen=items if testcase else None)

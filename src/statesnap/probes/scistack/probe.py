@@ -2,29 +2,27 @@
 
 Read only once the library is imported (found in ``sys.modules``, never imported here).  Until
 numpy is imported -- pandas, matplotlib and scikit-learn all import it -- a token is one
-``sys.modules`` lookup; from then on the work is the watchers' (``_sciwatch``, ``_scilibs``,
-``_scimpl``), loaded then.  Keys exist only while a setting differs from the library's default
+``sys.modules`` lookup; from then on the work is the watchers' (``_watch``, ``_libs``,
+``_mpl``), loaded then.  Keys exist only while a setting differs from the library's default
 (pyplot's open figures: while any is open).  Keys, hints and costs: docs/PROBES.md.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, import_own
+from statesnap.probes.base import DeferredProbe, ProbeContext, Severity, import_own
 
 if TYPE_CHECKING:
-    from statesnap.probes._sciwatch import SciState
+    from statesnap.probes.scistack._watch import SciState
 
 #: The token while numpy is not imported.
 NO_NUMPY = "numpy not imported"
 #: ``matplotlib.backend`` while it is ``rcsetup._auto_backend_sentinel`` where a backend had
 #: been picked (a test wrote the sentinel back).
 AUTO_BACKEND = "auto (resolved on first use)"
-_MODULES = ("statesnap.probes._sciwatch", "statesnap.probes._scilibs",
-            "statesnap.probes._scimpl")
+_MODULES = ("statesnap.probes.scistack._watch", "statesnap.probes.scistack._libs",
+            "statesnap.probes.scistack._mpl")
 
 #: Fix hints by key prefix; ``{name}`` is the part after the prefix.  Known without setting
 #: the probe up (the CLI and the hunt ask for hints from the record alone).
@@ -59,43 +57,21 @@ def hint_for(key: str) -> str | None:
     return None
 
 
-class SciStackProbe(Probe):
+class SciStackProbe(DeferredProbe["SciState"]):
     """A shell that costs one ``sys.modules`` lookup per token until numpy is imported."""
 
     name = "scistack"
     severity = Severity.HIGH
     restorable = True
+    trigger = "numpy"
+    idle = NO_NUMPY
 
-    def __init__(self) -> None:
-        self._state: SciState | None = None
-        self._ctx: ProbeContext | None = None
-
-    def _loaded(self) -> SciState:
-        if self._state is None:
-            # statesnap's own imports (left out of the modules probe), made when numpy first
-            # appears, possibly in the middle of a test.
-            own = self._ctx.own_modules if self._ctx is not None else set()
-            watch, libs, mpl = (import_own(m, own) for m in _MODULES)
-            notes = self._ctx.notes if self._ctx is not None else {}
-            self._state = watch.SciState(
-                (libs.NumpyWatcher, libs.PandasWatcher, mpl.RcParamsWatcher,
-                 mpl.FiguresWatcher, libs.SklearnWatcher), notes)
-        return self._state
-
-    def setup(self, ctx: ProbeContext) -> None:
-        self._ctx = ctx
-        if "numpy" in sys.modules:
-            self._loaded()
-
-    def token(self) -> object:
-        if self._state is None and "numpy" not in sys.modules:
-            return NO_NUMPY
-        return self._loaded().token()
-
-    def read(self) -> ProbeMap:
-        if self._state is None and "numpy" not in sys.modules:
-            return {}
-        return self._loaded().read()
+    def build(self, own_modules: set[str], ctx: ProbeContext | None) -> SciState:
+        watch, libs, mpl = (import_own(m, own_modules) for m in _MODULES)
+        state: SciState = watch.SciState(
+            (libs.NumpyWatcher, libs.PandasWatcher, mpl.RcParamsWatcher,
+             mpl.FiguresWatcher, libs.SklearnWatcher), ctx.notes if ctx is not None else {})
+        return state
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         if after is None:
@@ -108,13 +84,3 @@ class SciStackProbe(Probe):
 
     def hint(self, key: str, change: str) -> str | None:
         return hint_for(key)
-
-    def save(self) -> object:
-        if self._state is None and "numpy" not in sys.modules:
-            return None
-        return self._loaded().save()
-
-    def restore(self, saved: object, keys: Collection[str]) -> list[str]:
-        if saved is None:
-            return []
-        return self._loaded().restore(saved, keys)

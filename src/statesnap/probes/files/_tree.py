@@ -3,7 +3,7 @@
 A key is a path relative to the rootdir, a directory's with a trailing ``/`` (fingerprint
 :data:`DIRECTORY`).  The walk fingerprints every file under a directory and, with inotify,
 watches each directory before listing it, so that anything made after the listing raises an
-event.  What is out of view: :mod:`statesnap.probes.pathfilter` and virtual environments.
+event.  What is out of view: :mod:`statesnap.probes.files.pathfilter` and virtual environments.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import os
 from typing import Any
 
 from statesnap.base.fsinfo import stat_fingerprint
-from statesnap.probes._filewatch import DirWatches
 from statesnap.probes.base import ProbeContext, ProbeUnavailable
-from statesnap.probes.pathfilter import PathFilter
+from statesnap.probes.files._watch import DirWatches
+from statesnap.probes.files.pathfilter import PathFilter
 
 #: A directory's fingerprint: its mtime moves with every entry, so only that it exists counts.
 DIRECTORY = "directory"

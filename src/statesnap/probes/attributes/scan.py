@@ -1,7 +1,7 @@
 """The ``attributes`` probe's bookkeeping: tracked modules, what is watched in them, restoring.
 
 A :class:`Tracked` module is described by :func:`refresh` (fingerprints, plus the objects whose
-changes must move the token: class dicts, containers, caches); :mod:`._attrwatch` turns those
+changes must move the token: class dicts, containers, caches); :mod:`._watch` turns those
 into the token.
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from statesnap.base.plain import Plain, Value
-from statesnap.probes import _attrdescribe as D
+from statesnap.probes.attributes import describe as D
 
 #: Module attributes that pytest's assertion rewriting adds to every test module.
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
@@ -202,9 +202,9 @@ class Part(Plain):
         #: ``path -> containers`` (the attribute's own and nested ones), for save/restore.
         self.containers = containers
         #: The namespace of a large project object whose attributes are keyed one by one
-        #: (:func:`~statesnap.probes._attrdescribe.large_namespace`), for save/restore.
+        #: (:func:`~statesnap.probes.attributes.describe.large_namespace`), for save/restore.
         self.inst = inst
-        #: For a test case class: its dict's items as described (``_attrsame.same_bindings``).
+        #: For a test case class: its dict's items as described (``_same.same_bindings``).
         self.seen = seen
 
 
@@ -235,25 +235,25 @@ class Tracked(Plain):
         #: :data:`CLASS_SUFFIX`, in the namespace's order.
         self.parts: dict[str, Part] = {} if parts is None else parts
         #: When last described: the namespace's names, and each described name with its
-        #: object (``_attrsame.same_bindings``).
+        #: object (``_same.same_bindings``).
         self.bound: tuple[frozenset[str], tuple[str, ...], tuple[Any, ...]] = (
             frozenset(), (), ())
         #: How often its namespace was written to and still bound what it was described with.
         self.rewrites = 0
         #: Its namespace is watched by what it binds rather than by its version tag
-        #: (:class:`~statesnap.probes._attrwatch.Bindings`), after :data:`REWRITES_TO_BINDINGS`
-        #: such writes.
+        #: (:class:`~statesnap.probes.attributes._watch.Bindings`), after
+        #: :data:`REWRITES_TO_BINDINGS` such writes.
         self.by_bindings = False
         #: What :attr:`parts` adds to a watch, with the parts dict it was gathered from
-        #: (:func:`~statesnap.probes._attrwatch.watched_objects`): a rebuilt watch gathers
+        #: (:func:`~statesnap.probes.attributes._watch.watched_objects`): a rebuilt watch gathers
         #: again only the modules described since.
         self.watched: tuple[dict[str, Part], tuple[list[Any], ...]] | None = None
         #: When last walked: the names left out for what they bound (a callable dunder, not
         #: by its name alone: :func:`skipped_by_name`), with those objects.  Bound to a value
         #: instead, such a name is watched: a namespace binds as described only while these
-        #: still bind the same objects too (``_attrsame.binds_as_described``).
+        #: still bind the same objects too (``_same.binds_as_described``).
         self.skipped: tuple[tuple[str, ...], tuple[Any, ...]] = ((), ())
-        #: The namespace as last found binding as described (``_attrsame.NamespaceImage``),
+        #: The namespace as last found binding as described (``_same.NamespaceImage``),
         #: made for the :attr:`bound` it was checked against; None until then.  (Any: that
         #: module imports this one, and the layer test allows no cycle, typing's included.)
         self.image: Any = None

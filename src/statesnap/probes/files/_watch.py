@@ -2,7 +2,7 @@
 
 The instance's descriptor is statesnap's own (the ``fds`` probe leaves it out).  Past the
 kernel's limit or the probe's own cap, :class:`WatchLimit`: the probe then walks the tree at
-every snapshot instead (:mod:`statesnap.probes.files`).
+every snapshot instead (:mod:`statesnap.probes.files.probe`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 
-from statesnap.probes import inotify as ino
+from statesnap.probes.files import inotify as ino
 
 
 class WatchLimit(Exception):

@@ -4,7 +4,7 @@ A :class:`Watcher` is made for a library's module object the first time a token 
 ``sys.modules`` (never by importing it) and made again if another module object takes its
 place there.  Each watcher answers a cheap token, the keys of the settings that differ from
 the library's defaults, and saves and restores them.  :class:`SciState` is what the probe
-shell (``probes/scistack.py``) loads once numpy is imported.  Keys and costs: docs/PROBES.md.
+shell (``probes/scistack/probe.py``) loads once numpy is imported.  Keys and costs: docs/PROBES.md.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any, ClassVar
 
 from statesnap.base.internal import note_internal_error
-from statesnap.probes._attrdescribe import qualified
+from statesnap.probes.attributes.describe import qualified
 from statesnap.probes.base import ProbeMap, fingerprint_repr
 
 #: Addresses in a repr (``<object at 0x7f...>``) differ in every process: a replay compares
