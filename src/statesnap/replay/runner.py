@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,8 +37,9 @@ from statesnap.replay.orderfile import write_order
 from statesnap.replay.procwait import kill_group
 from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult, read_back
-from statesnap.replay.warm import WarmParent, say_once
-from statesnap.replay.warm import enabled as warm_enabled
+from statesnap.replay.warm import WarmParent
+from statesnap.replay.warmrun import WarmReplays, run_forked
+from statesnap.replay.warmsetting import WarmSetting
 
 #: How many node ids of the order a log's heading lists (the order file has them all).
 MAX_LOGGED_IDS = 20
@@ -63,15 +65,18 @@ class Runner:
         stage_files: bool = True,
         env: Mapping[str, str] | None = None,
         redactor: Redactor | None = None,
-        warm: bool | None = None,
+        warm: WarmSetting | bool | None = None,
     ) -> None:
         """``env`` is the environment replays start from.  In-session it is the one the
         session started with (its own tests may have polluted ``os.environ``); from the CLI
         it defaults to the current one plus the recorded variables that matter.
         ``redactor``: the session's own, in-session (it knows every secret the run met, and
         its digests in the logs match the record's).  ``warm``: whether replays may fork from a
-        warm parent (:mod:`statesnap.replay.warm`; None: ``--statesnap-replay-warm`` or
-        ``STATESNAP_REPLAY_WARM`` decide, on by default)."""
+        warm parent (:mod:`statesnap.replay.warm`; None: ``STATESNAP_REPLAY_WARM`` of the
+        environment decides, on by default).
+
+        Safe to call :meth:`run` from several threads at once: warm replays in flight share
+        one warm parent (:mod:`statesnap.replay.warmrun`)."""
         self.record = record
         self.redactor = redactor or Redactor()
         self.header = record.header
@@ -98,15 +103,29 @@ class Runner:
         #: the probes of the keys it looks at: each one left out saves its setup in every
         #: replay, and a replay's outcome never depends on what its probes see.
         self.probes: list[str] | None = None
-        self.warm = warm_enabled() if warm is None else warm
-        self._warm: WarmParent | None = None
-        #: Why replays run cold (the warm parent refused, or could not start); None: not yet.
-        self.warm_refused: str | None = None
+        if not isinstance(warm, WarmSetting):
+            warm = (WarmSetting.resolve(None, os.environ) if warm is None
+                    else WarmSetting(bool(warm), "caller"))
+        self.warm = WarmReplays(warm)
         #: How many replays were forked from the warm parent, how many ran cold.
         self.warm_runs = 0
         self.cold_runs = 0
-        #: While set (:meth:`cold`), every replay runs in a fresh interpreter.
-        self.force_cold = False
+        self._count = threading.Lock()
+        #: Per thread: while set (:meth:`cold`), that thread's replays run in a fresh
+        #: interpreter.
+        self._local = threading.local()
+
+    @property
+    def warm_refused(self) -> str | None:
+        """Why replays run cold (the warm parent refused, or could not start); None: not."""
+        return self.warm.refused
+
+    def _counted(self, warm: bool, processes: int, executions: int) -> None:
+        with self._count:
+            self.warm_runs += int(warm)
+            self.cold_runs += int(not warm)
+            self.processes += processes
+            self.executions += executions
 
     def select_probes(self, wanted: Sequence[str]) -> None:
         """Run only these probes (those the recorded run had working) in the children."""
@@ -250,23 +269,19 @@ class Runner:
                 log.write(f"# restore before the victim: {json.dumps(restore)}\n")
             log.write("\n")
             log.flush()
-            forkable = not (cold or self.force_cold) and cmd[1:3] == ["-m", "pytest"]
-            parent = self.warm_parent() if forkable else None
-            if parent is not None:
-                log.write(f"# forked from the warm parent (pid {parent.proc.pid}, "
-                          f"{parent.loaded} modules preloaded)\n\n")
-                log.flush()
-                self._run_warm(parent, cmd, order, log, result, t0, limit)
-                self.warm_runs += 1
+            forked = not (cold or getattr(self._local, "cold", False)) \
+                and cmd[1:3] == ["-m", "pytest"] and self._run_warm(cmd, order, log, result,
+                                                                    t0 + limit, limit)
+            if forked:
                 result.duration = time.monotonic() - t0
                 read_back(result)
                 return result
-            self.cold_runs += 1
             self._enter_stages()
             secrets = SecretPipe()
             try:
                 proc = self.popen(cmd, subprocess.PIPE, secrets=secrets)
             except OSError as exc:
+                self._counted(False, 0, 0)
                 secrets.close()
                 self._exit_stages()
                 result.error = f"cannot start {cmd[0]}: {exc.strerror}"
@@ -275,8 +290,7 @@ class Runner:
                     if path is not None:
                         path.unlink(missing_ok=True)
                 return result
-            self.processes += 1
-            self.executions += len(order)
+            self._counted(False, 1, len(order))
             assert proc.stdout is not None
             pump = self.pump(proc.stdout.fileno(), log, secrets)
             try:
@@ -306,90 +320,41 @@ class Runner:
 
     @contextlib.contextmanager
     def cold(self) -> Iterator[None]:
-        """Replays inside run in a fresh interpreter: what confirms a printed reproduction."""
-        before, self.force_cold = self.force_cold, True
+        """Replays this thread starts inside run in a fresh interpreter: what confirms a
+        printed reproduction.  Other threads' replays are not affected."""
+        before = getattr(self._local, "cold", False)
+        self._local.cold = True
         try:
             yield
         finally:
-            self.force_cold = before
+            self._local.cold = before
 
-    def warm_parent(self) -> WarmParent | None:
-        """The warm parent of this runner's replay environment; None when this replay runs
-        cold: turned off, an old record without its preload list, the warm parent refused
-        (said once, on one line), or this is the runner's first replay.  The first replay
-        starts the warm parent and runs cold while it imports, so a runner that replays once
-        (a backfill task) pays nothing for it and the rest wait less."""
-        if not self.warm or self.warm_refused is not None:
-            return None
-        if self._warm is not None and self._warm.loaded >= 0 and not self._warm.alive():
-            self._warm.close()  # it died: start another
-            self._warm = None
-        if self._warm is None:
-            modules = self.header.get("preload")
-            if not isinstance(modules, list) or not modules:
-                self.warm_refused = "the record does not list the modules to preload"
-                return None
-            started = WarmParent.spawn(
-                self.python(), [str(m) for m in modules], str(self.cwd()),
-                {k: v for k, v in self.child_env().items() if k != SECRET_FD_ENV},
-                self.inherited.umask, self.inherited.trampoline())
-            if isinstance(started, str):
-                self.warm_refused = started
-                say_once(started)
-                return None
-            self._warm = started
-            weakref.finalize(self, started.close)
-            return None
-        why = self._warm.ready()
-        if why is not None:
-            self._warm = None
-            self.warm_refused = why
-            say_once(why)
-            return None
-        return self._warm
+    def _spawn_warm(self, modules: Sequence[str]) -> WarmParent | str:
+        return WarmParent.spawn(
+            self.python(), modules, str(self.cwd()),
+            {k: v for k, v in self.child_env().items() if k != SECRET_FD_ENV},
+            self.inherited.umask, self.inherited.trampoline())
 
-    def _run_warm(self, parent: WarmParent, cmd: Sequence[str], order: Sequence[str],
-                  log: IO[str], result: ReplayResult, t0: float, limit: float) -> None:
-        """One replay forked from ``parent``: ``cmd`` is the cold command (``python -m
-        pytest ARGS``), the child runs ``ARGS`` as that would."""
+    def _run_warm(self, cmd: Sequence[str], order: Sequence[str], log: IO[str],
+                  result: ReplayResult, deadline: float, limit: float) -> bool:
+        """Fork this replay from the warm parent, if there is one ready: ``cmd`` is the cold
+        command (``python -m pytest ARGS``), the child runs ``ARGS`` as that would.  False:
+        it runs cold instead."""
+        parent = self.warm.parent(self.header.get("preload"), self._spawn_warm)
+        if parent is None:
+            return False
+        log.write(f"# forked from the warm parent (pid {parent.proc.pid}, "
+                  f"{parent.loaded} modules preloaded)\n\n")
+        log.flush()
         self._enter_stages()
         secrets = SecretPipe()
-        read_fd, write_fd = os.pipe()
         try:
-            child = parent.fork(list(cmd[3:]), limit, write_fd, secrets.write_fd,
-                                SECRET_FD_ENV)
-        except OSError as exc:
-            os.close(read_fd)
-            result.error = f"cannot fork from the warm parent: {exc.strerror}"
-            log.write(f"# statesnap: {result.error}\n")
-            secrets.close()
-            self._exit_stages()
-            return
+            forked = run_forked(self.warm, parent, cmd[3:], limit, deadline, log, result,
+                                SECRET_FD_ENV, secrets, lambda fd: self.pump(fd, log, secrets))
         finally:
-            os.close(write_fd)
-        secrets.started()
-        self.processes += 1
-        self.executions += len(order)
-        pump = self.pump(read_fd, log, secrets)
-        try:
-            # The warm parent enforces the limit; a margin here only for a parent that hangs.
-            if pump.run(child, deadline=t0 + limit + 30.0):
-                parent.close()
-                self._warm = None
-                child.timed_out = True
-            if child.timed_out:
-                result.timed_out = True
-                log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
-                          "process group was killed\n")
-            result.returncode = child.returncode if child.returncode is not None else -9
-        except BaseException:
-            parent.close()  # interrupted: EOF makes the warm parent kill the child
-            self._warm = None
-            raise
-        finally:
-            pump.close()
-            os.close(read_fd)
             self._exit_stages()
+        self._counted(True, int(forked), len(order) if forked else 0)
+        return True
 
     def popen(self, cmd: list[str], out: Any, interactive: bool = False,
               secrets: SecretPipe | None = None) -> subprocess.Popen[bytes]:
@@ -427,9 +392,7 @@ class Runner:
 
     def close(self) -> None:
         """End the warm parent; remove the scratch cache folder of the children."""
-        if self._warm is not None:
-            self._warm.close()
-            self._warm = None
+        self.warm.close()
         if self._cache_dir is not None:
             shutil.rmtree(self._cache_dir, ignore_errors=True)
             self._cache_dir = None

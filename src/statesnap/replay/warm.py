@@ -18,12 +18,12 @@ the warm parent, :mod:`statesnap.base.spawned`).  See docs/ARCHITECTURE.md ("Rep
 from __future__ import annotations
 
 import json
-import os
 import select
 import signal
 import socket
 import subprocess
-import sys
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,58 +31,56 @@ from statesnap.base import spawned
 from statesnap.replay.inherited import TRAMPOLINE
 from statesnap.replay.procwait import kill_group
 from statesnap.replay.warmprogram import PROGRAM
+from statesnap.replay.warmsetting import WarmSetting
 
-#: ``STATESNAP_REPLAY_WARM=off`` (or ``--statesnap-replay-warm=off``) replays cold only.
-WARM_ENV = "STATESNAP_REPLAY_WARM"
+__all__ = ["WarmChild", "WarmParent", "WarmSetting", "cold_line"]
+
 #: How long the warm parent may take to import the preload before replays go cold.
 START_TIMEOUT = 120.0
-
-_said: set[str] = set()
-#: Set by the plugin from ``--statesnap-replay-warm`` (None: the environment decides).
-setting: dict[str, bool | None] = {"on": None}
+#: How long one thread reads the socket for everyone before letting another wait (s).
+_READ_SLICE = 0.05
 
 
-def enabled() -> bool:
-    """Whether replays may fork from a warm parent (default: yes)."""
-    if setting["on"] is not None:
-        return bool(setting["on"])
-    return os.environ.get(WARM_ENV, "on").strip().lower() not in ("off", "0", "no", "false")
-
-
-def say_once(reason: str) -> None:
-    """The one line that says replays run cold, and why (once per reason and process)."""
-    if reason in _said:
-        return
-    _said.add(reason)
-    sys.stderr.write(f"statesnap: replays run cold, each in a fresh interpreter: {reason}\n")
-    sys.stderr.flush()
+def cold_line(reason: str) -> str:
+    """The one line that says replays run cold, and why."""
+    return f"statesnap: replays run cold, each in a fresh interpreter: {reason}\n"
 
 
 class WarmChild:
     """One forked replay, as the log pump watches it: its exit comes over the socket."""
 
-    def __init__(self, parent: WarmParent) -> None:
+    def __init__(self, parent: WarmParent, ident: int) -> None:
         self.parent = parent
+        self.ident = ident
         self.returncode: int | None = None
         self.timed_out = False
         self.lost = False
+        #: Its user + system CPU seconds (wait4 in the warm parent).
+        self.cpu: float | None = None
 
     def has_exited(self) -> bool:
-        return self.returncode is not None or self.lost or self.parent.poll_exit(self, 0.0)
+        return self.parent.collect(self, 0.0)
 
     def wait_exited(self, timeout: float) -> None:
-        if self.returncode is None and not self.lost:
-            self.parent.poll_exit(self, timeout)
+        self.parent.collect(self, timeout)
 
 
 class WarmParent:
-    """The warm parent process of one replay environment, and the socket to it."""
+    """The warm parent process of one replay environment, and the socket to it.
+
+    Safe for several replays in flight at once, each from its own thread: a request carries
+    an id, and whichever thread reads the socket files every exit message under its id."""
 
     def __init__(self, proc: subprocess.Popen[bytes], sock: socket.socket, loaded: int) -> None:
         self.proc = proc
         self.sock = sock
         self.loaded = loaded
         self._buf = b""
+        self._lock = threading.Lock()  # the fields below, and sends
+        self._reader = threading.Lock()  # one thread reads the socket at a time
+        self._replies: dict[int, dict[str, Any]] = {}
+        self._next = 0
+        self._gone = False
 
     @classmethod
     def spawn(cls, python: str, modules: Sequence[str], cwd: str, env: Mapping[str, str],
@@ -107,7 +105,7 @@ class WarmParent:
 
     def ready(self) -> str | None:
         """Wait for the preload's verdict: None when forks may start, else why not (and the
-        parent is closed)."""
+        parent is closed).  Called before any fork, under the runner's lock."""
         if self.loaded >= 0:
             return None
         reply = self._read(START_TIMEOUT)
@@ -121,11 +119,16 @@ class WarmParent:
 
     def _read(self, timeout: float) -> dict[str, Any] | None:
         """The next message, or None if none came within ``timeout`` or the parent is gone."""
+        deadline = time.monotonic() + timeout
         while b"\n" not in self._buf:
-            if not _readable(self.sock, timeout):
+            if not _readable(self.sock, max(0.0, deadline - time.monotonic())):
                 return None
-            data = self.sock.recv(65536)
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                data = b""
             if not data:
+                self._gone = True
                 return None
             self._buf += data
         line, self._buf = self._buf.split(b"\n", 1)
@@ -136,51 +139,80 @@ class WarmParent:
              secret_env: str) -> WarmChild:
         """Fork a child running ``python -m pytest *argv`` with stdout and stderr on
         ``out_fd``; the warm parent kills its group past ``timeout``."""
-        msg = json.dumps({"argv": list(argv), "timeout": timeout, "secret_env": secret_env})
-        socket.send_fds(self.sock, [(msg + "\n").encode()], [out_fd, secret_fd])
-        return WarmChild(self)
+        with self._lock:
+            self._next += 1
+            ident = self._next
+            msg = json.dumps({"id": ident, "argv": list(argv), "timeout": timeout,
+                              "secret_env": secret_env})
+            socket.send_fds(self.sock, [(msg + "\n").encode()], [out_fd, secret_fd])
+        return WarmChild(self, ident)
 
-    def poll_exit(self, child: WarmChild, timeout: float) -> bool:
-        reply = self._read(timeout)
-        if reply is None:
-            if self.proc.poll() is not None or _closed(self.sock):
+    def collect(self, child: WarmChild, timeout: float) -> bool:
+        """Whether ``child`` has exited (its message read, or the parent gone), waiting up to
+        ``timeout`` for it; messages for other children read meanwhile are kept for them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if child.returncode is not None or child.lost:
+                return True
+            with self._lock:
+                reply = self._replies.pop(child.ident, None)
+                gone = self._gone
+            if reply is not None:
+                child.returncode = int(reply.get("exit", 1))
+                child.timed_out = bool(reply.get("timed_out"))
+                cpu = reply.get("cpu")
+                child.cpu = float(cpu) if isinstance(cpu, (int, float)) else None
+                return True
+            if gone or self.proc.poll() is not None:
                 child.lost = True
                 child.returncode = -int(signal.SIGKILL)
                 return True
-            return False
-        child.returncode = int(reply.get("exit", 1))
-        child.timed_out = bool(reply.get("timed_out"))
-        return True
+            left = deadline - time.monotonic()
+            if not self._reader.acquire(timeout=max(0.0, min(left, _READ_SLICE))):
+                if left <= 0:
+                    return False
+                continue
+            try:
+                msg = self._read(max(0.0, min(left, _READ_SLICE)))
+            finally:
+                self._reader.release()
+            if msg is not None and isinstance(msg.get("id"), int):
+                with self._lock:
+                    self._replies[int(msg["id"])] = msg
+            elif msg is None and left <= 0:
+                return False
 
     def alive(self) -> bool:
         return self.proc.returncode is None and spawned.owned(self.proc.pid) \
             and not spawned.has_exited(self.proc.pid)
 
     def close(self) -> None:
-        """End it: EOF on its socket makes it kill a running child and exit."""
+        """End it: EOF on its socket makes it kill every running child and exit.  Threads
+        waiting for a child then find it lost."""
+        with self._lock:
+            self._gone = True
         try:
-            self.sock.close()
+            self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        if self.proc.returncode is not None or not spawned.owned(self.proc.pid):
-            return  # closed before
         try:
-            if spawned.wait_exited(self.proc.pid, 5.0) is None:
-                kill_group(self.proc.pid)
-        except ChildProcessError:
-            pass
-        spawned.wait(self.proc)
+            if self.proc.returncode is None and spawned.owned(self.proc.pid):
+                try:
+                    if spawned.wait_exited(self.proc.pid, 5.0) is None:
+                        kill_group(self.proc.pid)
+                except ChildProcessError:
+                    pass
+                spawned.wait(self.proc)
+        finally:
+            # Closed only now: a thread still polling it saw EOF above, not a reused number.
+            self.sock.close()
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:
     # poll, not select: select refuses a descriptor numbered 1024 or more.
     poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
-    return bool(poller.poll(timeout * 1000.0))
-
-
-def _closed(sock: socket.socket) -> bool:
     try:
-        return _readable(sock, 0.0) and not sock.recv(1, socket.MSG_PEEK)
-    except OSError:
+        poller.register(sock.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
+    except ValueError:  # closed
         return True
+    return bool(poller.poll(timeout * 1000.0))

@@ -7,6 +7,14 @@ pytest loaded as a plugin: pytest marks plugins for assertion rewriting when it 
 one already imported would make it warn, which a fresh process never does.  The record keeps
 the list (``preload`` on the collection line, read into the header); a warm parent imports
 exactly these, in the order the session imported them (:mod:`statesnap.replay.warm`).
+
+After them come statesnap's own modules that were loaded (every one, by its full name): a
+replay child is a session with statesnap on, and importing them is most of statesnap's own
+start.  pytest would warn that ``statesnap`` was imported before ``-p statesnap`` could mark it
+for rewriting, but its package docstring says ``PYTEST_DONT_REWRITE`` (statesnap never has its
+asserts rewritten: ``statesnap/__init__.py``), which is what pytest checks.  Other plugins'
+modules stay out: their asserts are rewritten in a fresh process, and a preloaded copy would
+not be.
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ from typing import Any
 #: Never preloaded: the program's own ``__main__`` and statesnap itself (``-p statesnap``
 #: makes pytest mark it for rewriting, so it must not be imported before the child's pytest).
 NEVER = frozenset({"__main__", "statesnap"})
+#: statesnap's own package: preloaded by full module names, after the libraries.
+OWN = "statesnap"
 
 
 def _library_roots() -> list[str]:
@@ -58,6 +68,11 @@ def preload_names(modules: Mapping[str, Any], rootdir: Path,
     return out
 
 
+def own_names(modules: Mapping[str, Any]) -> list[str]:
+    """statesnap's own modules in ``modules``, by full name, in import order."""
+    return [name for name in list(modules) if name == OWN or name.startswith(OWN + ".")]
+
+
 def current(rootdir: Path, plugin_modules: Iterable[str] = ()) -> list[str]:
-    """:func:`preload_names` of this process's ``sys.modules``."""
-    return preload_names(sys.modules, rootdir, plugin_modules)
+    """:func:`preload_names` of this process's ``sys.modules``, then :func:`own_names`."""
+    return [*preload_names(sys.modules, rootdir, plugin_modules), *own_names(sys.modules)]

@@ -10,15 +10,22 @@ Protocol, over the AF_UNIX socket whose descriptor is ``argv[1]`` (one JSON obje
 
 - parent → session, once: ``{"ok": N}`` (N modules preloaded) or ``{"refused": "why"}``
   (then it exits: the session replays cold);
-- session → parent: ``{"argv": [...], "timeout": s, "secret_env": NAME}`` with two
+- session → parent: ``{"id": n, "argv": [...], "timeout": s, "secret_env": NAME}`` with two
   descriptors attached (SCM_RIGHTS): the write end of the log pump's pipe and the child's
-  secret pipe;
-- parent → session: ``{"exit": returncode, "timed_out": bool}`` once the child is reaped.
+  secret pipe.  The parent forks at once, whether or not earlier children are still running:
+  several replays may be in flight (a runner called from several threads);
+- parent → session: ``{"id": n, "exit": returncode, "timed_out": bool, "cpu": seconds}`` once
+  child ``n`` is reaped (``cpu``: its user + system time, from ``wait4``).
 
-The child is the warm parent's own child: the warm parent waits for it and kills its process
-group past the timeout (it signals nothing else: only its own forked, unreaped child, checked
+Each child is the warm parent's own child: the warm parent waits for it and kills its process
+group past its timeout (it signals nothing else: only its own forked, unreaped child, checked
 with ``waitid(WNOWAIT)`` first).  EOF on the socket (the session went away or was
-interrupted) kills the running child's group and ends the parent.
+interrupted) kills every running child's group and ends the parent.
+
+Before the first fork the parent moves everything the preload allocated to the collector's
+permanent generation (``gc.freeze``): a child's collections (pytest collects twice at exit)
+then walk what the child allocated, not torch's whole import again.  Nothing the tests make
+is frozen, and the preload's own garbage is collected first.
 """
 
 from __future__ import annotations
@@ -112,7 +119,7 @@ def check():
 sys.stdout.flush(); sys.stderr.flush()
 refused, loaded = check()
 before_mine = set(sys.modules)
-import json, select, signal, socket, time
+import gc, json, select, signal, socket, time
 #: What this program imported that the preload did not: gone from each child's sys.modules.
 mine = set(sys.modules) - before_mine
 sock = socket.socket(fileno=int(sys.argv[1]))
@@ -123,6 +130,8 @@ def send(obj):
 if refused:
     send({"refused": refused})
     sys.exit(0)
+gc.collect()
+gc.freeze()
 send({"ok": loaded})
 
 def alive(pid):
@@ -141,49 +150,55 @@ def kill_group(pid):
 
 def serve():
     buf = b""
+    running = {}  # pidfd -> [id, pid, deadline, timed_out]
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
     while True:
-        got = []
-        while b"\n" not in buf:
-            try:
-                data, got, _, _ = socket.recv_fds(sock, 65536, 2)
-            except OSError:
-                data, got = b"", []
-            if not data:
-                return None
-            buf += data
-        line, buf = buf.split(b"\n", 1)
-        req = json.loads(line)
-        out_fd, secret_fd = got
-        pid = os.fork()
-        if pid == 0:
-            return req, out_fd, secret_fd
-        os.close(out_fd); os.close(secret_fd)
-        deadline = time.monotonic() + float(req["timeout"])
-        timed_out = False
-        pidfd = os.pidfd_open(pid)
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        poller.register(sock.fileno(), select.POLLIN)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                kill_group(pid)
-                break
-            ready = [fd for fd, _ in poller.poll(left * 1000.0)]
-            if pidfd in ready:
-                break
-            if sock.fileno() in ready:
-                if not sock.recv(65536, socket.MSG_PEEK):
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            req = json.loads(line)
+            out_fd, secret_fd = fds_in.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                for pidfd in running:
+                    os.close(pidfd)
+                return req, out_fd, secret_fd
+            os.close(out_fd); os.close(secret_fd)
+            pidfd = os.pidfd_open(pid)
+            running[pidfd] = [req["id"], pid, time.monotonic() + float(req["timeout"]), False]
+            poller.register(pidfd, select.POLLIN)
+        now = time.monotonic()
+        for job in running.values():
+            if not job[3] and job[2] <= now:
+                job[3] = True
+                kill_group(job[1])
+        waits = [job[2] - now for job in running.values() if not job[3]]
+        ready = [fd for fd, _ in poller.poll(max(0.0, min(waits)) * 1000.0 if waits else None)]
+        for fd in ready:
+            if fd == sock.fileno():
+                try:
+                    data, got, _, _ = socket.recv_fds(sock, 65536, 2)
+                except OSError:
+                    data, got = b"", []
+                if not data:
                     # The session is gone or interrupted: leave no replay running.
-                    kill_group(pid)
-                    os.waitpid(pid, 0)
+                    for job in running.values():
+                        kill_group(job[1])
+                    for job in running.values():
+                        os.waitpid(job[1], 0)
                     return None
-                time.sleep(0.01)
-        os.close(pidfd)
-        _, status = os.waitpid(pid, 0)
-        send({"exit": os.waitstatus_to_exitcode(status), "timed_out": timed_out})
+                buf += data
+                if got:
+                    fds_in.append(got)
+                continue
+            job = running.pop(fd)
+            poller.unregister(fd)
+            os.close(fd)
+            _, status, usage = os.wait4(job[1], 0)
+            send({"id": job[0], "exit": os.waitstatus_to_exitcode(status), "timed_out": job[3],
+                  "cpu": usage.ru_utime + usage.ru_stime})
 
+fds_in = []
 job = serve()
 if job is None:
     sys.exit(0)
@@ -191,6 +206,9 @@ if job is None:
 req, out_fd, secret_fd = job
 os.setsid()
 sock.close()
+for pair in fds_in:  # the descriptors of requests after this child's: another child's
+    for fd in pair:
+        os.close(fd)
 null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(null, 0); os.close(null)
 os.dup2(out_fd, 1); os.dup2(out_fd, 2); os.close(out_fd)
@@ -199,7 +217,37 @@ sys.argv = ["-m", *req["argv"]]
 sys.path[0] = os.getcwd()
 for name in mine:
     sys.modules.pop(name, None)
-del req, out_fd, secret_fd, job, sock, json, select, signal, socket, time
+del req, out_fd, secret_fd, job, sock, fds_in, json, select, signal, socket, time, gc
 import runpy
-runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+try:
+    runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+# The interpreter's exit as a fresh process's, less the teardown of the modules: freeing what
+# the preload built (torch: hundreds of MB) would write every page the fork shares with the
+# warm parent, which is most of a warm child's time.  What a test can see of an exit stays:
+# non-daemon threads are joined, atexit runs (logging's shutdown included), cyclic garbage is
+# collected (its finalizers run), and the standard streams are flushed.  Only finalizers of
+# objects that module globals alone keep alive do not run; a printed reproduction is always
+# confirmed in a fresh interpreter.
+import atexit, gc, threading
+threading._shutdown()
+atexit._run_exitfuncs()
+gc.collect()
+if code is None:
+    code = 0
+elif not isinstance(code, int):
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except Exception:
+        pass
+    code = 1
+for stream in (sys.stdout, sys.stderr):
+    try:
+        stream.flush()
+    except Exception:
+        pass
+os._exit(code & 0xFF)
 '''
