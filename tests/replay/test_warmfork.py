@@ -137,8 +137,11 @@ def test_warm_and_cold_replays_agree_and_a_library_global_is_fresh_in_every_chil
     collection = [json.loads(line) for line in (root / "run.jsonl").read_text().splitlines()
                   if '"type":"collection"' in line.replace(" ", "")]
     preload = collection[0]["preload"]
-    assert "pollib" in preload and "pytest" in preload and "statesnap" not in preload
-    assert "test_w" not in preload and "conftest" not in preload
+    assert "pollib" in preload and "pytest" in preload and "test_w" not in preload
+    assert "conftest" not in preload
+    # statesnap's own modules come after the libraries, by full name (its start in each child).
+    own = [n for n in preload if n.split(".")[0] == "statesnap"]
+    assert "statesnap.plugin.core" in own and preload[-len(own):] == own
 
     orders = [[A, B, C, D], [B], [C], [D], [A, B], [B, B.replace("b_", "b_")]]
     out = _compare(root, env, orders[:5])
@@ -154,6 +157,11 @@ def test_warm_and_cold_replays_agree_and_a_library_global_is_fresh_in_every_chil
     assert rows[1]["outcomes"] == {B: "passed"}
     assert rows[4]["outcomes"] == {A: "passed", B: "failed"}
     assert "replays run cold" not in str(out["stderr"])
+    # statesnap was imported before the child's -p statesnap: pytest says nothing about it.
+    forked = [p for p in (root / "run.logs").glob("*-warm.log")
+              if "# forked from the warm parent" in p.read_text()]
+    assert len(forked) == 4
+    assert not any("already imported" in p.read_text() for p in forked)
 
 
 #: Sets a variable when imported: a fork would inherit the polluted environment.
@@ -163,9 +171,40 @@ os.environ["ENVLIB_LOADED"] = "1"
 """
 
 
+#: Each leaves behind, at import, something a fork would carry into every child.
+CHILDLIB = """
+import subprocess
+PROC = subprocess.Popen(["sleep", "60"])
+"""
+SOCKLIB = """
+import socket
+SOCK = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+"""
+FILELIB = """
+import os
+FILE = open(os.devnull, "rb")
+"""
+CWDLIB = """
+import os
+os.chdir(os.path.dirname(os.path.abspath(__file__)))
+"""
+#: A stand-in for torch whose CUDA is initialised (no GPU here): what the check asks torch.
+CUDALIB = """
+class cuda:
+    @staticmethod
+    def is_initialized():
+        return True
+"""
+
+
 @pytest.mark.parametrize(("lib", "name", "why"), [
     (THREADLIB, "threadlib", "the preload started a thread"),
     (ENVLIB, "envlib", "the preload changed the environment (ENVLIB_LOADED)"),
+    (CHILDLIB, "childlib", "the preload started a child process"),
+    (SOCKLIB, "socklib", "the preload opened a socket"),
+    (FILELIB, "filelib", "the preload left files open (/dev/null)"),
+    (CWDLIB, "cwdlib", "the preload changed the working directory"),
+    (CUDALIB, "torch", "the preload initialised CUDA"),
 ])
 def test_a_preload_that_a_fork_would_carry_falls_back_cold_saying_so_once(
         tmp_path: Path, lib: str, name: str, why: str) -> None:
@@ -207,3 +246,147 @@ def test_session_verdicts_match_warm_and_cold_and_each_verified_order_runs_cold_
             assert confirm == []
         shutil.rmtree(root / "run.logs")
     assert verdicts["on"] == verdicts["off"]
+
+
+#: Three tests that each wait, in a replay, until all three are running: they pass only when
+#: their replays are in flight at the same time.  In the recorded session (no BARRIER_DIR)
+#: they do not wait.
+BARRIER_SUITE = {
+    "test_bar.py": """
+        import os, time
+
+        def _meet(name):
+            where = os.environ.get("BARRIER_DIR")
+            if not where:
+                return
+            open(os.path.join(where, name), "w").close()
+            deadline = time.monotonic() + 30
+            while len(os.listdir(where)) < 3:
+                assert time.monotonic() < deadline, "the other replays never ran beside it"
+                time.sleep(0.05)
+
+        def test_plain():
+            pass
+
+        def test_one():
+            _meet("one")
+
+        def test_two():
+            _meet("two")
+            assert False, "two fails on its own"
+
+        def test_three():
+            _meet("three")
+        """,
+}
+
+#: One runner, three threads replaying at once; prints each thread's result.
+THREADED = r"""
+import json, os, sys, threading
+from statesnap.record.reader import read_record
+from statesnap.replay.runner import Runner
+record = read_record(sys.argv[1])
+runner = Runner(record, warm=True, env={**os.environ, "BARRIER_DIR": sys.argv[2]})
+first = runner.run(["test_bar.py::test_plain"], label="first")  # cold: the parent loads
+results = {}
+def replay(name):
+    res = runner.run([f"test_bar.py::test_{name}"], label=name)
+    log = res.log.read_text()
+    pid = log.split("# forked from the warm parent (pid ", 1)[1].split(",")[0] \
+        if "# forked from the warm parent" in log else None
+    results[name] = {"outcomes": res.outcomes, "returncode": res.returncode, "pid": pid}
+threads = [threading.Thread(target=replay, args=(n,)) for n in ("one", "two", "three")]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"first": first.outcomes, "results": results, "warm_runs": runner.warm_runs,
+                  "cold_runs": runner.cold_runs, "refused": runner.warm_refused}))
+runner.close()
+"""
+
+
+def test_replays_in_flight_at_once_share_one_warm_parent_each_with_its_own_answer(
+        tmp_path: Path) -> None:
+    pidns.require()
+    root = write_suite(tmp_path / "suite", BARRIER_SUITE)
+    env = child_env({})
+    proc = _session(root, env, "--statesnap-verify-budget=0")
+    assert proc.returncode == 1, proc.stdout[-3000:]  # test_two fails
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    argv = [sys.executable, "-c", THREADED, str(root / "run.jsonl"), str(barrier)]
+    run = subprocess.run(pidns.wrap(argv), cwd=root, env=env, capture_output=True, text=True,
+                         timeout=600, stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(run.stderr), run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["refused"] is None and out["first"] == {"test_bar.py::test_plain": "passed"}
+    res = out["results"]
+    # Each thread got its own child's answer: the failing one's exit code, the others' zeros.
+    assert res["one"] == {"outcomes": {"test_bar.py::test_one": "passed"}, "returncode": 0,
+                          "pid": res["one"]["pid"]}
+    assert res["two"]["outcomes"] == {"test_bar.py::test_two": "failed"}
+    assert res["two"]["returncode"] == 1
+    assert res["three"]["outcomes"] == {"test_bar.py::test_three": "passed"}
+    assert res["three"]["returncode"] == 0
+    # All three forked from one warm parent, none cold.
+    assert res["one"]["pid"] is not None
+    assert res["one"]["pid"] == res["two"]["pid"] == res["three"]["pid"]
+    assert out["warm_runs"] == 3 and out["cold_runs"] == 1
+    assert sorted(p.name for p in barrier.iterdir()) == ["one", "three", "two"]
+
+
+#: What a test leaves for the interpreter's exit: an atexit handler and a non-daemon thread,
+#: each writing a file; a forked child must run both, as a fresh process does.
+EXIT_SUITE = {
+    "test_exit.py": """
+        import atexit, os, threading, time
+
+        def _write(name):
+            with open(os.path.join(os.environ["EXIT_DIR"], name), "w") as f:
+                f.write("done")
+
+        def test_plain():
+            pass
+
+        def test_leaves_work_for_exit():
+            if not os.environ.get("EXIT_DIR"):
+                return
+            atexit.register(_write, "atexit")
+            threading.Thread(target=lambda: (time.sleep(0.5), _write("thread"))).start()
+        """,
+}
+
+EXITING = r"""
+import json, os, sys
+from statesnap.record.reader import read_record
+from statesnap.replay.runner import Runner
+record = read_record(sys.argv[1])
+runner = Runner(record, warm=True, env={**os.environ, "EXIT_DIR": sys.argv[2]})
+runner.run(["test_exit.py::test_plain"], label="first")  # cold: the parent loads
+res = runner.run(["test_exit.py::test_leaves_work_for_exit"], label="exit")
+print(json.dumps({"forked": "# forked from the warm parent" in res.log.read_text(),
+                  "returncode": res.returncode, "outcomes": res.outcomes,
+                  "files": sorted(os.listdir(sys.argv[2]))}))
+runner.close()
+"""
+
+
+def test_a_forked_child_exits_as_a_fresh_process_does_atexit_and_threads_run(
+        tmp_path: Path) -> None:
+    pidns.require()
+    root = write_suite(tmp_path / "suite", EXIT_SUITE)
+    env = child_env({})
+    assert _session(root, env, "--statesnap-verify-budget=0").returncode == 0
+    where = tmp_path / "exits"
+    where.mkdir()
+    argv = [sys.executable, "-c", EXITING, str(root / "run.jsonl"), str(where)]
+    run = subprocess.run(pidns.wrap(argv), cwd=root, env=env, capture_output=True, text=True,
+                         timeout=600, stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(run.stderr), run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["forked"] is True and out["returncode"] == 0
+    assert out["outcomes"] == {"test_exit.py::test_leaves_work_for_exit": "passed"}
+    assert out["files"] == ["atexit", "thread"]
