@@ -29,7 +29,7 @@ def test_two():
 """
 
 TIMER = r"""
-import json, statistics, sys, time
+import json, resource, statistics, sys, time
 from statesnap.record.reader import read_record
 from statesnap.replay.runner import Runner
 record = read_record(sys.argv[1])
@@ -40,14 +40,21 @@ runner = Runner(record, **kw)
 t0 = time.perf_counter()
 first = runner.run(order, label="bench")
 start = time.perf_counter() - t0
-times = []
+times, cpus = [], []
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 for _ in range(repeat):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), children_cpu()
     res = runner.run(order, label="bench")
     times.append(time.perf_counter() - t0)
+    # A forked child is the warm parent's: its CPU time comes back with its exit (wait4).
+    cpu = getattr(res, "cpu", None)
+    cpus.append(cpu if cpu is not None else children_cpu() - c0)
     assert res.returncode == 0, res.log.read_text()
 runner.close()
 print(json.dumps({"first": start, "median": statistics.median(times),
+                  "cpu": statistics.median(cpus),
                   "warm_runs": getattr(runner, "warm_runs", None)}))
 """
 
@@ -101,16 +108,21 @@ def main() -> None:
     ap.add_argument("--session", type=int, default=0, metavar="VICTIMS",
                     help="also time a whole session with this many victims")
     args = ap.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} "
+          f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')})")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         record = record_project(root, sys.executable)
         rows = {}
         for mode, src in (("today", args.against / "src"), ("cold", SRC), ("warm", SRC)):
             rows[mode] = time_mode(record, mode, src, args.repeat, root)
-        print(f"per replay of two trivial tests importing torch (median of {args.repeat}):")
+        print(f"per replay of two trivial tests importing torch (median of {args.repeat}; "
+              f"wall, then the replay process's own CPU time):")
         for mode, row in rows.items():
-            print(f"  {mode:5s} {row['median']:.3f} s   (first replay {row['first']:.3f} s)"
-                  f"   {row['median'] / rows['today']['median']:.2f}x today")
+            print(f"  {mode:5s} {row['median']:.3f} s wall  {row['cpu']:.3f} s CPU"
+                  f"   (first replay {row['first']:.3f} s)"
+                  f"   {row['median'] / rows['today']['median']:.2f}x today wall"
+                  f"   {row['cpu'] / rows['today']['cpu']:.2f}x today CPU")
         print(f"  warm replays forked: {rows['warm']['warm_runs']}")
     if args.session:
         with tempfile.TemporaryDirectory() as tmp:
@@ -125,6 +137,7 @@ def main() -> None:
                                       ("warm", SRC, ss)):
                 wall, verdicts = time_session(root, src, extra)
                 print(f"  {label:5s} {wall:7.1f} s  {wall / plain:5.1f}x plain  ({verdicts})")
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
