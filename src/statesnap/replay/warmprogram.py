@@ -129,7 +129,9 @@ def send(obj):
 
 if refused:
     send({"refused": refused})
-    sys.exit(0)
+    # No teardown of what the preload built (torch: most of a second): this process has
+    # nothing to flush, and the session waits for its exit.
+    os._exit(0)
 gc.collect()
 gc.freeze()
 send({"ok": loaded})
@@ -201,7 +203,7 @@ def serve():
 fds_in = []
 job = serve()
 if job is None:
-    sys.exit(0)
+    os._exit(0)  # as above: the session is waiting (or gone); every child is reaped
 # The child: a fresh ``python -m pytest`` from here on, in a session of its own.
 req, out_fd, secret_fd = job
 os.setsid()
