@@ -3,6 +3,11 @@
 Activated with ``pytest -p statesnap``: pytest imports this module and registers it as a
 plugin, so the hooks below are the whole entry point.  They stay tiny and import the real
 plugin lazily, so ``import statesnap`` from the CLI or a probe does not import pytest.
+
+PYTEST_DONT_REWRITE: statesnap's asserts are never rewritten (:func:`_skip_assertion_rewriting`),
+and pytest reads this word to know it: a replay forked from a warm parent has statesnap
+imported before ``-p statesnap`` is read (statesnap.replay.warmpick), and pytest would
+otherwise warn that it can no longer rewrite it.
 """
 
 from __future__ import annotations
@@ -121,7 +126,10 @@ def _forget_unloaded(package: str, namespace: dict[str, Any]) -> None:
 
 
 def pytest_addhooks(pluginmanager: Any) -> None:
-    # The first hook of a session, before any of statesnap's lazy imports.
+    # The first hook of a session, before any of statesnap's lazy imports.  Imported before
+    # the session (a warm parent's preload), statesnap was marked for rewriting after its
+    # import had run the skip: it runs again here.
+    _skip_assertion_rewriting()
     _forget_unloaded(__name__, globals())
     from statesnap.plugin import hookspecs
 

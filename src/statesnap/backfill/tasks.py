@@ -124,8 +124,9 @@ def _replay(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
     root = str(spec["root"])
     header = mapped_header(dict(spec["header"]), root, str(tree.tree))
     record = Record(path=tree.logs / "task.jsonl", header=header)
+    # One replay per runner here: a warm parent would never be forked from.
     runner = Runner(record, logs_dir=tree.logs, timeout=float(spec.get("timeout") or 600),
-                    stage_files=False)
+                    stage_files=False, warm=False)
     probes = spec.get("probes")
     runner.probes = list(probes) if probes is not None else None
     try:

@@ -112,7 +112,9 @@ def flag_order_dependent(run: RunState, record: Record,
     from statesnap.analysis.findings import NOT_DETERMINISTIC
     from statesnap.replay.runner import Runner
 
-    runner = Runner(record, env=run.initial_env, redactor=run.redactor)
+    # Cold: a few replays of one test each, whose notes say "in a fresh process"; a warm
+    # parent would cost its preload for next to nothing (statesnap.replay.warm).
+    runner = Runner(record, env=run.initial_env, redactor=run.redactor, warm=False)
     deadline = time.monotonic() + s.verify_budget
     out: list[Finding] = []
     for t in todo:

@@ -36,6 +36,7 @@ from statesnap.plugin.wideteardowns import WideTeardowns
 from statesnap.probes.base import Probe, ProbeContext
 from statesnap.record.journal import RecordWriter, encode_string
 from statesnap.record.paths import default_record_path, fallback_record_path, mark_latest
+from statesnap.replay.warmpick import current as preload_current
 from statesnap.state.diff import diff_snapshots
 from statesnap.state.snapshot import Snapshotter
 from statesnap.state.tracker import Label, TestTracker
@@ -231,6 +232,12 @@ class StatesnapPlugin(HookPlugin):
         sorters = marker_reorderers(self.config, items)
         if sorters:  # read into the header's replay.reorders (statesnap.record.reader)
             line["reorders"] = sorters
+        try:  # what a warm parent preloads (statesnap.replay.warmpick), read into the header
+            line["preload"] = preload_current(self.run.settings.rootdir, [
+                getattr(p, "__name__", None) or type(p).__module__
+                for p in self.config.pluginmanager.get_plugins()])
+        except Exception as exc:
+            note_internal_error("listing the modules to preload", exc)
         self.run.writer.write(line)
         if self.restore_before is not None:
             self.restore_before.save()

@@ -19,6 +19,7 @@ from statesnap.base.argtypes import nonnegative_seconds, positive_int
 from statesnap.base.plain import Value
 from statesnap.base.redact import DEFAULT_PATTERNS
 from statesnap.plugin.outputs import unwritable
+from statesnap.replay.warmsetting import WarmSetting
 
 ATTACH_HINT = ("write the value attached (--statesnap-{name}=VALUE) or put the option after "
                 "the test paths")
@@ -62,6 +63,16 @@ def addoption(parser: pytest.Parser) -> None:
         default=None,
         help="seconds to spend replaying failures in fresh processes at the end of the "
         "session (default 120; 0 turns verification off)",
+    )
+    group.addoption(
+        "--statesnap-replay-warm",
+        choices=("on", "off"),
+        default=None,
+        help="'on' (default): replays fork from a warm process that has imported the "
+        "session's libraries once (cold, in a fresh interpreter, when the imports left a "
+        "thread, a child, CUDA, an open socket or a changed environment or cwd); every "
+        "printed reproduction is still confirmed in a fresh interpreter. 'off': every "
+        "replay starts a fresh interpreter (also STATESNAP_REPLAY_WARM=off)",
     )
     group.addoption(
         "--statesnap-verify-repeat",
@@ -148,7 +159,7 @@ class Settings(Value):
     _fields = ("rootdir", "record_path", "json_path", "report_path", "probes", "packages",
                "watch_roots", "watch_exclude", "secret_patterns", "verify_budget", "verify_repeat",
                "find_cleaners", "watch_fixtures", "order_file", "restore_before", "verdicts_from",
-               "nvml_every", "isolate_child")
+               "nvml_every", "isolate_child", "replay_warm")
     __slots__ = _fields
 
     def __init__(self, rootdir: Path, record_path: Path | None, json_path: Path | None,
@@ -159,7 +170,8 @@ class Settings(Value):
                  watch_fixtures: bool = False, order_file: Path | None = None,
                  restore_before: Path | None = None,
                  verdicts_from: Path | None = None, nvml_every: str | None = None,
-                 isolate_child: Path | None = None) -> None:
+                 isolate_child: Path | None = None,
+                 replay_warm: WarmSetting | None = None) -> None:
         self.rootdir = rootdir
         self.record_path = record_path
         self.json_path = json_path
@@ -183,6 +195,8 @@ class Settings(Value):
         #: Set in a spawned isolation child (it runs one test, writes no outputs): where it
         #: sends its reports.
         self.isolate_child = isolate_child
+        #: Whether the session's replays may fork from a warm parent (statesnap.replay.warm).
+        self.replay_warm = replay_warm or WarmSetting()
 
 
 def option_path(config: pytest.Config, value: str | None) -> Path | None:
@@ -231,6 +245,7 @@ def settings_from(config: pytest.Config) -> Settings:
         secret_patterns=tuple(config.getini("statesnap_secret_patterns")),
         verify_budget=120.0 if budget is None else float(budget),
         verify_repeat=int(opt.statesnap_verify_repeat),
+        replay_warm=WarmSetting.resolve(getattr(opt, "statesnap_replay_warm", None), os.environ),
         find_cleaners=bool(opt.statesnap_find_cleaners),
         watch_fixtures=(bool(opt.statesnap_watch_fixtures)
                         or os.environ.get("STATESNAP_REPLAY") == "1"),

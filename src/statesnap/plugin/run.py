@@ -272,6 +272,7 @@ class RunState:
             record_path=self.record_path,
             verify_budget=s.verify_budget,
             verify_repeat=s.verify_repeat,
+            replay_warm=s.replay_warm,
             find_cleaners=s.find_cleaners,
             verdicts_from=s.verdicts_from,
             replaying=s.order_file is not None,

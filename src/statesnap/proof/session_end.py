@@ -21,6 +21,7 @@ from statesnap.record.reserve import NO_ROOM
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
+    from statesnap.replay.warmsetting import WarmSetting
 
     # For the type checker only: a Protocol class costs about 0.5 M instructions to create,
     # at every session's start (issue 13).
@@ -37,7 +38,7 @@ class EndContext(Value):
 
     _fields = ("record_path", "verify_budget", "verify_repeat", "find_cleaners", "verdicts_from",
                "replaying", "json_path", "report_path", "own_fds", "initial_env", "redactor", "say",
-               "outputs", "finders")
+               "outputs", "finders", "replay_warm")
     __slots__ = _fields
 
     def __init__(self, record_path: Path | None, verify_budget: float, verify_repeat: int,
@@ -45,8 +46,8 @@ class EndContext(Value):
                  json_path: Path | None, report_path: Path | None, own_fds: set[int],
                  initial_env: dict[str, str], redactor: Redactor, say: Progress,
                  outputs: OutputLedger,
-                 finders: list[Callable[[Record, list[Finding]], list[Finding]]] | None = None
-                 ) -> None:
+                 finders: list[Callable[[Record, list[Finding]], list[Finding]]] | None = None,
+                 replay_warm: WarmSetting | None = None) -> None:
         self.record_path = record_path
         self.verify_budget = verify_budget
         self.verify_repeat = verify_repeat
@@ -66,6 +67,8 @@ class EndContext(Value):
         #: Features' own findings per record (pytest-rerunfailures' order-dependent tests).
         self.finders: list[Callable[[Record, list[Finding]], list[Finding]]] = (
             [] if finders is None else finders)
+        #: Whether replays may fork from a warm parent (None: the environment decides).
+        self.replay_warm = replay_warm
 
 
 class EndResult(Value):
@@ -180,6 +183,7 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
                                                repeat=ctx.verify_repeat,
                                                find_cleaners=ctx.find_cleaners,
                                                env=ctx.initial_env, redactor=ctx.redactor,
+                                               warm=ctx.replay_warm,
                                                beside=[r.what for r in released
                                                        if r.kind == LEFT_RUNNING]),
                      progress=session_progress(ctx.say))
@@ -191,13 +195,13 @@ class Replays(Value):
     """How findings are proven: the budget and the replays' settings."""
 
     _fields = ("budget", "repeat", "find_cleaners", "timeout", "env", "redactor", "raise_errors",
-               "beside")
+               "beside", "warm")
     __slots__ = _fields
 
     def __init__(self, budget: float, repeat: int = 1, find_cleaners: bool = False,
                  timeout: float = 300.0, env: dict[str, str] | None = None,
                  redactor: Redactor | None = None, raise_errors: bool = False,
-                 beside: list[str] | None = None) -> None:
+                 beside: list[str] | None = None, warm: WarmSetting | None = None) -> None:
         self.budget = budget
         self.repeat = repeat
         self.find_cleaners = find_cleaners
@@ -208,6 +212,8 @@ class Replays(Value):
         self.raise_errors = raise_errors
         #: Child processes the tests left running, which the replays run beside.
         self.beside = list(beside or ())
+        #: Whether replays may fork from a warm parent (None: ``STATESNAP_REPLAY_WARM`` decides).
+        self.warm = warm
 
 
 def prove(record: Record, findings: list[Finding], replays: Replays,
@@ -216,7 +222,8 @@ def prove(record: Record, findings: list[Finding], replays: Replays,
     from statesnap.proof.verify import verify_findings
     from statesnap.replay.runner import Runner
 
-    runner = Runner(record, timeout=replays.timeout, env=replays.env, redactor=replays.redactor)
+    runner = Runner(record, timeout=replays.timeout, env=replays.env, redactor=replays.redactor,
+                    warm=replays.warm)
     runner.beside = replays.beside
     return verify_findings(record, findings, budget=replays.budget, repeat=replays.repeat,
                            find_cleaners=replays.find_cleaners, progress=progress,

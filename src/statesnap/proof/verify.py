@@ -204,6 +204,25 @@ class Verifier(Replayer):
                                   self.record.header)
         return prove_leftovers(replays, finding, victim, self._leftovers)
 
+    def _confirmed_cold(self, finding: Finding, polluters: list[str],
+                        victim: TestEntry) -> bool:
+        """Replays forked from a warm parent chose the polluters; the order printed as the
+        reproduction is run once more in a fresh interpreter before the finding is
+        verified (statesnap.replay.warm).  Nothing to do when every replay ran cold."""
+        if not self.runner.warm_runs:
+            return True
+        vid = victim.nodeid
+        with self.runner.cold():
+            verdict = self.replay([*polluters, vid], vid, finding, "confirm")
+        if self.same_failure(verdict, finding):
+            return True
+        self._unexplained(finding)
+        finding.note = ("replays forked from a warm process blamed "
+                        f"{', '.join(polluters)}, but a fresh interpreter running that order "
+                        "did not fail the victim the same way: not proven; rerun with "
+                        "--statesnap-replay-warm=off")
+        return False
+
     def _minimise(self, finding: Finding, victim: TestEntry, prefix: list[str],
                   suspects: list[str]) -> list[str] | None:
         vid = victim.nodeid
@@ -225,6 +244,8 @@ class Verifier(Replayer):
         return ddmin(prefix, fails, known_failing=True)
 
     def _proven(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
+        if not self._confirmed_cold(finding, polluters, victim):
+            return
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])

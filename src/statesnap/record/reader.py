@@ -220,6 +220,8 @@ def read_record(path: Path | str, skip_plain: bool = False,
             elif kind == "collection":
                 record.collection.extend(Change.from_json(c) for c in obj.get("changes") or [])
                 _add_reorders(record.header, obj.get("reorders"))
+                if isinstance(obj.get("preload"), list):  # statesnap.replay.warmpick
+                    record.header.setdefault("preload", [str(n) for n in obj["preload"]])
             elif kind == "probe_error":
                 record.errors.append(obj)
             elif kind == "internal_error":

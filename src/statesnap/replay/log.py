@@ -19,7 +19,7 @@ import select
 import subprocess
 import time
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from statesnap.base import spawned
 from statesnap.base.redact import SECRET_FD_ENV, Redactor
@@ -39,6 +39,28 @@ DRAIN_AFTER_EXIT = 1.0
 #: A line longer than this (a progress bar redrawn with ``\r``) is written without waiting for
 #: its newline.
 MAX_PENDING = 1 << 20
+
+
+class Watched(Protocol):
+    """A child whose exit the pump watches (a forked replay, statesnap.replay.warm)."""
+
+    def has_exited(self) -> bool: ...
+
+    def wait_exited(self, timeout: float) -> None: ...
+
+
+class _PopenWatch:
+    """A child of ours, watched without reaping it (WNOWAIT): until the caller reaps it, its
+    pid and group are still ours to kill (statesnap.base.spawned)."""
+
+    def __init__(self, proc: subprocess.Popen[Any]) -> None:
+        self.pid = proc.pid
+
+    def has_exited(self) -> bool:
+        return spawned.has_exited(self.pid)
+
+    def wait_exited(self, timeout: float) -> None:
+        spawned.wait_exited(self.pid, timeout)
 
 
 class SecretPipe:
@@ -106,15 +128,17 @@ class LogPump:
         self._pending = ""
         self._eof = False
 
-    def run(self, proc: subprocess.Popen[Any], deadline: float | None = None) -> bool:
+    def run(self, proc: subprocess.Popen[Any] | Watched, deadline: float | None = None) -> bool:
         """Pump until the child exits and its output is drained; True if ``deadline`` came
-        first (the child is still running: the caller kills it and calls again)."""
+        first (the child is still running: the caller kills it and calls again).  ``proc``:
+        a child of ours, or a replay forked by a warm parent (:mod:`statesnap.replay.warm`)."""
+        watched_proc = proc if not isinstance(proc, subprocess.Popen) else _PopenWatch(proc)
         exited_at: float | None = None
         while True:
             now = _MONOTONIC()
             # Not reaped (WNOWAIT): until the caller reaps it, its pid and group are still ours
             # to kill (statesnap.base.spawned).
-            if exited_at is None and spawned.has_exited(proc.pid):
+            if exited_at is None and watched_proc.has_exited():
                 exited_at = now
             if exited_at is None and deadline is not None and now >= deadline:
                 return True
@@ -132,7 +156,7 @@ class LogPump:
             if deadline is not None and exited_at is None:
                 wait = max(0.0, min(wait, deadline - now))
             if not watched:  # stdout closed, secrets done: only the exit is left to wait for
-                spawned.wait_exited(proc.pid, wait)
+                watched_proc.wait_exited(wait)
                 continue
             ready = _ready(watched, wait)
             if secrets is not None and secrets.read_fd in ready:

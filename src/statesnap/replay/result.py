@@ -31,6 +31,9 @@ class ReplayResult:
     #: Why the replay could not run at all (usage error, missing ids, no interpreter).
     error: str | None = None
     restored: list[str] = field(default_factory=list)
+    #: The child's user + system CPU seconds, where known (a replay forked from a warm
+    #: parent: statesnap.replay.warm).
+    cpu: float | None = None
 
     def failed(self, nodeid: str) -> bool:
         """Failed or errored in setup or call, or was running when the child died."""

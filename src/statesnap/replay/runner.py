@@ -7,6 +7,7 @@ to ``<record>.logs/NNN-label.log``.  See docs/ARCHITECTURE.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -15,14 +16,15 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from statesnap.base import spawned
-from statesnap.base.redact import Redactor
+from statesnap.base.redact import SECRET_FD_ENV, Redactor
 from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record
 from statesnap.replay.args import plugin_args
@@ -35,6 +37,9 @@ from statesnap.replay.orderfile import write_order
 from statesnap.replay.procwait import kill_group
 from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult, read_back
+from statesnap.replay.warm import WarmParent
+from statesnap.replay.warmrun import WarmReplays, run_forked
+from statesnap.replay.warmsetting import WarmSetting
 
 #: How many node ids of the order a log's heading lists (the order file has them all).
 MAX_LOGGED_IDS = 20
@@ -60,12 +65,18 @@ class Runner:
         stage_files: bool = True,
         env: Mapping[str, str] | None = None,
         redactor: Redactor | None = None,
+        warm: WarmSetting | bool | None = None,
     ) -> None:
         """``env`` is the environment replays start from.  In-session it is the one the
         session started with (its own tests may have polluted ``os.environ``); from the CLI
         it defaults to the current one plus the recorded variables that matter.
         ``redactor``: the session's own, in-session (it knows every secret the run met, and
-        its digests in the logs match the record's)."""
+        its digests in the logs match the record's).  ``warm``: whether replays may fork from a
+        warm parent (:mod:`statesnap.replay.warm`; None: ``STATESNAP_REPLAY_WARM`` of the
+        environment decides, on by default).
+
+        Safe to call :meth:`run` from several threads at once: warm replays in flight share
+        one warm parent (:mod:`statesnap.replay.warmrun`)."""
         self.record = record
         self.redactor = redactor or Redactor()
         self.header = record.header
@@ -92,6 +103,29 @@ class Runner:
         #: the probes of the keys it looks at: each one left out saves its setup in every
         #: replay, and a replay's outcome never depends on what its probes see.
         self.probes: list[str] | None = None
+        if not isinstance(warm, WarmSetting):
+            warm = (WarmSetting.resolve(None, os.environ) if warm is None
+                    else WarmSetting(bool(warm), "caller"))
+        self.warm = WarmReplays(warm)
+        #: How many replays were forked from the warm parent, how many ran cold.
+        self.warm_runs = 0
+        self.cold_runs = 0
+        self._count = threading.Lock()
+        #: Per thread: while set (:meth:`cold`), that thread's replays run in a fresh
+        #: interpreter.
+        self._local = threading.local()
+
+    @property
+    def warm_refused(self) -> str | None:
+        """Why replays run cold (the warm parent refused, or could not start); None: not."""
+        return self.warm.refused
+
+    def _counted(self, warm: bool, processes: int, executions: int) -> None:
+        with self._count:
+            self.warm_runs += int(warm)
+            self.cold_runs += int(not warm)
+            self.processes += processes
+            self.executions += executions
 
     def select_probes(self, wanted: Sequence[str]) -> None:
         """Run only these probes (those the recorded run had working) in the children."""
@@ -204,8 +238,10 @@ class Runner:
             return stem, log
 
     def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
-            label: str = "replay", timeout: float | None = None) -> ReplayResult:
-        """Run ``order`` exactly, in a fresh interpreter; ``timeout`` caps this one replay."""
+            label: str = "replay", timeout: float | None = None,
+            cold: bool = False) -> ReplayResult:
+        """Run ``order`` exactly, forked from the warm parent where it is allowed, else (and
+        with ``cold``) in a fresh interpreter; ``timeout`` caps this one replay."""
         limit = self.timeout if timeout is None else max(1.0, min(self.timeout, timeout))
         stem, log_file = self.claim(label)
         order_file = self.logs_dir / f"{stem}.order.json"
@@ -233,11 +269,19 @@ class Runner:
                 log.write(f"# restore before the victim: {json.dumps(restore)}\n")
             log.write("\n")
             log.flush()
+            forked = not (cold or getattr(self._local, "cold", False)) \
+                and cmd[1:3] == ["-m", "pytest"] and self._run_warm(cmd, order, log, result,
+                                                                    t0 + limit, limit)
+            if forked:
+                result.duration = time.monotonic() - t0
+                read_back(result)
+                return result
             self._enter_stages()
             secrets = SecretPipe()
             try:
                 proc = self.popen(cmd, subprocess.PIPE, secrets=secrets)
             except OSError as exc:
+                self._counted(False, 0, 0)
                 secrets.close()
                 self._exit_stages()
                 result.error = f"cannot start {cmd[0]}: {exc.strerror}"
@@ -246,8 +290,7 @@ class Runner:
                     if path is not None:
                         path.unlink(missing_ok=True)
                 return result
-            self.processes += 1
-            self.executions += len(order)
+            self._counted(False, 1, len(order))
             assert proc.stdout is not None
             pump = self.pump(proc.stdout.fileno(), log, secrets)
             try:
@@ -274,6 +317,44 @@ class Runner:
                 if path is not None:
                     path.unlink(missing_ok=True)
         return result
+
+    @contextlib.contextmanager
+    def cold(self) -> Iterator[None]:
+        """Replays this thread starts inside run in a fresh interpreter: what confirms a
+        printed reproduction.  Other threads' replays are not affected."""
+        before = getattr(self._local, "cold", False)
+        self._local.cold = True
+        try:
+            yield
+        finally:
+            self._local.cold = before
+
+    def _spawn_warm(self, modules: Sequence[str]) -> WarmParent | str:
+        return WarmParent.spawn(
+            self.python(), modules, str(self.cwd()),
+            {k: v for k, v in self.child_env().items() if k != SECRET_FD_ENV},
+            self.inherited.umask, self.inherited.trampoline())
+
+    def _run_warm(self, cmd: Sequence[str], order: Sequence[str], log: IO[str],
+                  result: ReplayResult, deadline: float, limit: float) -> bool:
+        """Fork this replay from the warm parent, if there is one ready: ``cmd`` is the cold
+        command (``python -m pytest ARGS``), the child runs ``ARGS`` as that would.  False:
+        it runs cold instead."""
+        parent = self.warm.parent(self.header.get("preload"), self._spawn_warm)
+        if parent is None:
+            return False
+        log.write(f"# forked from the warm parent (pid {parent.proc.pid}, "
+                  f"{parent.loaded} modules preloaded)\n\n")
+        log.flush()
+        self._enter_stages()
+        secrets = SecretPipe()
+        try:
+            forked = run_forked(self.warm, parent, cmd[3:], limit, deadline, log, result,
+                                SECRET_FD_ENV, secrets, lambda fd: self.pump(fd, log, secrets))
+        finally:
+            self._exit_stages()
+        self._counted(True, int(forked), len(order) if forked else 0)
+        return True
 
     def popen(self, cmd: list[str], out: Any, interactive: bool = False,
               secrets: SecretPipe | None = None) -> subprocess.Popen[bytes]:
@@ -310,7 +391,8 @@ class Runner:
         return LogPump(out_fd, log, self.redactor, known, secrets, tee)
 
     def close(self) -> None:
-        """Remove the scratch cache folder of the children."""
+        """End the warm parent; remove the scratch cache folder of the children."""
+        self.warm.close()
         if self._cache_dir is not None:
             shutil.rmtree(self._cache_dir, ignore_errors=True)
             self._cache_dir = None

@@ -1,0 +1,78 @@
+"""Which modules a warm parent preloads: the libraries the recorded session had imported.
+
+At the first test the plugin lists the top-level modules in ``sys.modules`` that come from the
+standard library or an installed distribution (site-packages), never the project's own (a file
+under the rootdir outside site-packages), its conftests or test modules, and never a module
+pytest loaded as a plugin: pytest marks plugins for assertion rewriting when it loads them, and
+one already imported would make it warn, which a fresh process never does.  The record keeps
+the list (``preload`` on the collection line, read into the header); a warm parent imports
+exactly these, in the order the session imported them (:mod:`statesnap.replay.warm`).
+
+After them come statesnap's own modules that were loaded (every one, by its full name): a
+replay child is a session with statesnap on, and importing them is most of statesnap's own
+start.  pytest would warn that ``statesnap`` was imported before ``-p statesnap`` could mark it
+for rewriting, but its package docstring says ``PYTEST_DONT_REWRITE`` (statesnap never has its
+asserts rewritten: ``statesnap/__init__.py``), which is what pytest checks.  Other plugins'
+modules stay out: their asserts are rewritten in a fresh process, and a preloaded copy would
+not be.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+#: Never preloaded: the program's own ``__main__`` and statesnap itself (``-p statesnap``
+#: makes pytest mark it for rewriting, so it must not be imported before the child's pytest).
+NEVER = frozenset({"__main__", "statesnap"})
+#: statesnap's own package: preloaded by full module names, after the libraries.
+OWN = "statesnap"
+
+
+def _library_roots() -> list[str]:
+    # The standard library's folder (lib-dynload is inside it), from ``os`` itself: not
+    # ``sysconfig.get_paths()``, which imports ``_sysconfigdata``, a module the first test
+    # would then seem to have imported.
+    return sorted({os.path.dirname(os.__file__), os.path.dirname(os.path.realpath(os.__file__))})
+
+
+def _is_library(file: str, roots: Iterable[str], rootdir: str) -> bool:
+    parts = Path(file).parts
+    if "site-packages" in parts or "dist-packages" in parts:
+        return True
+    if file.startswith(rootdir):
+        return False  # the project's own code (a checkout on sys.path, an editable install)
+    return any(file.startswith(root + "/") for root in roots)
+
+
+def preload_names(modules: Mapping[str, Any], rootdir: Path,
+                  plugin_modules: Iterable[str] = ()) -> list[str]:
+    """The top-level library modules of ``modules`` (``sys.modules``) in import order, less
+    those under ``rootdir`` and the top-level packages of ``plugin_modules``."""
+    items = list(modules.items())
+    roots = _library_roots()
+    root = str(rootdir).rstrip("/") + "/"
+    skip = set(NEVER) | {name.split(".", 1)[0] for name in plugin_modules}
+    skip -= {"_pytest", "pytest"}  # pytest's own modules are never marked for rewriting
+    out: list[str] = []
+    for name, module in items:
+        if "." in name or name in skip:
+            continue
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not _is_library(file, roots, root):
+            continue
+        out.append(name)
+    return out
+
+
+def own_names(modules: Mapping[str, Any]) -> list[str]:
+    """statesnap's own modules in ``modules``, by full name, in import order."""
+    return [name for name in list(modules) if name == OWN or name.startswith(OWN + ".")]
+
+
+def current(rootdir: Path, plugin_modules: Iterable[str] = ()) -> list[str]:
+    """:func:`preload_names` of this process's ``sys.modules``, then :func:`own_names`."""
+    return [*preload_names(sys.modules, rootdir, plugin_modules), *own_names(sys.modules)]
