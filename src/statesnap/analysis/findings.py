@@ -5,10 +5,11 @@ Plain data shared by attribution, verification, the CLI, the summary JSON and th
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from statesnap.base.plain import Plain, Value
 from statesnap.record.signature import Signature
 
 VERIFIED = "verified"
@@ -31,8 +32,7 @@ PROVEN_STATUSES = (VERIFIED, NOT_ORDER_DEPENDENT, LATENT, BRITTLE)
 #: The ranked candidates a finding keeps, whether attribution or a hunt made it.
 MAX_CANDIDATES = 20
 
-@dataclass
-class ReplayRun:
+class ReplayRun(Value):
     """One replay the verification ran for a finding: what ran and what the victim did.
 
     ``command`` is the plain pytest command of ``order`` (what a user would run); a key-level
@@ -41,13 +41,18 @@ class ReplayRun:
     or ``timed out``; ``signature`` is its failure's (``Signature.text()``).
     """
 
-    label: str
-    order: list[str]
-    command: str
-    outcome: str
-    signature: str | None = None
-    log: str | None = None
-    restored: list[str] = field(default_factory=list)
+    _fields = ("label", "order", "command", "outcome", "signature", "log", "restored")
+
+    def __init__(self, label: str, order: list[str], command: str, outcome: str,
+                 signature: str | None = None, log: str | None = None,
+                 restored: list[str] | None = None) -> None:
+        self.label = label
+        self.order = order
+        self.command = command
+        self.outcome = outcome
+        self.signature = signature
+        self.log = log
+        self.restored = [] if restored is None else restored
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ReplayRun:
@@ -60,60 +65,87 @@ class ReplayRun:
                    restored=[str(k) for k in data.get("restored") or []])
 
 
-@dataclass
-class Candidate:
+class Candidate(Value):
     """One ranked suspect: a test that last wrote a key that was dirty when the victim ran."""
 
-    nodeid: str
-    index: int
-    probe: str
-    key: str
-    before: Any
-    after: Any
-    score: float = 0.0
-    reasons: list[str] = field(default_factory=list)
+    _fields = ("nodeid", "index", "probe", "key", "before", "after", "score", "reasons")
+
+    def __init__(self, nodeid: str, index: int, probe: str, key: str, before: Any, after: Any,
+                 score: float = 0.0, reasons: list[str] | None = None) -> None:
+        self.nodeid = nodeid
+        self.index = index
+        self.probe = probe
+        self.key = key
+        self.before = before
+        self.after = after
+        self.score = score
+        self.reasons = [] if reasons is None else reasons
 
 
-@dataclass
-class Finding:
-    """A victim and what (we think, or proved) broke it."""
+class Finding(Value):
+    """A victim and what (we think, or proved) broke it.
 
-    victim: str
-    polluters: list[str]
-    probe: str | None
-    key: str | None
-    status: str
-    repro: str = ""
-    worker: str = "main"
-    before: Any = None
-    after: Any = None
-    #: The victim's failure: exception type and first line of the message.
-    exc_type: str | None = None
-    message: str | None = None
-    #: Fix hint in the probe's terms, and whether a key-level replay proved it.  Set only
-    #: once a replay proved the polluter (or setter): see :attr:`shown_hint`.
-    hint: str | None = None
-    hint_proven: bool = False
-    #: Keys whose restoration made the victim pass in a key-level replay.
-    proven_keys: list[str] = field(default_factory=list)
-    cleaners: list[str] = field(default_factory=list)
-    candidates: list[Candidate] = field(default_factory=list)
-    #: Paths of replay logs (relative to the record's directory where possible).
-    logs: list[str] = field(default_factory=list)
-    note: str | None = None
-    #: For ``brittle`` findings: the test that set the state up.
-    setter: str | None = None
-    #: The run's failing frame (``file:line``): with ``exc_type``, the failure's signature.
-    where: str | None = None
-    #: The signature of the victim's failure when replayed alone, where it failed alone
-    #: *differently* (another type or frame): it still depends on the order.
-    alone_failure: str | None = None
-    #: Files earlier runs left on disk that the victim fails with, each with the test that
-    #: wrote it and that run's record (``{"path", "writer", "record"}``).
-    leftovers: list[dict[str, str]] = field(default_factory=list)
-    #: For each cleaner: the command with it between polluter(s) and victim, in which a
-    #: replay saw the victim pass (a cleaner is named only with that proof).
-    cleaner_proofs: dict[str, str] = field(default_factory=dict)
+    A plain class (``statesnap.base.plain``): a data class of this many fields cost some
+    13 M instructions to create, paid by every session that writes a report.
+    """
+
+    _fields = ("victim", "polluters", "probe", "key", "status", "repro", "worker", "before",
+               "after", "exc_type", "message", "hint", "hint_proven", "proven_keys", "cleaners",
+               "candidates", "logs", "note", "setter", "where", "alone_failure", "leftovers",
+               "cleaner_proofs", "replays", "source")
+
+    def __init__(self, victim: str, polluters: list[str], probe: str | None, key: str | None,
+                 status: str, repro: str = "", worker: str = "main", before: Any = None,
+                 after: Any = None, exc_type: str | None = None, message: str | None = None,
+                 hint: str | None = None, hint_proven: bool = False,
+                 proven_keys: list[str] | None = None, cleaners: list[str] | None = None,
+                 candidates: list[Candidate] | None = None, logs: list[str] | None = None,
+                 note: str | None = None, setter: str | None = None, where: str | None = None,
+                 alone_failure: str | None = None,
+                 leftovers: list[dict[str, str]] | None = None,
+                 cleaner_proofs: dict[str, str] | None = None,
+                 replays: list[ReplayRun] | None = None, source: str | None = None) -> None:
+        self.victim = victim
+        self.polluters = polluters
+        self.probe = probe
+        self.key = key
+        self.status = status
+        self.repro = repro
+        self.worker = worker
+        self.before = before
+        self.after = after
+        #: The victim's failure: exception type and first line of the message.
+        self.exc_type = exc_type
+        self.message = message
+        #: Fix hint in the probe's terms, and whether a key-level replay proved it.  Set only
+        #: once a replay proved the polluter (or setter): see :attr:`shown_hint`.
+        self.hint = hint
+        self.hint_proven = hint_proven
+        #: Keys whose restoration made the victim pass in a key-level replay.
+        self.proven_keys: list[str] = [] if proven_keys is None else proven_keys
+        self.cleaners: list[str] = [] if cleaners is None else cleaners
+        self.candidates: list[Candidate] = [] if candidates is None else candidates
+        #: Paths of replay logs (relative to the record's directory where possible).
+        self.logs: list[str] = [] if logs is None else logs
+        self.note = note
+        #: For ``brittle`` findings: the test that set the state up.
+        self.setter = setter
+        #: The run's failing frame (``file:line``): with ``exc_type``, the failure's signature.
+        self.where = where
+        #: The signature of the victim's failure when replayed alone, where it failed alone
+        #: *differently* (another type or frame): it still depends on the order.
+        self.alone_failure = alone_failure
+        #: Files earlier runs left on disk that the victim fails with, each with the test
+        #: that wrote it and that run's record (``{"path", "writer", "record"}``).
+        self.leftovers: list[dict[str, str]] = [] if leftovers is None else leftovers
+        #: For each cleaner: the command with it between polluter(s) and victim, in which a
+        #: replay saw the victim pass (a cleaner is named only with that proof).
+        self.cleaner_proofs: dict[str, str] = {} if cleaner_proofs is None else cleaner_proofs
+        #: Every replay run to reach this verdict, in order (empty: nothing was replayed).
+        self.replays: list[ReplayRun] = [] if replays is None else replays
+        #: Where the verdict comes from when read back: ``session`` (stored in the record by
+        #: the run that proved it) or ``None`` (computed now).
+        self.source = source
 
     def drop_state(self, label: str) -> None:
         """No key, value, fix or cleaner for a finding no replay tied to a change; the
@@ -128,11 +160,6 @@ class Finding:
     def signature(self) -> Signature:
         """The failure's signature in the recorded run."""
         return Signature(self.exc_type, self.where)
-    #: Every replay run to reach this verdict, in order (empty: nothing was replayed).
-    replays: list[ReplayRun] = field(default_factory=list)
-    #: Where the verdict comes from when read back: ``session`` (stored in the record by the
-    #: run that proved it) or ``None`` (computed now).
-    source: str | None = None
 
     @property
     def repro_proven(self) -> bool:
@@ -153,9 +180,7 @@ class Finding:
 
     def to_summary(self) -> dict[str, Any]:
         """The ``findings`` entry of the summary JSON (a contract other tools read) plus extras."""
-        data = asdict(self)
-        data["candidates"] = [asdict(c) for c in self.candidates]
-        data["replays"] = [asdict(r) for r in self.replays]
+        data: dict[str, Any] = _as_dict(self)
         data["repro_proven"] = self.repro_proven
         data["hint"] = self.shown_hint
         return data
@@ -163,8 +188,22 @@ class Finding:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Finding:
         cands = [Candidate(**c) for c in data.get("candidates") or []]
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields = {k: v for k, v in data.items() if k in cls._fields}
         fields["candidates"] = cands
         fields["replays"] = [ReplayRun.from_json(r) for r in data.get("replays") or []
                              if isinstance(r, Mapping)]
         return cls(**fields)
+
+
+def _as_dict(value: Any) -> Any:
+    """What ``dataclasses.asdict`` makes of a finding: its fields (and its candidates' and
+    replays') as a dict, every container new and every other value a deep copy."""
+    if isinstance(value, Plain):
+        return {name: _as_dict(getattr(value, name)) for name in value._fields}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return type(value)(*[_as_dict(v) for v in value])
+    if isinstance(value, list | tuple):
+        return type(value)(_as_dict(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((_as_dict(k), _as_dict(v)) for k, v in value.items())
+    return copy.deepcopy(value)
