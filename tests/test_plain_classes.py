@@ -83,3 +83,39 @@ def test_a_value_is_unhashable_and_a_frozen_one_hashes_by_its_fields() -> None:
 def test_slotted_no_stray_attributes() -> None:
     with pytest.raises(AttributeError):
         Point(1).other = 2  # type: ignore[attr-defined]
+
+
+def _as_data_class(obj: Any) -> Any:
+    """The same object as a data class of the same name, fields and values (nested too)."""
+    from statesnap.base.plain import Plain
+
+    if isinstance(obj, Plain):
+        cls = dataclasses.make_dataclass(type(obj).__name__, list(obj._fields))
+        return cls(**{name: _as_data_class(getattr(obj, name)) for name in obj._fields})
+    if isinstance(obj, list):
+        return [_as_data_class(v) for v in obj]
+    return obj
+
+
+def test_a_finding_summarises_and_reads_as_its_data_class_did() -> None:
+    import collections
+
+    from statesnap.analysis.findings import Candidate, Finding, ReplayRun
+
+    pair = collections.namedtuple("pair", "a b")
+    finding = Finding(
+        "t.py::test_v", ["t.py::test_p"], "env", "K", "verified", repro="cmd",
+        before={"a": [1, (2, 3)], "n": pair(1, [2])}, after=("x", {"y": None}),
+        candidates=[Candidate("t.py::test_p", 0, "env", "K", None, [1], 0.5, ["r"])],
+        replays=[ReplayRun("alone", ["t.py::test_v"], "cmd", "passed", restored=["K"])],
+        leftovers=[{"path": "p", "writer": "w", "record": "r"}], cleaner_proofs={"c": "cmd"})
+    old = _as_data_class(finding)
+    summary = finding.to_summary()
+    expected = dataclasses.asdict(old) | {"repro_proven": True, "hint": None}
+    assert summary == expected and list(summary) == list(expected)
+    assert summary["before"]["n"] == pair(1, [2]) and type(summary["before"]["n"]) is pair
+    assert summary["before"]["a"] is not finding.before["a"]  # a copy, as asdict made
+    assert repr(finding) == repr(old)
+    assert Finding.from_json(summary) == finding
+    assert Finding("v", [], None, None, "suspected").logs is not Finding(
+        "v", [], None, None, "suspected").logs  # no list shared between findings
