@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,8 @@ class RecordWriter:
         self.cut: dict[str, Any] | None = None
         #: Whether the note itself reached the file.
         self.cut_noted = False
+        #: ``(probe, key) -> aliases`` as the last ``aliases`` line gave them (none: []).
+        self._aliases: dict[tuple[str, str], list[str]] = {}
 
     @property
     def fileno(self) -> int:
@@ -104,6 +106,24 @@ class RecordWriter:
         if self.cut is not None:
             raise ValueError(f"{self.path}: the record was cut short")
         self.write(obj)
+
+    def change_dicts(self, changes: Iterable[Change]) -> list[dict[str, Any]]:
+        """A test line's ``changes``, each without its ``aliases``: an ``aliases`` line
+        written before the test line says them where they differ from the last such line of
+        that key (loguru's logger names the same 42 other keys in every test's change).  The
+        reader gives them back to each change of that key (:func:`~statesnap.record.reader.
+        read_record`)."""
+        out: list[dict[str, Any]] = []
+        for c in changes:
+            data = c.to_json()
+            aliases = data.pop("aliases", None) or []
+            ref = (c.probe, c.key)
+            if self._aliases.get(ref, []) != aliases:
+                self._aliases[ref] = aliases
+                self.write({"type": "aliases", "probe": c.probe, "key": c.key,
+                            "aliases": aliases})
+            out.append(data)
+        return out
 
     def write_start(self, index: int, nodeid: str) -> None:
         """The ``start`` line of a test (written before every test: formatted by hand)."""

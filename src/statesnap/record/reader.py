@@ -160,6 +160,9 @@ def read_record(path: Path | str, skip_plain: bool = False,
     started: dict[tuple[str, int], dict[str, Any] | str] = {}
     lane = "main"
     shared: dict[Any, Any] = {}
+    #: ``(lane, probe, key) -> aliases``: the last ``aliases`` line of each key, given to
+    #: the changes of that key in the test lines after it (``Journal.change_dicts``).
+    aliases: dict[tuple[str, str, str], list[str]] = {}
     for lineno, text, cut in _iter_lines(path):
         if not text.strip():
             continue
@@ -209,11 +212,20 @@ def read_record(path: Path | str, skip_plain: bool = False,
             if kind == "test":
                 entry = (_shared_entry(obj, shared, names) if _plain_test_index(text) is not None
                          else TestEntry.from_json(obj))
+                if aliases:
+                    for ch in entry.changes:
+                        if ch.aliases is None:
+                            ch.aliases = list(aliases.get((lane, ch.probe, ch.key), ())) or None
                 record.tests.append(entry)
                 started.pop((entry.worker, entry.index), None)
                 started.pop((lane, entry.index), None)
             elif kind == "start":
                 started[(str(obj.get("worker", lane)), int(obj["index"]))] = obj
+            elif kind == "aliases":
+                names_of = obj["aliases"]
+                if not isinstance(names_of, list):
+                    raise TypeError("aliases")
+                aliases[(lane, str(obj["probe"]), str(obj["key"]))] = [str(a) for a in names_of]
             elif kind == "lane":
                 lane = str(obj.get("worker", lane))
                 record.other.append(obj)
