@@ -163,6 +163,9 @@ def read_record(path: Path | str, skip_plain: bool = False,
     #: ``(lane, probe, key) -> aliases``: the last ``aliases`` line of each key, given to
     #: the changes of that key in the test lines after it (``Journal.change_dicts``).
     aliases: dict[tuple[str, str, str], list[str]] = {}
+    #: ``(lane, probe, key) -> after`` of the last change of each key in a test line: the
+    #: ``before`` of a ``chained`` change (format 3, ``Journal.change_dicts``).
+    afters: dict[tuple[str, str, str], Any] = {}
     for lineno, text, cut in _iter_lines(path):
         if not text.strip():
             continue
@@ -210,7 +213,10 @@ def read_record(path: Path | str, skip_plain: bool = False,
             continue
         try:
             if kind == "test":
-                entry = (_shared_entry(obj, shared, names) if _plain_test_index(text) is not None
+                plain = _plain_test_index(text) is not None
+                if not plain:
+                    _unchain(obj.get("changes"), lane, afters)
+                entry = (_shared_entry(obj, shared, names) if plain
                          else TestEntry.from_json(obj))
                 if aliases:
                     for ch in entry.changes:
@@ -261,6 +267,22 @@ def read_record(path: Path | str, skip_plain: bool = False,
         running = started[max(started, key=lambda k: (k[1], k[0]))]
         record.running = _LOADS(running) if isinstance(running, str) else running
     return record
+
+
+def _unchain(changes: object, lane: str, afters: dict[tuple[str, str, str], Any]) -> None:
+    """Give each ``chained`` change of a test line its ``before`` (the ``after`` of the last
+    change of its key in this lane), and note each change's ``after``."""
+    if not isinstance(changes, list):
+        return
+    for c in changes:
+        if not isinstance(c, dict):
+            continue
+        ref = (lane, str(c.get("probe")), str(c.get("key")))
+        if c.get("chained") and "before" not in c:
+            if ref not in afters:
+                raise ValueError(f"chained change of {ref[1]}:{ref[2]} with no earlier one")
+            c["before"] = afters[ref]
+        afters[ref] = c.get("after")
 
 
 def _add_reorders(header: dict[str, Any], found: object) -> None:
