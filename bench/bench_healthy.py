@@ -239,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --instructions: a checkout whose statesnap is counted too")
     parser.add_argument("--src", type=Path, default=None,
                         help="timed rounds import statesnap from this checkout's src/")
+    parser.add_argument("--base", type=Path, default=None,
+                        help="timed rounds also run statesnap from this checkout (an earlier "
+                             "commit), in the same rounds: its CPU ratio and record size too")
     args = parser.parse_args(argv)
     src: Path | None = None
     if args.src is not None:
@@ -253,6 +256,13 @@ def main(argv: list[str] | None = None) -> int:
         against = against / "src" if (against / "src" / "statesnap").is_dir() else against
         if not (against / "statesnap" / "__init__.py").is_file():
             print(f"--against {args.against}: no statesnap package there", file=sys.stderr)
+            return 2
+    base: Path | None = None
+    if args.base is not None:
+        base = args.base.resolve()
+        base = base / "src" if (base / "src" / "statesnap").is_dir() else base
+        if not (base / "statesnap" / "__init__.py").is_file():
+            print(f"--base {args.base}: no statesnap package there", file=sys.stderr)
             return 2
     invocation = shlex.join([os.path.relpath(sys.executable), "bench/bench_healthy.py",
                              *(sys.argv[1:] if argv is None else argv)])
@@ -272,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         "| ratio | leaking above low | record |",
         "|---|---:|---|---|---:|---:|---:|---:|---:|",
     ]
+    base_rows: list[str] = []
     details: list[str] = []
     counted: list[str] = []
     worst = 0.0
@@ -288,23 +299,31 @@ def main(argv: list[str] | None = None) -> int:
                 counted.append(count_row(tree, suite, work, against))
             if args.rounds < 1:
                 continue
-            plain, snap = Result(), Result()
+            plain, snap, old = Result(), Result(), Result()
             tests, leakers, size = 0, [], 0
+            old_tests, old_leakers, old_size = 0, [], 0
             for i in range(args.rounds):
                 order = [("plain", plain), ("snap", snap)]
+                if base is not None:
+                    order.append(("base", old))
                 for kind, res in (order if i % 2 == 0 else order[::-1]):
+                    record = work / f"r-{kind}-{suite.name}-{i}.jsonl"
                     extra = ([] if kind == "plain" else
                              ["-p", "statesnap", f"--statesnap-json={work / 's.json'}",
-                              f"--statesnap-record={work / f'r-{suite.name}-{i}.jsonl'}"])
-                    cpu, wall, code, line = run(tree, suite, extra, work / f"{kind}.log",
-                                                None if kind == "plain" else src)
+                              f"--statesnap-record={record}"])
+                    cpu, wall, code, line = run(
+                        tree, suite, extra, work / f"{kind}.log",
+                        {"plain": None, "snap": src, "base": base}[kind])
                     res.cpu.append(cpu)
                     res.wall.append(wall)
                     res.codes.add(code)
                     res.lines.add(line)
                     if kind == "snap":
                         tests, leakers = noise(work / "s.json")
-                        size = (work / f"r-{suite.name}-{i}.jsonl").stat().st_size
+                        size = record.stat().st_size
+                    elif kind == "base":
+                        old_tests, old_leakers = noise(work / "s.json")
+                        old_size = record.stat().st_size
                 print(f"{suite.name} round {i + 1}/{args.rounds}: {plain.cpu[-1]:.1f} s without,"
                       f" {snap.cpu[-1]:.1f} s with", file=sys.stderr)
             ratio = statistics.median(snap.cpu) / statistics.median(plain.cpu)
@@ -316,11 +335,25 @@ def main(argv: list[str] | None = None) -> int:
                 f"{statistics.median(plain.cpu):.1f} s | {statistics.median(snap.cpu):.1f} s | "
                 f"{ratio:.3f} | {len(leakers)} ({len(leakers) / max(tests, 1):.1%}) | "
                 f"{size / 1e6:.2f} MB |")
+            if base is not None:
+                old_ratio = statistics.median(old.cpu) / statistics.median(plain.cpu)
+                base_rows.append(
+                    f"| {suite.name} | {statistics.median(plain.cpu):.1f} s | "
+                    f"{statistics.median(snap.cpu):.1f} s | {ratio:.3f} | "
+                    f"{statistics.median(old.cpu):.1f} s | {old_ratio:.3f} | "
+                    f"{sorted(old.codes)} {'; '.join(old.lines)} | "
+                    f"{len(old_leakers)} ({len(old_leakers) / max(old_tests, 1):.1%}) | "
+                    f"{size / 1e6:.2f} MB | {old_size / 1e6:.2f} MB |")
             if leakers:
                 details += [f"{suite.name}, tests reported leaking (last round):", "",
                             *(f"- `{x}`" for x in leakers[:30]), ""]
     if args.rounds < 1:
         lines = lines[:-2]  # no timed rounds: no CPU table
+    if base_rows:
+        lines += ["", f"The same rounds with statesnap from `{args.base}` (base) too:", "",
+                  "| suite | CPU plain | CPU with | ratio | CPU with base | base ratio "
+                  "| base exit code / summary | base leaking above low | record | base record |",
+                  "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|", *base_rows]
     if counted:
         lines += ["", "Instructions (callgrind, user space, one run each, `PYTHONHASHSEED=0`, "
                   "bytecode cached): statesnap against plain pytest"

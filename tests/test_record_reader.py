@@ -108,7 +108,7 @@ def test_a_whole_last_line_that_is_corrupt_raises(tmp_path: Path) -> None:
      "malformed collection line", 2),
     ('{"type":"header","format":2}\n{"type":"footer"}\n{"type":"finding","victim":3}\n',
      "malformed finding line", 3),
-    ('{"type":"header","format":3}\n', "unknown record format 3", 1),
+    ('{"type":"header","format":4}\n', "unknown record format 4", 1),
     ('{"type":"header","format":0}\n', "unknown record format 0", 1),
     ('{"type":"header","format":2}\n{"type":"footer"}\n{"type":"released"}\n',
      "malformed released line", 3),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from statesnap.record.journal import FORMAT
 from statesnap.record.reader import read_record
 from suite_runs import SuiteRun, run_suite, statesnap_cli, write_suite
 
@@ -52,7 +53,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 
 def test_the_record_keeps_the_proven_verdict_and_its_replays(runs: Runs) -> None:
     record = read_record(runs.b.record_path)
-    assert record.header["format"] == 2
+    assert record.header["format"] == FORMAT  # 2 and later keep verdicts
     (line,) = record.verdicts
     assert (line["victim"], line["status"], line["polluters"]) == (VICTIM, "verified",
                                                                    [POLLUTER])

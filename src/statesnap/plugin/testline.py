@@ -44,6 +44,8 @@ class TestLines:
                 index, nodeid_json, self._worker_json, outcome, phases_json,
                 round(duration, 6), gauges[1]))
             return
+        # Before the test line: the aliases lines its changes need (record/journal.py).
+        change_dicts = run.writer.change_dicts(changes)
         entry: dict[str, Any] = {
             "type": "test",
             "index": index,
@@ -52,7 +54,7 @@ class TestLines:
             "outcome": overall(phases),
             "phases": phases,
             "duration": round(duration, 6),
-            "changes": [c.to_json() for c in changes],
+            "changes": change_dicts,
         }
         if failure is not None:
             entry["failure"] = failure

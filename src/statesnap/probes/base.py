@@ -135,6 +135,13 @@ class Probe:
         variable, a module global, the cwd, a file): see :meth:`is_memo`."""
         return False
 
+    def aliases(self, key: str) -> list[str]:
+        """The other keys naming the very object that ``key`` describes, where this probe
+        describes an object once however many names bind it (the ``attributes`` probe: the
+        object's home); asked only for a test's changed keys, kept as the change's
+        ``aliases``."""
+        return []
+
     def gauges(self, current: ProbeMap) -> dict[str, float]:
         """Numbers to plot over the test sequence (open fds, live threads), from a map.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,8 @@ from statesnap.base.text import FILE_ERRORS
 from statesnap.record.reserve import Reserve
 from statesnap.state.diff import Change
 
-FORMAT = 2
-READABLE_FORMATS = (1, 2)
+FORMAT = 3
+READABLE_FORMATS = (1, 2, 3)
 
 
 def _json_default(value: object) -> Any:
@@ -88,6 +88,10 @@ class RecordWriter:
         self.cut: dict[str, Any] | None = None
         #: Whether the note itself reached the file.
         self.cut_noted = False
+        #: ``(probe, key) -> aliases`` as the last ``aliases`` line gave them (none: []).
+        self._aliases: dict[tuple[str, str], list[str]] = {}
+        #: ``(probe, key) -> after`` of the last change of that key written in a test line.
+        self._after: dict[tuple[str, str], Any] = {}
 
     @property
     def fileno(self) -> int:
@@ -104,6 +108,36 @@ class RecordWriter:
         if self.cut is not None:
             raise ValueError(f"{self.path}: the record was cut short")
         self.write(obj)
+
+    def change_dicts(self, changes: Iterable[Change]) -> list[dict[str, Any]]:
+        """A test line's ``changes``, written compactly and losslessly (format 3):
+
+        - without ``aliases``: an ``aliases`` line written before the test line says them
+          where they differ from the last such line of that key (loguru's logger names the
+          same 42 other keys in every test's change);
+        - without ``before`` where it is the ``after`` of the last change of the same key
+          written in a test line: ``"chained": true`` says so (an autouse fixture that
+          resets a key before every test makes each test's change start where the last one
+          ended).
+
+        The reader gives both back (:func:`~statesnap.record.reader.read_record`)."""
+        out: list[dict[str, Any]] = []
+        last = self._after
+        for c in changes:
+            data = c.to_json()
+            aliases = data.pop("aliases", None) or []
+            ref = (c.probe, c.key)
+            if self._aliases.get(ref, []) != aliases:
+                self._aliases[ref] = aliases
+                self.write({"type": "aliases", "probe": c.probe, "key": c.key,
+                            "aliases": aliases})
+            before = data["before"]
+            if before is not None and ref in last and last[ref] == before:
+                del data["before"]
+                data["chained"] = True
+            last[ref] = data["after"]
+            out.append(data)
+        return out
 
     def write_start(self, index: int, nodeid: str) -> None:
         """The ``start`` line of a test (written before every test: formatted by hand)."""

@@ -160,6 +160,12 @@ def read_record(path: Path | str, skip_plain: bool = False,
     started: dict[tuple[str, int], dict[str, Any] | str] = {}
     lane = "main"
     shared: dict[Any, Any] = {}
+    #: ``(lane, probe, key) -> aliases``: the last ``aliases`` line of each key, given to
+    #: the changes of that key in the test lines after it (``Journal.change_dicts``).
+    aliases: dict[tuple[str, str, str], list[str]] = {}
+    #: ``(lane, probe, key) -> after`` of the last change of each key in a test line: the
+    #: ``before`` of a ``chained`` change (format 3, ``Journal.change_dicts``).
+    afters: dict[tuple[str, str, str], Any] = {}
     for lineno, text, cut in _iter_lines(path):
         if not text.strip():
             continue
@@ -207,13 +213,25 @@ def read_record(path: Path | str, skip_plain: bool = False,
             continue
         try:
             if kind == "test":
-                entry = (_shared_entry(obj, shared, names) if _plain_test_index(text) is not None
+                plain = _plain_test_index(text) is not None
+                if not plain:
+                    _unchain(obj.get("changes"), lane, afters)
+                entry = (_shared_entry(obj, shared, names) if plain
                          else TestEntry.from_json(obj))
+                if aliases:
+                    for ch in entry.changes:
+                        if ch.aliases is None:
+                            ch.aliases = list(aliases.get((lane, ch.probe, ch.key), ())) or None
                 record.tests.append(entry)
                 started.pop((entry.worker, entry.index), None)
                 started.pop((lane, entry.index), None)
             elif kind == "start":
                 started[(str(obj.get("worker", lane)), int(obj["index"]))] = obj
+            elif kind == "aliases":
+                names_of = obj["aliases"]
+                if not isinstance(names_of, list):
+                    raise TypeError("aliases")
+                aliases[(lane, str(obj["probe"]), str(obj["key"]))] = [str(a) for a in names_of]
             elif kind == "lane":
                 lane = str(obj.get("worker", lane))
                 record.other.append(obj)
@@ -251,6 +269,22 @@ def read_record(path: Path | str, skip_plain: bool = False,
         running = started[max(started, key=lambda k: (k[1], k[0]))]
         record.running = _LOADS(running) if isinstance(running, str) else running
     return record
+
+
+def _unchain(changes: object, lane: str, afters: dict[tuple[str, str, str], Any]) -> None:
+    """Give each ``chained`` change of a test line its ``before`` (the ``after`` of the last
+    change of its key in this lane), and note each change's ``after``."""
+    if not isinstance(changes, list):
+        return
+    for c in changes:
+        if not isinstance(c, dict):
+            continue
+        ref = (lane, str(c.get("probe")), str(c.get("key")))
+        if c.get("chained") and "before" not in c:
+            if ref not in afters:
+                raise ValueError(f"chained change of {ref[1]}:{ref[2]} with no earlier one")
+            c["before"] = afters[ref]
+        afters[ref] = c.get("after")
 
 
 def _add_reorders(header: dict[str, Any], found: object) -> None:

@@ -163,11 +163,38 @@ def diff_maps(probe: str, before: Mapping[str, Any], after: Mapping[str, Any],
         elif key not in before:
             if sep is None or key.partition(sep)[0] + sep in before:
                 out.append(Change(probe, key, ADDED, None, after[key]))
-        elif before[key] != after[key]:
+        elif before[key] != after[key] and not (sep is not None
+                                                and _home_moved(before, after, key)):
             out.append(Change(probe, key, CHANGED, before[key], after[key]))
     if summarised:
         out.sort(key=_by_key)
     return out
+
+
+#: The fingerprint of a name whose object the probe describes under another key, its home
+#: (``alias of pkg.mod:NAME #1a2b3c``: probes/attributes/_aliases.py).
+_ALIAS = "alias of "
+
+
+def _resolved(m: Mapping[str, Any], value: Any) -> Any:
+    """An alias's fingerprint as its home's in the same map (what the name binds), else
+    the value itself."""
+    if isinstance(value, str) and value.startswith(_ALIAS):
+        home, _, tag = value[len(_ALIAS):].rpartition(" ")
+        found = m.get(home)
+        if isinstance(found, str) and _tag_of(found) == tag:
+            return found
+    return value
+
+
+def _home_moved(before: Mapping[str, Any], after: Mapping[str, Any], key: str) -> bool:
+    """Whether ``key`` binds the same object reading the same on both sides, where only the
+    name it is described under moved (its home rebound elsewhere, or back): no change."""
+    b, a = before[key], after[key]
+    if not ((isinstance(b, str) and b.startswith(_ALIAS))
+            or (isinstance(a, str) and a.startswith(_ALIAS))):
+        return False
+    return bool(_resolved(before, b) == _resolved(after, a))
 
 
 def _by_key(change: Change) -> str:

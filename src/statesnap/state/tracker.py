@@ -152,6 +152,14 @@ class TestTracker:
         if net:
             self._rate_memos(t, net)
             net = fold_aliases(net)
+            for ch in net:
+                if not ch.aliases:
+                    # The probe described the object once, under this key: its other names.
+                    probe = self.snapshotter.probe(ch.probe)
+                    try:
+                        ch.aliases = (probe.aliases(ch.key) if probe is not None else None) or None
+                    except Exception:  # a third-party probe's answer: none rather than a crash
+                        ch.aliases = None
         return net
 
     def _rate_memos(self, t: _Test, net: list[Change]) -> None:

@@ -8,6 +8,7 @@ fingerprints (:mod:`.describe`), and the objects the watch reads (:mod:`._watch`
 from __future__ import annotations
 
 import gc
+import types
 from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
 from operator import is_not
@@ -15,6 +16,7 @@ from typing import Any
 
 from statesnap.probes._dictwatch import class_dict
 from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes._aliases import Homes, alias_text
 from statesnap.probes.attributes._same import skips_hold
 from statesnap.probes.attributes._subclasswatch import has_subclasses, subclasses_dict
 from statesnap.probes.attributes.scan import (
@@ -36,7 +38,7 @@ _MISSING = object()
 
 
 def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
-            only: Collection[str] | None = None) -> bool:
+            only: Collection[str] | None = None, homes: Homes | None = None) -> bool:
     """Describe module ``t`` again; return whether its fingerprints changed.
 
     ``only``: the parts whose watched objects moved (:attr:`Tracked.parts` keys, or
@@ -44,12 +46,12 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     same object keep their last description.  None: the whole module.
     """
     if t.fresh and only is not None and MODULE_PART not in only:
-        found = _redescribe(t, only, project, redactor, kinds)
+        found = _redescribe(t, only, project, redactor, kinds, homes)
         if found is not None:
             t.parts = found[0]
             return _replace_fps(t, found[1])
     if t.fresh and only is not None and len(only) == 1 and MODULE_PART in only:
-        rebound = _rebound(t, project, redactor, kinds)
+        rebound = _rebound(t, project, redactor, kinds, homes)
         if rebound is not None:
             return _replace_fps(t, rebound)
     old = t.parts if t.fresh and only is not None else {}
@@ -73,7 +75,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
                 skipped_values.append(value)
             continue
         else:
-            parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
+            parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes)
             made.append((parts[name], kept))
         names.append(name)
         values.append(value)
@@ -128,7 +130,8 @@ def _replace_fps(t: Tracked, made: Sequence[tuple[Part, Part | None]]) -> bool:
 
 
 def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], redactor: Any,
-                kinds: dict[str, str]) -> tuple[dict[str, Part], list[tuple[Part, Part]]] | None:
+                kinds: dict[str, str], homes: Homes | None = None
+                ) -> tuple[dict[str, Part], list[tuple[Part, Part]]] | None:
     """The parts in ``only`` described again, the namespace not walked: for a module whose
     namespace binds what it did (a class's dict or a container moved, not a name), where each
     part's name still binds the object it was described from.  None where one does not (the
@@ -153,14 +156,15 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
             value = ns.get(key, _MISSING)
             if value is not kept.value or skip_name(key, value):
                 return None
-            part = _describe_attribute(t, key, value, project, redactor, kinds)
+            part = _describe_attribute(t, key, value, project, redactor, kinds, homes)
         parts[key] = part
         made.append((part, kept))
     return parts, made
 
 
 def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
-             kinds: dict[str, str]) -> list[tuple[Part, Part | None]] | None:
+             kinds: dict[str, str], homes: Homes | None = None
+             ) -> list[tuple[Part, Part | None]] | None:
     """The parts of the names ``t``'s namespace binds anew, described again, the rest kept:
     for a namespace with the names it had when walked (a function patched in by a test and
     put back by monkeypatch: click's suite did a whole walk for each).  None where that
@@ -180,7 +184,7 @@ def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
         kept = parts.get(name)
         if kept is None or D.kind(value, type) or D.kind(old, type):
             return None
-        parts[name] = _describe_attribute(t, name, value, project, redactor, kinds)
+        parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes)
         made.append((parts[name], kept))
     t.parts = parts
     t.bound = (keys, names, tuple(now))
@@ -196,7 +200,12 @@ def _part_objects(part: Part | None) -> list[Any]:
 
 
 def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
-                        redactor: Any, kinds: dict[str, str]) -> Part:
+                        redactor: Any, kinds: dict[str, str], homes: Homes | None = None
+                        ) -> Part:
+    if homes is not None:
+        alias = _alias(t, name, value, project, kinds, homes)
+        if alias is not None:
+            return alias
     part = Part(value=value)
     if not _entry(t, part, name, name, value, project, redactor, kinds):
         return part  # unreadable: its one key says so, nothing more is asked of it
@@ -220,6 +229,28 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
         part = Part(value=value, fps={f"{t.name}:{name}": unreadable(exc)})
         kinds[f"{t.name}:{name}"] = "value"
     return part
+
+
+def _alias(t: Tracked, name: str, value: Any, project: frozenset[str],
+           kinds: dict[str, str], homes: Homes) -> Part | None:
+    """The part of a name that binds an object described under another name (its home):
+    one key pointing there, nothing watched.  None where this name is the home, or the value
+    is no object the probe would watch (a scalar is a copy, a class or a module is described
+    where it is defined)."""
+    try:
+        if D.kind(value, type) or D.kind(value, types.ModuleType):
+            return None
+        if not (D.is_container(value) or D.attribute_namespace(value, project) is not None
+                or D.large_namespace(value, project) is not None):
+            return None
+        home = homes.home_of(t, name, value)
+    except Exception:  # a hostile object: described (and its error said) as before
+        return None
+    if home is None:
+        return None
+    key = f"{t.name}:{name}"
+    kinds[key] = "value"
+    return Part(value=value, fps={key: alias_text(home, D.tag(value))})
 
 
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],

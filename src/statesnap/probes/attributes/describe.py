@@ -182,6 +182,8 @@ def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
     out: list[Any] = []
     pairs = obj.items() if kind(obj, dict) else ((None, v) for v in obj)
     for k, v in pairs:
+        if type(v) in SCALARS:
+            continue  # neither a container nor a namespace (most entries: no name test)
         if cache_like(k, v):
             # A cache inside (an environment's template cache, by its key or class name)
             # fills up as code runs, which is what caches are for: not walked into.

@@ -17,6 +17,7 @@ from typing import Any
 from statesnap.base.deltamap import DeltaMap
 from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes._aliases import Homes
 from statesnap.probes.attributes._fingerprints import (
     cache_filled,
     cache_replaced,
@@ -124,6 +125,8 @@ class AttributesProbe(Probe):
         self._kinds: dict[str, str] = {}
         #: Per module name: the module object, and whether its code names __subclasses__.
         self._subclass_readers: dict[str, tuple[types.ModuleType, bool]] = {}
+        #: Which name of an object bound under several is described (``_aliases``).
+        self._homes = Homes()
 
     def setup(self, ctx: ProbeContext) -> None:
         root = os.path.abspath(str(ctx.rootdir))
@@ -191,6 +194,8 @@ class AttributesProbe(Probe):
         self._regather = True
         self._mods = mods
         self._by_name = {t.name: t for t in mods}
+        self._homes.live = self._by_name
+        self._homes.order = {t.name: i for i, t in enumerate(mods)}
         self._watch = Watch(mods, previous=self._watch)
 
     # -- tokens ----------------------------------------------------------------------------
@@ -234,12 +239,19 @@ class AttributesProbe(Probe):
         renew = False
         #: Modules whose fingerprints changed, each with the ones it had.
         changed: list[tuple[Tracked, dict[str, str]]] = []
-        for t, only in dirty.items():
-            fps = t.fps  # refresh binds a new dict
-            if refresh(t, names, self._redactor, self._kinds, only):
-                changed.append((t, fps))
-            rewatch |= t.rewatch
-            renew |= t.by_bindings
+        homes = self._homes
+        for _ in range(3):  # a home that moved has its names described again, once or twice
+            for t, only in dirty.items():
+                fps = t.fps  # refresh binds a new dict
+                if refresh(t, names, self._redactor, self._kinds, only, homes):
+                    changed.append((t, fps))
+                rewatch |= t.rewatch
+                renew |= t.by_bindings
+            homes.recheck(list(dirty))
+            again = homes.take_moved()
+            if not again:
+                break
+            dirty = {t: set(parts) for t, parts in again.items()}
         if renew:
             watch.bindings.renew()
         if rewatch or watch.filled_moved():
@@ -267,6 +279,9 @@ class AttributesProbe(Probe):
                 updated.update(t.fps)
             self._map = self._map.derive(removed, updated)
         return self._map
+
+    def aliases(self, key: str) -> list[str]:
+        return self._homes.aliases(key)
 
     def severity_of(self, key: str, before: Any, after: Any) -> Severity:
         if key.endswith("#cache"):
@@ -383,4 +398,5 @@ class AttributesProbe(Probe):
         self._mods = []
         self._by_name = {}
         self._subclass_readers = {}
+        self._homes = Homes()
         self._nmods = -1
