@@ -90,13 +90,15 @@ SUITES = (
     # Branch noise12: five more styles.  dateutil's property tests need hypothesis; its code
     # imports six.  arrow (a locale registry, class-scoped fixtures setting request.cls) and
     # humanize (a memo of loaded translations) are the issue's date and humanising libraries;
-    # their ini files' addopts want pytest-cov and colour codes (the summary line is parsed).
+    # their ini files want pytest-cov, colour codes (the summary line is parsed) and a
+    # warning filter naming coverage.
     Suite("dateutil", "python-dateutil==2.9.0.post0", "python-dateutil-2.9.0.post0", "src",
           ("--ignore=tests/property",), ("six==1.16.0", "freezegun==1.5.5"), False),
     Suite("arrow", "arrow==1.3.0", "arrow-1.3.0", ".", ("-o", "addopts="),
           ("python-dateutil==2.9.0.post0", "pytz==2024.2", "simplejson==4.3.0",
            "dateparser==1.2.0", "pytest-mock==3.14.0"), False),
-    Suite("humanize", "humanize==4.11.0", "humanize-4.11.0", "src", ("-o", "addopts="),
+    Suite("humanize", "humanize==4.11.0", "humanize-4.11.0", "src",
+          ("-o", "addopts=", "-o", "filterwarnings=error"),
           ("freezegun==1.5.5",), False),
     Suite("pluggy", "pluggy==1.5.0", "pluggy-1.5.0", "src", ("--ignore=testing/benchmark.py",),
           (), False, "testing"),
