@@ -93,7 +93,8 @@ SUITES = (
     # their ini files want pytest-cov, colour codes (the summary line is parsed) and a
     # warning filter naming coverage.
     Suite("dateutil", "python-dateutil==2.9.0.post0", "python-dateutil-2.9.0.post0", "src",
-          ("--ignore=tests/property",), ("six==1.16.0", "freezegun==1.5.5"), False),
+          ("--ignore=tests/property", "-p", "no:asyncio"), ("six==1.16.0", "freezegun==1.5.5"),
+          False),
     Suite("arrow", "arrow==1.3.0", "arrow-1.3.0", ".", ("-o", "addopts="),
           ("python-dateutil==2.9.0.post0", "pytz==2024.2", "simplejson==4.3.0",
            "dateparser==1.2.0", "pytest-mock==3.14.0"), False),
@@ -103,7 +104,7 @@ SUITES = (
     Suite("pluggy", "pluggy==1.5.0", "pluggy-1.5.0", "src", ("--ignore=testing/benchmark.py",),
           (), False, "testing"),
     Suite("tomlkit", "tomlkit==0.13.2", "tomlkit-0.13.2", ".", (), (), False),
-    # Warnings are errors in these two suites: pytest-asyncio (structlog's, in the same
+    # Warnings are errors in these suites (dateutil too): pytest-asyncio (structlog's, in the same
     # environment) warns when it configures, so it is left out.
     Suite("itsdangerous", "itsdangerous==2.2.0", "itsdangerous-2.2.0", "src", ("-p", "no:asyncio"),
           ("freezegun==1.5.5",), False),
