@@ -87,13 +87,15 @@ SUITES = (
           False),
     Suite("marshmallow", "marshmallow==3.23.1", "marshmallow-3.23.1", "src", (),
           ("simplejson==4.3.0",), False),
-    # Branch noise12: five more styles.  dateutil's property tests need hypothesis; its code
+    # Branch noise12: six more styles.  dateutil's property tests need hypothesis (its conftest
+    # marks tests no_cover, a mark of pytest-cov's, unknown here); its code
     # imports six.  arrow (a locale registry, class-scoped fixtures setting request.cls) and
     # humanize (a memo of loaded translations) are the date and humanising libraries;
     # their ini files want pytest-cov, colour codes (the summary line is parsed) and a
     # warning filter naming coverage.
     Suite("dateutil", "python-dateutil==2.9.0.post0", "python-dateutil-2.9.0.post0", "src",
-          ("--ignore=tests/property", "-p", "no:asyncio"), ("six==1.16.0", "freezegun==1.5.5"),
+          ("--ignore=tests/property", "-p", "no:asyncio",
+           "-W", "ignore::pytest.PytestUnknownMarkWarning"), ("six==1.16.0", "freezegun==1.5.5"),
           False),
     Suite("arrow", "arrow==1.3.0", "arrow-1.3.0", ".", ("-o", "addopts="),
           ("python-dateutil==2.9.0.post0", "pytz==2024.2", "simplejson==4.3.0",
