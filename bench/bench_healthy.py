@@ -95,7 +95,8 @@ SUITES = (
     # warning filter naming coverage.
     Suite("dateutil", "python-dateutil==2.9.0.post0", "python-dateutil-2.9.0.post0", "src",
           ("--ignore=tests/property", "-p", "no:asyncio",
-           "-W", "ignore::pytest.PytestUnknownMarkWarning"), ("six==1.16.0", "freezegun==1.5.5"),
+           "-W", "ignore::pytest.PytestUnknownMarkWarning",
+           "-W", "ignore::pytest.PytestRemovedIn10Warning"), ("six==1.16.0", "freezegun==1.5.5"),
           False),
     Suite("arrow", "arrow==1.3.0", "arrow-1.3.0", ".", ("-o", "addopts="),
           ("python-dateutil==2.9.0.post0", "pytz==2024.2", "simplejson==4.3.0",
