@@ -68,7 +68,9 @@ def quiet(ch: Change) -> bool:
 def _grown(before: str, after: str, open_: str) -> tuple[list[str], list[str]] | None:
     """The entries shown before and after, where both are the same container (identity tag)
     opened by ``open_`` that grew; entries cut by the preview are left out."""
-    old, new = _CONTAINER.match(before), _CONTAINER.match(after)
+    # An empty set is shown ``set({})``: the same braces as a full one.
+    old = _CONTAINER.match("{}" + before[7:] if before.startswith("set({})") else before)
+    new = _CONTAINER.match(after)
     if not (old and new) or old["tag"] != new["tag"] or int(new["n"]) <= int(old["n"]):
         return None
     if old["open"] != open_ or new["open"] != open_:
