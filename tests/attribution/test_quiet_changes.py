@@ -1,7 +1,8 @@
 """Changes no later test can act on are listed at LOW (analysis/quiet.py); a registry that
 keeps a test's class stays listed.  Real pytest runs of a small project whose module holds the
 shapes humanize, jinja2 and dateutil have: a memo of translation catalogues loaded per locale,
-a set of code objects, a lazily made singleton kept in a list, a thread-local reset to None."""
+a set of code objects, a lazily made singleton kept in a list, a thread-local reset to None,
+and marshmallow's: a defaultdict of hooks gaining empty lists when looked up."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from suite_runs import run_suite, write_suite
 
 LIBRARY = '''
+    import collections
     import gettext
     import re
     import threading
@@ -22,6 +24,7 @@ LIBRARY = '''
     _CLASS_ZONE_INSTANCE = []
     _CURRENT = threading.local()
     REGISTRY = {}
+    _hooks = collections.defaultdict(list)
 
 
     class Zones:
@@ -86,6 +89,10 @@ TESTS = '''
         assert lib.zones() is lib.zones()
 
 
+    def test_looks_hooks_up():
+        assert lib._hooks["pre_load"] == []
+
+
     def test_registers_a_class():
         @lib.register
         class Mine:
@@ -121,6 +128,7 @@ def test_memos_registries_of_code_and_lazy_singletons_are_not_listed(tmp_path: P
     assert "lib:_PATTERNS" in recorded["test_patterns"], recorded
     assert "lib:internal_code" in recorded["test_compiles_a_stub"], recorded
     assert "lib:_CLASS_ZONE_INSTANCE" in recorded["test_zones"], recorded
+    assert "lib:_hooks" in recorded["test_looks_hooks_up"], recorded
 
 
 def test_a_stale_memo_value_still_makes_its_test_the_suspect(tmp_path: Path) -> None:

@@ -46,12 +46,15 @@ _LOCAL_TYPES = frozenset({"_local", "_thread._local", "threading.local", "_threa
 #: A container's fingerprint: ``{...} [(N chars)] #tag [Label] len=N ~sig[ sampled][ eq~sig]
 #: [ cache~sig]`` (probes/attributes/describe.py).
 _CONTAINER = re.compile(
-    r"^(?P<open>[\[{(])(?P<text>.*?)[\]})](?: \(\d+ chars\))? #(?P<tag>[0-9a-f]{6})(?: [\w.]+)?"
-    r" len=(?P<n>\d+) ~[0-9a-f]{8}(?: sampled)?(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?$",
+    r"^(?P<open>[\[{(])(?P<text>.*?)[\]})](?: \(\d+ chars\))? #(?P<tag>[0-9a-f]{6})"
+    r"(?: (?P<label>[\w.]+))? len=(?P<n>\d+) ~[0-9a-f]{8}(?: sampled)?(?: eq~[0-9a-f]{8})?"
+    r"(?: cache~[0-9a-f]{8})?$",
     re.S)
 #: A namespace's fingerprint: ``<Type {...}> #tag ~sig...``.
 _NAMESPACE = re.compile(r"^<(?P<type>[\w.]+) (?P<attrs>\{.*\})> #(?P<tag>[0-9a-f]{6}) ~", re.S)
 _SHOWN_OBJECT = re.compile(r"<([\w.]+)>")
+#: Empty values as a preview shows them.
+_EMPTY = frozenset({"[]", "{}", "()", "set()", "set({})"})
 
 
 def quiet(ch: Change) -> bool:
@@ -62,6 +65,7 @@ def quiet(ch: Change) -> bool:
     if not (isinstance(before, str) and isinstance(after, str)):
         return False
     return (derived_memo(before, after) or code_registry(before, after)
+            or defaults_filled(before, after)
             or singleton_held(ch.key, before, after) or thread_local_default(before, after))
 
 
@@ -94,6 +98,22 @@ def derived_memo(before: str, after: str) -> bool:
         return False
     values = [_SHOWN_OBJECT.fullmatch(e.rpartition(": ")[2]) for e in fresh]
     return all(m is not None and m[1] in DERIVED_TYPES for m in values)
+
+
+def defaults_filled(before: str, after: str) -> bool:
+    """The same ``defaultdict`` grown only by empty entries, the ones it had as they were: a
+    lookup making the default (marshmallow's ``Schema._hooks[...]``); a later lookup of the
+    same key gets the same empty value either way."""
+    old, new = _CONTAINER.match(before), _CONTAINER.match(after)
+    if not (old and new) or old["label"] != "defaultdict" or new["label"] != "defaultdict":
+        return False
+    found = _grown(before, after, "{")
+    if found is None:
+        return False
+    was, now = found
+    fresh = [e for e in now if e not in was]
+    return (bool(fresh) and all(e in now for e in was)
+            and all(e.rpartition(": ")[2] in _EMPTY for e in fresh))
 
 
 def code_registry(before: str, after: str) -> bool:
