@@ -64,6 +64,8 @@ class Suite:
     deps: tuple[str, ...] = ()
     #: Run by default (the others by name with --suite).
     default: bool = True
+    #: The suite's test folder, relative to its source tree.
+    tests: str = "tests"
 
 
 SUITES = (
@@ -85,6 +87,30 @@ SUITES = (
           False),
     Suite("marshmallow", "marshmallow==3.23.1", "marshmallow-3.23.1", "src", (),
           ("simplejson==4.3.0",), False),
+    # Branch noise12: six more styles.  dateutil's property tests need hypothesis (its conftest
+    # marks tests no_cover, a mark of pytest-cov's, unknown here); its code
+    # imports six.  arrow (a locale registry, class-scoped fixtures setting request.cls) and
+    # humanize (a memo of loaded translations) are the issue's date and humanising libraries;
+    # their ini files want pytest-cov, colour codes (the summary line is parsed) and a
+    # warning filter naming coverage.
+    Suite("dateutil", "python-dateutil==2.9.0.post0", "python-dateutil-2.9.0.post0", "src",
+          ("--ignore=tests/property", "-p", "no:asyncio",
+           "-W", "ignore::pytest.PytestUnknownMarkWarning",
+           "-W", "ignore::pytest.PytestRemovedIn10Warning"), ("six==1.16.0", "freezegun==1.5.5"),
+          False),
+    Suite("arrow", "arrow==1.3.0", "arrow-1.3.0", ".", ("-o", "addopts="),
+          ("python-dateutil==2.9.0.post0", "pytz==2024.2", "simplejson==4.3.0",
+           "dateparser==1.2.0", "pytest-mock==3.14.0"), False),
+    Suite("humanize", "humanize==4.11.0", "humanize-4.11.0", "src",
+          ("-o", "addopts=", "-o", "filterwarnings=error", "-p", "no:asyncio"),
+          ("freezegun==1.5.5",), False),
+    Suite("pluggy", "pluggy==1.5.0", "pluggy-1.5.0", "src", ("--ignore=testing/benchmark.py",),
+          (), False, "testing"),
+    Suite("tomlkit", "tomlkit==0.13.2", "tomlkit-0.13.2", ".", (), (), False),
+    # Warnings are errors in these suites (dateutil too): pytest-asyncio (structlog's, in the same
+    # environment) warns when it configures, so it is left out.
+    Suite("itsdangerous", "itsdangerous==2.2.0", "itsdangerous-2.2.0", "src", ("-p", "no:asyncio"),
+          ("freezegun==1.5.5",), False),
 )
 #: The environment of the suites with test dependencies (Suite.deps).
 EXTRA_VENV = CACHE / "venv"
@@ -101,7 +127,7 @@ class Result:
 def fetch(suite: Suite) -> Path | None:
     """The suite's source tree under bench/.cache, downloading its sdist if needed."""
     tree = CACHE / suite.folder
-    if (tree / "tests").is_dir():
+    if (tree / suite.tests).is_dir():
         return tree
     CACHE.mkdir(parents=True, exist_ok=True)
     archives = list(CACHE.glob(f"{suite.folder}.tar.gz"))
@@ -116,7 +142,7 @@ def fetch(suite: Suite) -> Path | None:
             return None
     with tarfile.open(archives[0]) as tar:
         tar.extractall(CACHE, filter="data")
-    return tree if (tree / "tests").is_dir() else None
+    return tree if (tree / suite.tests).is_dir() else None
 
 
 def python_for(suite: Suite) -> str:
@@ -159,7 +185,7 @@ def child_env(tree: Path, suite: Suite, statesnap_src: Path | None = None) -> di
 def argv_for(suite: Suite, extra: list[str]) -> list[str]:
     # --rootdir: the sdists sit inside this repository, whose pyproject.toml would otherwise
     # be the suite's ini file (and its rootdir the files probe's root).
-    return [python_for(suite), *BASE_ARGS, "--rootdir=.", *suite.args, *extra, "tests"]
+    return [python_for(suite), *BASE_ARGS, "--rootdir=.", *suite.args, *extra, suite.tests]
 
 
 def instructions(tree: Path, suite: Suite, extra: list[str], log: Path,
@@ -200,17 +226,26 @@ def run(tree: Path, suite: Suite, extra: list[str], log: Path,
     return usage.ru_utime + usage.ru_stime, wall, code, line
 
 
-def noise(summary_path: Path) -> tuple[int, list[str]]:
-    """Tests in the suite, and one line per test that leaked above low severity."""
+def noise(summary_path: Path) -> tuple[int, list[str], list[str]]:
+    """Tests in the suite, one line per test that leaked above low severity, and the same
+    with every key (what two runs must agree on: the same tests, the same keys)."""
     data = json.loads(summary_path.read_text(encoding="utf-8"))
     tests = data["tests"]
-    out = []
+    out, full = [], []
     for t in tests:
         if t.get("leaked"):
             keys = [f"{x['probe']}:{x['key']} ({x['severity']})"
                     for x in t["leaks"] if x.get("severity") != "low"]
             out.append(f"{t['nodeid']}: {', '.join(keys[:4])}")
-    return len(tests), out
+            full.append(f"{t['nodeid']}: {', '.join(sorted(keys))}")
+    return len(tests), out, full
+
+
+def identical(lists: list[list[str]]) -> str:
+    """Whether every round's statesnap run listed the same tests with the same keys."""
+    if len(lists) < 2:
+        return "one round"
+    return "yes" if all(x == lists[0] for x in lists[1:]) else "**no**"
 
 
 def count_row(tree: Path, suite: Suite, work: Path, against: Path | None) -> str:
@@ -242,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", type=Path, default=None,
                         help="timed rounds also run statesnap from this checkout (an earlier "
                              "commit), in the same rounds: its CPU ratio and record size too")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="copy each round's summary JSON here (SUITE-ROUND.json)")
     args = parser.parse_args(argv)
     src: Path | None = None
     if args.src is not None:
@@ -279,8 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         "expect noise in CPU times).", "",
         f"statesnap from: `{args.src or 'this checkout'}`.", "",
         "| suite | tests | exit code / summary, plain | with statesnap | CPU plain | CPU with "
-        "| ratio | leaking above low | record |",
-        "|---|---:|---|---|---:|---:|---:|---:|---:|",
+        "| ratio | leaking above low | rounds' lists identical | record |",
+        "|---|---:|---|---|---:|---:|---:|---:|---|---:|",
     ]
     base_rows: list[str] = []
     details: list[str] = []
@@ -293,15 +330,18 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             tree = fetch(suite)
             if tree is None:
-                lines.append(f"| {suite.name} | skipped: sdist not available | | | | | | | |")
+                lines.append(f"| {suite.name} | skipped: sdist not available | | | | | | | | |")
                 continue
             if args.instructions:
                 counted.append(count_row(tree, suite, work, against))
             if args.rounds < 1:
                 continue
             plain, snap, old = Result(), Result(), Result()
-            tests, leakers, size = 0, [], 0
-            old_tests, old_leakers, old_size = 0, [], 0
+            tests, size = 0, 0
+            leakers: list[str] = []
+            lists: list[list[str]] = []
+            old_tests, old_size = 0, 0
+            old_leakers: list[str] = []
             for i in range(args.rounds):
                 order = [("plain", plain), ("snap", snap)]
                 if base is not None:
@@ -319,10 +359,15 @@ def main(argv: list[str] | None = None) -> int:
                     res.codes.add(code)
                     res.lines.add(line)
                     if kind == "snap":
-                        tests, leakers = noise(work / "s.json")
+                        tests, leakers, full = noise(work / "s.json")
+                        lists.append(full)
+                        if args.keep is not None:
+                            args.keep.mkdir(parents=True, exist_ok=True)
+                            (args.keep / f"{suite.name}-{i}.json").write_bytes(
+                                (work / "s.json").read_bytes())
                         size = record.stat().st_size
                     elif kind == "base":
-                        old_tests, old_leakers = noise(work / "s.json")
+                        old_tests, old_leakers, _ = noise(work / "s.json")
                         old_size = record.stat().st_size
                 print(f"{suite.name} round {i + 1}/{args.rounds}: {plain.cpu[-1]:.1f} s without,"
                       f" {snap.cpu[-1]:.1f} s with", file=sys.stderr)
@@ -334,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{sorted(snap.codes)} {'; '.join(snap.lines)}{'' if same else ' (DIFFERS)'} | "
                 f"{statistics.median(plain.cpu):.1f} s | {statistics.median(snap.cpu):.1f} s | "
                 f"{ratio:.3f} | {len(leakers)} ({len(leakers) / max(tests, 1):.1%}) | "
-                f"{size / 1e6:.2f} MB |")
+                f"{identical(lists)} | {size / 1e6:.2f} MB |")
             if base is not None:
                 old_ratio = statistics.median(old.cpu) / statistics.median(plain.cpu)
                 base_rows.append(

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from statesnap.analysis.leaks import WIDE_SCOPES, resolve_leaks
+from statesnap.analysis.quiet import quiet
 from statesnap.probes.base import Severity
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import Change
@@ -123,17 +124,16 @@ def closed_leaks(tests: Sequence[TestEntry], leaks: Mapping[int, list[Change]],
 
 def listed_leaks(tests: Sequence[TestEntry], footer: Mapping[str, Any] | None
                  ) -> dict[int, list[Change]]:
-    """:func:`resolve_leaks`, with each closed leak (:func:`closed_leaks`) as a copy at LOW:
-    what the terminal, the summary JSON and the report list.  The record's own changes are
+    """:func:`resolve_leaks`, with each closed leak (:func:`closed_leaks`) and each change no
+    later test can act on (:func:`statesnap.analysis.quiet.quiet`) as a copy at LOW: what the
+    terminal, the summary JSON and the report list.  The record's own changes are
     left as they are (attribution ranks them)."""
     leaks = resolve_leaks(tests)
     closed = closed_leaks(tests, leaks, autouse_of(footer))
-    if not closed:
-        return leaks
     out: dict[int, list[Change]] = {}
     for index, mine in leaks.items():
-        out[index] = [_lowered(ch) if (index, (ch.probe, ch.key)) in closed else ch
-                      for ch in mine]
+        out[index] = [_lowered(ch) if ch.severity > Severity.LOW and (
+            (index, (ch.probe, ch.key)) in closed or quiet(ch)) else ch for ch in mine]
     return out
 
 
