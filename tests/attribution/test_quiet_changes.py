@@ -131,6 +131,17 @@ def test_memos_registries_of_code_and_lazy_singletons_are_not_listed(tmp_path: P
     assert "lib:_hooks" in recorded["test_looks_hooks_up"], recorded
 
 
+def test_the_github_summary_counts_what_is_listed(tmp_path: Path) -> None:
+    """The job summary's leak count is the listed one: the registry only, not the memos."""
+    root = write_suite(tmp_path / "suite", {"lib.py": LIBRARY, "test_lib.py": TESTS})
+    page = tmp_path / "step_summary.md"
+    run = run_suite(root, tmp_path / "out", "-q",
+                    env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(page)})
+    assert run.proc.returncode == 0, run.output[-3000:]
+    assert "**Leaks:** 1 test(s) leaked state (`attributes` 1)." in \
+        page.read_text(encoding="utf-8"), page.read_text(encoding="utf-8")
+
+
 def test_a_stale_memo_value_still_makes_its_test_the_suspect(tmp_path: Path) -> None:
     """Listed at LOW, never hidden from attribution: a victim that fails on a memo entry an
     earlier test left is still traced to that test and proven."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from statesnap.analysis.causes import Cause, group_by_cause
 from statesnap.analysis.findings import PROVEN_STATUSES, VERIFIED, Finding
-from statesnap.analysis.leaks import resolve_leaks
+from statesnap.analysis.resets import listed_leaks
 from statesnap.output.lines import markdown_code as code
 from statesnap.output.lines import one_line, short, short_pair
 from statesnap.record.journal import Record
@@ -82,11 +82,12 @@ def finding_lines(causes: Iterable[Cause]) -> list[str]:
 
 
 def leak_counts(records: Sequence[Record], low: int = 1) -> tuple[int, Counter[str]]:
-    """How many tests leaked state above ``low`` severity, and how many per probe."""
+    """How many tests leaked state above ``low`` severity, and how many per probe: the leaks
+    the terminal and the summary JSON list (:func:`listed_leaks`), so the three agree."""
     tests = 0
     by_probe: Counter[str] = Counter()
     for record in records:
-        for changes in resolve_leaks(record.tests).values():
+        for changes in listed_leaks(record.tests, record.footer).values():
             probes = {c.probe for c in changes if c.severity > low}
             tests += bool(probes)
             by_probe.update(probes)
