@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from typing import Any
 
 import pytest
 from report_golden import GOLDENS, RECORDS, Golden
@@ -93,7 +94,7 @@ def test_a_format_1_sample_golden_labels_what_was_not_replayed() -> None:
     assert "not found beside the record" in html  # its logs were never committed
 
 
-def _raw(stem: str) -> list[dict[str, object]]:
+def _raw(stem: str) -> list[dict[str, Any]]:
     text = (RECORDS / f"{stem}.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
@@ -141,6 +142,11 @@ def test_the_format_3_golden_page_shows_the_chained_change_whole() -> None:
     golden = next(g for g in GOLDENS if g.name == "format3-sample")
     html = golden.path.read_text(encoding="utf-8")
     assert "test_victims.py::test_settings_have_no_timeout" in html
+    # The second timeout change was written without its before: the page shows it anyway.
+    after = next(c["after"] for t in _raw("format3-sample") if t["type"] == "test"
+                 for c in t.get("changes") or []
+                 if t["nodeid"] == "test_config.py::test_sets_timeout[10]")
+    assert f'"before":{{"text":{json.dumps(after)}}}' in html
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html
     assert "<script>window.__pwned" not in html
     assert "not found beside the record" not in html
