@@ -4,7 +4,10 @@ The hand-built records of the other tests say what each rule does; these say tha
 still hold on what the writer really writes.  ``format1-sample.jsonl`` is a real
 ``pytest -p statesnap`` run (``tests/report/report_golden.py --record`` re-records it, with
 volatile fields scrubbed), and ``format1-sample.findings.json`` the findings that run's
-verification proved.  A writer change that moves a field shows here.
+verification proved.  ``format3-sample`` is the same suite (grown by a key changed in two
+tests in a row, and bound under a second name) recorded in the current format, where the
+second change is written ``chained``, without its before.  A writer change that moves a field
+shows here.
 """
 
 from __future__ import annotations
@@ -22,13 +25,13 @@ HOSTILE_1 = "test_config.py::test_hostile_ids[<script>window.__pwned=1</script>]
 HOSTILE_2 = 'test_config.py::test_hostile_ids["><img src=x onerror="window.__pwned=2">]'
 
 
-def _sample() -> Record:
-    return read_record(RECORDS / "format1-sample.jsonl")
+def _sample(stem: str = "format1-sample") -> Record:
+    return read_record(RECORDS / f"{stem}.jsonl")
 
 
-def _proved() -> list[dict[str, object]]:
+def _proved(stem: str = "format1-sample") -> list[dict[str, object]]:
     data: list[dict[str, object]] = json.loads(
-        (RECORDS / "format1-sample.findings.json").read_text(encoding="utf-8"))
+        (RECORDS / f"{stem}.findings.json").read_text(encoding="utf-8"))
     return data
 
 
@@ -56,6 +59,19 @@ def test_attribution_names_what_the_real_run_s_replays_proved() -> None:
             (c["nodeid"], c["probe"], c["key"]) for c in candidates]
         if p["status"] == "verified":
             assert f.polluters == p["polluters"]
+
+
+def test_attribution_of_the_format_3_sample_names_the_polluters_its_replays_proved() -> None:
+    # The current format: the record alone, read back whole, suspects each victim the run
+    # verified on the key and the polluters its replays proved.
+    found = {f.victim: f for f in attribute(_sample("format3-sample"))}
+    verified = [p for p in _proved("format3-sample") if p["status"] == "verified"]
+    assert len(verified) == 3
+    for p in verified:
+        f = found[str(p["victim"])]
+        assert (f.status, f.probe, f.key, f.polluters) == (
+            "suspected", p["probe"], p["key"], p["polluters"]), f
+    assert found["test_victims.py::test_settings_have_no_timeout"].key == "sample_app:SETTINGS"
 
 
 def test_the_polluters_of_the_real_run() -> None:

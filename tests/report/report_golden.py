@@ -9,9 +9,13 @@ Inputs live under ``snapshots/records/``:
   small suite in :data:`SAMPLE_SUITE` (env, sys.path and third-party-probe leaks, two verified
   victims, a genuine failure, hostile parametrize ids), with paths, times, pids and the
   environment normalised so that re-recording on another machine changes little.  It is also
-  the golden record of format 1: a later statesnap must still read it.  Re-recording writes
-  ``format2-sample.jsonl`` instead (with the verdicts stored after the footer, and its replay
-  logs under ``format2-sample.logs/``, which the report embeds).
+  the golden record of format 1: a later statesnap must still read it.
+- ``format2-sample.jsonl`` (+ ``.findings.json``, ``.logs/``): the same suite recorded by
+  format-2 statesnap (the verdicts stored after the footer, the replay logs the report
+  embeds).  Kept as it is: the golden record of format 2.
+- ``format3-sample.jsonl`` (+ ``.findings.json``, ``.logs/``): the current format, what
+  re-recording writes.  The suite changes ``sample_app:SETTINGS`` in two tests in a row (the
+  second change ``chained``) and binds it under a second name (an ``aliases`` line).
 - ``xdist-gw0.jsonl`` / ``xdist-gw1.jsonl``: two workers written with RecordWriter by
   :func:`write_xdist_records` (gauges with a polluter's step, a crash, a probe error).
 
@@ -122,6 +126,12 @@ def test_hostile_ids(label):
     os.environ["SAMPLE_LABEL"] = label
 
 
+@pytest.mark.parametrize("seconds", [10, 20])
+def test_sets_timeout(seconds):
+    # The same key changed twice: the second change's before is the first's after.
+    sample_app.SETTINGS["timeout"] = seconds
+
+
 @pytest.mark.skip(reason="needs a GPU")
 def test_needs_gpu():
     pass
@@ -139,6 +149,7 @@ def test_genuinely_broken():
 import os
 
 import sample_app
+from sample_app import SETTINGS  # an alias of sample_app:SETTINGS
 
 
 def test_default_mode_is_safe():
@@ -147,6 +158,10 @@ def test_default_mode_is_safe():
 
 def test_registry_starts_empty():
     assert sample_app.REGISTRY == []
+
+
+def test_settings_have_no_timeout():
+    assert "timeout" not in SETTINGS
 
 
 def test_unrelated():
@@ -172,9 +187,10 @@ def _normalise_line(obj: dict[str, Any], started: float) -> dict[str, Any]:
     return obj
 
 
-def record_sample(python: str = sys.executable, stem: str = "format2-sample") -> None:
+def record_sample(python: str = sys.executable, stem: str = "format3-sample") -> None:
     """Run the sample suite with statesnap and store its normalised record, findings and
-    replay logs (``format1-sample`` was recorded by format-1 statesnap: keep it as it is)."""
+    replay logs (``format1-sample`` and ``format2-sample`` were recorded by format-1 and
+    format-2 statesnap: keep them as they are; a new format gets a new stem)."""
     with tempfile.TemporaryDirectory(prefix="statesnap-sample-") as tmp:
         # The record lives outside the suite, as a CI artifact would: inside the rootdir the
         # ``files`` probe would see it grow.
@@ -291,15 +307,16 @@ def _sample_findings() -> list[Finding]:
     return [Finding.from_json(f) for f in data]
 
 
-def _stored_findings() -> list[Finding]:
+def _stored_findings(stem: str) -> Callable[[], list[Finding]]:
     """What ``statesnap report`` shows: the verdicts the run stored in its record."""
-    return findings_of(read_record(RECORDS / "format2-sample.jsonl"))
+    return lambda: findings_of(read_record(RECORDS / f"{stem}.jsonl"))
 
 
 GOLDENS = (
     Golden("format1-sample", ["format1-sample.jsonl"], _sample_findings),
-    Golden("format2-sample", ["format2-sample.jsonl"], _stored_findings),
+    Golden("format2-sample", ["format2-sample.jsonl"], _stored_findings("format2-sample")),
     Golden("xdist-crash", ["xdist-gw0.jsonl", "xdist-gw1.jsonl"], _xdist_findings),
+    Golden("format3-sample", ["format3-sample.jsonl"], _stored_findings("format3-sample")),
 )
 
 _VOLATILE = re.compile(r'(<span class="volatile">)[^<]*(</span>)')
