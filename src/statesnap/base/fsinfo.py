@@ -191,22 +191,6 @@ def stat_fingerprint(path: str) -> dict[str, Any] | None:
     return None  # fifos, sockets, devices: not files a test suite caches on
 
 
-def entry_fingerprint(entry: os.DirEntry[str]) -> dict[str, Any] | None:
-    """:func:`stat_fingerprint` of a directory listing's entry (its lstat, one call)."""
-    try:
-        st = entry.stat(follow_symlinks=False)
-    except OSError:
-        return None
-    if stat.S_ISREG(st.st_mode):
-        return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            return symlink_fingerprint(os.readlink(entry.path))
-        except OSError:
-            return None
-    return None
-
-
 #: How many example paths a folder summary keeps (:func:`folder_fingerprint`).
 FOLDER_EXAMPLES = 5
 
