@@ -58,6 +58,11 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{code:04x}"
 
 
+def needs_escape(text: str) -> bool:
+    """Whether :func:`printable` would change ``text``."""
+    return not text.isprintable() and _pattern(_UNSAFE).search(text) is not None
+
+
 def printable(text: str) -> str:
     """``text`` safe to print: control characters, surrogates and bidirectional controls
     escaped as Python writes them (``\\n``, ``\\x1b``, ``\\xff`` for a byte that was not

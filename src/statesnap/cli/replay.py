@@ -8,7 +8,6 @@ line and exit code 2 instead of pytest's usage error.
 from __future__ import annotations
 
 import argparse
-import shlex
 import signal
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from statesnap.cli.common import (
 from statesnap.record.journal import Record
 from statesnap.record.reader import RecordError, read_record
 from statesnap.replay.log import SecretPipe
+from statesnap.replay.repro import shell_join
 
 if TYPE_CHECKING:
     from statesnap.replay.runner import Runner
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     cmd.insert(cmd.index(f"--statesnap-record={record_file}") + 1,
                f"--statesnap-verdicts-from={record_path(args.record).resolve()}")
     print(f"statesnap replay: {len(order)} test(s) in the recorded order", file=sys.stderr)
-    print("$ " + shlex.join(cmd), file=sys.stderr)
+    print("$ " + shell_join(cmd), file=sys.stderr)
     if args.dry_run:
         log.unlink()  # nothing ran; the order file stays so the command above can be run
         runner.close()
@@ -129,7 +129,7 @@ def _run_teed(runner: Runner, cmd: list[str], log: Path) -> int:
         runner.stage.enter()
     try:
         with open(log, "w", encoding="utf-8", errors=FILE_ERRORS) as out:
-            out.write("$ " + shlex.join(cmd) + f"\n# cwd: {runner.cwd()}\n\n")
+            out.write("$ " + shell_join(cmd) + f"\n# cwd: {runner.cwd()}\n\n")
             out.flush()
             secrets = SecretPipe()
             try:

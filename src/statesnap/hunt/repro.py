@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.base.text import FILE_ERRORS
-from statesnap.replay.repro import repro_command
+from statesnap.replay.repro import command_order, repro_command
 
 #: Orders up to this many tests are printed as node ids.
 MAX_INLINE = 8
@@ -39,7 +39,8 @@ def order_command(header: Mapping[str, Any], order: Sequence[str],
     (written here) where the recorded pytest reads one."""
     if len(order) <= MAX_INLINE or args_file is None or not reads_args_files(header):
         return repro_command(header, order)
-    args_file.write_text("".join(f"{nodeid}\n" for nodeid in order), encoding="utf-8",
+    named = command_order(header, order)
+    args_file.write_text("".join(f"{nodeid}\n" for nodeid in named), encoding="utf-8",
                          errors=FILE_ERRORS)
     return repro_command(header, [f"@{args_file.resolve()}"])
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from statesnap.base.text import printable
 from statesnap.output.lines import markdown_code as _code
 from statesnap.output.lines import markdown_text, short, short_pair
 from statesnap.record.journal import TestEntry
-from statesnap.replay.repro import repro_command
+from statesnap.replay.repro import repro_command, shell_join, shell_quote
 
 #: Statuses no replay tied to a change: they show no ``state:`` line.
 NO_STATE = (NOT_ORDER_DEPENDENT, UNEXPLAINED)
@@ -159,7 +158,7 @@ def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[
     if f.repro_proven:
         lines.append(f"    reproduce: {f.repro}")
     elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
-        lines.append(f"    to prove it: statesnap explain --verify --test {shlex.quote(f.victim)}")
+        lines.append(f"    to prove it: statesnap explain --verify --test {shell_quote(f.victim)}")
     if f.logs:
         where = logs_folder(f.logs)
         beside = "" if Path(where).is_absolute() else " (beside the record)"
@@ -305,7 +304,7 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
                 out += ["", "The victim alone (passes):", "", *_block(alone)]
         elif f.status in (SUSPECTED, UNEXPLAINED) and not f.replayed:
             out += ["", "Not replayed: prove it with", "",
-                    *_block(f"statesnap explain --verify --test {shlex.quote(f.victim)}")]
+                    *_block(f"statesnap explain --verify --test {shell_quote(f.victim)}")]
         out.append("")
     found = races(tests, header)
     if found:
@@ -323,7 +322,7 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
         out.append(f"- pytest-randomly seed: {header['seed']}")
     for root, res in (header.get("mtime_resolution") or {}).items():
         out.append(f"- filesystem of `{root}`: {resolution_text(res)}")
-    out.append(f"- args: `{shlex.join(str(a) for a in header.get('args') or [])}`")
+    out.append(f"- args: `{shell_join(str(a) for a in header.get('args') or [])}`")
     out.append("")
     out.append("</details>")
     # Each item is one line of ours; what the tested process wrote in it is escaped.

@@ -100,6 +100,8 @@ def _replay_header(run: RunState) -> dict[str, Any]:
         out.update(args=["-p", "statesnap"], plain_args=[])
         return out
     out["reorders"] = reorderers(run.config)
+    out["ini_reorders"] = ini_reorderers(run.config, out["reorders"])
+    out["strict_markers"] = strict_markers(run.config)
     out["args"] = replay_args(params.args, table, keep_own=True, cwd=Path(params.dir))
     out["plain_args"] = replay_args(params.args, table, keep_own=False, cwd=Path(params.dir))
     # Whether this run had pytest's cache: a replay points it at a scratch folder only
@@ -127,6 +129,30 @@ def reorderers(config: pytest.Config) -> list[str]:
     if int(getattr(config.option, "numprocesses", 0) or 0) > 0 or hasattr(config, "workerinput"):
         out.append("pytest-xdist")
     return out
+
+
+def ini_reorderers(config: pytest.Config, reorders: list[str]) -> list[str]:
+    """The reorderers of ``reorders`` that the ini file's ``addopts`` switches on: plain
+    pytest refuses a command that blocks them (``-p no:reverse`` leaves the ini's
+    ``--reverse`` an unknown argument), so a command keeps them on and orders its node ids
+    for them (statesnap.replay.repro.command_order)."""
+    try:
+        addopts = [str(a) for a in config.getini("addopts") or []]
+    except Exception:  # no such ini key in another pytest: nothing known to come from it
+        return []
+    return ["pytest-reverse"] if "pytest-reverse" in reorders and "--reverse" in addopts else []
+
+
+def strict_markers(config: pytest.Config) -> bool:
+    """Whether an unknown marker is an error in this run (``--strict-markers``, ``strict``):
+    a command that blocks a marker-sorting plugin must then say its marker is no error."""
+    try:
+        value = config.getini("strict_markers")
+        if value is None:
+            value = config.getini("strict")
+    except (ValueError, KeyError):  # a pytest before 9: the command-line flag alone
+        value = getattr(config.option, "strict_markers", False)
+    return bool(value)
 
 
 #: Marker-sorting plugins: the plugin name, the distribution, the markers it sorts by.

@@ -8,12 +8,49 @@ statesnap's, so plain pytest accepts it whether statesnap is installed or not.
 from __future__ import annotations
 
 import json
+import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from statesnap.base.text import needs_escape
 from statesnap.replay.args import OWN_PLUGIN, OptionTable, split_words
+
+#: Characters that ANSI-C quoting writes with a backslash: its own escape and its quote.
+_ANSI_C_SPECIAL = re.compile(r"[\\']")
+
+
+def _bytes_of(ch: str) -> bytes:
+    """The bytes the tested process had for ``ch``: a surrogateescape character is the byte
+    it stands for (a file name that was not UTF-8), anything else its UTF-8."""
+    try:
+        return ch.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        return ch.encode("utf-8", "surrogatepass")
+
+
+def shell_quote(word: str) -> str:
+    """``word`` as one word of a shell command line that prints as it runs.
+
+    ``shlex.quote`` for ordinary words.  A word holding anything the terminal output escapes
+    (:func:`statesnap.base.text.printable`: a control, a bidirectional control, a byte that
+    was not UTF-8, as a node id of a folder so named has) would print escaped, and the escaped
+    text is another word; such a word is written in ANSI-C quotes, ``$'...'`` (bash, zsh,
+    ksh and POSIX.1-2024 sh; not dash), those characters as their ``\\xHH`` bytes:
+    the line is then plain printable text, and the shell reads back the exact bytes."""
+    if not needs_escape(word):
+        return shlex.quote(word)
+    out = []
+    for ch in _ANSI_C_SPECIAL.sub(lambda m: "\\" + m.group(), word):
+        out.append("".join(f"\\x{b:02x}" for b in _bytes_of(ch)) if needs_escape(ch) else ch)
+    return "$'" + "".join(out) + "'"
+
+
+def shell_join(words: Iterable[str]) -> str:
+    """``shlex.join`` with :func:`shell_quote`: a command line that prints as it runs."""
+    return " ".join(shell_quote(w) for w in words)
+
 
 #: statesnap's options that records written before ``plain_args`` may hold, with a value.
 _OLD_OWN_VALUED = ("--statesnap-probes", "--statesnap-nvml-every", "--statesnap-record",
@@ -84,16 +121,41 @@ def _without(args: list[str], options: tuple[str, ...]) -> list[str]:
     return out
 
 
+#: Plugins that sort by markers: blocked, their marker is unknown, an error under strict
+#: markers; the command line's ``-o strict_markers=false`` comes after addopts and wins.
+_MARKER_SORTERS = ("pytest-order", "pytest-ordering")
+
+
+def _kept_on(header: Mapping[str, Any]) -> list[str]:
+    """The reorderers the recorded run's ini file switches on (``ini_reorders``), which a
+    command cannot switch off: it keeps them, and :func:`command_order` orders for them."""
+    kept = (header.get("replay") or {}).get("ini_reorders")
+    return [str(d) for d in kept] if isinstance(kept, list) else []
+
+
+def command_order(header: Mapping[str, Any], order: Sequence[str]) -> list[str]:
+    """The node ids a command names so that pytest runs ``order``: reversed where the ini
+    file's ``addopts`` holds pytest-reverse's ``--reverse`` (it reverses what it is given)."""
+    return list(reversed(order)) if "pytest-reverse" in _kept_on(header) else list(order)
+
+
 def _order_kept(args: list[str], header: Mapping[str, Any]) -> list[str]:
     """``args`` with every active plugin that reorders or spreads tests neutralised, so that
-    a command runs its node ids in the order it names (pytest-randomly: :func:`_randomly`)."""
+    a command runs its node ids in the order it names (pytest-randomly: :func:`_randomly`;
+    one that the ini file switches on stays on: :func:`command_order`)."""
     args = _randomly(args, header)
+    kept_on = _kept_on(header)
+    strict = bool((header.get("replay") or {}).get("strict_markers"))
     for dist, (switch, options) in REORDERERS.items():
         if not _active(header, dist, args):
             continue
         args = _without(args, options)
+        if dist in kept_on:
+            continue
         if not any(word in args for word in switch if word != "-p"):
             args = [*args, *switch]
+        if dist in _MARKER_SORTERS and strict and "strict_markers=false" not in args:
+            args = [*args, "-o", "strict_markers=false"]
     if _active(header, "pytest-xdist", args) and "-n0" not in args:
         # ``-n`` in addopts would spread polluter and victim over two processes; the
         # command line's ``-n0`` (xdist's own off switch) comes after addopts and wins.
@@ -146,25 +208,25 @@ def repro_command(header: Mapping[str, Any], order: Sequence[str]) -> str:
     reordering), pytest-reverse, pytest-random-order, pytest-order/-ordering, and
     pytest-xdist (``-n0``), see :data:`REORDERERS`.
     """
-    words = ["python", "-m", "pytest", *plain_base_args(header), *order]
-    line = shlex.join(words)
+    words = ["python", "-m", "pytest", *plain_base_args(header), *command_order(header, order)]
+    line = shell_join(words)
     rootdir = Path(header.get("rootdir") or ".")
     invoked = Path(header.get("invocation_dir") or rootdir)
     if invoked != rootdir:
-        line = f"cd {shlex.quote(str(rootdir))} && {line}"
+        line = f"cd {shell_quote(str(rootdir))} && {line}"
     return line
 
 
 def gc_off_command(header: Mapping[str, Any], order: Sequence[str]) -> str:
     """:func:`repro_command` with the garbage collector off for the whole run: what
     reproduces a failure that rests on state only reference cycles keep alive."""
-    args = [*plain_base_args(header), *order]
+    args = [*plain_base_args(header), *command_order(header, order)]
     # A JSON list of strings is a Python list literal, in double quotes: the shell's single
     # quotes around the code then need no escaping.
     code = f"import gc, sys, pytest; gc.disable(); sys.exit(pytest.main({json.dumps(args)}))"
-    line = shlex.join(["python", "-c", code])
+    line = shell_join(["python", "-c", code])
     rootdir = Path(header.get("rootdir") or ".")
     invoked = Path(header.get("invocation_dir") or rootdir)
     if invoked != rootdir:
-        line = f"cd {shlex.quote(str(rootdir))} && {line}"
+        line = f"cd {shell_quote(str(rootdir))} && {line}"
     return line

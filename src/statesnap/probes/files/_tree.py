@@ -97,17 +97,23 @@ class FileTree:
                     self.watches.unwatch_tree(d)  # a virtual environment: not the project's files
                     continue
                 out[self.key(d) + "/"] = DIRECTORY
+            # Paths and keys by concatenation: a folder may hold 100,000 files, and
+            # os.path.join and key() per entry were a tenth of the walk.  (Not entry.stat():
+            # each entry would keep its stat result, 48 MB more at the peak for 100,000.)
+            head = d.rstrip(os.sep) + os.sep
+            keyhead = self.key(head)
+            dir_excluded, file_excluded = self.filter.dir_excluded, self.filter.file_excluded
             for entry in entries:
-                path = os.path.join(d, entry.name)
-                key = self.key(path)
+                name = entry.name
+                key = keyhead + name
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
                 if is_dir:
-                    if not self.filter.dir_excluded(entry.name, key):
-                        stack.append(path)
-                elif not self.filter.file_excluded(entry.name, key):
-                    fp = stat_fingerprint(path)
+                    if not dir_excluded(name, key):
+                        stack.append(head + name)
+                elif not file_excluded(name, key):
+                    fp = stat_fingerprint(head + name)
                     if fp is not None:
                         out[key] = fp
