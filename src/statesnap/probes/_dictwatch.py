@@ -187,7 +187,30 @@ def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
     items = list(places)
     if not items:
         return Versions(tuple, identity)
-    addrs = sorted({id(o) + offset for o, offset in items})
+    wanted = tuple([id(o) + offset for o, offset in items])
+    built = _LAYOUTS.get(wanted)
+    if built is None:
+        built = _LAYOUTS[wanted] = _layout(wanted)
+        while len(_LAYOUTS) > _KEEP_LAYOUTS:
+            del _LAYOUTS[next(iter(_LAYOUTS))]
+    layout, start, per_item = built
+    # A partial is called without a Python frame; it carries the objects so that they (and so
+    # the addresses read) live exactly as long as the reader.
+    read = functools.partial(layout.unpack_from, memory_window(), start)
+    read.keep_alive = [o for o, _ in items]  # type: ignore[attr-defined]
+    return Versions(read, per_item)
+
+
+#: Layouts built lately, by the addresses they read.  A watch rebuilt after a fixture
+#: configured a library afresh (structlog: once a test) mostly reads the same addresses as
+#: before (new objects where the old ones were freed): compiling the format again cost most of
+#: the rebuild.  A layout holds only numbers; the objects stay with each reader.
+_LAYOUTS: dict[tuple[int, ...], tuple[struct.Struct, int, Callable[[Any], Any]]] = {}
+_KEEP_LAYOUTS = 8
+
+
+def _layout(wanted: tuple[int, ...]) -> tuple[struct.Struct, int, Callable[[Any], Any]]:
+    addrs = sorted(set(wanted))
     parts = ["="]  # standard sizes, no alignment: the offsets are exact
     at = addrs[0]
     for addr in addrs:
@@ -195,16 +218,12 @@ def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
             parts.append(f"{addr - at}x")
         parts.append("Q")
         at = addr + 8
-    layout = struct.Struct("".join(parts))
-    # A partial is called without a Python frame; it carries the objects so that they (and so
-    # the addresses read) live exactly as long as the reader.
-    read = functools.partial(layout.unpack_from, memory_window(), addrs[0] - WINDOW_BASE)
-    read.keep_alive = [o for o, _ in items]  # type: ignore[attr-defined]
     slot = {a: i for i, a in enumerate(addrs)}
-    positions = [slot[id(o) + offset] for o, offset in items]
+    positions = [slot[a] for a in wanted]
     if len(positions) == 1:
         positions.append(positions[0])  # itemgetter of one index returns a scalar
-    return Versions(read, operator.itemgetter(*positions))
+    return (struct.Struct("".join(parts)), addrs[0] - WINDOW_BASE,
+            operator.itemgetter(*positions))
 
 
 _WORD = struct.Struct("=Q")
