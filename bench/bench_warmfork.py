@@ -59,13 +59,17 @@ print(json.dumps({"first": start, "median": statistics.median(times),
 """
 
 
-def record_project(root: Path, python: str) -> Path:
+def record_project(root: Path, python: str, src: Path, name: str) -> Path:
+    """The record of one session of the project, written by the statesnap under ``src``:
+    each runner replays a record in its own format (an older reader cannot read a newer
+    record)."""
     (root / "test_two.py").write_text(TWO)
-    env = dict(os.environ, PYTHONPATH=str(SRC))
+    env = dict(os.environ, PYTHONPATH=str(src))
+    record = root / f"rec-{name}.jsonl"
     subprocess.run([python, "-m", "pytest", "-p", "statesnap", "-q", "-p", "no:randomly",
-                    "-p", "no:cacheprovider", f"--statesnap-record={root / 'rec.jsonl'}"],
+                    "-p", "no:cacheprovider", f"--statesnap-record={record}"],
                    cwd=root, env=env, check=True, capture_output=True)
-    return root / "rec.jsonl"
+    return record
 
 
 def time_mode(record: Path, mode: str, src: Path, repeat: int, cwd: Path) -> dict[str, float]:
@@ -112,9 +116,11 @@ def main() -> None:
           f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')})")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        record = record_project(root, sys.executable)
+        records = {"today": record_project(root, sys.executable, args.against / "src", "today"),
+                   "now": record_project(root, sys.executable, SRC, "now")}
         rows = {}
         for mode, src in (("today", args.against / "src"), ("cold", SRC), ("warm", SRC)):
+            record = records["today" if mode == "today" else "now"]
             rows[mode] = time_mode(record, mode, src, args.repeat, root)
         print(f"per replay of two trivial tests importing torch (median of {args.repeat}; "
               f"wall, then the replay process's own CPU time):")
