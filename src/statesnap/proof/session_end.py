@@ -37,7 +37,7 @@ class EndContext(Value):
 
     _fields = ("record_path", "verify_budget", "verify_repeat", "find_cleaners", "verdicts_from",
                "replaying", "json_path", "report_path", "own_fds", "initial_env", "redactor", "say",
-               "outputs", "finders")
+               "outputs", "finders", "replay_workers")
     __slots__ = _fields
 
     def __init__(self, record_path: Path | None, verify_budget: float, verify_repeat: int,
@@ -45,8 +45,8 @@ class EndContext(Value):
                  json_path: Path | None, report_path: Path | None, own_fds: set[int],
                  initial_env: dict[str, str], redactor: Redactor, say: Progress,
                  outputs: OutputLedger,
-                 finders: list[Callable[[Record, list[Finding]], list[Finding]]] | None = None
-                 ) -> None:
+                 finders: list[Callable[[Record, list[Finding]], list[Finding]]] | None = None,
+                 replay_workers: int = 1) -> None:
         self.record_path = record_path
         self.verify_budget = verify_budget
         self.verify_repeat = verify_repeat
@@ -66,6 +66,8 @@ class EndContext(Value):
         #: Features' own findings per record (pytest-rerunfailures' order-dependent tests).
         self.finders: list[Callable[[Record, list[Finding]], list[Finding]]] = (
             [] if finders is None else finders)
+        #: Replays run side by side, up to this many at a time (statesnap.proof.sidebyside).
+        self.replay_workers = replay_workers
 
 
 class EndResult(Value):
@@ -181,7 +183,8 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
                                                find_cleaners=ctx.find_cleaners,
                                                env=ctx.initial_env, redactor=ctx.redactor,
                                                beside=[r.what for r in released
-                                                       if r.kind == LEFT_RUNNING]),
+                                                       if r.kind == LEFT_RUNNING],
+                                               workers=ctx.replay_workers),
                      progress=session_progress(ctx.say))
     except KeyboardInterrupt:  # verify_findings noted which findings it did not finish
         raise Interrupted(findings) from None
@@ -191,13 +194,13 @@ class Replays(Value):
     """How findings are proven: the budget and the replays' settings."""
 
     _fields = ("budget", "repeat", "find_cleaners", "timeout", "env", "redactor", "raise_errors",
-               "beside")
+               "beside", "workers")
     __slots__ = _fields
 
     def __init__(self, budget: float, repeat: int = 1, find_cleaners: bool = False,
                  timeout: float = 300.0, env: dict[str, str] | None = None,
                  redactor: Redactor | None = None, raise_errors: bool = False,
-                 beside: list[str] | None = None) -> None:
+                 beside: list[str] | None = None, workers: int = 1) -> None:
         self.budget = budget
         self.repeat = repeat
         self.find_cleaners = find_cleaners
@@ -208,19 +211,30 @@ class Replays(Value):
         self.raise_errors = raise_errors
         #: Child processes the tests left running, which the replays run beside.
         self.beside = list(beside or ())
+        #: Replays run side by side, up to this many at a time (statesnap.proof.sidebyside).
+        self.workers = workers
 
 
 def prove(record: Record, findings: list[Finding], replays: Replays,
           progress: Progress | None = None) -> list[Finding]:
-    """Verify ``findings`` by replay in fresh processes, within the budget."""
-    from statesnap.proof.verify import verify_findings
-    from statesnap.replay.runner import Runner
+    """Verify ``findings`` by replay in fresh processes, within the budget; up to
+    ``replays.workers`` at a time."""
+    from statesnap.proof.scratchrunner import RunnerKit
 
-    runner = Runner(record, timeout=replays.timeout, env=replays.env, redactor=replays.redactor)
-    runner.beside = replays.beside
+    kit = RunnerKit(timeout=replays.timeout, env=replays.env, redactor=replays.redactor,
+                    beside=replays.beside)
+    if replays.workers > 1 and len(findings) > 1:
+        from statesnap.proof.sidebyside import verify_side_by_side
+
+        return verify_side_by_side(record, findings, kit=kit, workers=replays.workers,
+                                   budget=replays.budget, repeat=replays.repeat,
+                                   find_cleaners=replays.find_cleaners, progress=progress,
+                                   raise_errors=replays.raise_errors)
+    from statesnap.proof.verify import verify_findings
+
     return verify_findings(record, findings, budget=replays.budget, repeat=replays.repeat,
                            find_cleaners=replays.find_cleaners, progress=progress,
-                           runner=runner, raise_errors=replays.raise_errors)
+                           runner=kit.build(record), raise_errors=replays.raise_errors)
 
 
 def attribute_and_prove(record: Record, replays: Replays,

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,10 @@ from statesnap.replay.result import ReplayResult, read_back
 
 #: How many node ids of the order a log's heading lists (the order file has them all).
 MAX_LOGGED_IDS = 20
+
+#: Replays side by side (statesnap.proof.sidebyside) claim their log numbers one at a time:
+#: two labels would otherwise get the same number.
+_CLAIM_LOCK = threading.Lock()
 
 
 class BudgetSpent(Exception):
@@ -92,6 +97,9 @@ class Runner:
         #: the probes of the keys it looks at: each one left out saves its setup in every
         #: replay, and a replay's outcome never depends on what its probes see.
         self.probes: list[str] | None = None
+        #: The replays in flight, for :meth:`abort` (called from another thread).
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._live_lock = threading.Lock()
 
     def select_probes(self, wanted: Sequence[str]) -> None:
         """Run only these probes (those the recorded run had working) in the children."""
@@ -188,6 +196,10 @@ class Runner:
         Numbers continue across runners and processes (the session's verification, then a
         CLI ``bisect`` on the same record), so no replay's log overwrites another's.
         """
+        with _CLAIM_LOCK:
+            return self._claim(label)
+
+    def _claim(self, label: str) -> tuple[str, Path]:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         taken = [int(p.name[:3]) for p in self.logs_dir.glob("[0-9][0-9][0-9]-*")
                  if p.name[:3].isdigit()]
@@ -246,8 +258,10 @@ class Runner:
                     if path is not None:
                         path.unlink(missing_ok=True)
                 return result
-            self.processes += 1
-            self.executions += len(order)
+            with self._live_lock:
+                self._live.add(proc)
+                self.processes += 1
+                self.executions += len(order)
             assert proc.stdout is not None
             pump = self.pump(proc.stdout.fileno(), log, secrets)
             try:
@@ -263,6 +277,8 @@ class Runner:
                 spawned.wait(proc)
                 raise
             finally:
+                with self._live_lock:
+                    self._live.discard(proc)
                 pump.close()
                 proc.stdout.close()
                 self._exit_stages()
@@ -308,6 +324,16 @@ class Runner:
         known = [*self.redactor.seen(), *self.redactor.secrets_in(self.env),
                  *self.redactor.secrets_in(os.environ)]
         return LogPump(out_fd, log, self.redactor, known, secrets, tee)
+
+    def abort(self) -> None:
+        """Kill every replay of this runner in flight (their process groups), from any thread:
+        a Ctrl-C reaches the main thread only, while replays side by side run in others.
+        Each :meth:`run` then returns as a killed replay does, its staged files put back."""
+        with self._live_lock:
+            live = list(self._live)
+        for proc in live:
+            if proc.returncode is None:
+                _kill(proc)
 
     def close(self) -> None:
         """Remove the scratch cache folder of the children."""
