@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from suite_runs import BASE_ARGS, child_env, write_suite
 
 import pidns
+from suite_runs import BASE_ARGS, child_env, write_suite
 
 TRACEBACKS = ("Traceback (most recent call last)", "INTERNALERROR")
 
