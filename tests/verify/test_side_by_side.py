@@ -182,6 +182,35 @@ def test_the_same_verdicts_with_one_worker_and_with_three(tmp_path: Path) -> Non
 
 @pytest.mark.needs_pidns
 @pytest.mark.slow
+def test_explain_verify_side_by_side_proves_what_the_session_would(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", SUITE)
+    trace = tmp_path / "trace.txt"
+    _session(root, tmp_path / "out", "--statesnap-verify-budget=0",
+             env={"SBS_TRACE": str(trace)})
+    (root / "cache.txt").unlink()  # the checkout as the run started (the CI artifact case)
+    proc = subprocess.run(pidns.wrap([sys.executable, "-m", "statesnap", "explain",
+                                      str(tmp_path / "out" / "run.jsonl"), "--verify",
+                                      "--replay-workers", "3", "--json"]),
+                          cwd=root, env=child_env({"SBS_TRACE": str(trace)}),
+                          capture_output=True, text=True, timeout=600)
+    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    verdicts = {v: r[:4] for v, r in _verdicts(json.loads(proc.stdout)).items()}
+    assert verdicts == {
+        "test_d_env_victim": ("verified", ("test_zoo.py::test_a_env_polluter",), "env",
+                              "SBS_MODE"),
+        "test_e_attr_victim": ("verified", ("test_zoo.py::test_b_attr_polluter",),
+                               "attributes", "zoo:LEVEL"),
+        "test_f_file_victim": ("verified", ("test_zoo.py::test_c_file_polluter",), "files",
+                               "cache.txt"),
+        "test_g_genuine_bug": ("not-order-dependent", (), None, None),
+    }, proc.stderr[-3000:]
+    assert _overlaps(trace) > 0  # the replays ran side by side
+    assert not (root / "cache.txt").exists()  # they wrote in copies of their own
+
+
+@pytest.mark.needs_pidns
+@pytest.mark.slow
 def test_victims_writing_one_file_and_binding_one_port_side_by_side(tmp_path: Path) -> None:
     root = write_suite(tmp_path / "suite", SHARED)
     proc, findings = _session(root, tmp_path / "out", "--statesnap-replay-workers=2",
