@@ -48,9 +48,12 @@ class ScratchRunner(Runner):
         return str(map_paths(str(path), self.copy, self.source))
 
     def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
-            label: str = "replay", timeout: float | None = None) -> ReplayResult:
+            label: str = "replay", timeout: float | None = None,
+            **more: Any) -> ReplayResult:
+        """:meth:`Runner.run` in the copy, reset first (``more``: the runner's other
+        keywords, passed on as they are)."""
         self.tree.reset()  # what an earlier replay of this worker wrote is gone
-        return super().run(order, restore=restore, label=label, timeout=timeout)
+        return super().run(order, restore=restore, label=label, timeout=timeout, **more)
 
 
 class RunnerKit:
