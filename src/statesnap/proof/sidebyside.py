@@ -32,7 +32,6 @@ from statesnap.analysis.findings import Finding
 from statesnap.base.progress import Progress
 from statesnap.proof.gate import Gate
 from statesnap.proof.progress import ProofProgress
-from statesnap.proof.replays import Stopped
 from statesnap.proof.scratchrunner import RunnerKit, ScratchRunner
 from statesnap.proof.verify import Verifier, note_interrupted
 from statesnap.record.journal import Record
@@ -101,25 +100,30 @@ class SideBySide:
             self._next += 1
             return self._next - 1
 
-    def _runner(self) -> Runner:
-        if not self.layout.scratch:
-            runner = self.kit.build(self.record)
-        else:
-            source = Path(self.record.header.get("rootdir") or ".")
+    def prepare(self) -> None:
+        """Each worker's runner (and scratch copy), made before any replay starts: a copy
+        that cannot be made (no room, no permission) is said once and the replays run one
+        at a time, as :class:`OSError` from here tells the caller."""
+        source = Path(self.record.header.get("rootdir") or ".")
+        for _ in range(self.layout.workers):
+            if not self.layout.scratch:
+                self.runners.append(self.kit.build(self.record))
+                continue
             tree = ScratchTree(source, prefix="statesnap-replay-")
-            with self._lock:
-                self.trees.append(tree)
-            runner = self.kit.build(self.record, tree)
-        with self._lock:
-            self.runners.append(runner)
-        return runner
+            self.trees.append(tree)
+            self.runners.append(self.kit.build(self.record, tree))
 
-    def work(self) -> None:
+    def cleanup(self) -> None:
+        for runner in self.runners:
+            runner.close()
+        for tree in self.trees:
+            tree.remove()
+
+    def work(self, runner: Runner) -> None:
         """One worker: victims off the queue until none is left or the replays stop."""
         first = self._take()
         if first is None:
             return
-        runner = self._runner()
         verifier = Verifier(self.record, runner, self.budget, self.repeat, self.shown.step,
                             self.raise_errors)
         verifier.deadline, verifier.gate, verifier.stop = self.deadline, self.gate, self.stop
@@ -144,25 +148,22 @@ class SideBySide:
                                   thread_name_prefix="statesnap-replay")
         futures: list[Future[None]] = []
         try:
-            futures = [pool.submit(self.work) for _ in range(self.layout.workers)]
+            futures = [pool.submit(self.work, runner) for runner in self.runners]
             pending = set(futures)
             while pending:
                 # A timeout, so that a Ctrl-C reaches this thread promptly.
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
                 for fut in done:
                     fut.result()  # a worker's error: stop the others, then raise it
-        except BaseException:
+        except BaseException as exc:
             self._halt(futures)
-            for i, finding in enumerate(self.findings):
-                if i not in self.settled:
-                    note_interrupted(finding)
+            if isinstance(exc, KeyboardInterrupt):
+                for i, finding in enumerate(self.findings):
+                    if i not in self.settled:
+                        note_interrupted(finding)
             raise
         finally:
             pool.shutdown(wait=True)
-            for runner in self.runners:
-                runner.close()
-            for tree in self.trees:
-                tree.remove()
         return self.findings
 
     def _halt(self, futures: list[Future[None]]) -> None:
@@ -177,10 +178,6 @@ class SideBySide:
             _, pending = wait(futures, timeout=0.2)
             if not pending:
                 break
-        for fut in futures:
-            exc = fut.exception()
-            if exc is not None and not isinstance(exc, Stopped):
-                continue  # the first error is the one raised; the rest ended with it
 
 
 def verify_side_by_side(record: Record, findings: list[Finding], *,
@@ -201,8 +198,19 @@ def verify_side_by_side(record: Record, findings: list[Finding], *,
         return verify_findings(record, findings, budget=budget, repeat=repeat,
                                find_cleaners=find_cleaners, progress=progress,
                                runner=kit.build(record), raise_errors=raise_errors)
+    pool = SideBySide(record, findings, kit, layout, budget, repeat, find_cleaners, shown,
+                      raise_errors)
     try:
-        return SideBySide(record, findings, kit, layout, budget, repeat, find_cleaners, shown,
-                          raise_errors).run()
+        try:
+            pool.prepare()
+        except OSError as exc:
+            pool.cleanup()
+            shown.say(f"statesnap: cannot copy the project for replays side by side "
+                      f"({exc.strerror or exc}): replays run one at a time")
+            return verify_findings(record, findings, budget=budget, repeat=repeat,
+                                   find_cleaners=find_cleaners, progress=progress,
+                                   runner=kit.build(record), raise_errors=raise_errors)
+        return pool.run()
     finally:
+        pool.cleanup()
         shown.finish()
