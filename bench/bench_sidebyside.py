@@ -53,7 +53,9 @@ def session(workers: int, budget: int) -> dict[str, Any]:
         elif f["status"] == "verified" and any(
                 k.startswith(want.get(f["victim"], "?")) for k in f.get("proven_keys") or []):
             proven += 1
-    return {"workers": workers, "wall": wall,
+    verdicts = sorted((f["victim"], f["status"], tuple(f["polluters"]),
+                       tuple(f.get("proven_keys") or [])) for f in findings)
+    return {"workers": workers, "wall": wall, "verdicts": verdicts,
             "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "proven": proven, "victims": len(findings),
             "replays": sum(len(f["replays"]) for f in findings),
@@ -84,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| {w} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['proven']}/{r['victims']} "
                       f"| {r['replays']} | {r['spent']} |", flush=True)
         print(f"load average after: {os.getloadavg()}")
+        for i in range(0, len(rows), len(counts)):
+            same = all(r["verdicts"] == rows[i]["verdicts"] for r in rows[i:i + len(counts)])
+            print(f"round {i // len(counts) + 1}: the same verdicts with every worker count: "
+                  f"{'yes' if same else 'NO'}")
         base = [r["wall"] for r in rows if r["workers"] == counts[0]]
         for w in counts[1:]:
             mine = [r["wall"] for r in rows if r["workers"] == w]
