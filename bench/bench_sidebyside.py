@@ -53,8 +53,11 @@ def session(workers: int, budget: int) -> dict[str, Any]:
         elif f["status"] == "verified" and any(
                 k.startswith(want.get(f["victim"], "?")) for k in f.get("proven_keys") or []):
             proven += 1
+    # Each session has a project folder of its own: keys that name it (sys.path) are compared
+    # without it.
     verdicts = sorted((f["victim"], f["status"], tuple(f["polluters"]),
-                       tuple(f.get("proven_keys") or [])) for f in findings)
+                       tuple(k.replace(str(project), "<project>")
+                             for k in f.get("proven_keys") or [])) for f in findings)
     return {"workers": workers, "wall": wall, "verdicts": verdicts,
             "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "proven": proven, "victims": len(findings),
@@ -90,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
             same = all(r["verdicts"] == rows[i]["verdicts"] for r in rows[i:i + len(counts)])
             print(f"round {i // len(counts) + 1}: the same verdicts with every worker count: "
                   f"{'yes' if same else 'NO'}")
+            for r in rows[i + 1:i + len(counts)]:
+                for a, b in zip(rows[i]["verdicts"], r["verdicts"], strict=True):
+                    if a != b:
+                        print(f"  {rows[i]['workers']} workers: {a}\n  {r['workers']} workers: {b}")
         base = [r["wall"] for r in rows if r["workers"] == counts[0]]
         for w in counts[1:]:
             mine = [r["wall"] for r in rows if r["workers"] == w]
