@@ -127,7 +127,7 @@ class Replayer:
         alone = self.runner.aside is not None and not self.own_tree
         with (gate.alone() if alone else gate.shared()) as seen:
             result = self.runner.run(order, restore=restore, label=label, timeout=left)
-        self._check_stop()
+        self._check_stop(result)
         if not seen.beside or _port_conflict(result) is None:
             return result
         self.progress(f"statesnap: a port was taken beside another replay; "
@@ -138,12 +138,21 @@ class Replayer:
         with gate.alone():
             again = self.runner.run(order, restore=restore, label=f"{label}-alone",
                                     timeout=left)
-        self._check_stop()
+        self._check_stop(again)
         return again
 
-    def _check_stop(self) -> None:
-        if self.stop is not None and self.stop.is_set():
-            raise Stopped()
+    def _check_stop(self, killed: ReplayResult | None = None) -> None:
+        """Raise :class:`Stopped` once the replays were stopped; a replay that ran meanwhile
+        was killed: only its log stays (its order and record are no answer)."""
+        if self.stop is None or not self.stop.is_set():
+            return
+        if killed is not None and killed.log is not None:
+            stem = killed.log.name.removesuffix(".log")
+            for path in (killed.record, killed.log.with_name(f"{stem}.order.json"),
+                         killed.log.with_name(f"{stem}.restore.json")):
+                if path is not None:
+                    path.unlink(missing_ok=True)
+        raise Stopped()
 
     def _replay_run(self, result: ReplayResult, victim: str, label: str,
                     restore: Mapping[str, object] | None) -> ReplayRun:
