@@ -27,11 +27,11 @@ from statesnap.backfill.plugins import PluginPlan, installed, plan, qualify
 from statesnap.backfill.progress import Progress
 from statesnap.backfill.remote import Context, RemoteRunner
 from statesnap.backfill.shard import Shard
-from statesnap.backfill.tasks import mapped_header
 from statesnap.backfill.victim import VictimResult, investigate
 from statesnap.base.atomic import write_atomic
 from statesnap.record.journal import Record
 from statesnap.record.reader import RecordError, read_record
+from statesnap.replay.scratch import mapped_header
 
 
 @dataclass

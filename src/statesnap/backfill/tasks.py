@@ -8,7 +8,6 @@ Runs in the worker's own scratch copy of its checkout (:mod:`.scratch`) with the
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import time
@@ -16,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.backfill.consolelog import OUTCOMES, SUMMARY, VERBOSE, clean_line, signature
-from statesnap.backfill.scratch import ScratchTree
 from statesnap.record.journal import Record
+from statesnap.replay.ports import port_taken
 from statesnap.replay.runner import Runner
+from statesnap.replay.scratch import ScratchTree, map_paths, mapped_header
 
-#: What a test says when a fixed port it binds is taken (Linux, macOS, Windows).
-PORT_TAKEN = re.compile(r"Address already in use|EADDRINUSE|\[Errno (?:98|48)\]|WinError 10048")
 PORT_ATTEMPTS = 3
 
 _TREES: dict[tuple[str, tuple[str, ...]], ScratchTree] = {}
@@ -60,27 +58,6 @@ def _tree(checkout: str, commit: str | None, exclude: list[str]) -> ScratchTree:
     return tree
 
 
-def map_paths(value: Any, old: str, new: str) -> Any:
-    """``value`` with the path prefix ``old`` replaced by ``new`` in every string in it."""
-    if isinstance(value, str):
-        if value == old or value.startswith(old.rstrip("/") + "/"):
-            return new + value[len(old):]
-        return value.replace(f"={old}/", f"={new}/")
-    if isinstance(value, list):
-        return [map_paths(v, old, new) for v in value]
-    if isinstance(value, dict):
-        return {k: map_paths(v, old, new) for k, v in value.items()}
-    return value
-
-
-def mapped_header(header: dict[str, Any], old: str, new: str) -> dict[str, Any]:
-    out = dict(header)
-    for name in ("rootdir", "invocation_dir", "replay", "inifile"):
-        if name in out:
-            out[name] = map_paths(out[name], old, new)
-    return out
-
-
 def replay_task(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one replay described by ``spec`` (see :mod:`statesnap.backfill.engine`)."""
     me = worker_name()
@@ -101,7 +78,8 @@ def replay_task(spec: dict[str, Any]) -> dict[str, Any]:
         out = _plain(spec, tree) if spec.get("plain") else _replay(spec, tree)
         out["worker"] = me
         out["attempts"] = attempts
-        conflict = _port_taken(out)
+        conflict = port_taken(out.get("failures") or {}, out.get("outcomes") or {},
+                              out.get("log") or "")
         if not conflict:
             return out
         if attempts >= PORT_ATTEMPTS:
@@ -182,19 +160,6 @@ def _plain(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
             "timed_out": timed_out, "error": None, "duration": time.monotonic() - t0,
             "restored": [], "log": f"$ {command}\n# cwd: {tree.tree}\n\n{text}",
             "record": None}
-
-
-def _port_taken(out: dict[str, Any]) -> str | None:
-    for nodeid, failure in (out.get("failures") or {}).items():
-        text = f"{failure.get('exc_type') or ''}: {failure.get('message') or ''}"
-        if PORT_TAKEN.search(text):
-            return f"{nodeid}: {text.strip()}"
-    log = out.get("log") or ""
-    if out.get("outcomes") and any(v in ("failed", "error") for v in out["outcomes"].values()):
-        found = PORT_TAKEN.search(log)
-        if found is not None:
-            return f"the replay's output says {found.group(0)!r}"
-    return None
 
 
 def _read(path: Path | None) -> str | None:

@@ -42,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="repeat each replay N times; disagreeing answers mean not deterministic")
     p.add_argument("--find-cleaners", action="store_true",
                    help="with --verify: name tests that undo the leak")
+    p.add_argument("--replay-workers", type=positive_int, metavar="N",
+                   help="with --verify: run up to N replays side by side (default: the cores "
+                   "this process may use; 1: one at a time)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the findings as JSON")
     fmt.add_argument("--markdown", action="store_true",
@@ -146,8 +149,11 @@ def _verify(per_lane: list[tuple[Record, list[Finding]]], args: argparse.Namespa
     from statesnap.proof.verify import ReplayError
 
     progress = progress_printer(quiet=args.json)
+    from statesnap.base.cores import available_cores
+
     replays = Replays(budget=args.budget, repeat=args.repeat, find_cleaners=args.find_cleaners,
-                      timeout=args.timeout, raise_errors=True)
+                      timeout=args.timeout, raise_errors=True,
+                      workers=args.replay_workers or available_cores())
     try:
         for lane, found in per_lane:
             if not found:

@@ -83,6 +83,7 @@ def attributed(records: Sequence[Record], verify: bool, budget: float) -> list[F
     """The verdicts each record's session stored (the others ``suspected, not replayed``);
     with ``verify``, every finding attributed and replayed afresh."""
     from statesnap.analysis.verdicts import findings_of
+    from statesnap.base.cores import available_cores
     from statesnap.proof.session_end import Replays, attribute_and_prove
 
     findings: list[Finding] = []
@@ -92,7 +93,8 @@ def attributed(records: Sequence[Record], verify: bool, budget: float) -> list[F
             continue
         progress = progress_printer()
         try:
-            findings.extend(attribute_and_prove(record, Replays(budget=budget), progress))
+            findings.extend(attribute_and_prove(
+                record, Replays(budget=budget, workers=available_cores()), progress))
         finally:
             stop(progress)
     return findings

@@ -83,6 +83,15 @@ def addoption(parser: pytest.Parser) -> None:
         "deterministic (default 1)",
     )
     group.addoption(
+        "--statesnap-replay-workers",
+        type=positive_int,
+        metavar="N",
+        default=None,
+        help="run up to N replays side by side at the end of the session (different "
+        "victims at once, each in a scratch copy of the project when tests write files; "
+        "default: the cores this process may use; 1: one at a time)",
+    )
+    group.addoption(
         "--statesnap-find-cleaners",
         action="store_true",
         default=False,
@@ -159,7 +168,7 @@ class Settings(Value):
     _fields = ("rootdir", "record_path", "json_path", "report_path", "probes", "packages",
                "watch_roots", "watch_exclude", "secret_patterns", "verify_budget", "verify_repeat",
                "find_cleaners", "watch_fixtures", "order_file", "restore_before", "verdicts_from",
-               "nvml_every", "isolate_child", "replay_warm")
+               "nvml_every", "isolate_child", "replay_warm", "replay_workers")
     __slots__ = _fields
 
     def __init__(self, rootdir: Path, record_path: Path | None, json_path: Path | None,
@@ -171,7 +180,8 @@ class Settings(Value):
                  restore_before: Path | None = None,
                  verdicts_from: Path | None = None, nvml_every: str | None = None,
                  isolate_child: Path | None = None,
-                 replay_warm: WarmSetting | None = None) -> None:
+                 replay_warm: WarmSetting | None = None,
+                 replay_workers: int | None = None) -> None:
         self.rootdir = rootdir
         self.record_path = record_path
         self.json_path = json_path
@@ -197,6 +207,8 @@ class Settings(Value):
         self.isolate_child = isolate_child
         #: Whether the session's replays may fork from a warm parent (statesnap.replay.warm).
         self.replay_warm = replay_warm or WarmSetting()
+        #: ``--statesnap-replay-workers``; None: as many as the cores this process may use.
+        self.replay_workers = replay_workers
 
 
 def option_path(config: pytest.Config, value: str | None) -> Path | None:
@@ -253,6 +265,7 @@ def settings_from(config: pytest.Config) -> Settings:
         restore_before=option_path(config, opt.statesnap_restore_before),
         verdicts_from=option_path(config, opt.statesnap_verdicts_from),
         isolate_child=option_path(config, opt.statesnap_isolate_child),
+        replay_workers=opt.statesnap_replay_workers,
         nvml_every=(str(opt.statesnap_nvml_every) if opt.statesnap_nvml_every is not None
                     else (str(config.getini("statesnap_nvml_every")).strip() or None)),
     )

@@ -267,6 +267,8 @@ class RunState:
 
     def end_context(self) -> EndContext:
         """What the session end needs from this run, in the proof layer's terms."""
+        from statesnap.base.cores import available_cores
+
         s = self.settings
         return EndContext(
             record_path=self.record_path,
@@ -284,6 +286,8 @@ class RunState:
             say=self.say,
             outputs=self.outputs,
             finders=list(self.finders),
+            replay_workers=(s.replay_workers if s.replay_workers is not None
+                            else available_cores()),
         )
 
 

@@ -4,13 +4,15 @@ A session proving twenty victims runs a hundred replays or more; a line for each
 A → B``, ``minimising``...) buries the test output in a CI log.  On a terminal the line is
 rewritten in place (rich's status line): victims done, replays run, victims queued, the
 budget left, and what runs now.  Elsewhere (a CI log, a pipe) one line is printed per victim,
-once its verdict is settled.
+once its verdict is settled.  Replays side by side (:mod:`statesnap.proof.sidebyside`) report
+from several threads: the counts are kept under a lock, and each line is printed whole.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import Any
 
@@ -69,34 +71,53 @@ class ProofProgress:
         self.done = 0
         self.replays = 0
         self.deadline = time.monotonic() + budget
-        self._started = time.monotonic()
+        #: When each victim in progress began (several at once, side by side).
+        self._started: dict[str, float] = {}
+        self._lock = threading.RLock()
 
     def step(self, msg: str) -> None:
         """One replay about to run (the verifier's own line, ``statesnap: replaying ...``)."""
-        self.replays += 1
-        if self.live and self.sink is not None:
-            self.sink(self._status(msg.removeprefix("statesnap: ")))
+        with self._lock:
+            self.replays += 1
+            if self.live and self.sink is not None:
+                self.sink(self._status(msg.removeprefix("statesnap: ")))
 
     def _status(self, now: str) -> str:
         left = max(0.0, self.deadline - time.monotonic())
-        queued = self.total - self.done - 1
+        busy = len(self._started)
+        queued = max(0, self.total - self.done - busy)
+        doing = (f"{busy} victim(s) in progress · " if busy > 1 else "")
         return (f"statesnap: victims {self.done}/{self.total} · {self.replays} replay(s) run · "
-                f"{queued} victim(s) queued · {left:.0f} s of budget left · {now}")
+                f"{doing}{queued} victim(s) queued · {left:.0f} s of budget left · {now}")
 
-    def begin(self) -> None:
-        self._started = time.monotonic()
+    def begin(self, finding: Finding) -> None:
+        with self._lock:
+            self._started[finding.victim] = time.monotonic()
 
     def settled(self, finding: Finding) -> None:
         """A victim's verdict is settled: one line in a log, the status on a terminal."""
-        self.done += 1
-        if self.sink is None:
-            return
-        if self.live:
-            self.sink(self._status(f"{finding.status}: {finding.victim}"))
-            return
-        took = time.monotonic() - self._started
-        self.sink(f"statesnap: [{self.done}/{self.total}] {finding.status} {finding.victim} "
-                  f"({len(finding.replays)} replay(s), {took:.1f} s)")
+        with self._lock:
+            self.done += 1
+            started = self._started.pop(finding.victim, time.monotonic())
+            if self.sink is None:
+                return
+            if self.live:
+                self.sink(self._status(f"{finding.status}: {finding.victim}"))
+                return
+            took = time.monotonic() - started
+            self.sink(f"statesnap: [{self.done}/{self.total}] {finding.status} "
+                      f"{finding.victim} ({len(finding.replays)} replay(s), {took:.1f} s)")
+
+    def dropped(self, finding: Finding) -> None:
+        """A victim left unsettled (interrupted): no longer in progress."""
+        with self._lock:
+            self._started.pop(finding.victim, None)
+
+    def say(self, msg: str) -> None:
+        """One line of its own (in a log; on a terminal, the status line shows it)."""
+        with self._lock:
+            if self.sink is not None:
+                self.sink(self._status(msg.removeprefix("statesnap: ")) if self.live else msg)
 
     def finish(self) -> None:
         stopper = getattr(self.sink, "stop", None)

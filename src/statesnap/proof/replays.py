@@ -2,12 +2,15 @@
 
 A replay runs an exact order in a fresh process (:mod:`statesnap.replay.runner`) within the
 verification budget.  Its repeats must agree about the victim (else :class:`NotDeterministic`),
-and each one is kept on the finding: its log and what the record keeps of it.
+and each one is kept on the finding: its log and what the record keeps of it.  With replays
+side by side (:mod:`statesnap.proof.sidebyside`) each one passes the :class:`~.gate.Gate`, and
+one whose answer could hinge on a replay beside it runs again alone.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,8 +18,10 @@ from pathlib import Path
 
 from statesnap.analysis.findings import Finding, ReplayRun
 from statesnap.base.progress import Progress
+from statesnap.proof.gate import Gate
 from statesnap.record.journal import Record
 from statesnap.record.signature import Signature
+from statesnap.replay.ports import port_taken
 from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult
 from statesnap.replay.runner import BudgetSpent, Runner
@@ -41,6 +46,11 @@ class ReplayTimeout(Exception):
 
 class NotDeterministic(Exception):
     """Repeats of one replay disagreed about the victim."""
+
+
+class Stopped(KeyboardInterrupt):
+    """Another thread stopped the replays side by side (a Ctrl-C reached the main thread, or a
+    replay that cannot run ended a CLI's verification): this worker ends as a Ctrl-C would."""
 
 
 #: What ends a key-level proof, keeping what earlier replays proved.
@@ -69,6 +79,12 @@ class Replayer:
         self.deadline = time.monotonic() + budget
         self.repeat = max(1, repeat)
         self.progress = progress or (lambda _msg: None)
+        #: Replays side by side (statesnap.proof.sidebyside): the gate every replay passes,
+        #: and the event that stops this worker.  None: replays one at a time, as before.
+        self.gate: Gate | None = None
+        self.stop: threading.Event | None = None
+        #: The runner works in a scratch copy of its own: files it sets aside are its own.
+        self.own_tree = False
 
     def replay(self, order: Sequence[str], victim: str, finding: Finding, label: str,
                restore: Mapping[str, object] | None = None) -> Verdict:
@@ -77,7 +93,7 @@ class Replayer:
             left = self.deadline - time.monotonic()
             if left <= 0:
                 raise BudgetSpent()
-            result = self.runner.run(order, restore=restore, label=label, timeout=left)
+            result = self._run(order, restore, label, left)
             if result.log is not None:
                 finding.logs.append(self._link(result.log))
             finding.replays.append(self._replay_run(result, victim, label, restore))
@@ -97,6 +113,46 @@ class Replayer:
         return Verdict(failed=fails[0], ran=all(victim in a.outcomes for a in answers),
                        signature=(next(iter(signatures)) if len(signatures) == 1
                                   else Signature(None)))
+
+    def _run(self, order: Sequence[str], restore: Mapping[str, object] | None, label: str,
+             left: float) -> ReplayResult:
+        """One replay; side by side, through the gate.  A fixed port that was taken while
+        another replay ran beside it is no answer: the replay runs again alone, so what it
+        says does not depend on which replays ran beside it."""
+        gate = self.gate
+        if gate is None:
+            return self.runner.run(order, restore=restore, label=label, timeout=left)
+        self._check_stop()
+        # Files set aside in the one tree all workers share: no replay may run beside them.
+        alone = self.runner.aside is not None and not self.own_tree
+        with (gate.alone() if alone else gate.shared()) as seen:
+            result = self.runner.run(order, restore=restore, label=label, timeout=left)
+        self._check_stop(result)
+        if not seen.beside or _port_conflict(result) is None:
+            return result
+        self.progress(f"statesnap: a port was taken beside another replay; "
+                      f"replaying {_order_words(order)} alone")
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise BudgetSpent()
+        with gate.alone():
+            again = self.runner.run(order, restore=restore, label=f"{label}-alone",
+                                    timeout=left)
+        self._check_stop(again)
+        return again
+
+    def _check_stop(self, killed: ReplayResult | None = None) -> None:
+        """Raise :class:`Stopped` once the replays were stopped; a replay that ran meanwhile
+        was killed: only its log stays (its order and record are no answer)."""
+        if self.stop is None or not self.stop.is_set():
+            return
+        if killed is not None and killed.log is not None:
+            stem = killed.log.name.removesuffix(".log")
+            for path in (killed.record, killed.log.with_name(f"{stem}.order.json"),
+                         killed.log.with_name(f"{stem}.restore.json")):
+                if path is not None:
+                    path.unlink(missing_ok=True)
+        raise Stopped()
 
     def _replay_run(self, result: ReplayResult, victim: str, label: str,
                     restore: Mapping[str, object] | None) -> ReplayRun:
@@ -125,6 +181,19 @@ class Replayer:
     def same_failure(verdict: Verdict, finding: Finding) -> bool:
         """The victim failed in the replay as it failed in the run (statesnap.record.signature)."""
         return verdict.failed and verdict.signature.same_as(finding.signature())
+
+
+def _port_conflict(result: ReplayResult) -> str | None:
+    """What says a port was taken in ``result`` (statesnap.replay.ports), or None."""
+    if not any(result.failed(n) for n in result.outcomes):
+        return None
+    text = ""
+    if result.log is not None:
+        try:
+            text = result.log.read_text("utf-8", "replace")
+        except OSError:
+            pass
+    return port_taken(result.failures, result.outcomes, text)
 
 
 def _order_words(order: Sequence[str]) -> str:

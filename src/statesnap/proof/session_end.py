@@ -38,7 +38,7 @@ class EndContext(Value):
 
     _fields = ("record_path", "verify_budget", "verify_repeat", "find_cleaners", "verdicts_from",
                "replaying", "json_path", "report_path", "own_fds", "initial_env", "redactor", "say",
-               "outputs", "finders", "replay_warm")
+               "outputs", "finders", "replay_warm", "replay_workers")
     __slots__ = _fields
 
     def __init__(self, record_path: Path | None, verify_budget: float, verify_repeat: int,
@@ -47,7 +47,7 @@ class EndContext(Value):
                  initial_env: dict[str, str], redactor: Redactor, say: Progress,
                  outputs: OutputLedger,
                  finders: list[Callable[[Record, list[Finding]], list[Finding]]] | None = None,
-                 replay_warm: WarmSetting | None = None) -> None:
+                 replay_warm: WarmSetting | None = None, replay_workers: int = 1) -> None:
         self.record_path = record_path
         self.verify_budget = verify_budget
         self.verify_repeat = verify_repeat
@@ -69,6 +69,8 @@ class EndContext(Value):
             [] if finders is None else finders)
         #: Whether replays may fork from a warm parent (None: the environment decides).
         self.replay_warm = replay_warm
+        #: Replays run side by side, up to this many at a time (statesnap.proof.sidebyside).
+        self.replay_workers = replay_workers
 
 
 class EndResult(Value):
@@ -185,7 +187,8 @@ def find(ctx: EndContext, record: Record) -> list[Finding]:
                                                env=ctx.initial_env, redactor=ctx.redactor,
                                                warm=ctx.replay_warm,
                                                beside=[r.what for r in released
-                                                       if r.kind == LEFT_RUNNING]),
+                                                       if r.kind == LEFT_RUNNING],
+                                               workers=ctx.replay_workers),
                      progress=session_progress(ctx.say))
     except KeyboardInterrupt:  # verify_findings noted which findings it did not finish
         raise Interrupted(findings) from None
@@ -195,13 +198,14 @@ class Replays(Value):
     """How findings are proven: the budget and the replays' settings."""
 
     _fields = ("budget", "repeat", "find_cleaners", "timeout", "env", "redactor", "raise_errors",
-               "beside", "warm")
+               "beside", "warm", "workers")
     __slots__ = _fields
 
     def __init__(self, budget: float, repeat: int = 1, find_cleaners: bool = False,
                  timeout: float = 300.0, env: dict[str, str] | None = None,
                  redactor: Redactor | None = None, raise_errors: bool = False,
-                 beside: list[str] | None = None, warm: WarmSetting | None = None) -> None:
+                 beside: list[str] | None = None, warm: WarmSetting | None = None,
+                 workers: int = 1) -> None:
         self.budget = budget
         self.repeat = repeat
         self.find_cleaners = find_cleaners
@@ -214,20 +218,30 @@ class Replays(Value):
         self.beside = list(beside or ())
         #: Whether replays may fork from a warm parent (None: ``STATESNAP_REPLAY_WARM`` decides).
         self.warm = warm
+        #: Replays run side by side, up to this many at a time (statesnap.proof.sidebyside).
+        self.workers = workers
 
 
 def prove(record: Record, findings: list[Finding], replays: Replays,
           progress: Progress | None = None) -> list[Finding]:
-    """Verify ``findings`` by replay in fresh processes, within the budget."""
-    from statesnap.proof.verify import verify_findings
-    from statesnap.replay.runner import Runner
+    """Verify ``findings`` by replay in fresh processes, within the budget; up to
+    ``replays.workers`` at a time."""
+    from statesnap.proof.scratchrunner import RunnerKit
 
-    runner = Runner(record, timeout=replays.timeout, env=replays.env, redactor=replays.redactor,
-                    warm=replays.warm)
-    runner.beside = replays.beside
+    kit = RunnerKit(timeout=replays.timeout, env=replays.env, redactor=replays.redactor,
+                    beside=replays.beside, warm=replays.warm)
+    if replays.workers > 1 and len(findings) > 1:
+        from statesnap.proof.sidebyside import verify_side_by_side
+
+        return verify_side_by_side(record, findings, kit=kit, workers=replays.workers,
+                                   budget=replays.budget, repeat=replays.repeat,
+                                   find_cleaners=replays.find_cleaners, progress=progress,
+                                   raise_errors=replays.raise_errors)
+    from statesnap.proof.verify import verify_findings
+
     return verify_findings(record, findings, budget=replays.budget, repeat=replays.repeat,
                            find_cleaners=replays.find_cleaners, progress=progress,
-                           runner=runner, raise_errors=replays.raise_errors)
+                           runner=kit.build(record), raise_errors=replays.raise_errors)
 
 
 def attribute_and_prove(record: Record, replays: Replays,

@@ -45,6 +45,7 @@ from statesnap.proof.replays import (
     ReplayError,
     ReplayTimeout,
 )
+from statesnap.proof.scratchrunner import ScratchRunner
 from statesnap.record.journal import Record, TestEntry
 from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
 from statesnap.replay.repro import gc_off_command, repro_command
@@ -101,7 +102,8 @@ class Verifier(Replayer):
         stage = self.runner.stage
         if stage is None or not stage.unrestorable or finding.status == VERIFIED:
             return
-        paths = sorted(str(p) for p in stage.unrestorable)
+        paths = sorted(self.runner.shown(p) if isinstance(self.runner, ScratchRunner) else str(p)
+                       for p in stage.unrestorable)
         shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         extra = (f"replays could not start from the files the recorded run started from "
                  f"({shown}: deleted or rewritten by the run)")
@@ -370,7 +372,7 @@ def verify_findings(
     done = 0
     try:
         for finding in findings:
-            shown.begin()
+            shown.begin(finding)
             verifier.verify(finding)
             verifier.find_cleaners(finding, everywhere=find_cleaners)
             shown.settled(finding)

@@ -44,6 +44,10 @@ from statesnap.replay.warmsetting import WarmSetting
 #: How many node ids of the order a log's heading lists (the order file has them all).
 MAX_LOGGED_IDS = 20
 
+#: Replays side by side (statesnap.proof.sidebyside) claim their log numbers one at a time:
+#: two labels would otherwise get the same number.
+_CLAIM_LOCK = threading.Lock()
+
 
 class BudgetSpent(Exception):
     """A time budget (a verification's, a hunt's) ran out: no replay may start any more.
@@ -114,6 +118,9 @@ class Runner:
         #: Per thread: while set (:meth:`cold`), that thread's replays run in a fresh
         #: interpreter.
         self._local = threading.local()
+        #: The cold replays in flight, for :meth:`abort` (called from another thread).
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._live_lock = threading.Lock()
 
     @property
     def warm_refused(self) -> str | None:
@@ -222,6 +229,10 @@ class Runner:
         Numbers continue across runners and processes (the session's verification, then a
         CLI ``bisect`` on the same record), so no replay's log overwrites another's.
         """
+        with _CLAIM_LOCK:
+            return self._claim(label)
+
+    def _claim(self, label: str) -> tuple[str, Path]:
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         taken = [int(p.name[:3]) for p in self.logs_dir.glob("[0-9][0-9][0-9]-*")
                  if p.name[:3].isdigit()]
@@ -291,6 +302,8 @@ class Runner:
                         path.unlink(missing_ok=True)
                 return result
             self._counted(False, 1, len(order))
+            with self._live_lock:
+                self._live.add(proc)
             assert proc.stdout is not None
             pump = self.pump(proc.stdout.fileno(), log, secrets)
             try:
@@ -306,6 +319,8 @@ class Runner:
                 spawned.wait(proc)
                 raise
             finally:
+                with self._live_lock:
+                    self._live.discard(proc)
                 pump.close()
                 proc.stdout.close()
                 self._exit_stages()
@@ -389,6 +404,18 @@ class Runner:
         known = [*self.redactor.seen(), *self.redactor.secrets_in(self.env),
                  *self.redactor.secrets_in(os.environ)]
         return LogPump(out_fd, log, self.redactor, known, secrets, tee)
+
+    def abort(self) -> None:
+        """Kill every replay of this runner in flight (their process groups), from any thread:
+        a Ctrl-C reaches the main thread only, while replays side by side run in others.
+        Each :meth:`run` then returns as a killed replay does, its staged files put back."""
+        with self._live_lock:
+            live = list(self._live)
+        for proc in live:
+            if proc.returncode is None:
+                _kill(proc)
+        # Forked replays are the warm parent's children: closing it kills every one in flight.
+        self.warm.close()
 
     def close(self) -> None:
         """End the warm parent; remove the scratch cache folder of the children."""

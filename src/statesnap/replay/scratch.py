@@ -1,7 +1,12 @@
-"""A worker's own copy of the project tree, put back to the checkout's state before each replay.
+"""A replay worker's own copy of the project tree, put back to the checkout's state before each
+replay.
 
-Copied once (mtimes kept); before every replay one walk removes what the checkout lacks and
-copies again what differs in size or mtime.
+Replays side by side in one tree would see each other's files (and a staged file moved aside
+by one under the other's feet), so each worker replays in a copy of its own: a backfill's Dask
+worker (:mod:`statesnap.backfill.tasks`), a session's replay worker
+(:mod:`statesnap.proof.sidebyside`).  Copied once (mtimes kept); before every replay one walk
+removes what the checkout lacks and copies again what differs in size or mtime.  The record's
+paths follow the copy with :func:`mapped_header`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 #: Never copied: version control, environments, caches (a replay makes its own).
 IGNORED = (".git", ".hg", ".venv", "venv", ".tox", ".nox", "__pycache__", ".pytest_cache",
@@ -38,10 +44,11 @@ def _files(root: Path, ignored: set[str]) -> dict[str, tuple[int, int]]:
 class ScratchTree:
     """The scratch copy of ``source`` for this process (made on first use)."""
 
-    def __init__(self, source: Path, exclude: Iterable[str] = ()) -> None:
+    def __init__(self, source: Path, exclude: Iterable[str] = (),
+                 prefix: str = "statesnap-backfill-") -> None:
         self.source = source
         self.ignored = _ignore(exclude)
-        self.base = Path(tempfile.mkdtemp(prefix="statesnap-backfill-"))
+        self.base = Path(tempfile.mkdtemp(prefix=prefix))
         self.tree = self.base / source.name
         shutil.copytree(source, self.tree, symlinks=True,
                         ignore=lambda _d, names: [n for n in names if n in self.ignored])
@@ -71,3 +78,25 @@ class ScratchTree:
 
     def remove(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def map_paths(value: Any, old: str, new: str) -> Any:
+    """``value`` with the path prefix ``old`` replaced by ``new`` in every string in it."""
+    if isinstance(value, str):
+        if value == old or value.startswith(old.rstrip("/") + "/"):
+            return new + value[len(old):]
+        return value.replace(f"={old}/", f"={new}/")
+    if isinstance(value, list):
+        return [map_paths(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: map_paths(v, old, new) for k, v in value.items()}
+    return value
+
+
+def mapped_header(header: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """A record's header with its project paths moved from ``old`` to ``new`` (a copy)."""
+    out = dict(header)
+    for name in ("rootdir", "invocation_dir", "replay", "inifile"):
+        if name in out:
+            out[name] = map_paths(out[name], old, new)
+    return out

@@ -1,0 +1,216 @@
+"""Replays side by side: the victims of one record verified at the same time, one per worker.
+
+Each worker thread takes the next victim and runs all of its replays with a runner of its own,
+so the replays whose answers are compared (alone against in order, a pair against the same
+pair with a key restored) run in one environment, as one at a time.  What workers could see
+of each other is kept apart:
+
+- tests that wrote files under the project (the ``files`` probe says so, or did not watch):
+  each worker replays in a scratch copy of its own (:mod:`statesnap.replay.scratch`, the
+  backfill's mechanism), reset before every replay, with the staged files its own;
+- tests that wrote files outside the project: replays run one at a time (a scratch copy cannot
+  hold them), said once;
+- a fixed port taken while another replay ran beside: that replay runs again alone
+  (:mod:`statesnap.proof.replays`, :mod:`statesnap.replay.ports`).
+
+One budget, one deadline, one progress line for all.  A Ctrl-C reaches the main thread only:
+it stops every worker and kills every replay in flight (:meth:`Runner.abort`), then what was
+proven is kept and the rest says it was interrupted, as one at a time.  Why: docs/ARCHITECTURE.md
+("Replays side by side").
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+
+from statesnap.analysis.findings import Finding
+from statesnap.base.progress import Progress
+from statesnap.proof.gate import Gate
+from statesnap.proof.progress import ProofProgress
+from statesnap.proof.scratchrunner import RunnerKit, ScratchRunner
+from statesnap.proof.verify import Verifier, note_interrupted
+from statesnap.record.journal import Record
+from statesnap.replay.runner import Runner
+from statesnap.replay.scratch import ScratchTree
+
+
+class Plan:
+    """How many workers replay, and whether each needs a scratch copy of the project."""
+
+    __slots__ = ("scratch", "why", "workers")
+
+    def __init__(self, workers: int, scratch: bool, why: str | None = None) -> None:
+        self.workers = workers
+        self.scratch = scratch
+        #: Why fewer workers than asked (said once), or None.
+        self.why = why
+
+
+def plan(record: Record, workers: int, victims: int) -> Plan:
+    """The workers for ``victims`` findings of ``record``, from what its tests wrote."""
+    workers = max(1, min(workers, victims))
+    if workers == 1:
+        return Plan(1, False)
+    keys = [ch.key for ch in record.collection if ch.probe == "files"]
+    keys += [ch.key for t in record.tests for ch in t.changes if ch.probe == "files"]
+    outside = sorted({k for k in keys if os.path.isabs(k) or k.split("/", 1)[0] == ".."})
+    if outside:
+        more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
+        return Plan(1, False, f"replays run one at a time: tests wrote files outside the "
+                              f"project ({outside[0]}{more}), which replays side by side "
+                              "would share")
+    watched = any(isinstance(p, Mapping) and p.get("name") == "files" and p.get("status") == "ok"
+                  for p in record.header.get("probes") or [])
+    return Plan(workers, scratch=bool(keys) or not watched)
+
+
+class SideBySide:
+    """The victims of one record, verified by ``workers`` threads (see the module doc)."""
+
+    def __init__(self, record: Record, findings: list[Finding], kit: RunnerKit,
+                 layout: Plan, budget: float, repeat: int, find_cleaners: bool,
+                 shown: ProofProgress, raise_errors: bool) -> None:
+        self.record = record
+        self.findings = findings
+        self.kit = kit
+        self.layout = layout
+        self.budget = budget
+        self.deadline = time.monotonic() + budget
+        self.repeat = repeat
+        self.everywhere = find_cleaners
+        self.shown = shown
+        self.raise_errors = raise_errors
+        self.gate = Gate()
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+        self._next = 0
+        self.settled: set[int] = set()
+        self.runners: list[Runner] = []
+        self.trees: list[ScratchTree] = []
+
+    def _take(self) -> int | None:
+        with self._lock:
+            if self.stop.is_set() or self._next >= len(self.findings):
+                return None
+            self._next += 1
+            return self._next - 1
+
+    def prepare(self) -> None:
+        """Each worker's runner (and scratch copy), made before any replay starts: a copy
+        that cannot be made (no room, no permission) is said once and the replays run one
+        at a time, as :class:`OSError` from here tells the caller."""
+        source = Path(self.record.header.get("rootdir") or ".")
+        for _ in range(self.layout.workers):
+            if not self.layout.scratch:
+                self.runners.append(self.kit.build(self.record))
+                continue
+            tree = ScratchTree(source, prefix="statesnap-replay-")
+            self.trees.append(tree)
+            self.runners.append(self.kit.build(self.record, tree))
+
+    def cleanup(self) -> None:
+        for runner in self.runners:
+            runner.close()
+        for tree in self.trees:
+            tree.remove()
+
+    def work(self, runner: Runner) -> None:
+        """One worker: victims off the queue until none is left or the replays stop."""
+        first = self._take()
+        if first is None:
+            return
+        verifier = Verifier(self.record, runner, self.budget, self.repeat, self.shown.step,
+                            self.raise_errors)
+        verifier.deadline, verifier.gate, verifier.stop = self.deadline, self.gate, self.stop
+        verifier.own_tree = isinstance(runner, ScratchRunner)
+        index: int | None = first
+        while index is not None:
+            finding = self.findings[index]
+            self.shown.begin(finding)
+            try:
+                verifier.verify(finding)
+                verifier.find_cleaners(finding, everywhere=self.everywhere)
+            except BaseException:
+                self.shown.dropped(finding)
+                raise
+            with self._lock:
+                self.settled.add(index)
+            self.shown.settled(finding)
+            index = self._take()
+
+    def run(self) -> list[Finding]:
+        pool = ThreadPoolExecutor(max_workers=self.layout.workers,
+                                  thread_name_prefix="statesnap-replay")
+        futures: list[Future[None]] = []
+        try:
+            futures = [pool.submit(self.work, runner) for runner in self.runners]
+            pending = set(futures)
+            while pending:
+                # A timeout, so that a Ctrl-C reaches this thread promptly.
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
+                for fut in done:
+                    fut.result()  # a worker's error: stop the others, then raise it
+        except BaseException as exc:
+            self._halt(futures)
+            if isinstance(exc, KeyboardInterrupt):
+                for i, finding in enumerate(self.findings):
+                    if i not in self.settled:
+                        note_interrupted(finding)
+            raise
+        finally:
+            pool.shutdown(wait=True)
+        return self.findings
+
+    def _halt(self, futures: list[Future[None]]) -> None:
+        """Stop every worker and kill every replay in flight; wait for the workers to end
+        (each puts its staged files back on its way out)."""
+        self.stop.set()
+        while True:
+            with self._lock:
+                runners = list(self.runners)
+            for runner in runners:
+                runner.abort()
+            _, pending = wait(futures, timeout=0.2)
+            if not pending:
+                break
+
+
+def verify_side_by_side(record: Record, findings: list[Finding], *,
+                        kit: RunnerKit, workers: int, budget: float,
+                        repeat: int = 1, find_cleaners: bool = False,
+                        progress: Progress | None = None,
+                        raise_errors: bool = False) -> list[Finding]:
+    """Verify ``findings`` of ``record`` with up to ``workers`` replays at a time, each worker
+    with a runner ``kit`` builds for the record (in a scratch copy where the tests wrote
+    files)."""
+    from statesnap.proof.verify import verify_findings
+
+    layout = plan(record, workers, len(findings))
+    shown = ProofProgress(progress, len(findings), budget)
+    if layout.why is not None:
+        shown.say(f"statesnap: {layout.why}")
+    if layout.workers == 1:
+        return verify_findings(record, findings, budget=budget, repeat=repeat,
+                               find_cleaners=find_cleaners, progress=progress,
+                               runner=kit.build(record), raise_errors=raise_errors)
+    pool = SideBySide(record, findings, kit, layout, budget, repeat, find_cleaners, shown,
+                      raise_errors)
+    try:
+        try:
+            pool.prepare()
+        except OSError as exc:
+            pool.cleanup()
+            shown.say(f"statesnap: cannot copy the project for replays side by side "
+                      f"({exc.strerror or exc}): replays run one at a time")
+            return verify_findings(record, findings, budget=budget, repeat=repeat,
+                                   find_cleaners=find_cleaners, progress=progress,
+                                   runner=kit.build(record), raise_errors=raise_errors)
+        return pool.run()
+    finally:
+        pool.cleanup()
+        shown.finish()
