@@ -48,6 +48,21 @@ DRIVER = r'''
 import json, os, signal, subprocess, sys, time
 
 
+def strays():
+    """Every process of the namespace but its first, this driver and the bystander: what the
+    session left running (a warm parent or a forked replay has no --statesnap-order)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) not in (1, os.getpid()):
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if cmd[:2] != [b"sleep", b"3600"] and cmd != [b""]:
+                found.append(int(pid))
+    return found
+
+
 def replays():
     found = []
     for pid in os.listdir("/proc"):
@@ -75,7 +90,7 @@ with open(out_path, "w") as out:
     proc.send_signal(signal.SIGINT)
     rc = proc.wait(timeout=120)
 time.sleep(0.2)
-print(json.dumps({"rc": rc, "left": replays(), "in_flight": most}))
+print(json.dumps({"rc": rc, "left": replays(), "strays": strays(), "in_flight": most}))
 '''
 
 
@@ -102,6 +117,7 @@ def test_ctrl_c_with_replays_side_by_side_kills_them_all(tmp_path: Path) -> None
     assert report["in_flight"] >= 2, context  # the SIGINT came with two replays running
     assert report["rc"] == pytest.ExitCode.INTERRUPTED, context
     assert report["left"] == [], context  # every replay's process group was killed
+    assert report["strays"] == [], context  # nor a warm parent or its forks
     for text in (*TRACEBACKS, "KeyboardInterrupt"):
         assert text not in output, context
     assert summary_line(output) == "2 failed, 2 passed", context

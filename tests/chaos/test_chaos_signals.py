@@ -41,6 +41,21 @@ DRIVER = r'''
 import json, os, signal, subprocess, sys, time
 
 
+def strays():
+    """Every process of the namespace but its first, this driver and the bystander: what the
+    session left running (a warm parent or a forked replay has no --statesnap-order)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) not in (1, os.getpid()):
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if cmd[:2] != [b"sleep", b"3600"] and cmd != [b""]:
+                found.append(int(pid))
+    return found
+
+
 def replays():
     """The pids of replay children alive now (a pytest run with --statesnap-order)."""
     found = []
@@ -72,7 +87,7 @@ with open(out_path, "w") as out:
         proc.send_signal(signal.SIGINT)
     rc = proc.wait(timeout=120)
 time.sleep(0.2)
-print(json.dumps({"rc": rc, "left": replays()}))
+print(json.dumps({"rc": rc, "left": replays(), "strays": strays()}))
 '''
 
 
@@ -105,6 +120,7 @@ def test_ctrl_c_during_a_replay_writes_what_was_proven_and_exits_2(tmp_path: Pat
     context = output[-5000:]
     assert report["rc"] == pytest.ExitCode.INTERRUPTED, context
     assert report["left"] == [], context  # the replay's process group was killed
+    assert report["strays"] == [], context  # nor a warm parent or its forks
     for text in TRACEBACKS:
         assert text not in output, context
     assert "KeyboardInterrupt" not in output, context
@@ -136,6 +152,7 @@ def test_a_second_ctrl_c_still_puts_the_staged_files_back(tmp_path: Path) -> Non
     context = output[-5000:]
     assert report["rc"] == pytest.ExitCode.INTERRUPTED, context
     assert report["left"] == [], context
+    assert report["strays"] == [], context  # nor a warm parent or its forks
     for text in (*TRACEBACKS, "KeyboardInterrupt"):
         assert text not in output, context
     assert summary_line(output) == summary_line(plain.stdout), context
