@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from statesnap.record.reader import read_record
+
 pytest.importorskip("torch")
 
 #: ``(test name, key, code that changes the flag, public expression that reads it)``.
@@ -168,11 +170,13 @@ def _suite() -> str:
 
 
 def _tests(record: Path) -> dict[str, dict[str, Any]]:
-    out = {}
-    for line in record.read_text().splitlines():
-        entry = json.loads(line)
-        if entry["type"] == "test":
-            out[entry["nodeid"].split("::")[1]] = entry
+    """Each test's changes as the record's reader gives them (a chained change's ``before``
+    is the key's previous ``after``, restored by the reader)."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in read_record(record).tests:
+        out[t.nodeid.split("::")[1]] = {"changes": [
+            {"probe": c.probe, "key": c.key, "before": c.before, "after": c.after,
+             "phase": c.phase} for c in t.changes]}
     return out
 
 
