@@ -261,6 +261,17 @@ def count_row(tree: Path, suite: Suite, work: Path, against: Path | None) -> str
     return row
 
 
+def _statesnap_src(given: Path | None, flag: str) -> Path | None:
+    """The folder holding the ``statesnap`` package of a checkout (or of its ``src/``)."""
+    if given is None:
+        return None
+    where = given.resolve()
+    where = where / "src" if (where / "src" / "statesnap").is_dir() else where
+    if not (where / "statesnap" / "__init__.py").is_file():
+        raise ValueError(f"{flag} {given}: no statesnap package there")
+    return where
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per suite")
@@ -280,27 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, default=None,
                         help="copy each round's summary JSON here (SUITE-ROUND.json)")
     args = parser.parse_args(argv)
-    src: Path | None = None
-    if args.src is not None:
-        src = args.src.resolve()
-        src = src / "src" if (src / "src" / "statesnap").is_dir() else src
-        if not (src / "statesnap" / "__init__.py").is_file():
-            print(f"--src {args.src}: no statesnap package there", file=sys.stderr)
-            return 2
-    against: Path | None = None
-    if args.against is not None:
-        against = args.against.resolve()
-        against = against / "src" if (against / "src" / "statesnap").is_dir() else against
-        if not (against / "statesnap" / "__init__.py").is_file():
-            print(f"--against {args.against}: no statesnap package there", file=sys.stderr)
-            return 2
-    base: Path | None = None
-    if args.base is not None:
-        base = args.base.resolve()
-        base = base / "src" if (base / "src" / "statesnap").is_dir() else base
-        if not (base / "statesnap" / "__init__.py").is_file():
-            print(f"--base {args.base}: no statesnap package there", file=sys.stderr)
-            return 2
+    try:
+        src, against, base = (_statesnap_src(getattr(args, name), f"--{name}")
+                              for name in ("src", "against", "base"))
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     invocation = shlex.join([os.path.relpath(sys.executable), "bench/bench_healthy.py",
                              *(sys.argv[1:] if argv is None else argv)])
     lines = [
