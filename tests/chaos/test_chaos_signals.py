@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from chaos_drivers import PROCESS_LISTING
 from chaos_runs import PYTEST, TRACEBACKS, check_same_run, env, outcomes, summary_line
 
 import pidns
@@ -37,39 +38,7 @@ def test_victim():
 
 #: In the namespace: pytest started, SIGINT sent once its first replay has run for 0.7 s
 #: (and again after ``again`` seconds), then the replay children still alive listed.
-DRIVER = r'''
-import json, os, signal, subprocess, sys, time
-
-
-def strays():
-    """Every process of the namespace but its first, this driver and the bystander: what the
-    session left running (a warm parent or a forked replay has no --statesnap-order)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit() and int(pid) not in (1, os.getpid()):
-            try:
-                cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            except OSError:
-                continue
-            if cmd[:2] != [b"sleep", b"3600"] and cmd != [b""]:
-                found.append(int(pid))
-    return found
-
-
-def replays():
-    """The pids of replay children alive now (a pytest run with --statesnap-order)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            except OSError:
-                continue
-            if any(c.startswith(b"--statesnap-order=") for c in cmd):
-                found.append(int(pid))
-    return found
-
-
+DRIVER = PROCESS_LISTING + r'''
 argv, out_path, again = json.loads(sys.argv[1])
 with open(out_path, "w") as out:
     proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
