@@ -18,16 +18,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-#: The modules, by name, whose attributes the end uses (``posixpath`` is ``os.path``).  Those
-#: not imported when the plugin loads are skipped: nothing captured, nothing put back.
+#: The modules, by name, whose attributes the end uses (``posixpath`` is ``os.path``;
+#: ``socket``: the warm parent's socket pair, which pytest-socket's ``socket.socket``
+#: refuses).  Those not imported when the plugin loads are skipped: nothing captured,
+#: nothing put back.
 MODULES = ("os", "posixpath", "genericpath", "stat", "subprocess", "select", "selectors",
            "signal", "time", "json", "json.encoder", "json.decoder", "json.scanner", "shutil",
-           "tempfile", "pathlib", "io", "fcntl", "errno", "codecs")
+           "tempfile", "pathlib", "io", "fcntl", "errno", "codecs", "socket")
 #: The classes (module, name) whose methods the end calls, or the standard library calls for it.
 CLASSES = (("subprocess", "Popen"), ("json", "JSONEncoder"), ("json", "JSONDecoder"),
            ("pathlib", "PurePath"), ("pathlib", "Path"), ("pathlib", "PurePosixPath"),
            ("pathlib", "PosixPath"), ("selectors", "PollSelector"),
-           ("selectors", "EpollSelector"), ("selectors", "DefaultSelector"))
+           ("selectors", "EpollSelector"), ("selectors", "DefaultSelector"),
+           ("socket", "socket"))
 
 #: Left to the clean room (statesnap.plugin.cleanroom), which puts them back for the end only:
 #: an isolated test's child gets the session's environment as the tests left it.

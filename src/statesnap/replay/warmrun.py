@@ -56,14 +56,21 @@ class WarmReplays:
                 if not isinstance(modules, list) or not modules:
                     self._refuse("the record does not list the modules to preload")
                     return None
-                started = spawn([str(m) for m in modules])
+                try:
+                    started = spawn([str(m) for m in modules])
+                except Exception as exc:  # forking is a speed-up: whatever fails, go cold
+                    started = f"cannot start the warm parent ({type(exc).__name__}: {exc})"
                 if isinstance(started, str):
                     self._refuse(started)
                     return None
                 self._parent = started
                 weakref.finalize(self, started.close)
                 return None
-            why = current.ready()
+            try:
+                why = current.ready()
+            except Exception as exc:
+                current.close()
+                why = f"the warm parent's answer could not be read ({type(exc).__name__})"
             if why is not None:
                 self._parent = None
                 self._refuse(why)
@@ -100,9 +107,10 @@ def run_forked(warm: WarmReplays, parent: WarmParent, argv: Sequence[str], limit
     read_fd, write_fd = os.pipe()
     try:
         child = parent.fork(list(argv), limit, write_fd, secrets.write_fd, secret_env)
-    except OSError as exc:
+    except Exception as exc:
         os.close(read_fd)
-        result.error = f"cannot fork from the warm parent: {exc.strerror}"
+        why = exc.strerror if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+        result.error = f"cannot fork from the warm parent: {why}"
         log.write(f"# statesnap: {result.error}\n")
         secrets.close()
         return False

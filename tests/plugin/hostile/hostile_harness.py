@@ -62,6 +62,9 @@ POLLUTIONS: dict[str, tuple[str, ...]] = {
     "json_loads": (),
     "json_encode": (),
     "frozen_time": (),
+    # What the warm parent is reached through (replays forked from it, issue 28 section 2).
+    "socket_class": (),
+    "socketpair": (),
     "signal_signal": (),
     # About 2,000 descriptors left open (issue 27, section 4): no select() on descriptors.
     "many_fds": (),

@@ -148,6 +148,21 @@ def pollute_json_encode():
     json.JSONEncoder.encode = _refuse("json.JSONEncoder.encode")
 
 
+class _BlockedSocket(socket.socket):
+    # What pytest-socket's --disable-socket leaves as socket.socket for the whole session.
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("socket.socket: blocked by a hostile test")
+
+
+def pollute_socket_class():
+    socket.socket = _BlockedSocket
+
+
+def pollute_socketpair():
+    socket.socketpair = _refuse("socket.socketpair")
+    socket.send_fds = _refuse("socket.send_fds")
+
+
 def pollute_frozen_time():
     import time
     time.time = lambda: 1_000_000.0
