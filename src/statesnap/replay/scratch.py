@@ -50,11 +50,16 @@ class ScratchTree:
         self.ignored = _ignore(exclude)
         self.base = Path(tempfile.mkdtemp(prefix=prefix))
         self.tree = self.base / source.name
-        shutil.copytree(source, self.tree, symlinks=True,
-                        ignore=lambda _d, names: [n for n in names if n in self.ignored])
-        self.logs = self.base / "logs"
-        self.logs.mkdir()
-        self._source_files = _files(source, self.ignored)
+        try:
+            shutil.copytree(source, self.tree, symlinks=True,
+                            ignore=lambda _d, names: [n for n in names if n in self.ignored])
+            self.logs = self.base / "logs"
+            self.logs.mkdir()
+            self._source_files = _files(source, self.ignored)
+        except BaseException:
+            # A copy the disk had no room for is no copy: leave none of it behind.
+            shutil.rmtree(self.base, ignore_errors=True)
+            raise
         #: The commit the copy was made at (set by its owner).
         self.commit: str | None = None
 
