@@ -36,7 +36,7 @@ from statesnap.proof.scratchrunner import RunnerKit, ScratchRunner
 from statesnap.proof.verify import Verifier, note_interrupted
 from statesnap.record.journal import Record
 from statesnap.replay.runner import Runner
-from statesnap.replay.scratch import ScratchTree
+from statesnap.replay.scratch import MAX_COPY_BYTES, ScratchTree
 
 
 class Plan:
@@ -109,7 +109,7 @@ class SideBySide:
             if not self.layout.scratch:
                 self.runners.append(self.kit.build(self.record))
                 continue
-            tree = ScratchTree(source, prefix="statesnap-replay-")
+            tree = ScratchTree(source, prefix="statesnap-replay-", most=MAX_COPY_BYTES)
             self.trees.append(tree)
             self.runners.append(self.kit.build(self.record, tree))
 
