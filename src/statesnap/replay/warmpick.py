@@ -14,7 +14,9 @@ start.  pytest would warn that ``statesnap`` was imported before ``-p statesnap`
 for rewriting, but its package docstring says ``PYTEST_DONT_REWRITE`` (statesnap never has its
 asserts rewritten: ``statesnap/__init__.py``), which is what pytest checks.  Other plugins'
 modules stay out: their asserts are rewritten in a fresh process, and a preloaded copy would
-not be.
+not be.  So do statesnap's modules that a replay child imports only after its first test
+(:data:`LATE`: the order plugin, the session end's summary): otherwise every child imports them
+again.
 """
 
 from __future__ import annotations
@@ -30,6 +32,24 @@ from typing import Any
 NEVER = frozenset({"__main__", "statesnap"})
 #: statesnap's own package: preloaded by full module names, after the libraries.
 OWN = "statesnap"
+#: statesnap's modules a replay child imports after its first test (``--statesnap-order``,
+#: the session end), which the session's list at its first test lacks: preloaded too.  A test
+#: (tests/replay/test_warmchild.py) fails when a forked child imports one of statesnap's own
+#: modules itself, so this list follows the code.
+#: Each imports nothing outside statesnap that the modules before it had not (tested too): a
+#: module a test imports must be new to a forked child's sys.modules when it is to a fresh one.
+LATE = (
+    # every replay: its order, the session end
+    "statesnap.replay.orderfile", "statesnap.plugin.order", "statesnap.probes.fixtures",
+    "statesnap.base.cores", "statesnap.analysis.quiet", "statesnap.analysis.resets",
+    "statesnap.plugin.terminal",
+    # a replay whose victim fails: its failure, what caused it, the finding's lines
+    "statesnap.record.failure", "statesnap.record.signature", "statesnap.analysis.attribution",
+    "statesnap.analysis.causes", "statesnap.analysis.connection", "statesnap.analysis.findings",
+    "statesnap.analysis.mtimerace", "statesnap.analysis.verdicts",
+    "statesnap.analysis.victimcode", "statesnap.contain.isolate.fields",
+    "statesnap.output.explain", "statesnap.replay.repro",
+)
 
 
 def _library_roots() -> list[str]:
@@ -74,5 +94,8 @@ def own_names(modules: Mapping[str, Any]) -> list[str]:
 
 
 def current(rootdir: Path, plugin_modules: Iterable[str] = ()) -> list[str]:
-    """:func:`preload_names` of this process's ``sys.modules``, then :func:`own_names`."""
-    return [*preload_names(sys.modules, rootdir, plugin_modules), *own_names(sys.modules)]
+    """:func:`preload_names` of this process's ``sys.modules``, then :func:`own_names`,
+    then the :data:`LATE` ones not loaded yet."""
+    own = own_names(sys.modules)
+    late = [name for name in LATE if name not in own]
+    return [*preload_names(sys.modules, rootdir, plugin_modules), *own, *late]

@@ -1,0 +1,159 @@
+"""A forked replay child does only what a fresh process would, and nothing twice (issue 28 §2).
+
+Real sessions inside a pid namespace: what a library made at import, in the warm parent, with
+a finalizer to release it at exit (a temporary folder) is still there for every forked child
+after the first, as it is for every fresh process; a test's own finalizers and atexit handlers
+still run at the child's exit; and a forked child imports none of statesnap's own modules
+itself (the warm parent preloaded them all: statesnap.replay.warmpick.LATE follows the code).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pidns
+from suite_runs import BASE_ARGS, child_env, write_suite
+
+pytestmark = pytest.mark.needs_pidns
+
+#: A "library" (under a site-packages folder, so the record lists it for the preload) that
+#: makes a temporary folder at import and removes it at exit, as tempfile.TemporaryDirectory
+#: does: the folder a warm parent made is the one every forked child sees.
+TMPLIB = """
+import shutil, tempfile, weakref
+DIR = tempfile.mkdtemp(prefix="tmplib-")
+
+class _Owner:
+    pass
+
+OWNER = _Owner()
+weakref.finalize(OWNER, shutil.rmtree, DIR, True)
+"""
+
+SUITE = {
+    "test_c.py": """
+        import atexit, os, sys, weakref
+        import tmplib
+
+        def _write(name, text="done"):
+            with open(os.path.join(os.environ["EXIT_DIR"], name), "w") as f:
+                f.write(text)
+
+        class _Kept:
+            pass
+
+        KEPT = _Kept()
+
+        def _statesnap_modules():
+            _write("statesnap-modules", "\\n".join(sorted(
+                n for n in sys.modules if n == "statesnap" or n.startswith("statesnap."))))
+
+        def test_library_folder_is_there():
+            assert os.path.isdir(tmplib.DIR)
+
+        def test_leaves_a_finalizer_for_exit():
+            if os.environ.get("EXIT_DIR"):
+                weakref.finalize(KEPT, _write, "finalize")
+                atexit.register(_statesnap_modules)
+                os.environ["WC_FLAG"] = "1"
+
+        def test_victim_of_the_flag():
+            assert "WC_FLAG" not in os.environ
+        """,
+}
+
+#: Replays with one runner: the first cold (the warm parent imports), then forked ones.
+REPLAYS = r"""
+import json, os, sys
+from statesnap.record.reader import read_record
+from statesnap.replay.runner import Runner
+record = read_record(sys.argv[1])
+where = sys.argv[2]
+runner = Runner(record, warm=True, env={**os.environ, "EXIT_DIR": where})
+F, E = "test_c.py::test_library_folder_is_there", "test_c.py::test_leaves_a_finalizer_for_exit"
+V = "test_c.py::test_victim_of_the_flag"
+rows = []
+for order in ([F], [F], [F], [F, E, V]):
+    res = runner.run(order, label="r")
+    rows.append({"forked": "# forked from the warm parent" in res.log.read_text(),
+                 "outcomes": res.outcomes, "returncode": res.returncode})
+print(json.dumps({"rows": rows, "files": sorted(os.listdir(where)),
+                  "preload": record.header.get("preload"), "refused": runner.warm_refused}))
+runner.close()
+"""
+
+
+#: Imports the preload as the warm parent does, all but statesnap's late modules first; prints
+#: the modules outside statesnap that the late ones added.
+LATE_ADDS = r"""
+import json, sys
+from statesnap.replay.warmpick import LATE
+preload = json.loads(sys.argv[1])
+for name in [n for n in preload if n not in LATE]:
+    try:
+        __import__(name)
+    except BaseException:
+        pass
+before = set(sys.modules)
+for name in LATE:
+    __import__(name)
+added = sorted(n for n in set(sys.modules) - before if n.split(".")[0] != "statesnap")
+print(json.dumps({"added": added, "late": all(n in preload for n in LATE)}))
+"""
+
+
+def test_a_forked_child_leaves_the_preloads_finalizers_runs_its_own_and_imports_no_statesnap(
+        tmp_path: Path) -> None:
+    pidns.require()
+    root = write_suite(tmp_path / "suite", SUITE)
+    site = tmp_path / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "tmplib.py").write_text(TMPLIB, encoding="utf-8")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = child_env({"PYTHONPATH": str(site), "TMPDIR": str(tmp)})
+    argv = [sys.executable, "-m", "pytest", *BASE_ARGS, "-p", "statesnap",
+            f"--statesnap-record={root / 'run.jsonl'}", "--statesnap-verify-budget=0"]
+    proc = subprocess.run(pidns.wrap(argv), cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stdout[-3000:]  # no EXIT_DIR: the victim passes
+    where = tmp_path / "exits"
+    where.mkdir()
+    run = subprocess.run(pidns.wrap([sys.executable, "-c", REPLAYS, str(root / "run.jsonl"),
+                                     str(where)]),
+                         cwd=root, env=env, capture_output=True, text=True, timeout=600,
+                         stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(run.stderr), run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["refused"] is None
+    rows = out["rows"]
+    assert [r["forked"] for r in rows] == [False, True, True, True]
+    # The warm parent's folder outlives each forked child's exit, as a fresh process's own
+    # folder is there for it: every replay passes.
+    for row in rows[:3]:
+        assert row["outcomes"] == {"test_c.py::test_library_folder_is_there": "passed"}, rows
+        assert row["returncode"] == 0
+    # The last one leaks state into a victim that fails: the child reports it, as a replay of
+    # a polluter and its victim does.
+    assert rows[3]["outcomes"] == {"test_c.py::test_library_folder_is_there": "passed",
+                                   "test_c.py::test_leaves_a_finalizer_for_exit": "passed",
+                                   "test_c.py::test_victim_of_the_flag": "failed"}
+    # What the test left for the exit ran in the forked child: its finalizer and atexit.
+    assert out["files"] == ["finalize", "statesnap-modules"]
+    # Every statesnap module the child had at its exit was preloaded by the warm parent.
+    child_modules = (where / "statesnap-modules").read_text().split()
+    assert "statesnap.plugin.core" in child_modules
+    assert sorted(set(child_modules) - set(out["preload"])) == []
+    # And preloading statesnap's late modules brings no other module in with them: a module a
+    # test imports is new to a forked child's sys.modules whenever it is new to a fresh one.
+    late = subprocess.run([sys.executable, "-c", LATE_ADDS, json.dumps(out["preload"])],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert late.returncode == 0, late.stderr[-3000:]
+    assert json.loads(late.stdout) == {"added": [], "late": True}
