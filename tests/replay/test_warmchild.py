@@ -3,8 +3,9 @@
 Real sessions inside a pid namespace: what a library made at import, in the warm parent, with
 a finalizer to release it at exit (a temporary folder) is still there for every forked child
 after the first, as it is for every fresh process; a test's own finalizers and atexit handlers
-still run at the child's exit; and a forked child imports none of statesnap's own modules
-itself (the warm parent preloaded them all: statesnap.replay.warmpick.LATE follows the code).
+still run at the child's exit; and a forked child imports none of pytest's or statesnap's own
+modules itself, even to report a failure (the warm parent preloaded them all:
+statesnap.replay.warmpick.LATE follows the code).
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ SUITE = {
 
         KEPT = _Kept()
 
-        def _statesnap_modules():
-            _write("statesnap-modules", "\\n".join(sorted(
-                n for n in sys.modules if n == "statesnap" or n.startswith("statesnap."))))
+        def _own_modules():
+            _write("own-modules", "\\n".join(sorted(
+                n for n in sys.modules if n.split(".")[0] in ("statesnap", "_pytest"))))
 
         def test_library_folder_is_there():
             assert os.path.isdir(tmplib.DIR)
@@ -59,7 +60,7 @@ SUITE = {
         def test_leaves_a_finalizer_for_exit():
             if os.environ.get("EXIT_DIR"):
                 weakref.finalize(KEPT, _write, "finalize")
-                atexit.register(_statesnap_modules)
+                atexit.register(_own_modules)
                 os.environ["WC_FLAG"] = "1"
 
         def test_victim_of_the_flag():
@@ -88,9 +89,10 @@ runner.close()
 """
 
 
-#: Imports the preload as the warm parent does, all but statesnap's late modules first; prints
-#: the modules outside statesnap that the late ones added.
-LATE_ADDS = r"""
+#: Imports the preload as the warm parent does, statesnap's late modules last; prints the
+#: modules outside statesnap that the late ones added, and pytest's and statesnap's modules
+#: loaded in the end (what a forked child finds in sys.modules).
+PRELOADED = r"""
 import json, sys
 from statesnap.replay.warmpick import LATE
 preload = json.loads(sys.argv[1])
@@ -103,7 +105,8 @@ before = set(sys.modules)
 for name in LATE:
     __import__(name)
 added = sorted(n for n in set(sys.modules) - before if n.split(".")[0] != "statesnap")
-print(json.dumps({"added": added, "late": all(n in preload for n in LATE)}))
+loaded = sorted(n for n in sys.modules if n.split(".")[0] in ("statesnap", "_pytest"))
+print(json.dumps({"added": added, "late": all(n in preload for n in LATE), "loaded": loaded}))
 """
 
 
@@ -146,14 +149,16 @@ def test_a_forked_child_leaves_the_preloads_finalizers_runs_its_own_and_imports_
                                    "test_c.py::test_leaves_a_finalizer_for_exit": "passed",
                                    "test_c.py::test_victim_of_the_flag": "failed"}
     # What the test left for the exit ran in the forked child: its finalizer and atexit.
-    assert out["files"] == ["finalize", "statesnap-modules"]
-    # Every statesnap module the child had at its exit was preloaded by the warm parent.
-    child_modules = (where / "statesnap-modules").read_text().split()
-    assert "statesnap.plugin.core" in child_modules
-    assert sorted(set(child_modules) - set(out["preload"])) == []
-    # And preloading statesnap's late modules brings no other module in with them: a module a
-    # test imports is new to a forked child's sys.modules whenever it is new to a fresh one.
-    late = subprocess.run([sys.executable, "-c", LATE_ADDS, json.dumps(out["preload"])],
+    assert out["files"] == ["finalize", "own-modules"]
+    # Every module of pytest's and statesnap's that the child had at its exit, the ones its
+    # failure's report needed included, was in the warm parent already: the child imported
+    # none of them itself.  And statesnap's late modules bring no other module in with them:
+    # a module a test imports is new to a forked child's sys.modules when it is to a fresh one.
+    child_modules = (where / "own-modules").read_text().split()
+    assert "statesnap.plugin.core" in child_modules and "_pytest.junitxml" in child_modules
+    late = subprocess.run([sys.executable, "-c", PRELOADED, json.dumps(out["preload"])],
                           cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert late.returncode == 0, late.stderr[-3000:]
-    assert json.loads(late.stdout) == {"added": [], "late": True}
+    parent = json.loads(late.stdout)
+    assert parent["added"] == [] and parent["late"] is True
+    assert sorted(set(child_modules) - set(parent["loaded"])) == []

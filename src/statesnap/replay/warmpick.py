@@ -8,15 +8,17 @@ one already imported would make it warn, which a fresh process never does.  The 
 the list (``preload`` on the collection line, read into the header); a warm parent imports
 exactly these, in the order the session imported them (:mod:`statesnap.replay.warm`).
 
-After them come statesnap's own modules that were loaded (every one, by its full name): a
+Then come pytest's own submodules that were loaded (:func:`pytest_names`: its default plugins,
+which ``import pytest`` alone does not import and every child's start would), and statesnap's
+own modules that were loaded (every one, by its full name): a
 replay child is a session with statesnap on, and importing them is most of statesnap's own
 start.  pytest would warn that ``statesnap`` was imported before ``-p statesnap`` could mark it
 for rewriting, but its package docstring says ``PYTEST_DONT_REWRITE`` (statesnap never has its
 asserts rewritten: ``statesnap/__init__.py``), which is what pytest checks.  Other plugins'
 modules stay out: their asserts are rewritten in a fresh process, and a preloaded copy would
-not be.  So do statesnap's modules that a replay child imports only after its first test
-(:data:`LATE`: the order plugin, the session end's summary): otherwise every child imports them
-again.
+not be.  statesnap's modules that a replay child imports only after its first test come last
+(:data:`LATE`: the order plugin, the session end's summary, a failure's report): otherwise
+every child imports them again.
 """
 
 from __future__ import annotations
@@ -88,14 +90,33 @@ def preload_names(modules: Mapping[str, Any], rootdir: Path,
     return out
 
 
+def pytest_names(modules: Mapping[str, Any]) -> list[str]:
+    """pytest's own submodules that ``modules`` has loaded (``_pytest.junitxml``, its other
+    default plugins...), by full name: ``import pytest`` does not import them, pytest's start
+    does, in every child.  Not the builtin plugins outside the defaults (``-p pytester``) and
+    their submodules: pytest loads those after it installs its assertion rewriter, which
+    would warn that they were imported before it could rewrite them.  None at all where
+    ``_pytest.config`` does not say which those are."""
+    config = modules.get("_pytest.config")
+    builtin = getattr(config, "builtin_plugins", None)
+    defaults = getattr(config, "default_plugins", None)
+    if not isinstance(builtin, (set, frozenset, tuple, list)) \
+            or not isinstance(defaults, (tuple, list)):
+        return []
+    later = tuple(f"_pytest.{name}" for name in set(builtin) - set(defaults))
+    return [name for name in list(modules) if name.startswith("_pytest.")
+            and not any(name == p or name.startswith(p + ".") for p in later)]
+
+
 def own_names(modules: Mapping[str, Any]) -> list[str]:
     """statesnap's own modules in ``modules``, by full name, in import order."""
     return [name for name in list(modules) if name == OWN or name.startswith(OWN + ".")]
 
 
 def current(rootdir: Path, plugin_modules: Iterable[str] = ()) -> list[str]:
-    """:func:`preload_names` of this process's ``sys.modules``, then :func:`own_names`,
-    then the :data:`LATE` ones not loaded yet."""
+    """:func:`preload_names` of this process's ``sys.modules``, then
+    :func:`pytest_names`, :func:`own_names` and the :data:`LATE` ones not loaded yet."""
     own = own_names(sys.modules)
     late = [name for name in LATE if name not in own]
-    return [*preload_names(sys.modules, rootdir, plugin_modules), *own, *late]
+    return [*preload_names(sys.modules, rootdir, plugin_modules),
+            *pytest_names(sys.modules), *own, *late]
