@@ -162,3 +162,61 @@ def test_a_forked_child_leaves_the_preloads_finalizers_runs_its_own_and_imports_
     parent = json.loads(late.stdout)
     assert parent["added"] == [] and parent["late"] is True
     assert sorted(set(child_modules) - set(parent["loaded"])) == []
+
+
+#: A session that loads pytester (a builtin plugin outside pytest's defaults, loaded after its
+#: assertion rewriter is installed): preloaded, pytest would warn in every forked child that
+#: it was imported before it could be rewritten.
+PYTESTER_SUITE = {
+    "conftest.py": """
+        pytest_plugins = ["pytester"]
+        """,
+    "test_p.py": """
+        def test_uses_pytester(pytester):
+            pytester.makepyfile("def test_inner():\\n    pass\\n")
+            pytester.runpytest_inprocess().assert_outcomes(passed=1)
+        """,
+}
+
+PYTESTER_REPLAYS = r"""
+import json, sys
+from statesnap.record.reader import read_record
+from statesnap.replay.runner import Runner
+record = read_record(sys.argv[1])
+runner = Runner(record, warm=True)
+logs = []
+for _ in range(2):
+    res = runner.run(["test_p.py::test_uses_pytester"], label="p")
+    logs.append({"outcomes": res.outcomes, "log": res.log.read_text()})
+print(json.dumps({"logs": logs, "preload": record.header.get("preload"),
+                  "refused": runner.warm_refused}))
+runner.close()
+"""
+
+
+def test_pytester_loaded_by_the_session_is_not_preloaded_and_no_child_warns(
+        tmp_path: Path) -> None:
+    pidns.require()
+    root = write_suite(tmp_path / "suite", PYTESTER_SUITE)
+    env = child_env({})
+    argv = [sys.executable, "-m", "pytest", *BASE_ARGS, "-p", "statesnap",
+            f"--statesnap-record={root / 'run.jsonl'}", "--statesnap-verify-budget=0"]
+    proc = subprocess.run(pidns.wrap(argv), cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    run = subprocess.run(pidns.wrap([sys.executable, "-c", PYTESTER_REPLAYS,
+                                     str(root / "run.jsonl")]),
+                         cwd=root, env=env, capture_output=True, text=True, timeout=600,
+                         stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(run.stderr), run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["refused"] is None
+    preload = out["preload"]
+    assert "_pytest.junitxml" in preload
+    assert not [n for n in preload if n.startswith(("_pytest.pytester", "_pytest.pytester_"))]
+    forked = out["logs"][1]
+    assert "# forked from the warm parent" in forked["log"]
+    assert forked["outcomes"] == {"test_p.py::test_uses_pytester": "passed"}
+    assert "already imported" not in forked["log"] and "Warning" not in forked["log"]
