@@ -61,9 +61,13 @@ def _library_roots() -> list[str]:
     return sorted({os.path.dirname(os.__file__), os.path.dirname(os.path.realpath(os.__file__))})
 
 
+#: A folder of installed distributions, as one component of a module's file (string tests,
+#: not pathlib's parts: this runs in every replay child, over every top-level module).
+_INSTALLED = tuple(f"{os.sep}{name}{os.sep}" for name in ("site-packages", "dist-packages"))
+
+
 def _is_library(file: str, roots: Iterable[str], rootdir: str) -> bool:
-    parts = Path(file).parts
-    if "site-packages" in parts or "dist-packages" in parts:
+    if any(part in os.sep + file for part in _INSTALLED):
         return True
     if file.startswith(rootdir):
         return False  # the project's own code (a checkout on sys.path, an editable install)

@@ -125,6 +125,15 @@ preload_finalizers = list(_weakref.finalize._registry) if _weakref is not None e
 del _weakref
 before_mine = set(sys.modules)
 import gc, json, select, signal, socket, time
+if not refused and "importlib.metadata" in sys.modules:
+    # importlib.metadata keeps each sys.path folder's listing (checked against the folder's
+    # mtime on every use, as in any process that asks twice): pytest's search for plugins in
+    # each child then lists no folder that did not change.  Only where the preload imported
+    # importlib.metadata; a module this imports is the program's own (below).
+    try:
+        list(sys.modules["importlib.metadata"].distributions())
+    except Exception:
+        pass
 #: What this program imported that the preload did not: gone from each child's sys.modules.
 mine = set(sys.modules) - before_mine
 sock = socket.socket(fileno=int(sys.argv[1]))
