@@ -8,6 +8,7 @@ attribution works on exactly as it does on the recorded run.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -88,12 +89,15 @@ class Observed:
     def child(self) -> Record | None:
         """The child's record (None when the child wrote none that can be read)."""
         if not self._loaded:
-            self._loaded = True
+            # Read before marking it read: workers side by side may ask at once (both
+            # then read it; neither sees "read, none").
+            child: Record | None = None
             if self.result.record is not None:
                 try:
-                    self._child = read_record(self.result.record)
+                    child = read_record(self.result.record)
                 except RecordError:
-                    self._child = None
+                    child = None
+            self._child, self._loaded = child, True
         return self._child
 
     def outcome(self, nodeid: str) -> str | None:
@@ -129,6 +133,16 @@ class Replays:
         self.runs: list[HuntRun] = []
         #: The runner's own per-run timeout; a run never gets more than the budget left.
         self._timeout = runner.timeout
+        #: The number the progress line gives the next run, shared with :meth:`beside`'s.
+        self._numbers = itertools.count(1)
+
+    def beside(self, runner: Runner) -> Replays:
+        """Runs with another ``runner`` (a worker's of :mod:`statesnap.hunt.sidebyside`) under
+        this budget and deadline, numbered on the same progress line; their runs are
+        collected apart (``runs``) and merged back in a stable order by the caller."""
+        other = Replays(runner, 0.0, self.progress)
+        other.started, other.deadline, other._numbers = self.started, self.deadline, self._numbers
+        return other
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -142,7 +156,7 @@ class Replays:
         if left <= 0:
             raise BudgetSpent(label)
         self.runner.timeout = max(1.0, min(self._timeout, left))
-        self.progress(f"statesnap: hunt run {len(self.runs) + 1}: {message}")
+        self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
         result = self.runner.run(order, restore=restore, label=label)
         run = HuntRun(label=label, kind=kind, tests=len(order), duration=result.duration,
                       log=None if result.log is None else str(result.log),

@@ -59,12 +59,17 @@ class ScratchRunner(Runner):
 class RunnerKit:
     """The settings every worker's runner gets: a session's or a CLI command's."""
 
-    __slots__ = ("beside", "env", "redactor", "timeout", "warm")
+    __slots__ = ("beside", "env", "extra_args", "logs_dir", "redactor", "timeout", "warm")
 
     def __init__(self, timeout: float = 300.0, env: Mapping[str, str] | None = None,
                  redactor: Redactor | None = None, beside: Sequence[str] = (),
-                 warm: WarmSetting | None = None) -> None:
+                 warm: WarmSetting | None = None, logs_dir: Path | None = None,
+                 extra_args: Sequence[str] = ()) -> None:
         self.timeout = timeout
+        #: Where the replays' logs go (None: beside the record) and the pytest arguments each
+        #: replay gets besides the record's: a hunt's own folder and its ``-- ARGS``.
+        self.logs_dir = logs_dir
+        self.extra_args = list(extra_args)
         #: Whether replays may fork from a warm parent (None: ``STATESNAP_REPLAY_WARM``
         #: decides); each worker's runner has a warm parent of its own.
         self.warm = warm
@@ -75,10 +80,10 @@ class RunnerKit:
 
     def build(self, record: Record, tree: ScratchTree | None = None) -> Runner:
         """A runner for ``record``; in ``tree`` (a scratch copy) when given."""
-        runner = (Runner(record, timeout=self.timeout, env=self.env, redactor=self.redactor,
-                         warm=self.warm)
-                  if tree is None else
-                  ScratchRunner(record, tree, timeout=self.timeout, env=self.env,
-                                redactor=self.redactor, warm=self.warm))
+        settings: dict[str, Any] = {"timeout": self.timeout, "env": self.env,
+                                    "redactor": self.redactor, "warm": self.warm,
+                                    "logs_dir": self.logs_dir, "extra_args": self.extra_args}
+        runner = (Runner(record, **settings) if tree is None
+                  else ScratchRunner(record, tree, **settings))
         runner.beside = list(self.beside)
         return runner
