@@ -52,9 +52,9 @@ from statesnap.hunt.runs import (
 )
 from statesnap.hunt.sidebyside import ProofPool, hunt_plan
 from statesnap.hunt.suspect import Suspect
-from statesnap.proof.scratchrunner import RunnerKit
 from statesnap.record.journal import Record
 from statesnap.replay.runner import BudgetSpent, Runner
+from statesnap.replay.scratchrunner import RunnerKit
 
 #: The note of a suspect a Ctrl-C stopped the proofs of.
 INTERRUPTED = "the hunt was interrupted (Ctrl-C) before it was proven"

@@ -26,11 +26,11 @@ from typing import TypeVar
 
 from statesnap.base.progress import Progress
 from statesnap.hunt.runs import HuntRun, Replays
-from statesnap.proof.scratchrunner import RunnerKit
-from statesnap.proof.sidebyside import Plan, plan
 from statesnap.record.journal import Record
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.replay.scratch import ScratchTree
+from statesnap.replay.scratchrunner import RunnerKit
+from statesnap.replay.workerplan import Plan, plan
 
 T = TypeVar("T")
 
