@@ -137,7 +137,7 @@ def test_two_workers_prove_what_one_proves_with_the_same_printed_lines(suite: Su
     def verdict_lines(text: str) -> list[str]:
         return [line for line in text.splitlines() if line.startswith("  [")]
     assert verdict_lines(two_out) == verdict_lines(one_out), (one_out, two_out)
-    check_reproductions(two_out, suite.root, VICTIMS)
-    # The checkout is as the record left it (the file polluter's replays ran in copies or
-    # had their staged files put back).
+    # The checkout is as the hunts found it (the file polluter's replays ran in copies or
+    # had what they wrote taken away again).
     assert not (suite.root / "flag.txt").exists()
+    check_reproductions(two_out, suite.root, VICTIMS)
