@@ -9,6 +9,7 @@ attribution works on exactly as it does on the recorded run.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -122,6 +123,11 @@ class Observed:
         return out
 
 
+class Stopped(BudgetSpent):
+    """The proofs side by side were stopped (a Ctrl-C, another worker's error): no replay of
+    this worker starts, and none killed on the way counts as an answer."""
+
+
 class Replays:
     """Starts the runs of one hunt with one :class:`Runner`, never past the deadline."""
 
@@ -135,13 +141,16 @@ class Replays:
         self._timeout = runner.timeout
         #: The number the progress line gives the next run, shared with :meth:`beside`'s.
         self._numbers = itertools.count(1)
+        #: Set when the workers side by side must stop (:meth:`beside`'s, None: never).
+        self.stop: threading.Event | None = None
 
-    def beside(self, runner: Runner) -> Replays:
+    def beside(self, runner: Runner, stop: threading.Event) -> Replays:
         """Runs with another ``runner`` (a worker's of :mod:`statesnap.hunt.sidebyside`) under
         this budget and deadline, numbered on the same progress line; their runs are
         collected apart (``runs``) and merged back in a stable order by the caller."""
         other = Replays(runner, 0.0, self.progress)
         other.started, other.deadline, other._numbers = self.started, self.deadline, self._numbers
+        other.stop = stop
         return other
 
     def left(self) -> float:
@@ -155,9 +164,13 @@ class Replays:
         left = self.left()
         if left <= 0:
             raise BudgetSpent(label)
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)
         self.runner.timeout = max(1.0, min(self._timeout, left))
         self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
         result = self.runner.run(order, restore=restore, label=label)
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)  # killed by the stop, most likely: it tells nothing
         run = HuntRun(label=label, kind=kind, tests=len(order), duration=result.duration,
                       log=None if result.log is None else str(result.log),
                       order_file=None if result.log is None else

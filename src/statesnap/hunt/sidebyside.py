@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from statesnap.base.progress import Progress
-from statesnap.hunt.runs import HuntRun, Replays
+from statesnap.hunt.runs import HuntRun, Replays, Stopped
 from statesnap.record.journal import Record
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.replay.scratch import ScratchTree
@@ -98,8 +98,8 @@ class ProofPool:
         spent: list[BudgetSpent] = []
 
         def work(runner: Runner) -> None:
-            mine = self.replays.beside(runner)
-            while not stop.is_set():
+            mine = self.replays.beside(runner, stop)
+            while not stop.is_set() and not spent:
                 with self._lock:
                     index = next(queue, None)
                 if index is None:
@@ -107,9 +107,12 @@ class ProofPool:
                 mine.runs = runs[index]  # kept apart: merged back in task order
                 try:
                     task(mine, items[index])
+                except Stopped:
+                    return  # the main thread stopped the workers: it says why
                 except BudgetSpent as exc:
+                    # No task starts past the deadline; the runs in flight end by it and
+                    # still count (``stop`` would throw their answers away).
                     spent.append(exc)
-                    stop.set()  # no task starts past the deadline
 
         pool = ThreadPoolExecutor(max_workers=min(len(self.runners), len(items)),
                                   thread_name_prefix="statesnap-hunt")
