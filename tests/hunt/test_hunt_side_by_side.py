@@ -141,3 +141,94 @@ def test_two_workers_prove_what_one_proves_with_the_same_printed_lines(suite: Su
     # had what they wrote taken away again).
     assert not (suite.root / "flag.txt").exists()
     check_reproductions(two_out, suite.root, VICTIMS)
+
+
+#: Two victims that bind one fixed port ($SBS_PORT).  In a run of exactly two tests (a proof
+#: pair) each holds it until the other one has tried too, so the two pairs proven side by side
+#: are sure to meet on it: the one that finds it taken fails with EADDRINUSE, which is no answer.
+PORT_SUITE = {
+    "test_1_port_victims.py": '''
+import os, socket, time
+import pytest
+
+N = {}
+
+def pytest_hold(name):
+    marks = os.environ["SBS_MARKS"]
+    s = socket.socket()
+    start = time.time()
+    try:
+        s.bind(("127.0.0.1", int(os.environ["SBS_PORT"])))
+        s.listen()
+    finally:
+        open(os.path.join(marks, f"{name}-{os.getpid()}"), "w").close()
+    try:
+        if os.environ.get("SBS_COLLECTED") == "2":
+            other = "b" if name == "a" else "a"
+            while time.time() - start < 10:
+                if any(m.startswith(other + "-") and
+                       os.path.getmtime(os.path.join(marks, m)) >= start - 1
+                       for m in os.listdir(marks)):
+                    break
+                time.sleep(0.05)
+            time.sleep(0.3)
+    finally:
+        s.close()
+
+def test_port_victim_a():
+    pytest_hold("a")
+    assert "SBS_A" not in os.environ
+
+def test_port_victim_b():
+    pytest_hold("b")
+    assert "SBS_B" not in os.environ
+''',
+    "conftest.py": '''
+import os
+
+def pytest_collection_finish(session):
+    os.environ["SBS_COLLECTED"] = str(len(session.items))
+''',
+    "test_2_port_polluters.py": '''
+import os
+
+def test_sets_a():
+    os.environ["SBS_A"] = "1"
+
+def test_sets_b():
+    os.environ["SBS_B"] = "1"
+''',
+}
+
+
+def test_a_port_taken_beside_another_replay_is_no_answer(suite: Suite, tmp_path: Path) -> None:
+    import socket
+
+    suite.write(PORT_SUITE)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    extra = {"SBS_MARKS": str(marks), "SBS_PORT": str(port)}
+    os.environ.update(extra)  # the recorded run and the hunt's replays
+    try:
+        record = suite.record()
+        out = suite.out / "hunt.json"
+        proc = subprocess.run([sys.executable, "-m", "statesnap", "hunt", str(record),
+                               "--budget", "600", "--replay-workers", "2", "--json", str(out)],
+                              cwd=suite.root, capture_output=True, text=True, timeout=900)
+    finally:
+        for name in extra:
+            os.environ.pop(name, None)
+    context = proc.stdout + proc.stderr[-4000:]
+    assert proc.returncode == 1, context
+    # The two pairs met on the port; the one that found it taken ran again alone.
+    assert "a port was taken beside another replay" in proc.stderr, context
+    found = {f["victim"].split("::")[-1]: f for f in json.loads(out.read_text())["findings"]}
+    assert found["test_port_victim_a"]["status"] == "latent", context
+    assert found["test_port_victim_a"]["polluters"][0].endswith("::test_sets_a"), context
+    assert found["test_port_victim_b"]["status"] == "latent", context
+    assert found["test_port_victim_b"]["polluters"][0].endswith("::test_sets_b"), context
+    assert found["test_port_victim_a"]["key"] == "SBS_A", context
+    assert found["test_port_victim_b"]["key"] == "SBS_B", context

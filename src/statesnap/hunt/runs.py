@@ -21,6 +21,8 @@ from statesnap.base.progress import Progress
 from statesnap.probes.base import Severity
 from statesnap.record.journal import Record
 from statesnap.record.reader import RecordError, read_record
+from statesnap.replay.gate import Gate
+from statesnap.replay.ports import port_taken
 from statesnap.replay.result import ReplayResult
 from statesnap.replay.runner import BudgetSpent, Runner
 
@@ -143,14 +145,16 @@ class Replays:
         self._numbers = itertools.count(1)
         #: Set when the workers side by side must stop (:meth:`beside`'s, None: never).
         self.stop: threading.Event | None = None
+        #: The gate the replays side by side pass (:meth:`beside`'s, None: one at a time).
+        self.gate: Gate | None = None
 
-    def beside(self, runner: Runner, stop: threading.Event) -> Replays:
+    def beside(self, runner: Runner, stop: threading.Event, gate: Gate) -> Replays:
         """Runs with another ``runner`` (a worker's of :mod:`statesnap.hunt.sidebyside`) under
         this budget and deadline, numbered on the same progress line; their runs are
         collected apart (``runs``) and merged back in a stable order by the caller."""
         other = Replays(runner, 0.0, self.progress)
         other.started, other.deadline, other._numbers = self.started, self.deadline, self._numbers
-        other.stop = stop
+        other.stop, other.gate = stop, gate
         return other
 
     def left(self) -> float:
@@ -168,7 +172,7 @@ class Replays:
             raise Stopped(label)
         self.runner.timeout = max(1.0, min(self._timeout, left))
         self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
-        result = self.runner.run(order, restore=restore, label=label)
+        result = self._run(order, restore, label)
         if self.stop is not None and self.stop.is_set():
             raise Stopped(label)  # killed by the stop, most likely: it tells nothing
         run = HuntRun(label=label, kind=kind, tests=len(order), duration=result.duration,
@@ -179,6 +183,41 @@ class Replays:
         self.runs.append(run)
         return Observed(run, list(order), result)
 
+    def _run(self, order: Sequence[str], restore: dict[str, Any] | None,
+             label: str) -> ReplayResult:
+        """One replay; side by side, through the gate.  A fixed port taken while another
+        replay ran beside it is no answer: the replay runs again alone (as the session end's
+        verification does, :mod:`statesnap.proof.replays`)."""
+        if self.gate is None:
+            return self.runner.run(order, restore=restore, label=label)
+        with self.gate.shared() as seen:
+            result = self.runner.run(order, restore=restore, label=label)
+        if not seen.beside or _port_conflict(result) is None:
+            return result
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)
+        left = self.left()
+        if left <= 0:
+            raise BudgetSpent(label)
+        self.runner.timeout = max(1.0, min(self._timeout, left))
+        self.progress(f"statesnap: hunt run {next(self._numbers)}: a port was taken beside "
+                      f"another replay; {label} again alone")
+        with self.gate.alone():
+            return self.runner.run(order, restore=restore, label=f"{label}-alone")
+
     @property
     def logs_dir(self) -> Path:
         return self.runner.logs_dir
+
+
+def _port_conflict(result: ReplayResult) -> str | None:
+    """What says a port was taken in ``result`` (:mod:`statesnap.replay.ports`), or None."""
+    if not any(v in ("failed", "error", "crashed") for v in result.outcomes.values()):
+        return None
+    text = ""
+    if result.log is not None:
+        try:
+            text = result.log.read_text("utf-8", "replace")
+        except OSError:
+            pass
+    return port_taken(result.failures, result.outcomes, text)

@@ -27,6 +27,7 @@ from typing import TypeVar
 from statesnap.base.progress import Progress
 from statesnap.hunt.runs import HuntRun, Replays, Stopped
 from statesnap.record.journal import Record
+from statesnap.replay.gate import Gate
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.replay.scratch import ScratchTree
 from statesnap.replay.scratchrunner import RunnerKit
@@ -95,10 +96,11 @@ class ProofPool:
         runs: list[list[HuntRun]] = [[] for _ in items]
         queue = iter(range(len(items)))
         stop = threading.Event()
+        gate = Gate()
         spent: list[BudgetSpent] = []
 
         def work(runner: Runner) -> None:
-            mine = self.replays.beside(runner, stop)
+            mine = self.replays.beside(runner, stop, gate)
             while not stop.is_set() and not spent:
                 with self._lock:
                     index = next(queue, None)

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from statesnap.analysis.findings import Finding
 from statesnap.base.progress import Progress
-from statesnap.proof.gate import Gate
 from statesnap.proof.progress import ProofProgress
 from statesnap.proof.verify import Verifier, note_interrupted
 from statesnap.record.journal import Record
+from statesnap.replay.gate import Gate
 from statesnap.replay.runner import Runner
 from statesnap.replay.scratch import ScratchTree
 from statesnap.replay.scratchrunner import RunnerKit, ScratchRunner
