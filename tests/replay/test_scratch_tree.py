@@ -46,3 +46,19 @@ def test_a_copy_follows_the_checkout_again_on_reset(tmp_path: Path,
     finally:
         tree.remove()
     assert not tree.base.exists()
+
+
+def test_a_project_past_the_limit_is_not_copied(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "data.bin").write_bytes(b"x" * 4096)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(OSError, match="more than 0 MiB") as info:
+        ScratchTree(project, prefix="statesnap-replay-", most=1024)
+    assert info.value.strerror.startswith("the project holds 0 MiB to copy")
+    assert list(scratch.iterdir()) == []
+    ScratchTree(project, prefix="statesnap-replay-", most=8192).remove()  # under it: copied
+    assert list(scratch.iterdir()) == []

@@ -72,3 +72,22 @@ def test_pytest_order_blocked_under_strict_markers(tmp_path: Path) -> None:
     assert "[LATENT] test_zoo.py::test_victim" in hunt.stdout, hunt.stdout + hunt.stderr
     assert "-p no:pytest_order -o strict_markers=false" in hunt.stdout, hunt.stdout
     check_reproductions(hunt.stdout, root, ["test_victim"], expect="ZOO_INI leaked")
+
+
+def test_reverse_in_pytest_addopts_is_kept_and_the_command_says_it(tmp_path: Path) -> None:
+    # ``PYTEST_ADDOPTS=--reverse`` (a CI job's environment): ``-p no:reverse`` made every
+    # replay and the printed line stop on "unrecognized arguments: --reverse", nothing proven.
+    # The command keeps pytest-reverse on and says ``--reverse`` itself, so it runs in the
+    # proven order in that environment and in a shell without it.
+    reversed_env = {"PYTEST_ADDOPTS": "-p no:randomly --reverse"}
+    root = write_suite(tmp_path / "suite", {"test_zoo.py": VICTIM_FIRST})
+    run = run_suite(root, tmp_path / "out", env=reversed_env)
+    assert run.proc.returncode == 1, run.output[-3000:]
+    f = run.finding("test_victim")
+    assert f["status"] == "verified", run.output[-3000:]
+    assert "no:reverse" not in f["repro"] and " --reverse " in f["repro"], f["repro"]
+    words = f["repro"].split()
+    assert words[-2].endswith("::test_victim") and words[-1].endswith("::test_polluter"), words
+    check_reproductions(run.output, root, ["test_victim"], env=reversed_env,
+                        expect="ZOO_INI leaked")
+    check_reproductions(run.output, root, ["test_victim"], expect="ZOO_INI leaked")

@@ -148,6 +148,24 @@ def _overlaps(trace: Path) -> int:
 
 
 @pytest.mark.needs_pidns
+def test_a_project_too_large_to_copy_replays_one_at_a_time(tmp_path: Path) -> None:
+    # A 2 GiB data file (sparse: it takes no room) in a project whose tests write files:
+    # one copy per worker would be 2 GiB each in the temporary folder.  Not copied, said in
+    # one line, and the victims are still proven, one at a time in the checkout.
+    root = write_suite(tmp_path / "suite", SHARED)
+    with open(root / "big.dat", "wb") as f:
+        f.truncate(2 << 30)
+    proc, findings = _session(root, tmp_path / "out", "--statesnap-replay-workers=2",
+                              env={"SBS_PORT": str(_free_port())})
+    out = proc.stdout + proc.stderr
+    assert ("statesnap: cannot copy the project for replays side by side (the project holds "
+            "2048 MiB to copy, more than 1024 MiB): replays run one at a time") in out, out[-3000:]
+    verdicts = _verdicts(findings)
+    assert verdicts["test_a_victim"][:2] == ("verified", ("test_shared.py::test_a_polluter",))
+    assert verdicts["test_b_victim"][:2] == ("verified", ("test_shared.py::test_b_polluter",))
+
+
+@pytest.mark.needs_pidns
 @pytest.mark.slow
 def test_the_same_verdicts_with_one_worker_and_with_three(tmp_path: Path) -> None:
     root = tmp_path / "suite"

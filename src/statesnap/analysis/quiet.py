@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cache
 
 from statesnap.state.diff import CHANGED, Change
 
@@ -43,16 +44,32 @@ _SINGLETON_WORDS = ("instance", "singleton", "default")
 #: Thread-local types (their fingerprint shows the type's name).
 _LOCAL_TYPES = frozenset({"_local", "_thread._local", "threading.local", "_threading_local.local"})
 
-#: A container's fingerprint: ``{...} [(N chars)] #tag [Label] len=N ~sig[ sampled][ eq~sig]
-#: [ cache~sig]`` (probes/attributes/describe.py).
-_CONTAINER = re.compile(
-    r"^(?P<open>[\[{(])(?P<text>.*?)[\]})](?: \(\d+ chars\))? #(?P<tag>[0-9a-f]{6})"
-    r"(?: (?P<label>[\w.]+))? len=(?P<n>\d+) ~[0-9a-f]{8}(?: sampled)?(?: eq~[0-9a-f]{8})?"
-    r"(?: cache~[0-9a-f]{8})?$",
-    re.S)
-#: A namespace's fingerprint: ``<Type {...}> #tag ~sig...``.
-_NAMESPACE = re.compile(r"^<(?P<type>[\w.]+) (?P<attrs>\{.*\})> #(?P<tag>[0-9a-f]{6}) ~", re.S)
-_SHOWN_OBJECT = re.compile(r"<([\w.]+)>")
+# The patterns are compiled at their first use, not at import (about 3 M instructions, issue
+# 28): this module is imported at every session's end, and a session whose tests changed no
+# module attribute never asks.
+
+@cache
+def _container() -> re.Pattern[str]:
+    """A container's fingerprint: ``{...} [(N chars)] #tag [Label] len=N ~sig[ sampled][ eq~sig]
+    [ cache~sig]`` (probes/attributes/describe.py)."""
+    return re.compile(
+        r"^(?P<open>[\[{(])(?P<text>.*?)[\]})](?: \(\d+ chars\))? #(?P<tag>[0-9a-f]{6})"
+        r"(?: (?P<label>[\w.]+))? len=(?P<n>\d+) ~[0-9a-f]{8}(?: sampled)?(?: eq~[0-9a-f]{8})?"
+        r"(?: cache~[0-9a-f]{8})?$",
+        re.S)
+
+
+@cache
+def _namespace() -> re.Pattern[str]:
+    """A namespace's fingerprint: ``<Type {...}> #tag ~sig...``."""
+    return re.compile(r"^<(?P<type>[\w.]+) (?P<attrs>\{.*\})> #(?P<tag>[0-9a-f]{6}) ~", re.S)
+
+
+@cache
+def _shown_object() -> re.Pattern[str]:
+    return re.compile(r"<([\w.]+)>")
+
+
 #: Empty values as a preview shows them.
 _EMPTY = frozenset({"[]", "{}", "()", "set()", "set({})"})
 
@@ -73,8 +90,8 @@ def _grown(before: str, after: str, open_: str) -> tuple[list[str], list[str]] |
     """The entries shown before and after, where both are the same container (identity tag)
     opened by ``open_`` that grew; entries cut by the preview are left out."""
     # An empty set is shown ``set({})``: the same braces as a full one.
-    old = _CONTAINER.match("{}" + before[7:] if before.startswith("set({})") else before)
-    new = _CONTAINER.match(after)
+    old = _container().match("{}" + before[7:] if before.startswith("set({})") else before)
+    new = _container().match(after)
     if not (old and new) or old["tag"] != new["tag"] or int(new["n"]) <= int(old["n"]):
         return None
     if old["open"] != open_ or new["open"] != open_:
@@ -96,7 +113,7 @@ def derived_memo(before: str, after: str) -> bool:
     fresh = [e for e in new if e not in old and ": " in e]
     if not fresh:
         return False
-    values = [_SHOWN_OBJECT.fullmatch(e.rpartition(": ")[2]) for e in fresh]
+    values = [_shown_object().fullmatch(e.rpartition(": ")[2]) for e in fresh]
     return all(m is not None and m[1] in DERIVED_TYPES for m in values)
 
 
@@ -104,7 +121,7 @@ def defaults_filled(before: str, after: str) -> bool:
     """The same ``defaultdict`` grown only by empty entries, the ones it had as they were: a
     lookup making the default (marshmallow's ``Schema._hooks[...]``); a later lookup of the
     same key gets the same empty value either way."""
-    old, new = _CONTAINER.match(before), _CONTAINER.match(after)
+    old, new = _container().match(before), _container().match(after)
     if not (old and new) or old["label"] != "defaultdict" or new["label"] != "defaultdict":
         return False
     found = _grown(before, after, "{")
@@ -133,18 +150,18 @@ def singleton_held(key: str, before: str, after: str) -> bool:
         return False
     if not any(w in path.lower() for w in _SINGLETON_WORDS):
         return False
-    old, new = _CONTAINER.match(before), _CONTAINER.match(after)
+    old, new = _container().match(before), _container().match(after)
     if not (old and new) or old["tag"] != new["tag"] or old["open"] != "[" or new["open"] != "[":
         return False
     if old["n"] != "0" or new["n"] != "1":
         return False
-    return _SHOWN_OBJECT.fullmatch(new["text"]) is not None
+    return _shown_object().fullmatch(new["text"]) is not None
 
 
 def thread_local_default(before: str, after: str) -> bool:
     """The same thread-local that only gained attributes set to ``None``, the others as they
     were; both previews complete literals."""
-    old, new = _NAMESPACE.match(before), _NAMESPACE.match(after)
+    old, new = _namespace().match(before), _namespace().match(after)
     if not (old and new) or old["tag"] != new["tag"] or old["type"] != new["type"]:
         return False
     if new["type"] not in _LOCAL_TYPES:

@@ -29,7 +29,7 @@ from statesnap.hunt.runs import HuntRun, Replays, Stopped
 from statesnap.record.journal import Record
 from statesnap.replay.gate import Gate
 from statesnap.replay.runner import BudgetSpent, Runner
-from statesnap.replay.scratch import ScratchTree
+from statesnap.replay.scratch import MAX_COPY_BYTES, ScratchTree
 from statesnap.replay.scratchrunner import RunnerKit
 from statesnap.replay.workerplan import Plan, plan
 
@@ -73,7 +73,7 @@ class ProofPool:
             for _ in range(self.layout.workers):
                 tree = None
                 if self.layout.scratch:
-                    tree = ScratchTree(source, prefix="statesnap-replay-")
+                    tree = ScratchTree(source, prefix="statesnap-replay-", most=MAX_COPY_BYTES)
                     self.trees.append(tree)
                 self.runners.append(self.kit.build(self.record, tree))
         except OSError as exc:

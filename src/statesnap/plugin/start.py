@@ -4,6 +4,8 @@ rerun this invocation), and the project under test when it is installed elsewher
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -132,14 +134,18 @@ def reorderers(config: pytest.Config) -> list[str]:
 
 
 def ini_reorderers(config: pytest.Config, reorders: list[str]) -> list[str]:
-    """The reorderers of ``reorders`` that the ini file's ``addopts`` switches on: plain
-    pytest refuses a command that blocks them (``-p no:reverse`` leaves the ini's
-    ``--reverse`` an unknown argument), so a command keeps them on and orders its node ids
-    for them (statesnap.replay.repro.command_order)."""
+    """The reorderers of ``reorders`` that the ini file's ``addopts`` or ``PYTEST_ADDOPTS``
+    switches on: plain pytest refuses a command that blocks them (``-p no:reverse`` leaves
+    that ``--reverse`` an unknown argument), so a command keeps them on and orders its node
+    ids for them (statesnap.replay.repro.command_order)."""
     try:
         addopts = [str(a) for a in config.getini("addopts") or []]
     except Exception:  # no such ini key in another pytest: nothing known to come from it
-        return []
+        addopts = []
+    try:
+        addopts += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    except ValueError:  # unbalanced quotes: pytest itself would have refused to start
+        pass
     return ["pytest-reverse"] if "pytest-reverse" in reorders and "--reverse" in addopts else []
 
 

@@ -33,7 +33,7 @@ from statesnap.proof.verify import Verifier, note_interrupted
 from statesnap.record.journal import Record
 from statesnap.replay.gate import Gate
 from statesnap.replay.runner import Runner
-from statesnap.replay.scratch import ScratchTree
+from statesnap.replay.scratch import MAX_COPY_BYTES, ScratchTree
 from statesnap.replay.scratchrunner import RunnerKit, ScratchRunner
 from statesnap.replay.workerplan import Plan, plan
 
@@ -78,7 +78,7 @@ class SideBySide:
             if not self.layout.scratch:
                 self.runners.append(self.kit.build(self.record))
                 continue
-            tree = ScratchTree(source, prefix="statesnap-replay-")
+            tree = ScratchTree(source, prefix="statesnap-replay-", most=MAX_COPY_BYTES)
             self.trees.append(tree)
             self.runners.append(self.kit.build(self.record, tree))
 

@@ -127,15 +127,17 @@ _MARKER_SORTERS = ("pytest-order", "pytest-ordering")
 
 
 def _kept_on(header: Mapping[str, Any]) -> list[str]:
-    """The reorderers the recorded run's ini file switches on (``ini_reorders``), which a
-    command cannot switch off: it keeps them, and :func:`command_order` orders for them."""
+    """The reorderers the recorded run's ini file or ``PYTEST_ADDOPTS`` switches on
+    (``ini_reorders``), which a command cannot switch off: it keeps them, and
+    :func:`command_order` orders for them."""
     kept = (header.get("replay") or {}).get("ini_reorders")
     return [str(d) for d in kept] if isinstance(kept, list) else []
 
 
 def command_order(header: Mapping[str, Any], order: Sequence[str]) -> list[str]:
     """The node ids a command names so that pytest runs ``order``: reversed where the ini
-    file's ``addopts`` holds pytest-reverse's ``--reverse`` (it reverses what it is given)."""
+    file's ``addopts`` or ``PYTEST_ADDOPTS`` holds pytest-reverse's ``--reverse`` (it
+    reverses what it is given)."""
     return list(reversed(order)) if "pytest-reverse" in _kept_on(header) else list(order)
 
 
@@ -151,6 +153,11 @@ def _order_kept(args: list[str], header: Mapping[str, Any]) -> list[str]:
             continue
         args = _without(args, options)
         if dist in kept_on:
+            if dist == "pytest-reverse":
+                # Named on the command too (a flag, so twice is once): the command then
+                # runs in the proven order with or without the ini file's or the
+                # environment's ``--reverse`` (a log's line run in another shell).
+                args = [*args, "--reverse"]
             continue
         if not any(word in args for word in switch if word != "-p"):
             args = [*args, *switch]

@@ -5,12 +5,16 @@ Replays side by side in one tree would see each other's files (and a staged file
 by one under the other's feet), so each worker replays in a copy of its own: a backfill's Dask
 worker (:mod:`statesnap.backfill.tasks`), a session's replay worker
 (:mod:`statesnap.proof.sidebyside`).  Copied once (mtimes kept); before every replay one walk
-removes what the checkout lacks and copies again what differs in size or mtime.  The record's
-paths follow the copy with :func:`mapped_header`.
+removes what the checkout lacks and copies again what differs in size or mtime.  A project
+past the owner's limit (:data:`MAX_COPY_BYTES` for a session's workers), or one the temporary
+folder has no room for, is not copied
+(an :class:`OSError`, as a failed copy).  The record's paths follow the copy with
+:func:`mapped_header`.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -41,21 +45,46 @@ def _files(root: Path, ignored: set[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
+#: The largest project a session's replay worker copies (:mod:`statesnap.proof.sidebyside`):
+#: past it, replays share the checkout one at a time rather than fill the temporary folder
+#: with one copy per worker.
+MAX_COPY_BYTES = 1 << 30
+
+#: What a copy leaves free on the temporary folder's filesystem, at least.
+KEEP_FREE_BYTES = 64 << 20
+
+
+def _check_room(size: int, where: Path, most: int | None) -> None:
+    """Refuse (:class:`OSError`, as a failed copy) a copy past ``most`` bytes or one that
+    would leave the temporary folder's filesystem less than :data:`KEEP_FREE_BYTES` free."""
+    if most is not None and size > most:
+        raise OSError(errno.EFBIG, f"the project holds {size / (1 << 20):.0f} MiB to copy, "
+                                   f"more than {most >> 20} MiB")
+    try:
+        free = shutil.disk_usage(where).free
+    except OSError:
+        return
+    if free < size + KEEP_FREE_BYTES:
+        raise OSError(errno.ENOSPC, f"the project holds {size / (1 << 20):.0f} MiB to copy, "
+                                    f"and {free / (1 << 20):.0f} MiB are free in {where.parent}")
+
+
 class ScratchTree:
     """The scratch copy of ``source`` for this process (made on first use)."""
 
     def __init__(self, source: Path, exclude: Iterable[str] = (),
-                 prefix: str = "statesnap-backfill-") -> None:
+                 prefix: str = "statesnap-backfill-", most: int | None = None) -> None:
         self.source = source
         self.ignored = _ignore(exclude)
+        self._source_files = _files(source, self.ignored)
         self.base = Path(tempfile.mkdtemp(prefix=prefix))
         self.tree = self.base / source.name
         try:
+            _check_room(sum(size for size, _ in self._source_files.values()), self.base, most)
             shutil.copytree(source, self.tree, symlinks=True,
                             ignore=lambda _d, names: [n for n in names if n in self.ignored])
             self.logs = self.base / "logs"
             self.logs.mkdir()
-            self._source_files = _files(source, self.ignored)
         except BaseException:
             # A copy the disk had no room for is no copy: leave none of it behind.
             shutil.rmtree(self.base, ignore_errors=True)

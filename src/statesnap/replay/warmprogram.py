@@ -118,8 +118,22 @@ def check():
 
 sys.stdout.flush(); sys.stderr.flush()
 refused, loaded = check()
+# The preload's exit finalizers (weakref.finalize, atexit=True): torch registers one per
+# operator library.  What they release is the warm parent's (see the child's exit below).
+_weakref = sys.modules.get("weakref")
+preload_finalizers = list(_weakref.finalize._registry) if _weakref is not None else []
+del _weakref
 before_mine = set(sys.modules)
 import gc, json, select, signal, socket, time
+if not refused and "importlib.metadata" in sys.modules:
+    # importlib.metadata keeps each sys.path folder's listing (checked against the folder's
+    # mtime on every use, as in any process that asks twice): pytest's search for plugins in
+    # each child then lists no folder that did not change.  Only where the preload imported
+    # importlib.metadata; a module this imports is the program's own (below).
+    try:
+        list(sys.modules["importlib.metadata"].distributions())
+    except Exception:
+        pass
 #: What this program imported that the preload did not: gone from each child's sys.modules.
 mine = set(sys.modules) - before_mine
 sock = socket.socket(fileno=int(sys.argv[1]))
@@ -236,6 +250,14 @@ else:
 # confirmed in a fresh interpreter.
 import atexit, gc, threading
 threading._shutdown()
+# The finalizers the preload registered stay with the warm parent, as its modules do: what
+# they release (torch's operator registrations: a quarter of a warm child's CPU; a temporary
+# folder a library made at import) was made once, in the parent, and is shared by every
+# child.  A child that ran them would undo the parent's state for the children after it
+# (a fresh process runs its own, over what it made itself).  Finalizers registered after the
+# fork (by the tests, their conftests and plugins) run as in a fresh process.
+for _fin in preload_finalizers:
+    _fin.atexit = False
 atexit._run_exitfuncs()
 gc.collect()
 if code is None:
