@@ -118,6 +118,11 @@ def run_suite(case: Case, python: Path, src: Path, out: Path, snap: bool
 def run_repro(command: str, python: Path, src: Path) -> subprocess.CompletedProcess[str]:
     """A printed reproduction, as a user would run it: plain pytest in the rootdir."""
     words = shlex.split(command.split(" && ", 1)[-1])
+    if words[:2] == ["python", "-c"]:
+        # A reproduction that holds only with the collector off (replay/repro.py's
+        # gc_off_command): pytest.main with its own arguments, -rA and no:cacheprovider in.
+        return subprocess.run([str(python), *words[1:]], cwd=src, capture_output=True,
+                              text=True, env=pytest_env(), timeout=600)
     assert words[:3] == ["python", "-m", "pytest"], command
     return subprocess.run([str(python), *words[1:], "-rA", "-p", "no:cacheprovider"],
                           cwd=src, capture_output=True, text=True, env=pytest_env(),

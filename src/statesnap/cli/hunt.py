@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from statesnap.analysis.findings import VERIFIED, Finding
-from statesnap.base.argtypes import count, positive_seconds
+from statesnap.base.argtypes import count, positive_int, positive_seconds
 from statesnap.base.text import printable
 from statesnap.cli import CliError
 from statesnap.cli.common import (
@@ -43,7 +43,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run, pytest_args=[])
     p.__class__ = SplitAtDashes
     p.usage = ("statesnap hunt [RECORD] [--budget SECONDS] [--random N] [--seed S] "
-               "[--worker W] [--all-leaks] [--json [PATH]] [--report PATH] [-q] "
+               "[--worker W] [--all-leaks] [--replay-workers N] [--json [PATH]] "
+               "[--report PATH] [-q] "
                "[-- PYTEST ARGS]")
 
 
@@ -65,6 +66,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
                    "to stdout without PATH; put RECORD before it")
     p.add_argument("--report", type=Path, metavar="PATH",
                    help="write the HTML report with the hunt's findings to PATH")
+    p.add_argument("--replay-workers", type=positive_int, metavar="N",
+                   help="prove up to N suspects side by side (default: the cores this "
+                   "process may use; 1: one at a time); the orders run one at a time")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
 
 
@@ -99,9 +103,12 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"no worker {args.worker!r} in {path} "
                        f"(workers: {', '.join(workers)})")
     random_orders = args.random_orders or (1 if args.seed is not None else 0)
+    from statesnap.base.cores import available_cores
+
     options = HuntOptions(budget=args.budget, random_orders=random_orders,
                           seed=args.seed, worker=args.worker, all_leaks=args.all_leaks,
-                          extra_args=pytest_args)
+                          extra_args=pytest_args,
+                          replay_workers=args.replay_workers or available_cores())
     to_stdout = args.json_path == "-"
     progress = progress_printer(quiet=args.quiet or to_stdout)
     try:
@@ -133,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
         _write_json(json_path, summary)
     if args.report is not None:
         _write_report(args.report, records, result.findings, result)
+    if result.interrupted:
+        print("statesnap hunt: interrupted (Ctrl-C): the findings above are what was proven "
+              "by then", file=sys.stderr)
+        return 130
     return 1 if result.findings or any(f.status == VERIFIED for f in recorded) else 0
 
 

@@ -50,10 +50,14 @@ from statesnap.hunt.runs import (
     Observed,
     Replays,
 )
+from statesnap.hunt.sidebyside import ProofPool, hunt_plan
 from statesnap.hunt.suspect import Suspect
 from statesnap.record.journal import Record
 from statesnap.replay.runner import BudgetSpent, Runner
+from statesnap.replay.scratchrunner import RunnerKit
 
+#: The note of a suspect a Ctrl-C stopped the proofs of.
+INTERRUPTED = "the hunt was interrupted (Ctrl-C) before it was proven"
 #: Tests changing the leaked keys above which no neighbour orders are run (n tests take n
 #: orders of n tests: quadratic).
 MAX_NEIGHBOURS = 40
@@ -97,7 +101,10 @@ class Hunter:
         self.runner = runner or Runner(first, logs_dir=logs_dir or default_logs_dir(
             records[0].path), extra_args=list(options.extra_args))
         self.replays = Replays(self.runner, options.budget, progress)
-        self.prover = Prover(self.suite, self.replays, self.header)
+        self.pool = self._pool(first, progress or (lambda _msg: None))
+        self.prover = Prover(self.suite, self.replays, self.header, self.pool)
+        #: Whether a Ctrl-C stopped the proofs (what was proven is kept).
+        self.interrupted = False
         self.explored: list[Observed] = []
         self.skipped: list[str] = []
         self.seeds: list[int] = []
@@ -114,6 +121,21 @@ class Hunter:
         #: Orders run in a row, by kind, that exposed no failure not seen before.
         self._stale: dict[str, int] = {}
         self._ran: set[str] = set()
+
+    def _pool(self, record: Record, say: Progress) -> ProofPool | None:
+        """The workers the proofs run on side by side (None: one at a time)."""
+        if self.options.replay_workers <= 1:
+            return None
+        layout = hunt_plan(self.records, self.options.replay_workers)
+        if layout.why is not None:
+            say(f"statesnap: {layout.why}")
+        if layout.workers <= 1:
+            return None
+        runner = self.runner
+        kit = RunnerKit(timeout=runner.timeout, env=runner.env, redactor=runner.redactor,
+                        beside=runner.beside, warm=runner.warm.setting,
+                        logs_dir=runner.logs_dir, extra_args=runner.extra_args)
+        return ProofPool(record, layout, kit, self.replays, say)
 
     def _lane_record(self) -> Record:
         for record in self.records:
@@ -381,25 +403,33 @@ class Hunter:
         orders put off behind the proofs and prove what they expose.  What the budget leaves
         unproven is suspected; what it leaves unrun is listed in ``skipped``."""
         items = self._suspects()
-        done = self._prove(items)
-        if done and self.deferred and self.replays.left() > 0:
-            self._deferring = False
-            self._round_from, self._round_span = time.monotonic(), self.replays.left()
-            self._known = {s.nodeid for s in items}
-            self.deferred = {}  # planned again from all that ran; what it cannot run, skipped
-            try:
-                self.explore()
-            except BudgetSpent:
-                pass
-            more = [s for s in self._suspects() if s.nodeid not in self._known]
-            self._prove(more)
-            items += more
+        try:
+            done = self._prove(items)
+            if done and self.deferred and self.replays.left() > 0:
+                self._deferring = False
+                self._round_from, self._round_span = time.monotonic(), self.replays.left()
+                self._known = {s.nodeid for s in items}
+                self.deferred = {}  # planned again from all that ran; what it cannot run, skipped
+                try:
+                    self.explore()
+                except BudgetSpent:
+                    pass
+                more = [s for s in self._suspects() if s.nodeid not in self._known]
+                items += more
+                self._prove(more)
+        except KeyboardInterrupt:
+            # The replays in flight were killed on the way here; what was proven stands.
+            self.interrupted = True
+        finally:
+            if self.pool is not None:
+                self.pool.close()
         self.skipped += [f"{text}: put off behind the proofs, no budget left for it"
                          for text in self.deferred.values()]
         self.deferred = {}
         for s in items:
             if s.finding is None:
-                self.prover.unproven(s, "the hunt's budget ran out before it was proven "
+                self.prover.unproven(s, INTERRUPTED if self.interrupted else
+                                     "the hunt's budget ran out before it was proven "
                                      "(run again with a larger --budget)")
         suite = self.suite
         return HuntResult(
@@ -408,7 +438,7 @@ class Hunter:
             findings=[s.finding for s in items if s.finding is not None],
             logs_dir=self.replays.logs_dir,
             duration=time.monotonic() - self.replays.started, skipped=self.skipped,
-            seeds=self.seeds,
+            seeds=self.seeds, interrupted=self.interrupted,
         )
 
 

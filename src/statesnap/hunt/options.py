@@ -25,6 +25,8 @@ class HuntOptions:
     worker: str | None = None
     all_leaks: bool = False
     extra_args: Sequence[str] = ()
+    #: Proofs run side by side on up to this many workers (1: one at a time).
+    replay_workers: int = 1
 
 
 def default_logs_dir(record_path: Path) -> Path:

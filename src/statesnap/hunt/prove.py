@@ -8,7 +8,7 @@ The reasoning: docs/ARCHITECTURE.md ("The hunt").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from statesnap.analysis.findings import (
     BRITTLE,
@@ -34,22 +34,50 @@ from statesnap.replay.repro import gc_off_command
 from statesnap.replay.runner import BudgetSpent
 from statesnap.state.diff import Change, change_kind
 
+if TYPE_CHECKING:
+    from statesnap.hunt.sidebyside import ProofPool
+
 #: Rounds of shared proof runs before falling back to delta debugging.
 MAX_ROUNDS = 2
 
 Want = Callable[[Observed, "Suspect"], bool]
+T = TypeVar("T")
 
 
 class Prover:
     """Turns suspects into findings with as few runs as it can."""
 
-    def __init__(self, suite: HuntSuite, replays: Replays, header: dict[str, Any]) -> None:
+    def __init__(self, suite: HuntSuite, replays: Replays, header: dict[str, Any],
+                 pool: ProofPool | None = None) -> None:
         self.suite = suite
         self.replays = replays
         self.header = header
         #: Latent findings whose key-level proof has not run yet: ``(suspect, causes, the
         #: run that proved them)``.
         self.key_proofs: list[tuple[Suspect, list[str], Observed]] = []
+        #: Where tasks that do not depend on each other run side by side (None: in turn).
+        self.pool = pool
+
+    def each(self, items: Sequence[T], task: Callable[[Prover, T], None]) -> None:
+        """``task(prover, item)`` for every item, each with a prover of its own worker's
+        replays when a pool runs them side by side; in turn (with this one) otherwise."""
+        if self.pool is None:
+            for item in items:
+                task(self, item)
+            return
+
+        def on(replays: Replays, item: T) -> None:
+            if replays is self.replays:
+                task(self, item)
+                return
+            worker = Prover(self.suite, replays, self.header)
+            worker.key_proofs = self.key_proofs  # list.append: one at a time under the GIL
+            task(worker, item)
+
+        self.pool.each(items, on, self.replays)
+        # Proven in whatever order the workers finished: their key proofs go in suite order.
+        rank = {n: i for i, n in enumerate(self.suite.order())}
+        self.key_proofs.sort(key=lambda p: rank.get(p[0].nodeid, len(rank)))
 
     # -- shared runs -----------------------------------------------------------------------
     def batch(self, head: Sequence[str], members: Sequence[str], label: str, kind: str,
@@ -120,28 +148,40 @@ class Prover:
                 head = s.queue.pop(0)
                 s.tried.append(head)
                 heads.setdefault(head, []).append(s)
-            for head, group in heads.items():
-                runs = [self._leakers_last(group)]
-                while runs:
-                    members = runs.pop(0)
-                    obs, outcomes = self.batch(
-                        [head], [m.nodeid for m in members], kind, kind,
-                        f"{role} {head} → {len(members)} test(s)")
-                    for m in members:
-                        m.note_log(obs)
-                        if outcomes[m.nodeid] is None:
-                            runs.append([m])  # tainted by another member: try it alone
-                        elif want(obs, m):
-                            self._confirm(m, [head], obs, want, kind)
+            # Each suspect is in one head's group: the groups are independent.
+            self.each(list(heads.items()),
+                      lambda p, hg: p._try_head(hg[0], hg[1], want, kind, role))
         # The findings the shared rounds made get their keys before delta debugging
         # searches (many runs each) for the polluters of the rest.
         self.keys()
-        for s in suspects:
-            if s.finding is None and s.kind == proving:
-                found = self._minimise(s, want)
-                confirmed = found is not None and self._confirm(s, *found, want, DDMIN)
-                if not confirmed and s.finding is None and s.kind == proving:
-                    self._unresolved(s)
+        rest = [s for s in suspects if s.finding is None and s.kind == proving]
+        self.each(rest, lambda p, s: p._search(s, want, proving))
+
+    def _try_head(self, head: str, group: list[Suspect], want: Want, kind: str,
+                  role: str) -> None:
+        """One shared run of ``head`` before the suspects of ``group``, and the confirmation
+        of each it nominates."""
+        runs = [self._leakers_last(group)]
+        while runs:
+            members = runs.pop(0)
+            obs, outcomes = self.batch(
+                [head], [m.nodeid for m in members], kind, kind,
+                f"{role} {head} → {len(members)} test(s)")
+            for m in members:
+                m.note_log(obs)
+                if outcomes[m.nodeid] is None:
+                    runs.append([m])  # tainted by another member: try it alone
+                elif want(obs, m):
+                    self._confirm(m, [head], obs, want, kind)
+
+    def _search(self, s: Suspect, want: Want, proving: str) -> None:
+        """Delta debugging for the causes of ``s`` the shared rounds did not find."""
+        if s.finding is not None or s.kind != proving:
+            return
+        found = self._minimise(s, want)
+        confirmed = found is not None and self._confirm(s, *found, want, DDMIN)
+        if not confirmed and s.finding is None and s.kind == proving:
+            self._unresolved(s)
 
     def _confirm(self, s: Suspect, causes: list[str], proof: Observed, want: Want,
                  kind: str) -> bool:
@@ -264,16 +304,18 @@ class Prover:
         before naming the key of any (pykicad: 27 victims of one polluter, three runs each).
         What the budget leaves unproven keeps that key.
         """
-        while self.key_proofs:
-            s, causes, proof = self.key_proofs.pop(0)
-            f = s.finding
-            if f is None:
-                continue
-            extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
-            if extra:
-                f.note = f"{f.note}; {extra}" if f.note else extra
-            self._name_the_setup(f, causes)
-            self._gc_timing(f, s, causes)
+        todo, self.key_proofs[:] = list(self.key_proofs), []
+        self.each(todo, lambda p, proof: p._key_proof(*proof))
+
+    def _key_proof(self, s: Suspect, causes: list[str], proof: Observed) -> None:
+        f = s.finding
+        if f is None:
+            return
+        extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
+        if extra:
+            f.note = f"{f.note}; {extra}" if f.note else extra
+        self._name_the_setup(f, causes)
+        self._gc_timing(f, s, causes)
 
     def _gc_timing(self, f: Finding, s: Suspect, causes: list[str]) -> None:
         """Runs went with the collector off (state only reference cycles keep): one more

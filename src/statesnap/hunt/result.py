@@ -26,6 +26,8 @@ class HuntResult:
     #: Plans the budget left unrun, in words.
     skipped: list[str] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)
+    #: A Ctrl-C stopped the proofs: the findings are what was proven by then.
+    interrupted: bool = False
 
     @property
     def orders(self) -> list[HuntRun]:
@@ -42,6 +44,7 @@ class HuntResult:
             "pytest_runs": len(self.runs),
             "duration": round(self.duration, 3),
             "seeds": self.seeds,
+            "interrupted": self.interrupted,
             "skipped": self.skipped,
             "logs_dir": str(self.logs_dir),
             "runs": [r.to_json() for r in self.runs],

@@ -8,6 +8,8 @@ attribution works on exactly as it does on the recorded run.
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +21,8 @@ from statesnap.base.progress import Progress
 from statesnap.probes.base import Severity
 from statesnap.record.journal import Record
 from statesnap.record.reader import RecordError, read_record
+from statesnap.replay.gate import Gate
+from statesnap.replay.ports import port_taken
 from statesnap.replay.result import ReplayResult
 from statesnap.replay.runner import BudgetSpent, Runner
 
@@ -88,12 +92,15 @@ class Observed:
     def child(self) -> Record | None:
         """The child's record (None when the child wrote none that can be read)."""
         if not self._loaded:
-            self._loaded = True
+            # Read before marking it read: workers side by side may ask at once (both
+            # then read it; neither sees "read, none").
+            child: Record | None = None
             if self.result.record is not None:
                 try:
-                    self._child = read_record(self.result.record)
+                    child = read_record(self.result.record)
                 except RecordError:
-                    self._child = None
+                    child = None
+            self._child, self._loaded = child, True
         return self._child
 
     def outcome(self, nodeid: str) -> str | None:
@@ -118,6 +125,11 @@ class Observed:
         return out
 
 
+class Stopped(BudgetSpent):
+    """The proofs side by side were stopped (a Ctrl-C, another worker's error): no replay of
+    this worker starts, and none killed on the way counts as an answer."""
+
+
 class Replays:
     """Starts the runs of one hunt with one :class:`Runner`, never past the deadline."""
 
@@ -129,6 +141,21 @@ class Replays:
         self.runs: list[HuntRun] = []
         #: The runner's own per-run timeout; a run never gets more than the budget left.
         self._timeout = runner.timeout
+        #: The number the progress line gives the next run, shared with :meth:`beside`'s.
+        self._numbers = itertools.count(1)
+        #: Set when the workers side by side must stop (:meth:`beside`'s, None: never).
+        self.stop: threading.Event | None = None
+        #: The gate the replays side by side pass (:meth:`beside`'s, None: one at a time).
+        self.gate: Gate | None = None
+
+    def beside(self, runner: Runner, stop: threading.Event, gate: Gate) -> Replays:
+        """Runs with another ``runner`` (a worker's of :mod:`statesnap.hunt.sidebyside`) under
+        this budget and deadline, numbered on the same progress line; their runs are
+        collected apart (``runs``) and merged back in a stable order by the caller."""
+        other = Replays(runner, 0.0, self.progress)
+        other.started, other.deadline, other._numbers = self.started, self.deadline, self._numbers
+        other.stop, other.gate = stop, gate
+        return other
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -141,9 +168,13 @@ class Replays:
         left = self.left()
         if left <= 0:
             raise BudgetSpent(label)
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)
         self.runner.timeout = max(1.0, min(self._timeout, left))
-        self.progress(f"statesnap: hunt run {len(self.runs) + 1}: {message}")
-        result = self.runner.run(order, restore=restore, label=label)
+        self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
+        result = self._run(order, restore, label)
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)  # killed by the stop, most likely: it tells nothing
         run = HuntRun(label=label, kind=kind, tests=len(order), duration=result.duration,
                       log=None if result.log is None else str(result.log),
                       order_file=None if result.log is None else
@@ -152,6 +183,41 @@ class Replays:
         self.runs.append(run)
         return Observed(run, list(order), result)
 
+    def _run(self, order: Sequence[str], restore: dict[str, Any] | None,
+             label: str) -> ReplayResult:
+        """One replay; side by side, through the gate.  A fixed port taken while another
+        replay ran beside it is no answer: the replay runs again alone (as the session end's
+        verification does, :mod:`statesnap.proof.replays`)."""
+        if self.gate is None:
+            return self.runner.run(order, restore=restore, label=label)
+        with self.gate.shared() as seen:
+            result = self.runner.run(order, restore=restore, label=label)
+        if not seen.beside or _port_conflict(result) is None:
+            return result
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)
+        left = self.left()
+        if left <= 0:
+            raise BudgetSpent(label)
+        self.runner.timeout = max(1.0, min(self._timeout, left))
+        self.progress(f"statesnap: hunt run {next(self._numbers)}: a port was taken beside "
+                      f"another replay; {label} again alone")
+        with self.gate.alone():
+            return self.runner.run(order, restore=restore, label=f"{label}-alone")
+
     @property
     def logs_dir(self) -> Path:
         return self.runner.logs_dir
+
+
+def _port_conflict(result: ReplayResult) -> str | None:
+    """What says a port was taken in ``result`` (:mod:`statesnap.replay.ports`), or None."""
+    if not any(v in ("failed", "error", "crashed") for v in result.outcomes.values()):
+        return None
+    text = ""
+    if result.log is not None:
+        try:
+            text = result.log.read_text("utf-8", "replace")
+        except OSError:
+            pass
+    return port_taken(result.failures, result.outcomes, text)

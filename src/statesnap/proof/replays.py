@@ -18,9 +18,9 @@ from pathlib import Path
 
 from statesnap.analysis.findings import Finding, ReplayRun
 from statesnap.base.progress import Progress
-from statesnap.proof.gate import Gate
 from statesnap.record.journal import Record
 from statesnap.record.signature import Signature
+from statesnap.replay.gate import Gate
 from statesnap.replay.ports import port_taken
 from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult

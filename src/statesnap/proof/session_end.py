@@ -226,7 +226,7 @@ def prove(record: Record, findings: list[Finding], replays: Replays,
           progress: Progress | None = None) -> list[Finding]:
     """Verify ``findings`` by replay in fresh processes, within the budget; up to
     ``replays.workers`` at a time."""
-    from statesnap.proof.scratchrunner import RunnerKit
+    from statesnap.replay.scratchrunner import RunnerKit
 
     kit = RunnerKit(timeout=replays.timeout, env=replays.env, redactor=replays.redactor,
                     beside=replays.beside, warm=replays.warm)

@@ -21,52 +21,21 @@ proven is kept and the rest says it was interrupted, as one at a time.  Why: doc
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Mapping
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from statesnap.analysis.findings import Finding
 from statesnap.base.progress import Progress
-from statesnap.proof.gate import Gate
 from statesnap.proof.progress import ProofProgress
-from statesnap.proof.scratchrunner import RunnerKit, ScratchRunner
 from statesnap.proof.verify import Verifier, note_interrupted
 from statesnap.record.journal import Record
+from statesnap.replay.gate import Gate
 from statesnap.replay.runner import Runner
 from statesnap.replay.scratch import MAX_COPY_BYTES, ScratchTree
-
-
-class Plan:
-    """How many workers replay, and whether each needs a scratch copy of the project."""
-
-    __slots__ = ("scratch", "why", "workers")
-
-    def __init__(self, workers: int, scratch: bool, why: str | None = None) -> None:
-        self.workers = workers
-        self.scratch = scratch
-        #: Why fewer workers than asked (said once), or None.
-        self.why = why
-
-
-def plan(record: Record, workers: int, victims: int) -> Plan:
-    """The workers for ``victims`` findings of ``record``, from what its tests wrote."""
-    workers = max(1, min(workers, victims))
-    if workers == 1:
-        return Plan(1, False)
-    keys = [ch.key for ch in record.collection if ch.probe == "files"]
-    keys += [ch.key for t in record.tests for ch in t.changes if ch.probe == "files"]
-    outside = sorted({k for k in keys if os.path.isabs(k) or k.split("/", 1)[0] == ".."})
-    if outside:
-        more = f" and {len(outside) - 1} more" if len(outside) > 1 else ""
-        return Plan(1, False, f"replays run one at a time: tests wrote files outside the "
-                              f"project ({outside[0]}{more}), which replays side by side "
-                              "would share")
-    watched = any(isinstance(p, Mapping) and p.get("name") == "files" and p.get("status") == "ok"
-                  for p in record.header.get("probes") or [])
-    return Plan(workers, scratch=bool(keys) or not watched)
+from statesnap.replay.scratchrunner import RunnerKit, ScratchRunner
+from statesnap.replay.workerplan import Plan, plan
 
 
 class SideBySide:

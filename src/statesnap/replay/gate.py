@@ -1,10 +1,11 @@
 """The gate replays side by side pass through: shared for most, alone for the few that must be.
 
-Replays of different victims run at the same time (:mod:`statesnap.proof.sidebyside`), each
-through :meth:`Gate.shared`.  A replay whose answer could hinge on what ran beside it (a fixed
-port another replay held, files set aside in the one tree they share) runs through
-:meth:`Gate.alone` instead: it waits until no other replay is in flight and keeps the others
-out until it is done, so its answer is the one a replay on its own gives.
+Replays of different victims run at the same time (:mod:`statesnap.proof.sidebyside`, and the
+hunt's proofs, :mod:`statesnap.hunt.sidebyside`), each through :meth:`Gate.shared`.  A replay
+whose answer could hinge on what ran beside it (a fixed port another replay held, files set
+aside in the one tree they share) runs through :meth:`Gate.alone` instead: it waits until no
+other replay is in flight and keeps the others out until it is done, so its answer is the one a
+replay on its own gives.
 """
 
 from __future__ import annotations
