@@ -1,0 +1,58 @@
+"""A printed reproduction run exactly as printed: ``/bin/sh -c LINE``, in a fresh process.
+
+What confirms a verified finding (:mod:`statesnap.proof.confirm`) and what the backfill runs to
+check a CI log's reproduction (:mod:`statesnap.backfill.tasks`): the line the user will paste,
+not a statesnap replay.  The command starts as a user's shell would start it: ``python`` is the
+recorded environment's (its bin folder first on ``PATH``, as in an activated virtualenv), and
+the only thing added is how pytest reports (``-v -rfE`` in ``PYTEST_ADDOPTS``), so that each
+test's outcome and failure can be read back from its output (:mod:`statesnap.replay.console`).
+:meth:`statesnap.replay.runner.Runner.run_printed` starts it with statesnap's own captured
+functions, in a process group of its own that a timeout or Ctrl-C kills.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+
+from statesnap.replay.console import READABLE_ADDOPTS, read_console
+from statesnap.replay.result import ReplayResult
+
+#: The shell a printed line is written for (statesnap.replay.repro).
+SHELL = "/bin/sh"
+
+
+def printed_argv(command: str) -> list[str]:
+    return [SHELL, "-c", command]
+
+
+def printed_env(env: Mapping[str, str], python: str, cache_dir: Path | None = None
+                ) -> dict[str, str]:
+    """``env`` as a user's shell has it for the printed line: ``python`` first on ``PATH``;
+    pytest told to name each test's outcome; its cache in ``cache_dir`` when given (the
+    user's ``lastfailed`` is not rewritten by a confirmation)."""
+    out = dict(env)
+    folder = Path(python).parent
+    if python and folder.is_dir():
+        out["PATH"] = f"{folder}{os.pathsep}{out.get('PATH', '')}"
+    extra = READABLE_ADDOPTS
+    if cache_dir is not None:
+        extra += f" -o {shlex.quote(f'cache_dir={cache_dir}')}"
+    out["PYTEST_ADDOPTS"] = f"{out.get('PYTEST_ADDOPTS', '')} {extra}".strip()
+    return out
+
+
+def read_printed(result: ReplayResult) -> None:
+    """Fill in ``result``'s outcomes and failures from its log (the command's output)."""
+    if result.log is None:
+        return
+    try:
+        text = result.log.read_text("utf-8", "replace")
+    except OSError:
+        return
+    # The log's heading (``$ command``, ``# ...`` lines) names no outcome.
+    outcomes, failures = read_console(text)
+    result.outcomes.update(outcomes)
+    result.failures.update(failures)
