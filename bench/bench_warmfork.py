@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -90,19 +91,27 @@ def session_suite(root: Path, victims: int) -> None:
             "def test_c_plain():\n    assert torch.tensor([2]).item() == 2\n")
 
 
-def time_session(root: Path, src: Path | None, extra: list[str]) -> tuple[float, str]:
+def time_session(root: Path, src: Path | None, extra: list[str]
+                 ) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system of the session and every process it reaped:
+    replays, warm parents and their forks), and how many findings were verified."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STATESNAP_")}
     if src is not None:
         env["PYTHONPATH"] = str(src)
     for p in root.glob("rec*"):
         subprocess.run(["rm", "-rf", str(p)], check=True)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), session_cpu()
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
                           "-p", "no:cacheprovider", *extra], cwd=root, env=env,
                          capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, session_cpu() - c0
     verified = out.stdout.count("[VERIFIED]")
-    return wall, f"{verified} verified"
+    return wall, cpu, f"{verified} verified"
+
+
+def session_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
@@ -134,15 +143,16 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             session_suite(root, args.session)
-            plain, _ = time_session(root, None, [])
+            plain, plain_cpu, _ = time_session(root, None, [])
             print(f"whole session, {args.session} victims importing torch "
-                  f"(plain pytest {plain:.1f} s):")
+                  f"(plain pytest {plain:.1f} s wall, {plain_cpu:.1f} s CPU):")
             ss = ["-p", "statesnap", f"--statesnap-record={root / 'rec.jsonl'}"]
             for label, src, extra in (("today", args.against / "src", ss),
                                       ("cold", SRC, [*ss, "--statesnap-replay-warm=off"]),
                                       ("warm", SRC, ss)):
-                wall, verdicts = time_session(root, src, extra)
-                print(f"  {label:5s} {wall:7.1f} s  {wall / plain:5.1f}x plain  ({verdicts})")
+                wall, cpu, verdicts = time_session(root, src, extra)
+                print(f"  {label:5s} {wall:7.1f} s  {wall / plain:5.1f}x plain   "
+                      f"{cpu:7.1f} s CPU  {cpu / plain_cpu:5.1f}x plain CPU  ({verdicts})")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

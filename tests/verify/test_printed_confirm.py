@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from repro_check import check_reproductions
-from suite_runs import run_suite, write_suite
+from suite_runs import run_suite, statesnap_cli, write_suite
 
 #: The victim fails after the polluter only while statesnap's plugin is loaded: in the run
 #: and in every replay, never under the printed (plain pytest) line.
@@ -115,4 +115,20 @@ def test_reverse_in_the_ini_file_still_confirms(tmp_path: Path) -> None:
     assert f["status"] == "verified", run.output[-3000:]
     confirm = _confirm(f)
     assert confirm["command"] == f["repro"] and confirm["outcome"] == "failed", confirm
+    # What ran is the printed line (the ids named reversed), not a replay of the order.
+    log = (run.record_path.parent / confirm["log"]).read_text("utf-8")
+    assert log.startswith(f"$ {f['repro']}\n"), log[:500]
     check_reproductions(run.output, root, ["test_victim"], expect="ZOO_FLAG leaked")
+
+
+def test_bisect_prints_only_a_line_that_failed_the_victim(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", {"test_zoo.py": NEEDS_THE_PLUGIN})
+    run = run_suite(root, tmp_path / "out", budget=0)
+    cli = statesnap_cli("bisect", str(run.record_path), "--test", "test_zoo.py::test_victim",
+                        cwd=root)
+    # Replays (statesnap on) find the polluter; the printed line passes the victim.
+    assert "test_zoo.py::test_polluter" in cli.stdout, cli.stdout + cli.stderr
+    assert "not proven: this line, run exactly as printed, did not fail" in cli.stdout, (
+        cli.stdout + cli.stderr)
+    assert "reproduce:" not in cli.stdout, cli.stdout
+    assert cli.returncode == 1, cli.stdout + cli.stderr
