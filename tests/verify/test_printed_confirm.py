@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from repro_check import check_reproductions
 from suite_runs import run_suite, statesnap_cli, write_suite
 
