@@ -38,8 +38,13 @@ order = [t.nodeid for t in sorted(record.tests, key=lambda t: t.index)]
 mode, repeat = sys.argv[2], int(sys.argv[3])
 kw = {} if mode == "today" else {"warm": mode == "warm"}
 runner = Runner(record, **kw)
+def one():
+    # "printed": the reproduction line run exactly as printed (what confirms a finding).
+    if mode == "printed":
+        return runner.run_printed(runner.repro_command(order), order, label="bench")
+    return runner.run(order, label="bench")
 t0 = time.perf_counter()
-first = runner.run(order, label="bench")
+first = one()
 start = time.perf_counter() - t0
 times, cpus = [], []
 def children_cpu():
@@ -47,7 +52,7 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 for _ in range(repeat):
     t0, c0 = time.perf_counter(), children_cpu()
-    res = runner.run(order, label="bench")
+    res = one()
     times.append(time.perf_counter() - t0)
     # A forked child is the warm parent's: its CPU time comes back with its exit (wait4).
     cpu = getattr(res, "cpu", None)
@@ -128,11 +133,13 @@ def main() -> None:
         records = {"today": record_project(root, sys.executable, args.against / "src", "today"),
                    "now": record_project(root, sys.executable, SRC, "now")}
         rows = {}
-        for mode, src in (("today", args.against / "src"), ("cold", SRC), ("warm", SRC)):
+        for mode, src in (("today", args.against / "src"), ("cold", SRC), ("warm", SRC),
+                          ("printed", SRC)):
             record = records["today" if mode == "today" else "now"]
             rows[mode] = time_mode(record, mode, src, args.repeat, root)
         print(f"per replay of two trivial tests importing torch (median of {args.repeat}; "
-              f"wall, then the replay process's own CPU time):")
+              f"wall, then the replay process's own CPU time; printed: the reproduction line "
+              f"run as printed, plain pytest):")
         for mode, row in rows.items():
             print(f"  {mode:5s} {row['median']:.3f} s wall  {row['cpu']:.3f} s CPU"
                   f"   (first replay {row['first']:.3f} s)"
