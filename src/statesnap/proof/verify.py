@@ -205,7 +205,22 @@ class Verifier(Replayer):
 
         replays = LeftoverReplays(fails, self.runner.set_aside, self.progress,
                                   self.record.header)
-        return prove_leftovers(replays, finding, victim, self._leftovers)
+        was = finding.status
+        if not prove_leftovers(replays, finding, victim, self._leftovers):
+            return False
+        if finding.status == VERIFIED:
+            # The printed line, with the leftovers set aside as the replays had them (with
+            # them on disk the victim fails alone, whatever the line runs).
+            self.runner.set_aside([lo.path for lo in self._leftovers])
+            try:
+                confirm_printed(self, finding, finding.polluters, victim)
+            except BaseException:
+                if finding.status == VERIFIED:
+                    finding.status = was
+                raise
+            finally:
+                self.runner.set_aside([])
+        return True
 
     def _minimise(self, finding: Finding, victim: TestEntry, prefix: list[str],
                   suspects: list[str]) -> list[str] | None:
