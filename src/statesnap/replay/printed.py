@@ -20,6 +20,10 @@ from pathlib import Path
 from statesnap.replay.console import READABLE_ADDOPTS, read_console
 from statesnap.replay.result import ReplayResult
 
+#: pytest's own exit codes go up to this (usage error 4, no tests 5); anything else (a
+#: negative code, or ``sh``'s 128+N) is an interpreter that died.
+MAX_PYTEST_EXIT = 5
+
 #: The shell a printed line is written for (statesnap.replay.repro).
 SHELL = "/bin/sh"
 
@@ -56,3 +60,13 @@ def read_printed(result: ReplayResult) -> None:
     outcomes, failures = read_console(text)
     result.outcomes.update(outcomes)
     result.failures.update(failures)
+    code = result.returncode
+    if result.timed_out or code is None or 0 <= code <= MAX_PYTEST_EXIT:
+        return
+    # The interpreter died (a signal, or ``sh`` saying so as 128+N): the test it was running
+    # is the first of the order with no outcome that ``-v`` had announced.
+    for nodeid in result.order:
+        if nodeid not in result.outcomes:
+            if nodeid in text:
+                result.outcomes[nodeid] = "crashed"
+            return
