@@ -959,3 +959,23 @@ def test_a_key_replay_in_which_the_victim_never_ran_proves_nothing(tmp_path: Pat
     assert f.status == VERIFIED and f.polluters == [nid("test_a")]
     assert f.proven_keys == [] and not f.hint_proven
     assert "key" in labels(runner)
+
+
+def test_a_printed_line_cut_short_leaves_the_finding_unverified(tmp_path: Path) -> None:
+    # The replays proved the polluter and the key; the printed line timed out: it never
+    # failed the victim, so the finding is not verified (the note says what stopped it).
+    record = one_polluter(tmp_path, "ZOO_A")
+
+    class Hangs(RuleRunner):
+        def run_printed(self, command: str, order: Sequence[str], label: str = "confirm",
+                        timeout: float | None = None,
+                        python: str | None = None) -> ReplayResult:
+            self.asked.append((label, list(order)))
+            return ReplayResult(order=list(order), timed_out=True, timeout=5.0)
+
+    (f,) = attribute(record)
+    runner = Hangs(record, lambda order, restore: needs_a(restore, order))
+    Verifier(record, runner, budget=60).verify(f)
+    assert labels(runner) == ["alone", "pair", "key", "confirm"]
+    assert f.status != VERIFIED and not f.repro_proven, f
+    assert "timed out" in (f.note or ""), f.note
