@@ -1,4 +1,4 @@
-"""A printed reproduction run exactly as printed: ``/bin/sh -c LINE``, in a fresh process.
+"""A printed reproduction run exactly as printed: ``bash -c LINE``, in a fresh process.
 
 What confirms a verified finding (:mod:`statesnap.proof.confirm`) and what the backfill runs to
 check a CI log's reproduction (:mod:`statesnap.backfill.tasks`): the line the user will paste,
@@ -24,12 +24,15 @@ from statesnap.replay.result import ReplayResult
 #: negative code, or ``sh``'s 128+N) is an interpreter that died.
 MAX_PYTEST_EXIT = 5
 
-#: The shell a printed line is written for (statesnap.replay.repro).
-SHELL = "/bin/sh"
+#: The shells a printed line is run with, the first one there: bash, as a user's terminal
+#: has it (a node id that prints escaped is written in ANSI-C quotes, ``$'...'``, which bash,
+#: zsh and ksh read and dash does not: statesnap.replay.repro), else ``/bin/sh``.
+SHELLS = ("/bin/bash", "/usr/bin/bash", "/bin/sh")
 
 
 def printed_argv(command: str) -> list[str]:
-    return [SHELL, "-c", command]
+    shell = next((s for s in SHELLS if os.path.exists(s)), SHELLS[-1])
+    return [shell, "-c", command]
 
 
 def printed_env(env: Mapping[str, str], python: str, cache_dir: Path | None = None
@@ -58,8 +61,11 @@ def read_printed(result: ReplayResult) -> None:
         return
     # The log's heading (``$ command``, ``# ...`` lines) names no outcome.
     outcomes, failures = read_console(text)
-    result.outcomes.update(outcomes)
-    result.failures.update(failures)
+    # The log is decoded with replacement characters: a node id with bytes that are not UTF-8
+    # (a folder so named) reads back as the order's id decoded the same way.
+    named = {_as_logged(n): n for n in result.order}
+    result.outcomes.update({named.get(n, n): o for n, o in outcomes.items()})
+    result.failures.update({named.get(n, n): f for n, f in failures.items()})
     code = result.returncode
     if result.timed_out or code is None or 0 <= code <= MAX_PYTEST_EXIT:
         return
@@ -67,6 +73,15 @@ def read_printed(result: ReplayResult) -> None:
     # is the first of the order with no outcome that ``-v`` had announced.
     for nodeid in result.order:
         if nodeid not in result.outcomes:
-            if nodeid in text:
+            if _as_logged(nodeid) in text:
                 result.outcomes[nodeid] = "crashed"
             return
+
+
+def _as_logged(nodeid: str) -> str:
+    """``nodeid`` as a log shows it: its bytes decoded as UTF-8, with replacements."""
+    try:
+        raw = nodeid.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte
+        raw = nodeid.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace")
