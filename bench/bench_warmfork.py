@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -37,8 +38,13 @@ order = [t.nodeid for t in sorted(record.tests, key=lambda t: t.index)]
 mode, repeat = sys.argv[2], int(sys.argv[3])
 kw = {} if mode == "today" else {"warm": mode == "warm"}
 runner = Runner(record, **kw)
+def one():
+    # "printed": the reproduction line run exactly as printed (what confirms a finding).
+    if mode == "printed":
+        return runner.run_printed(runner.repro_command(order), order, label="bench")
+    return runner.run(order, label="bench")
 t0 = time.perf_counter()
-first = runner.run(order, label="bench")
+first = one()
 start = time.perf_counter() - t0
 times, cpus = [], []
 def children_cpu():
@@ -46,7 +52,7 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 for _ in range(repeat):
     t0, c0 = time.perf_counter(), children_cpu()
-    res = runner.run(order, label="bench")
+    res = one()
     times.append(time.perf_counter() - t0)
     # A forked child is the warm parent's: its CPU time comes back with its exit (wait4).
     cpu = getattr(res, "cpu", None)
@@ -90,19 +96,27 @@ def session_suite(root: Path, victims: int) -> None:
             "def test_c_plain():\n    assert torch.tensor([2]).item() == 2\n")
 
 
-def time_session(root: Path, src: Path | None, extra: list[str]) -> tuple[float, str]:
+def time_session(root: Path, src: Path | None, extra: list[str]
+                 ) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system of the session and every process it reaped:
+    replays, warm parents and their forks), and how many findings were verified."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STATESNAP_")}
     if src is not None:
         env["PYTHONPATH"] = str(src)
     for p in root.glob("rec*"):
         subprocess.run(["rm", "-rf", str(p)], check=True)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), session_cpu()
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly",
                           "-p", "no:cacheprovider", *extra], cwd=root, env=env,
                          capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, session_cpu() - c0
     verified = out.stdout.count("[VERIFIED]")
-    return wall, f"{verified} verified"
+    return wall, cpu, f"{verified} verified"
+
+
+def session_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
@@ -119,11 +133,13 @@ def main() -> None:
         records = {"today": record_project(root, sys.executable, args.against / "src", "today"),
                    "now": record_project(root, sys.executable, SRC, "now")}
         rows = {}
-        for mode, src in (("today", args.against / "src"), ("cold", SRC), ("warm", SRC)):
+        for mode, src in (("today", args.against / "src"), ("cold", SRC), ("warm", SRC),
+                          ("printed", SRC)):
             record = records["today" if mode == "today" else "now"]
             rows[mode] = time_mode(record, mode, src, args.repeat, root)
         print(f"per replay of two trivial tests importing torch (median of {args.repeat}; "
-              f"wall, then the replay process's own CPU time):")
+              f"wall, then the replay process's own CPU time; printed: the reproduction line "
+              f"run as printed, plain pytest):")
         for mode, row in rows.items():
             print(f"  {mode:5s} {row['median']:.3f} s wall  {row['cpu']:.3f} s CPU"
                   f"   (first replay {row['first']:.3f} s)"
@@ -134,15 +150,16 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             session_suite(root, args.session)
-            plain, _ = time_session(root, None, [])
+            plain, plain_cpu, _ = time_session(root, None, [])
             print(f"whole session, {args.session} victims importing torch "
-                  f"(plain pytest {plain:.1f} s):")
+                  f"(plain pytest {plain:.1f} s wall, {plain_cpu:.1f} s CPU):")
             ss = ["-p", "statesnap", f"--statesnap-record={root / 'rec.jsonl'}"]
             for label, src, extra in (("today", args.against / "src", ss),
                                       ("cold", SRC, [*ss, "--statesnap-replay-warm=off"]),
                                       ("warm", SRC, ss)):
-                wall, verdicts = time_session(root, src, extra)
-                print(f"  {label:5s} {wall:7.1f} s  {wall / plain:5.1f}x plain  ({verdicts})")
+                wall, cpu, verdicts = time_session(root, src, extra)
+                print(f"  {label:5s} {wall:7.1f} s  {wall / plain:5.1f}x plain   "
+                      f"{cpu:7.1f} s CPU  {cpu / plain_cpu:5.1f}x plain CPU  ({verdicts})")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

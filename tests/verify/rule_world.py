@@ -78,6 +78,8 @@ class RuleRunner(Runner):
         self.asked: list[tuple[str, list[str]]] = []
         #: The restore spec of each replay asked, in the same order.
         self.restores: list[Mapping[str, Any] | None] = []
+        #: The printed lines run (statesnap.proof.confirm), in order.
+        self.printed: list[str] = []
 
     def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
             label: str = "replay", timeout: float | None = None) -> ReplayResult:
@@ -96,6 +98,13 @@ class RuleRunner(Runner):
         if outcome is not None:
             result.failures[victim] = outcome
         return result
+
+    def run_printed(self, command: str, order: Sequence[str], label: str = "confirm",
+                    timeout: float | None = None, python: str | None = None) -> ReplayResult:
+        """The printed line of ``order``: answered by ``rule`` as a replay of it would be
+        (the rule's world has no statesnap-only failures); kept in ``printed``."""
+        self.printed.append(command)
+        return self.run(order, None, label, timeout)
 
 
 def verify(record: Record, rule: Rule, raise_errors: bool = False,

@@ -61,8 +61,11 @@ def test_a_failure_held_by_a_reference_cycle_says_it_rests_on_gc_timing(
     assert "test_declares_a_kind.<locals>.Hexagon" in f["note"], f["note"]
     assert f["hint"].startswith("break the reference cycle that keeps Hexagon alive"), f["hint"]
     assert "gc.disable()" in f["repro"], f["repro"]
-    assert [r["label"] for r in f["replays"]][-1] == "gc"
-    assert f["replays"][-1]["outcome"] == "passed"
+    assert [r["label"] for r in f["replays"]][-2:] == ["gc", "confirm"]
+    assert f["replays"][-2]["outcome"] == "passed"
+    # The line printed (the collector off) is the one that confirmed the finding.
+    assert f["replays"][-1]["command"] == f["repro"]
+    assert f["replays"][-1]["outcome"] == "failed"
     for bytecode in ("", "1"):
         check_reproductions(run.output, root, ["test_catalogue_starts_empty"],
                             env={"PYTHONDONTWRITEBYTECODE": bytecode},

@@ -92,11 +92,12 @@ def test_repeats_that_agree_prove_it_with_each_replay_repeated(tmp_path: Path) -
     f, runner = verify(record, lambda order, restore: needs_a(restore, order), repeat=3)
     assert f.status == VERIFIED and f.polluters == [nid("test_a")]
     assert f.proven_keys == ["env:ZOO_A"]
-    assert labels(runner) == ["alone"] * 3 + ["pair"] * 3 + ["key"] * 3
-    assert len(f.replays) == 9
+    # Then the printed line, as printed: repeated like every replay.
+    assert labels(runner) == ["alone"] * 3 + ["pair"] * 3 + ["key"] * 3 + ["confirm"] * 3
+    assert len(f.replays) == 12
     # No repeat at all is one run of each replay.
     f, runner = verify(record, lambda order, restore: needs_a(restore, order), repeat=0)
-    assert f.status == VERIFIED and labels(runner) == ["alone", "pair", "key"]
+    assert f.status == VERIFIED and labels(runner) == ["alone", "pair", "key", "confirm"]
 
 
 @pytest.mark.parametrize(("second", "status"), [(31, VERIFIED), (30, VERIFIED)])
@@ -197,7 +198,7 @@ def test_each_replay_gets_what_is_left_of_the_budget_as_its_timeout(tmp_path: Pa
     (f,) = attribute(record)
     Verifier(record, TimedRunner(record, lambda order, restore: needs_a(restore, order)),
              budget=50).verify(f)
-    assert f.status == VERIFIED and len(timeouts) == 3
+    assert f.status == VERIFIED and len(timeouts) == 4  # alone, pair, key, the printed line
     assert all(t is not None and 40 < t <= 50 for t in timeouts)
     assert timeouts == sorted(timeouts, reverse=True)
 
@@ -305,7 +306,8 @@ def test_each_replay_is_kept_with_its_command_outcome_signature_and_restored_key
     record = one_polluter(tmp_path, "ZOO_A")
     f, runner = verify(record, lambda order, restore: needs_a(restore, order))
     assert f.status == VERIFIED
-    alone, pair, key = f.replays
+    alone, pair, key, confirm = f.replays
+    assert (confirm.label, confirm.command, confirm.outcome) == ("confirm", f.repro, "failed")
     assert (alone.label, alone.outcome, alone.signature, alone.restored) == (
         "alone", "passed", None, [])
     assert (pair.label, pair.outcome, pair.signature, pair.restored) == (
@@ -582,7 +584,7 @@ def test_no_key_and_no_set_heals_it(tmp_path: Path) -> None:
 
     f, runner = verify(record, rule)
     assert f.status == VERIFIED and f.proven_keys == [] and not f.hint_proven
-    assert labels(runner) == ["alone", "pair", "key", "key", "keys"]
+    assert labels(runner) == ["alone", "pair", "key", "key", "keys", "confirm"]
     assert (f.probe, f.key) in {("env", "ZOO_A"), ("env", "ZOO_B")}
     assert f.hint is not None  # attribution's key, with its hint, unproven
 
@@ -607,7 +609,7 @@ def test_no_key_healing_it_names_the_best_ranked_change_of_the_polluter(
     assert f.status == VERIFIED and f.proven_keys == [] and not f.hint_proven
     assert (f.probe, f.key, f.before, f.after) == ("env", "ZOO_B", "0", "2")
     assert f.hint == hint_for("env", "ZOO_B", "changed")
-    assert labels(runner) == ["alone", "pair", "key", "key", "keys"]
+    assert labels(runner) == ["alone", "pair", "key", "key", "keys", "confirm"]
 
 
 def test_the_proven_key_takes_its_own_values_not_a_better_ranked_keys(
@@ -626,7 +628,7 @@ def test_a_single_key_that_does_not_heal_is_not_looked_for_in_sets(tmp_path: Pat
     record = one_polluter(tmp_path, "ZOO_A")
     f, runner = verify(record, lambda order, restore: needs_a(restore, order, key="NONE"))
     assert f.status == VERIFIED and f.proven_keys == []
-    assert labels(runner) == ["alone", "pair", "key"]
+    assert labels(runner) == ["alone", "pair", "key", "confirm"]
 
 
 def test_a_key_replay_that_times_out_ends_the_key_proofs_only(tmp_path: Path) -> None:
@@ -642,7 +644,7 @@ def test_a_key_replay_that_times_out_ends_the_key_proofs_only(tmp_path: Path) ->
     assert f.proven_keys == [] and f.note is None
     assert f.hint is not None
     # One key replay, then the set replay: each timed out, and nothing else was tried.
-    assert labels(runner) == ["alone", "pair", "key", "keys"]
+    assert labels(runner) == ["alone", "pair", "key", "keys", "confirm"]
 
 
 def test_a_key_replay_that_disagrees_with_itself_ends_the_key_proofs_only(
@@ -658,7 +660,8 @@ def test_a_key_replay_that_disagrees_with_itself_ends_the_key_proofs_only(
 
     f, runner = verify(record, rule, repeat=2)
     assert f.status == VERIFIED and f.proven_keys == [] and f.note is None
-    assert labels(runner) == ["alone"] * 2 + ["pair"] * 2 + ["key"] * 2 + ["keys"] * 2
+    assert labels(runner) == (["alone"] * 2 + ["pair"] * 2 + ["key"] * 2 + ["keys"] * 2
+                              + ["confirm"] * 2)
 
 
 # -- fixture notes ------------------------------------------------------------------------
@@ -956,3 +959,23 @@ def test_a_key_replay_in_which_the_victim_never_ran_proves_nothing(tmp_path: Pat
     assert f.status == VERIFIED and f.polluters == [nid("test_a")]
     assert f.proven_keys == [] and not f.hint_proven
     assert "key" in labels(runner)
+
+
+def test_a_printed_line_cut_short_leaves_the_finding_unverified(tmp_path: Path) -> None:
+    # The replays proved the polluter and the key; the printed line timed out: it never
+    # failed the victim, so the finding is not verified (the note says what stopped it).
+    record = one_polluter(tmp_path, "ZOO_A")
+
+    class Hangs(RuleRunner):
+        def run_printed(self, command: str, order: Sequence[str], label: str = "confirm",
+                        timeout: float | None = None,
+                        python: str | None = None) -> ReplayResult:
+            self.asked.append((label, list(order)))
+            return ReplayResult(order=list(order), timed_out=True, timeout=5.0)
+
+    (f,) = attribute(record)
+    runner = Hangs(record, lambda order, restore: needs_a(restore, order))
+    Verifier(record, runner, budget=60).verify(f)
+    assert labels(runner) == ["alone", "pair", "key", "confirm"]
+    assert f.status != VERIFIED and not f.repro_proven, f
+    assert "timed out" in (f.note or ""), f.note

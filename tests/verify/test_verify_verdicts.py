@@ -117,10 +117,10 @@ def test_minimising_the_whole_prefix_when_no_recorded_change_explains_it(
     # No suspects: straight from alone to the whole prefix, then ddmin's subsets.
     assert runner.asked[0] == ("alone", [nid("test_victim")])
     assert runner.asked[1] == ("ddmin", [*map(nid, names), nid("test_victim")])
-    assert set(labels(runner)[1:]) == {"ddmin"}
+    assert set(labels(runner)[1:-1]) == {"ddmin"} and labels(runner)[-1] == "confirm"
     # The whole prefix is known to fail once asked: ddmin never replays it (nor any subset)
     # a second time.
-    orders = [tuple(o) for _label, o in runner.asked]
+    orders = [tuple(o) for label, o in runner.asked if label != "confirm"]
     assert len(set(orders)) == len(orders)
 
 
@@ -393,11 +393,15 @@ def test_a_file_an_earlier_run_left_is_found_and_proven_against_its_writer(
     assert (f.note or "").startswith("an earlier run left cache.db on disk (cache.db by "
                                      f"{nid('test_writes_cache')} (record earlier.jsonl))")
     assert f.repro.endswith(f"{nid('test_writes_cache')} {nid('test_victim')}")
-    assert runner.asked[-1] == ("leftover-pair", [nid("test_writes_cache"), nid("test_victim")])
+    order = [nid("test_writes_cache"), nid("test_victim")]
+    assert runner.asked[-2:] == [("leftover-pair", order), ("confirm", order)]
+    assert runner.printed == [f.repro]
     # Alone as recorded; alone with every leftover aside (it passes); ddmin's first half
-    # (cache.db kept: it fails, so no more is tried); the proof, every leftover aside.
-    assert seen == [set(), {"cache.db", "notes.txt"}, {"notes.txt"}, {"cache.db", "notes.txt"}]
-    assert labels(runner) == ["alone", "leftover", "leftover", "leftover-pair"]
+    # (cache.db kept: it fails, so no more is tried); the proof, every leftover aside; the
+    # printed line, every leftover aside too.
+    assert seen == [set(), {"cache.db", "notes.txt"}, {"notes.txt"}, {"cache.db", "notes.txt"},
+                    {"cache.db", "notes.txt"}]
+    assert labels(runner) == ["alone", "leftover", "leftover", "leftover-pair", "confirm"]
     assert runner.aside is None  # nothing stays set aside after the finding
     assert (root / "cache.db").read_text() == "old"
 
@@ -452,6 +456,7 @@ def test_two_files_left_by_two_earlier_tests_are_both_proven_the_first_named(
                             f"{nid('test_victim')}")
     assert (f.note or "").startswith("an earlier run left cache.db, notes.txt on disk")
     # alone, all aside, each file alone (neither fails it), then the proof.
-    assert labels(runner) == ["alone", "leftover", "leftover", "leftover", "leftover-pair"]
-    assert progress[-1] == (f"statesnap: replaying {nid('test_writes_cache')} + "
+    assert labels(runner) == ["alone", "leftover", "leftover", "leftover", "leftover-pair",
+                              "confirm"]
+    assert progress[-2] == (f"statesnap: replaying {nid('test_writes_cache')} + "
                             f"{nid('test_writes_notes')} → {nid('test_victim')}")

@@ -1,6 +1,7 @@
 """pytest console logs: each worker's order from ``-v`` lines, outcomes and messages from ``-rA``.
 
-ANSI colours and CI timestamp prefixes are stripped first.  A log whose order cannot be
+ANSI colours and CI timestamp prefixes are stripped first (the line grammar:
+:mod:`statesnap.replay.console`).  A log whose order cannot be
 recovered exactly is refused with one line.  The lines recognised, and why, are in
 docs/ARCHITECTURE.md ("Backfill").
 """
@@ -13,39 +14,21 @@ from pathlib import Path
 
 from statesnap.backfill.plugins import parse_plugins_line
 from statesnap.backfill.shard import BadArtifact, Shard
+from statesnap.replay.console import (
+    OUTCOMES,
+    SUMMARY,
+    VERBOSE,
+    WORDS,
+    clean_line,
+    signature,
+)
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
-TIMESTAMP = re.compile(
-    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
-    r"|\[?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?)\s?")
-_WORDS = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS|RERUN"
-VERBOSE = re.compile(rf"^(?P<id>[^\s\[][^\s]*?::.+?) (?P<outcome>{_WORDS})(?:\s+\[\s*\d+%\])?\s*$")
 XDIST = re.compile(
-    rf"^\[(?P<worker>gw\d+)\](?: \[\s*\d+%\])? (?P<outcome>{_WORDS}) (?P<id>\S.*?::.+?)\s*$")
-SUMMARY = re.compile(rf"^(?P<outcome>{_WORDS}) (?P<id>\S+?::\S.*?)(?: - (?P<msg>.*))?$")
+    rf"^\[(?P<worker>gw\d+)\](?: \[\s*\d+%\])? (?P<outcome>{WORDS}) (?P<id>\S.*?::.+?)\s*$")
 PROGRESS = re.compile(r"^(?P<file>\S+\.py) (?P<chars>[.FEsxXR]+)(?:\s+\[\s*\d+%\])?\s*$")
 _CHAR = {".": "passed", "F": "failed", "E": "error", "s": "skipped", "x": "xfailed",
          "X": "xpassed"}
 INVOCATION = re.compile(r"^(?:\$|\+|>)\s+(?:\S*python\S*\s+-m\s+)?pytest(?:\s+(?P<args>.*))?$")
-OUTCOMES = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
-            "XFAIL": "xfailed", "XPASS": "xpassed"}
-_EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed|Interrupt|"
-                  r"Warning|Failure|[A-Z]\w*))(?::\s?(?P<msg>.*))?$")
-
-
-def clean_line(line: str) -> str:
-    """A log line without colours and without a CI timestamp before it."""
-    return TIMESTAMP.sub("", ANSI.sub("", line.rstrip("\r\n")), count=1)
-
-
-def signature(message: str | None) -> dict[str, str | None]:
-    """``{"exc_type", "message"}`` from a short-summary message such as ``KeyError: 'x'``."""
-    text = (message or "").strip().split("\n", 1)[0].strip()
-    found = _EXC.match(text)
-    if found is None:
-        return {"exc_type": None, "message": text or None}
-    return {"exc_type": found.group("type").rsplit(".", 1)[-1],
-            "message": (found.group("msg") or "").strip() or None}
 
 
 def parse_log(path: Path, text: str) -> list[Shard]:

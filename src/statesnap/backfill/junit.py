@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
-from statesnap.backfill.consolelog import signature
 from statesnap.backfill.shard import BadArtifact, Shard
+from statesnap.replay.console import signature
 
 
 def junit_address(nodeid: str, prefix: str | None = None) -> tuple[str, str]:

@@ -105,6 +105,13 @@ class RemoteRunner(Runner):
         out = self.answer(spec, attempt)
         return self.result(order, out, label)
 
+    def run_printed(self, command: str, order: Sequence[str], label: str = "confirm",
+                    timeout: float | None = None, python: str | None = None) -> ReplayResult:
+        """The printed line run as printed on a worker, in its scratch copy (a task's
+        ``plain``: statesnap.backfill.tasks)."""
+        spec = self.spec(order, None, label, plain=command)
+        return self.result(order, self.answer(spec), label)
+
     def result(self, order: Sequence[str], out: Mapping[str, Any], label: str) -> ReplayResult:
         stem, log = self.claim(label)
         log.write_text(str(out.get("log") or out.get("refused") or out.get("error") or ""),

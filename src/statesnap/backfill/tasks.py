@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from statesnap.backfill.consolelog import OUTCOMES, SUMMARY, VERBOSE, clean_line, signature
 from statesnap.record.journal import Record
 from statesnap.replay.ports import port_taken
+from statesnap.replay.result import ReplayResult
 from statesnap.replay.runner import Runner
 from statesnap.replay.scratch import ScratchTree, map_paths, mapped_header
 
@@ -98,13 +98,17 @@ def _set_aside(spec: dict[str, Any], tree: ScratchTree) -> None:
             mine.unlink(missing_ok=True)
 
 
-def _replay(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
+def _runner(spec: dict[str, Any], tree: ScratchTree) -> Runner:
     root = str(spec["root"])
     header = mapped_header(dict(spec["header"]), root, str(tree.tree))
     record = Record(path=tree.logs / "task.jsonl", header=header)
     # One replay per runner here: a warm parent would never be forked from.
-    runner = Runner(record, logs_dir=tree.logs, timeout=float(spec.get("timeout") or 600),
-                    stage_files=False, warm=False)
+    return Runner(record, logs_dir=tree.logs, timeout=float(spec.get("timeout") or 600),
+                  stage_files=False, warm=False)
+
+
+def _replay(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
+    runner = _runner(spec, tree)
     probes = spec.get("probes")
     runner.probes = list(probes) if probes is not None else None
     try:
@@ -112,14 +116,9 @@ def _replay(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
                             label=str(spec.get("label") or "replay"))
     finally:
         runner.close()
-    out: dict[str, Any] = {
-        "outcomes": result.outcomes, "failures": result.failures,
-        "returncode": result.returncode, "timed_out": result.timed_out,
-        "error": result.error, "duration": result.duration, "restored": result.restored,
-        "log": _read(result.log), "record": None}
+    out = _answer(result)
     if spec.get("want_record") and result.record is not None:
-        text = _read(result.record)
-        out["record"] = text
+        out["record"] = _read(result.record)
     for path in (result.log, result.record, tree.logs / f"{_stem(result.log)}.order.json",
                  tree.logs / f"{_stem(result.log)}.restore.json"):
         if path is not None:
@@ -128,38 +127,28 @@ def _replay(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
 
 
 def _plain(spec: dict[str, Any], tree: ScratchTree) -> dict[str, Any]:
-    root = str(spec["root"])
-    command = str(spec["plain"]).replace(root, str(tree.tree))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    """The printed line run exactly as printed, in the copy (statesnap.replay.printed)."""
+    command = str(spec["plain"]).replace(str(spec["root"]), str(tree.tree))
+    runner = _runner(spec, tree)
     python = str(spec.get("python") or "")
-    if python and Path(python).parent.is_dir():
-        # `python` in the printed line is the environment's, as in an activated venv.
-        env["PATH"] = f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"
-    # -v names every test with its outcome; a -r in the command itself cannot take that away.
-    env["PYTEST_ADDOPTS"] = f"{env.get('PYTEST_ADDOPTS', '')} -v -rfE".strip()
-    t0 = time.monotonic()
     try:
-        proc = subprocess.run(["/bin/sh", "-c", command], cwd=tree.tree, env=env,
-                              capture_output=True, text=True, errors="replace",
-                              timeout=float(spec.get("timeout") or 600),
-                              stdin=subprocess.DEVNULL, check=False)
-        text, rc, timed_out = proc.stdout + proc.stderr, proc.returncode, False
-    except subprocess.TimeoutExpired as exc:
-        text, rc, timed_out = str(exc.stdout or ""), None, True
-    outcomes: dict[str, str] = {}
-    failures: dict[str, dict[str, Any]] = {}
-    for raw in text.splitlines():
-        line = clean_line(raw)
-        found = VERBOSE.match(line) or SUMMARY.match(line)
-        if found is not None:
-            word = found.group("outcome")
-            outcomes.setdefault(found.group("id"), OUTCOMES.get(word, word.lower()))
-            if word in ("FAILED", "ERROR"):
-                failures[found.group("id")] = signature(found.groupdict().get("msg"))
-    return {"outcomes": outcomes, "failures": failures, "returncode": rc,
-            "timed_out": timed_out, "error": None, "duration": time.monotonic() - t0,
-            "restored": [], "log": f"$ {command}\n# cwd: {tree.tree}\n\n{text}",
-            "record": None}
+        result = runner.run_printed(command, list(spec["order"]),
+                                    label=str(spec.get("label") or "plain"),
+                                    python=python if python and Path(python).parent.is_dir()
+                                    else None)
+    finally:
+        runner.close()
+    out = _answer(result)
+    if result.log is not None:
+        result.log.unlink(missing_ok=True)
+    return out
+
+
+def _answer(result: ReplayResult) -> dict[str, Any]:
+    return {"outcomes": result.outcomes, "failures": result.failures,
+            "returncode": result.returncode, "timed_out": result.timed_out,
+            "error": result.error, "duration": result.duration, "restored": result.restored,
+            "log": _read(result.log), "record": None}
 
 
 def _read(path: Path | None) -> str | None:

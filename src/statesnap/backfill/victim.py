@@ -116,7 +116,9 @@ def investigate(shard: Shard, state: Record, victim: str, runner: RemoteRunner,
     if finding.status == NOT_ORDER_DEPENDENT:
         _same_signature(finding, runner, sig)
     if finding.status == VERIFIED:
-        out.repro = _confirm(runner, finding.repro, victim, "repro")
+        # The verifier ran this line already (its confirmation): the journal answers.
+        out.repro = _confirm(runner, finding.repro, victim, "repro",
+                             [*finding.polluters, victim])
         out.alone = _confirm(runner, repro_command(state.header, [victim]), victim, "alone-plain")
     return _done(out, runner)
 
@@ -131,10 +133,12 @@ def _same_signature(finding: Finding, runner: RemoteRunner, sig: str | None) -> 
                         f"{sig}: two different failures")
 
 
-def _confirm(runner: RemoteRunner, command: str, victim: str, label: str) -> Confirmation:
-    spec = runner.spec([victim], None, label, plain=command)
+def _confirm(runner: RemoteRunner, command: str, victim: str, label: str,
+             order: list[str] | None = None) -> Confirmation:
+    order = order or [victim]
+    spec = runner.spec(order, None, label, plain=command)
     answer: dict[str, Any] = runner.answer(spec)
-    runner.result([victim], answer, label)
+    runner.result(order, answer, label)
     outcome = None if answer.get("refused") or answer.get("port_conflict") else (
         (answer.get("outcomes") or {}).get(victim, "not run"))
     return Confirmation(command=command, outcome=outcome, worker=answer.get("worker"))

@@ -58,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
                   "the failure does not reproduce from the order alone")
             return 1
         minimal = ddmin(prefix, fails, known_failing=True)
+        line = repro_command(record.header, [*minimal, victim.nodeid])
+        # The line printed is run exactly as printed (plain pytest, a fresh process): only
+        # one that failed the victim is printed as its reproduction.
+        progress(f"statesnap: running the printed reproduction of {victim.nodeid}")
+        printed = runner.run_printed(line, [*minimal, victim.nodeid])
     finally:
         stop(progress)
         runner.close()
@@ -66,5 +71,9 @@ def run(args: argparse.Namespace) -> int:
           f"{runner.logs_dir}):")
     for nodeid in minimal:
         print(f"  {nodeid}")
-    print(f"reproduce: {repro_command(record.header, [*minimal, victim.nodeid])}")
-    return 0
+    if printed.failed(victim.nodeid):
+        print(f"reproduce: {line}")
+        return 0
+    print(f"not proven: this line, run exactly as printed, did not fail {victim.nodeid} "
+          f"(log: {printed.log}):\n  {line}")
+    return 1

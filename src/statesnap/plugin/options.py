@@ -71,7 +71,7 @@ def addoption(parser: pytest.Parser) -> None:
         help="'on' (default): replays fork from a warm process that has imported the "
         "session's libraries once (cold, in a fresh interpreter, when the imports left a "
         "thread, a child, CUDA, an open socket or a changed environment or cwd); every "
-        "printed reproduction is still confirmed in a fresh interpreter. 'off': every "
+        "printed reproduction is still run exactly as printed in a fresh process. 'off': every "
         "replay starts a fresh interpreter (also STATESNAP_REPLAY_WARM=off)",
     )
     group.addoption(

@@ -87,16 +87,19 @@ class Replayer:
         self.own_tree = False
 
     def replay(self, order: Sequence[str], victim: str, finding: Finding, label: str,
-               restore: Mapping[str, object] | None = None) -> Verdict:
+               restore: Mapping[str, object] | None = None,
+               printed: str | None = None) -> Verdict:
+        """``printed``: instead of a statesnap replay of ``order``, run this printed line
+        exactly as printed (it names ``order``: statesnap.replay.printed)."""
         answers: list[ReplayResult] = []
         for _ in range(self.repeat):
             left = self.deadline - time.monotonic()
             if left <= 0:
                 raise BudgetSpent()
-            result = self._run(order, restore, label, left)
+            result = self._run(order, restore, label, left, printed)
             if result.log is not None:
                 finding.logs.append(self._link(result.log))
-            finding.replays.append(self._replay_run(result, victim, label, restore))
+            finding.replays.append(self._replay_run(result, victim, label, restore, printed))
             if result.error is not None and not result.outcomes:
                 raise ReplayError(result.error, result.log)
             if result.timed_out:
@@ -114,19 +117,25 @@ class Replayer:
                        signature=(next(iter(signatures)) if len(signatures) == 1
                                   else Signature(None)))
 
+    def _one(self, order: Sequence[str], restore: Mapping[str, object] | None, label: str,
+             left: float, printed: str | None) -> ReplayResult:
+        if printed is not None:
+            return self.runner.run_printed(printed, order, label=label, timeout=left)
+        return self.runner.run(order, restore=restore, label=label, timeout=left)
+
     def _run(self, order: Sequence[str], restore: Mapping[str, object] | None, label: str,
-             left: float) -> ReplayResult:
+             left: float, printed: str | None = None) -> ReplayResult:
         """One replay; side by side, through the gate.  A fixed port that was taken while
         another replay ran beside it is no answer: the replay runs again alone, so what it
         says does not depend on which replays ran beside it."""
         gate = self.gate
         if gate is None:
-            return self.runner.run(order, restore=restore, label=label, timeout=left)
+            return self._one(order, restore, label, left, printed)
         self._check_stop()
         # Files set aside in the one tree all workers share: no replay may run beside them.
         alone = self.runner.aside is not None and not self.own_tree
         with (gate.alone() if alone else gate.shared()) as seen:
-            result = self.runner.run(order, restore=restore, label=label, timeout=left)
+            result = self._one(order, restore, label, left, printed)
         self._check_stop(result)
         if not seen.beside or _port_conflict(result) is None:
             return result
@@ -136,8 +145,7 @@ class Replayer:
         if left <= 0:
             raise BudgetSpent()
         with gate.alone():
-            again = self.runner.run(order, restore=restore, label=f"{label}-alone",
-                                    timeout=left)
+            again = self._one(order, restore, f"{label}-alone", left, printed)
         self._check_stop(again)
         return again
 
@@ -155,7 +163,8 @@ class Replayer:
         raise Stopped()
 
     def _replay_run(self, result: ReplayResult, victim: str, label: str,
-                    restore: Mapping[str, object] | None) -> ReplayRun:
+                    restore: Mapping[str, object] | None,
+                    printed: str | None = None) -> ReplayRun:
         """What the record keeps of one replay (the session's verdicts are stored with it)."""
         outcome = ("timed out" if result.timed_out else
                    result.outcomes.get(victim) or ("could not run" if result.error else
@@ -165,7 +174,8 @@ class Replayer:
                     ] if isinstance(keys, list) else []
         return ReplayRun(
             label=label, order=list(result.order),
-            command=repro_command(self.record.header, result.order), outcome=outcome,
+            command=printed or repro_command(self.record.header, result.order),
+            outcome=outcome,
             signature=result.signature(victim).text() if result.failed(victim) else None,
             log=self._link(result.log) if result.log is not None else None, restored=restored)
 

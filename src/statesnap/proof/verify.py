@@ -36,6 +36,7 @@ from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
 from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
+from statesnap.proof.confirm import confirm_printed
 from statesnap.proof.keys import prove_keys
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.proof.replays import (
@@ -45,11 +46,11 @@ from statesnap.proof.replays import (
     ReplayError,
     ReplayTimeout,
 )
-from statesnap.proof.scratchrunner import ScratchRunner
 from statesnap.record.journal import Record, TestEntry
 from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
 from statesnap.replay.repro import gc_off_command, repro_command
 from statesnap.replay.runner import BudgetSpent, Runner
+from statesnap.replay.scratchrunner import ScratchRunner
 from statesnap.state.diff import change_kind
 
 # ReplayError: the CLI's and backfill's (where a replay cannot run at all).
@@ -143,7 +144,7 @@ class Verifier(Replayer):
                   and t.worker == victim.worker]
         polluters = self._minimise(finding, victim, prefix, suspects)
         if polluters is None:
-            self._unexplained(finding)
+            self.unexplained(finding)
             return
         self._proven(finding, polluters, victim)
 
@@ -165,13 +166,13 @@ class Verifier(Replayer):
         beside = self.runner.beside
         shown = "; ".join(beside[:3]) + (f"; and {len(beside) - 3} more" if len(beside) > 3
                                           else "")
-        self._unexplained(finding)
+        self.unexplained(finding)
         finding.note = (f"it fails alone too, but the replays ran beside process(es) the tests "
                         f"left running ({shown}), which statesnap never signals: whether it "
                         "fails without them is not proven; end them in the test that started "
                         "them, then run statesnap explain --verify")
 
-    def _unexplained(self, finding: Finding) -> None:
+    def unexplained(self, finding: Finding) -> None:
         """The recorded order did not reproduce the failure: no polluter, no key, and no
         command that reproduces it."""
         finding.status = UNEXPLAINED
@@ -204,26 +205,22 @@ class Verifier(Replayer):
 
         replays = LeftoverReplays(fails, self.runner.set_aside, self.progress,
                                   self.record.header)
-        return prove_leftovers(replays, finding, victim, self._leftovers)
-
-    def _confirmed_cold(self, finding: Finding, polluters: list[str],
-                        victim: TestEntry) -> bool:
-        """Replays forked from a warm parent chose the polluters; the order printed as the
-        reproduction is run once more in a fresh interpreter before the finding is
-        verified (statesnap.replay.warm).  Nothing to do when every replay ran cold."""
-        if not self.runner.warm_runs:
-            return True
-        vid = victim.nodeid
-        with self.runner.cold():
-            verdict = self.replay([*polluters, vid], vid, finding, "confirm")
-        if self.same_failure(verdict, finding):
-            return True
-        self._unexplained(finding)
-        finding.note = ("replays forked from a warm process blamed "
-                        f"{', '.join(polluters)}, but a fresh interpreter running that order "
-                        "did not fail the victim the same way: not proven; rerun with "
-                        "--statesnap-replay-warm=off")
-        return False
+        was = finding.status
+        if not prove_leftovers(replays, finding, victim, self._leftovers):
+            return False
+        if finding.status == VERIFIED:
+            # The printed line, with the leftovers set aside as the replays had them (with
+            # them on disk the victim fails alone, whatever the line runs).
+            self.runner.set_aside([lo.path for lo in self._leftovers])
+            try:
+                confirm_printed(self, finding, finding.polluters, victim)
+            except BaseException:
+                if finding.status == VERIFIED:
+                    finding.status = was
+                raise
+            finally:
+                self.runner.set_aside([])
+        return True
 
     def _minimise(self, finding: Finding, victim: TestEntry, prefix: list[str],
                   suspects: list[str]) -> list[str] | None:
@@ -246,8 +243,20 @@ class Verifier(Replayer):
         return ddmin(prefix, fails, known_failing=True)
 
     def _proven(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
-        if not self._confirmed_cold(finding, polluters, victim):
-            return
+        """Replays proved ``polluters``: the key, the fix, then the printed reproduction run
+        exactly as printed (statesnap.proof.confirm) before the finding stays verified."""
+        was = finding.status
+        try:
+            self._prove(finding, polluters, victim)
+            confirm_printed(self, finding, polluters, victim)
+        except BaseException:
+            # Cut short (budget, timeout, Ctrl-C) before the printed line failed the victim:
+            # not verified; verify() says why.
+            if finding.status == VERIFIED:
+                finding.status = was
+            raise
+
+    def _prove(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])

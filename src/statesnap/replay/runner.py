@@ -34,6 +34,7 @@ from statesnap.replay.gcmode import OFF, held_by_cycles, with_gc
 from statesnap.replay.inherited import TRAMPOLINE, Inherited
 from statesnap.replay.log import LogPump, SecretPipe
 from statesnap.replay.orderfile import write_order
+from statesnap.replay.printed import printed_argv, printed_env, read_printed
 from statesnap.replay.procwait import kill_group
 from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult, read_back
@@ -287,43 +288,11 @@ class Runner:
                 result.duration = time.monotonic() - t0
                 read_back(result)
                 return result
-            self._enter_stages()
-            secrets = SecretPipe()
-            try:
-                proc = self.popen(cmd, subprocess.PIPE, secrets=secrets)
-            except OSError as exc:
-                self._counted(False, 0, 0)
-                secrets.close()
-                self._exit_stages()
-                result.error = f"cannot start {cmd[0]}: {exc.strerror}"
-                log.write(f"# statesnap: {result.error}\n")
+            if not self._spawn(cmd, log, result, t0, limit):
                 for path in (order_file, restore_file):
                     if path is not None:
                         path.unlink(missing_ok=True)
                 return result
-            self._counted(False, 1, len(order))
-            with self._live_lock:
-                self._live.add(proc)
-            assert proc.stdout is not None
-            pump = self.pump(proc.stdout.fileno(), log, secrets)
-            try:
-                if pump.run(proc, deadline=t0 + limit):
-                    result.timed_out = True
-                    _kill(proc)
-                    pump.run(proc)
-                    log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
-                              "process group was killed\n")
-                result.returncode = spawned.wait(proc)
-            except BaseException:
-                _kill(proc)  # interrupted (Ctrl-C): leave no replay running
-                spawned.wait(proc)
-                raise
-            finally:
-                with self._live_lock:
-                    self._live.discard(proc)
-                pump.close()
-                proc.stdout.close()
-                self._exit_stages()
         result.duration = time.monotonic() - t0
         read_back(result)
         if result.error is not None and not result.outcomes:
@@ -331,6 +300,84 @@ class Runner:
             for path in (order_file, record_file, restore_file):
                 if path is not None:
                     path.unlink(missing_ok=True)
+        return result
+
+    def _spawn(self, cmd: list[str], log: IO[str], result: ReplayResult, t0: float,
+               limit: float, env: Mapping[str, str] | None = None,
+               cwd: Path | None = None, report_secrets: bool = True) -> bool:
+        """Run ``cmd`` in a fresh process (a session of its own) within the stages, its output
+        pumped into ``log``; killed with its group at ``t0 + limit`` or on Ctrl-C.  False:
+        it could not start (``result.error`` says why).  ``report_secrets``: the child is
+        statesnap's and reports the secrets it meets (a printed line runs without it)."""
+        self._enter_stages()
+        secrets = SecretPipe() if report_secrets else None
+        try:
+            proc = self.popen(cmd, subprocess.PIPE, secrets=secrets, env=env, cwd=cwd)
+        except OSError as exc:
+            self._counted(False, 0, 0)
+            if secrets is not None:
+                secrets.close()
+            self._exit_stages()
+            result.error = f"cannot start {cmd[0]}: {exc.strerror}"
+            log.write(f"# statesnap: {result.error}\n")
+            return False
+        self._counted(False, 1, len(result.order))
+        with self._live_lock:
+            self._live.add(proc)
+        assert proc.stdout is not None
+        pump = self.pump(proc.stdout.fileno(), log, secrets)
+        try:
+            if pump.run(proc, deadline=t0 + limit):
+                result.timed_out = True
+                _kill(proc)
+                pump.run(proc)
+                log.write(f"\n# statesnap: replay timed out after {limit:.0f}s; its "
+                          "process group was killed\n")
+            result.returncode = spawned.wait(proc)
+        except BaseException:
+            _kill(proc)  # interrupted (Ctrl-C): leave no replay running
+            spawned.wait(proc)
+            raise
+        finally:
+            with self._live_lock:
+                self._live.discard(proc)
+            pump.close()
+            proc.stdout.close()
+            self._exit_stages()
+        return True
+
+    def printed_cwd(self) -> Path:
+        """Where a user runs a printed line: the folder pytest was invoked from (the line
+        itself changes to the rootdir when that differs)."""
+        for candidate in (self.header.get("invocation_dir"), self.rootdir):
+            if candidate and Path(candidate).is_dir():
+                return Path(candidate)
+        return self.cwd()
+
+    def local_command(self, command: str) -> str:
+        """A printed line as this runner runs it (a scratch copy's runner: in the copy)."""
+        return command
+
+    def run_printed(self, command: str, order: Sequence[str], label: str = "confirm",
+                    timeout: float | None = None, python: str | None = None) -> ReplayResult:
+        """Run the printed line ``command`` exactly as printed, in a fresh process from the
+        files the replays start from (statesnap.replay.printed); ``order``: the node ids it
+        names.  Outcomes and failures come from its output: it runs without statesnap."""
+        limit = self.timeout if timeout is None else max(1.0, min(self.timeout, timeout))
+        _stem, log_file = self.claim(label)
+        result = ReplayResult(order=list(order), log=log_file, timeout=limit)
+        line = self.local_command(command)
+        cwd = self.printed_cwd()
+        env = printed_env(child_env(self.env, keep_xdist=False), python or self.python(),
+                          self.cache_dir() if self.has_cache() else None)
+        t0 = time.monotonic()
+        with open(log_file, "w", encoding="utf-8", errors=FILE_ERRORS) as log:
+            log.write(f"$ {line}\n# cwd: {cwd}\n# run exactly as printed\n\n")
+            log.flush()
+            self._spawn(printed_argv(line), log, result, t0, limit, env=env, cwd=cwd,
+                        report_secrets=False)
+        result.duration = time.monotonic() - t0
+        read_printed(result)
         return result
 
     @contextlib.contextmanager
@@ -372,23 +419,25 @@ class Runner:
         return True
 
     def popen(self, cmd: list[str], out: Any, interactive: bool = False,
-              secrets: SecretPipe | None = None) -> subprocess.Popen[bytes]:
+              secrets: SecretPipe | None = None, env: Mapping[str, str] | None = None,
+              cwd: Path | None = None) -> subprocess.Popen[bytes]:
         """Start ``cmd`` from the umask and signal state the recorded run started with.
 
         A verification replay gets a session of its own (a timeout kills its whole group) and
         no stdin; an ``interactive`` one (``statesnap replay``) stays in the terminal's
         process group, so Ctrl-C and ``--pdb`` reach it.  ``secrets``: the pipe the child
-        reports its secret values through (statesnap.replay.log).
+        reports its secret values through (statesnap.replay.log).  ``env``, ``cwd``: other
+        than a replay child's (a printed line's: statesnap.replay.printed).
         """
         spec = self.inherited.trampoline()
         if spec is not None:
             cmd = [self.python(), "-c", TRAMPOLINE, json.dumps(spec), *cmd]
-        env = self.child_env()
+        env = dict(env) if env is not None else self.child_env()
         if secrets is not None:
             env.update(secrets.child_env())
         try:
             return spawned.popen(
-                cmd, cwd=self.cwd(), env=env, stdout=out, stderr=subprocess.STDOUT,
+                cmd, cwd=cwd or self.cwd(), env=env, stdout=out, stderr=subprocess.STDOUT,
                 stdin=None if interactive else subprocess.DEVNULL,
                 start_new_session=not interactive,
                 umask=-1 if self.inherited.umask is None else self.inherited.umask,

@@ -55,6 +55,16 @@ class ScratchRunner(Runner):
         self.tree.reset()  # what an earlier replay of this worker wrote is gone
         return super().run(order, restore=restore, label=label, timeout=timeout, cold=cold)
 
+    def local_command(self, command: str) -> str:
+        """A printed line (it names the checkout) as it runs in the copy."""
+        return command.replace(self.source, self.copy)
+
+    def run_printed(self, command: str, order: Sequence[str], label: str = "confirm",
+                    timeout: float | None = None, python: str | None = None) -> ReplayResult:
+        """:meth:`Runner.run_printed` in the copy, reset first."""
+        self.tree.reset()
+        return super().run_printed(command, order, label=label, timeout=timeout, python=python)
+
 
 class RunnerKit:
     """The settings every worker's runner gets: a session's or a CLI command's."""
