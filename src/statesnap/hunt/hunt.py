@@ -391,6 +391,8 @@ class Hunter:
         else:
             done = True
         self.prover.keys()  # each stops at the budget itself, keeping the ranked key
+        # Last, as the lines are final (a key proof can make one run with the collector off).
+        self.prover.confirm_printed(items)
         return done
 
     def hunt(self) -> HuntResult:
@@ -427,6 +429,9 @@ class Hunter:
                          for text in self.deferred.values()]
         self.deferred = {}
         for s in items:
+            if s.finding is not None and not s.line_ran and s.finding.status in (LATENT,
+                                                                               BRITTLE):
+                s.finding = None  # its printed line never ran: not proven
             if s.finding is None:
                 self.prover.unproven(s, INTERRUPTED if self.interrupted else
                                      "the hunt's budget ran out before it was proven "

@@ -363,6 +363,51 @@ class Prover:
                       "that ran before it there: it changed, or it depends on the environment")
         s.finding = f
 
+    def confirm_printed(self, suspects: Sequence[Suspect]) -> None:
+        """Run every latent or brittle finding's printed line exactly as printed (a fresh
+        process, no statesnap): the hunt's runs may have been forked from a warm parent, and
+        what the user is given is that line.  One that does not fail the victim as the runs
+        did leaves the victim suspected, without a line."""
+        todo = [s for s in suspects if s.finding is not None and not s.line_ran
+                and s.finding.status in (LATENT, BRITTLE) and s.finding.repro]
+        self.each(todo, lambda p, s: p._confirm_line(s))
+
+    def _confirm_line(self, s: Suspect) -> None:
+        f = s.finding
+        if f is None:
+            return
+        if f.status == LATENT:
+            order = [*f.polluters, s.nodeid]
+        elif s.without is not None and s.nodeid in s.without.order:
+            order = up_to(s.without.order, s.nodeid)
+        else:
+            order = [s.nodeid]
+        try:
+            obs = self.replays.printed(f.repro or "", order,
+                                       f"running the printed reproduction of {s.nodeid}")
+        except BudgetSpent:
+            self._line_unproven(s, "the budget ran out before its printed reproduction ran "
+                                   "(run again with a larger --budget)")
+            return
+        s.note_log(obs)
+        got = Signature.of(obs.result.failures.get(s.nodeid))
+        if obs.failed(s.nodeid) and (f.status != LATENT
+                                     or Signature.of(s.failure).same_as(got)):
+            s.line_ran = True
+            return
+        how = (f"it failed differently ({got.text()})" if obs.failed(s.nodeid) else
+               "it passed" if obs.passed(s.nodeid) else "it did not run")
+        self._line_unproven(s, "the hunt's runs showed it, but its printed reproduction, run "
+                               "exactly as printed in a fresh process, did not fail it the "
+                               f"same way ({how}): not proven")
+
+    def _line_unproven(self, s: Suspect, why: str) -> None:
+        """``s`` suspected, without the line that was not shown to fail it."""
+        s.finding = None
+        self.unproven(s, why)
+        if s.finding is not None:
+            s.finding.repro = ""
+
     def unproven(self, s: Suspect, why: str) -> None:
         """A suspect the budget left unproven: ``suspected``, with what is known."""
         f = self._base(s, SUSPECTED)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,8 @@ PAIR = "pair"
 SETTER = "setter"
 KEY = "key"
 DDMIN = "ddmin"
+#: A finding's printed line, run exactly as printed (no record: it runs without statesnap).
+CONFIRM = "confirm"
 ORDER_KINDS = (LEAKERS_FIRST, WITHOUT_LEAKERS, CLEANERS_AFTER, CLEANERS_LAST, REVERSED, LOW_FIRST,
                NEIGHBOURS, RANDOM)
 
@@ -183,15 +185,42 @@ class Replays:
         self.runs.append(run)
         return Observed(run, list(order), result)
 
+    def printed(self, command: str, order: Sequence[str], message: str) -> Observed:
+        """Run a finding's printed line ``command`` (naming ``order``) exactly as printed, in
+        a fresh process without statesnap; :class:`BudgetSpent` / :class:`Stopped` as
+        :meth:`run`."""
+        label = CONFIRM
+        left = self.left()
+        if left <= 0:
+            raise BudgetSpent(label)
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)
+        self.runner.timeout = max(1.0, min(self._timeout, left))
+        self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
+        result = self._gated(label, lambda lab: self.runner.run_printed(command, order,
+                                                                         label=lab))
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)
+        run = HuntRun(label=label, kind=label, tests=len(order), duration=result.duration,
+                      log=None if result.log is None else str(result.log),
+                      error=result.error, timed_out=result.timed_out)
+        self.runs.append(run)
+        return Observed(run, list(order), result)
+
     def _run(self, order: Sequence[str], restore: dict[str, Any] | None,
              label: str) -> ReplayResult:
         """One replay; side by side, through the gate.  A fixed port taken while another
         replay ran beside it is no answer: the replay runs again alone (as the session end's
         verification does, :mod:`statesnap.proof.replays`)."""
+        return self._gated(label, lambda lab: self.runner.run(order, restore=restore,
+                                                              label=lab))
+
+    def _gated(self, label: str, start: Callable[[str], ReplayResult]) -> ReplayResult:
+        """``start(label)`` through the gate (see :meth:`_run`)."""
         if self.gate is None:
-            return self.runner.run(order, restore=restore, label=label)
+            return start(label)
         with self.gate.shared() as seen:
-            result = self.runner.run(order, restore=restore, label=label)
+            result = start(label)
         if not seen.beside or _port_conflict(result) is None:
             return result
         if self.stop is not None and self.stop.is_set():
@@ -203,7 +232,7 @@ class Replays:
         self.progress(f"statesnap: hunt run {next(self._numbers)}: a port was taken beside "
                       f"another replay; {label} again alone")
         with self.gate.alone():
-            return self.runner.run(order, restore=restore, label=f"{label}-alone")
+            return start(f"{label}-alone")
 
     @property
     def logs_dir(self) -> Path:

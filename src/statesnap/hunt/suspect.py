@@ -31,6 +31,8 @@ class Suspect:
     finding: Finding | None = None
     #: A run of this test and no other (None until one ran).
     solo: Observed | None = None
+    #: Its finding's printed line ran exactly as printed and failed it as the hunt's runs did.
+    line_ran: bool = False
 
     @property
     def failure(self) -> dict[str, Any] | None:

@@ -25,8 +25,9 @@ _EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed|Inte
                   r"Warning|Failure|[A-Z]\w*))(?::\s?(?P<msg>.*))?$")
 
 #: What a command's environment adds to ``PYTEST_ADDOPTS`` so that its output can be read:
-#: ``-v`` names every test with its outcome, ``-rfE`` gives each failure's exception.
-READABLE_ADDOPTS = "-v -rfE"
+#: ``-v`` names every test with its outcome, ``-rA`` lists every outcome in the short summary
+#: (each failure with its exception) even where the command's own ``-q`` cancels the ``-v``.
+READABLE_ADDOPTS = "-v -rA"
 
 
 def clean_line(line: str) -> str:

@@ -4,7 +4,7 @@ What confirms a verified finding (:mod:`statesnap.proof.confirm`) and what the b
 check a CI log's reproduction (:mod:`statesnap.backfill.tasks`): the line the user will paste,
 not a statesnap replay.  The command starts as a user's shell would start it: ``python`` is the
 recorded environment's (its bin folder first on ``PATH``, as in an activated virtualenv), and
-the only thing added is how pytest reports (``-v -rfE`` in ``PYTEST_ADDOPTS``), so that each
+the only thing added is how pytest reports (``-v -rA`` in ``PYTEST_ADDOPTS``), so that each
 test's outcome and failure can be read back from its output (:mod:`statesnap.replay.console`).
 :meth:`statesnap.replay.runner.Runner.run_printed` starts it with statesnap's own captured
 functions, in a process group of its own that a timeout or Ctrl-C kills.
