@@ -13,7 +13,6 @@ import operator
 import struct
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
 from typing import Any, Final
 
 from statesnap.base.plain import Frozen
@@ -173,7 +172,7 @@ def versions(dicts: Iterable[dict[Any, Any]]) -> Versions:
 
 def words(objects: Sequence[Any], offset: int) -> Versions:
     """A :class:`Versions` reading the 8-byte word at ``offset`` in each of ``objects``."""
-    return words_at(list(zip(objects, repeat(offset))))
+    return words_at([(o, offset) for o in objects])
 
 
 def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
@@ -185,11 +184,10 @@ def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
     without touching it, so a single C call reads exactly the words, ~3x faster than
     indexing.
     """
-    if not places:
+    items = list(places)
+    if not items:
         return Versions(tuple, identity)
-    # C-level loops only: a watch rebuilt once a test (structlog) reads a few hundred words.
-    objects, offsets = zip(*places)
-    wanted = tuple(map(operator.add, map(id, objects), offsets))
+    wanted = tuple([id(o) + offset for o, offset in items])
     built = _LAYOUTS.get(wanted)
     if built is None:
         built = _LAYOUTS[wanted] = _layout(wanted)
@@ -199,7 +197,7 @@ def words_at(places: Sequence[tuple[Any, int]]) -> Versions:
     # A partial is called without a Python frame; it carries the objects so that they (and so
     # the addresses read) live exactly as long as the reader.
     read = functools.partial(layout.unpack_from, memory_window(), start)
-    read.keep_alive = objects  # type: ignore[attr-defined]
+    read.keep_alive = [o for o, _ in items]  # type: ignore[attr-defined]
     return Versions(read, per_item)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from itertools import repeat
 from typing import Any
 
 from statesnap.probes._dictwatch import (
@@ -109,7 +108,7 @@ def slot_places(classes: Sequence[type]) -> list[tuple[Any, int]] | None:
     call (:func:`~statesnap.probes._dictwatch.words_at`); None where it cannot be read."""
     if not supported():
         return None
-    return list(zip(classes, repeat(_SUBCLASSES_OFFSET)))
+    return [(cls, _SUBCLASSES_OFFSET) for cls in classes]
 
 
 def slots(classes: Sequence[type]) -> Versions:

@@ -196,7 +196,7 @@ class Watch:
         self.classes = classes
         places = slot_places(classes) if probe_support() and tagged else None
         if places is not None:
-            self._versions = words_at([*zip(tagged, repeat(VERSION_OFFSET)), *places])
+            self._versions = words_at([(d, VERSION_OFFSET) for d in tagged] + places)
             self._slots: Versions | None = None
             self._slot_reader: Callable[[], object] = tuple
         else:

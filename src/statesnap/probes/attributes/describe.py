@@ -125,6 +125,9 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
 #: Containers whose entries vanish with their referents: a cache by construction (code cannot
 #: rely on what they hold), e.g. dateutil's ``gettz`` keeps its zones in one.
 WEAK: tuple[type, ...] = (weakref.WeakValueDictionary, weakref.WeakKeyDictionary, weakref.WeakSet)
+#: The same, looked for in a type's ``__mro__`` (one C call): ``issubclass`` with these ABC
+#: classes runs ``ABCMeta.__subclasscheck__`` in Python for every value a walk meets.
+_WEAK_SET = frozenset(WEAK)
 
 
 def cache_like(name: object, value: object) -> bool:
@@ -132,7 +135,7 @@ def cache_like(name: object, value: object) -> bool:
     its kind (a weak container)."""
     t = type(value)
     return (type(name) is str and "cache" in name.lower()) or (
-        t not in SCALARS and ("cache" in t.__name__.lower() or issubclass(t, WEAK)))
+        t not in SCALARS and ("cache" in t.__name__.lower() or not _WEAK_SET.isdisjoint(t.__mro__)))
 
 
 def cache_part(name: object, value: object) -> bool:
