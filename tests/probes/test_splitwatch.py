@@ -89,7 +89,7 @@ def _changed(probe: AttributesProbe, before: dict[str, Any]) -> set[str]:
 def test_a_reset_before_every_test_rebuilds_only_the_moving_half(
         pkg: tuple[Path, str]) -> None:
     probe, config, _ = _setup(pkg)
-    for _ in range(3):
+    for _ in range(4):
         _reset_and_read(probe, config)
     watch = probe._watch
     assert isinstance(watch, SplitWatch)
@@ -107,7 +107,7 @@ def test_a_reset_before_every_test_rebuilds_only_the_moving_half(
 def test_nothing_is_missed_in_either_half_after_the_split(pkg: tuple[Path, str]) -> None:
     probe, config, other = _setup(pkg)
     name = pkg[1]
-    for _ in range(3):
+    for _ in range(4):
         before = _reset_and_read(probe, config)
     assert isinstance(probe._watch, SplitWatch)
     # In the moving half: the fresh list filled in place, a processor's attribute set.
@@ -139,7 +139,7 @@ def test_the_fingerprints_are_those_of_the_whole_watch(pkg: tuple[Path, str]) ->
     """The split changes what is laid out again, never what is described: a probe whose
     module list changed (every module watched whole) reads the same map."""
     probe, config, other = _setup(pkg)
-    for _ in range(3):
+    for _ in range(4):
         _reset_and_read(probe, config)
     config.CONFIG.processors.append(config.Renderer())
     other.REGISTRY.append("z")

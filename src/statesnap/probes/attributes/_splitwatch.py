@@ -4,8 +4,9 @@ few whose watched objects are replaced again and again, rebuilt alone.
 structlog's autouse fixture gives ``_CONFIG`` a fresh processor list before every test: the
 watch was rebuilt each time, laying out every watched dict of every tracked module again (the
 suite's test modules and classes included), most of the probe's cost per test.  A module whose
-watched objects were replaced once (``Tracked.rewatch`` at a rebuild) is watched apart from
-then on, and a rebuild caused only by such modules lays out only theirs.
+watched objects were replaced (``Tracked.rewatch`` at a rebuild) is watched apart from
+then on (after :data:`MOVES_TO_SPLIT` such rebuilds), and a rebuild caused only by such
+modules lays out only theirs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from statesnap.probes.attributes._watch import Watch
 if TYPE_CHECKING:
     from statesnap.probes.attributes._watch import Owner
     from statesnap.probes.attributes.scan import Tracked
+
+
+#: Rebuilds that replaced a module's watched objects before it is watched apart.
+MOVES_TO_SPLIT = 3
 
 
 class _Both:
@@ -102,7 +107,12 @@ def rebuilt(mods: list[Tracked], previous: Watch | SplitWatch) -> Watch | SplitW
     # Moving from now on: a module watched before (the parts it was described with gathered
     # for a watch) whose objects were replaced.  One described for the first time (a module
     # just imported, every module at the session's start) stays with the steady ones.
-    moved = frozenset(t for t in moved if t.watched is not None and t.watched[0])
+    again = [t for t in moved if t.watched is not None and t.watched[0]]
+    for t in again:
+        t.moves += 1
+    # Only one that keeps moving: two halves cost a little more per token (click's suite has
+    # a module moved once or twice a session), a rebuild per test far more.
+    moved = frozenset(t for t in again if t.moves >= MOVES_TO_SPLIT)
     if isinstance(previous, SplitWatch):
         moved |= previous.moving_set & frozenset(mods)
     if not moved:
