@@ -288,7 +288,8 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
     key = f"{t.name}:{path}"
     watched: list[Any] = []
     try:
-        text, data = D.describe(value, project, name=attr)
+        below: list[Any] = []
+        text, data = D.describe(value, project, name=attr, walked=below)
         if D.is_container(value):
             watched.append(value)
         else:
@@ -299,8 +300,9 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
             # Nested containers and project objects' namespaces, to DEPTH levels (see
             # reachable): an in-place change deep inside moves the token too; a cache's one.
             # The object's own cache tables too (its fingerprint's cache~ part): a fill of
-            # one is a change (LOW), and a key-level restore puts its contents back.
-            watched += D.reachable(watched[0], project, D.depth_below(attr, value))
+            # one is a change (LOW), and a key-level restore puts its contents back.  What
+            # describing walked is exactly that (D.describe: one walk, not two).
+            watched += below
             if " cache~" in text:  # it has cache parts (most objects have none: no scan)
                 watched += D.cache_tables(watched[0])
         fp = redactor(attr, text) if data and redactor is not None else text

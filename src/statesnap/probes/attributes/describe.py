@@ -125,6 +125,9 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
 #: Containers whose entries vanish with their referents: a cache by construction (code cannot
 #: rely on what they hold), e.g. dateutil's ``gettz`` keeps its zones in one.
 WEAK: tuple[type, ...] = (weakref.WeakValueDictionary, weakref.WeakKeyDictionary, weakref.WeakSet)
+#: The same, looked for in a type's ``__mro__`` (one C call): ``issubclass`` with these ABC
+#: classes runs ``ABCMeta.__subclasscheck__`` in Python for every value a walk meets.
+_WEAK_SET = frozenset(WEAK)
 
 
 def cache_like(name: object, value: object) -> bool:
@@ -132,7 +135,7 @@ def cache_like(name: object, value: object) -> bool:
     its kind (a weak container)."""
     t = type(value)
     return (type(name) is str and "cache" in name.lower()) or (
-        t not in SCALARS and ("cache" in t.__name__.lower() or issubclass(t, WEAK)))
+        t not in SCALARS and ("cache" in t.__name__.lower() or not _WEAK_SET.isdisjoint(t.__mro__)))
 
 
 def cache_part(name: object, value: object) -> bool:
@@ -361,14 +364,15 @@ def _sample(items: Iterable[Any], n: int) -> list[Any]:
 
 def digest(value: Any, nested: bool = True,
            project_modules: frozenset[str] = frozenset(), depth: int = DEPTH,
-           content: bool = False) -> str:
+           content: bool = False, walked: list[Any] | None = None) -> str:
     """A content digest of a container: items by value (scalars) or identity (the rest).
 
     Small containers also fold in the flat signatures of what :func:`reachable` finds below
     them, so ``REGISTRY["a"].append(x)`` and ``DATA["a"][0]["x"] = 2`` change the
     fingerprint of ``REGISTRY`` and ``DATA``.  ``content``: followed by `` eq~...``, the same
     items apart from which builtin objects hold them (:mod:`._content`), where it can be
-    told.
+    told.  ``walked``: a list that receives what :func:`reachable` found below it (the
+    objects a caller watches, walked once).
     """
     n = len(value)
     inner: list[Any]
@@ -384,6 +388,8 @@ def digest(value: Any, nested: bool = True,
         inner = _sample(value, n)
         sig = tuple(map(_item_sig, inner))
     below = reachable(value, project_modules, depth) if nested and n <= SMALL else []
+    if walked is not None:
+        walked += below
     if nested and n <= SMALL:
         sig = (sig, tuple(digest(v, nested=False) for v in below))
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
@@ -421,11 +427,13 @@ def depth_below(name: object, value: object) -> int:
 
 
 def describe(value: object, project_modules: frozenset[str],
-             name: object = None) -> tuple[str, bool]:
+             name: object = None, walked: list[Any] | None = None) -> tuple[str, bool]:
     """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not.
 
     A container's digest folds in what :func:`reachable` finds below it, as deep as
-    :func:`depth_below` says for ``name``.
+    :func:`depth_below` says for ``name``; ``walked`` receives those objects (for a container
+    or a namespace: what ``reachable`` of it would list, since the items a digest leaves
+    out, its caches, are never walked into; nothing for any other value).
     """
     t = type(value)
     if t in SCALARS or t in (tuple, frozenset):
@@ -436,13 +444,14 @@ def describe(value: object, project_modules: frozenset[str],
         rest, caches = (cache_parts(value) if kind(value, dict)  # type: ignore[arg-type]
                         else (value, ""))
         # A subclass keeps more than its items (a defaultdict its factory): no eq~.
-        sig = digest(rest, True, project_modules, depth_below(name, value), t in _BUILTIN)
+        sig = digest(rest, True, project_modules, depth_below(name, value), t in _BUILTIN,
+                     walked)
         return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
                 f" ~{sig}{caches}", True)
     ns = attribute_namespace(value, project_modules)
     if ns is not None:
         rest, caches = cache_parts(ns)
-        sig = digest(rest, True, project_modules, depth_below(name, value), True)
+        sig = digest(rest, True, project_modules, depth_below(name, value), True, walked)
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}{caches}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

@@ -28,6 +28,7 @@ from statesnap.probes.attributes._fingerprints import (
 )
 from statesnap.probes.attributes._refresh import refresh
 from statesnap.probes.attributes._same import same_bindings
+from statesnap.probes.attributes._splitwatch import SplitWatch, rebuilt
 from statesnap.probes.attributes._watch import Watch
 from statesnap.probes.attributes.scan import (
     MODULE_PART,
@@ -117,7 +118,7 @@ class AttributesProbe(Probe):
         #: name -> (id of the module object, is it a project module)
         self._decisions: dict[str, tuple[int, bool]] = {}
         self._venv_dirs: dict[str, bool] = {}
-        self._watch = Watch([])
+        self._watch: Watch | SplitWatch = Watch([])
         self._map: DeltaMap = DeltaMap.start({})
         #: The set of tracked modules changed: the map must be gathered again.
         self._regather = False
@@ -196,7 +197,7 @@ class AttributesProbe(Probe):
         self._by_name = {t.name: t for t in mods}
         self._homes.live = self._by_name
         self._homes.order = {t.name: i for i, t in enumerate(mods)}
-        self._watch = Watch(mods, previous=self._watch)
+        self._watch = Watch(mods, previous=self._watch)  # type: ignore[arg-type]
 
     # -- tokens ----------------------------------------------------------------------------
     def token(self) -> object:
@@ -255,7 +256,7 @@ class AttributesProbe(Probe):
         if renew:
             watch.bindings.renew()
         if rewatch or watch.filled_moved():
-            watch = self._watch = Watch(self._mods, previous=watch)
+            watch = self._watch = rebuilt(self._mods, watch)
             now = watch.readings()
         # Describing only reads, so what was read before it still holds.
         watch.remember(now)

@@ -218,7 +218,7 @@ class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
     _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound", "rewrites",
-               "by_bindings", "watched", "skipped", "image")
+               "by_bindings", "watched", "skipped", "image", "moves")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -257,6 +257,9 @@ class Tracked(Plain):
         #: made for the :attr:`bound` it was checked against; None until then.  (Any: that
         #: module imports this one, and the layer test allows no cycle, typing's included.)
         self.image: Any = None
+        #: How many watch rebuilds replaced its watched objects after it was first watched
+        #: (``_splitwatch``: a module that keeps moving is rebuilt apart).
+        self.moves = 0
 
     def rewritten(self) -> bool:
         """Count a write that left every binding as described; True when that makes the

@@ -1,0 +1,153 @@
+"""The ``attributes`` probe's watch in two halves (``_splitwatch``): a module whose watched
+objects are replaced before every test (structlog's ``_CONFIG`` given a fresh processor list by
+an autouse fixture) is rebuilt alone, and nothing a later test could see is missed for it."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import sys
+import textwrap
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from statesnap.base.redact import Redactor
+from statesnap.probes.attributes._splitwatch import SplitWatch
+from statesnap.probes.attributes.probe import AttributesProbe
+from statesnap.probes.base import ProbeContext
+from statesnap.state.diff import diff_maps
+
+_counter = itertools.count()
+
+#: structlog's shape: a configuration object whose processor list a reset replaces by a copy.
+CONFIG = """
+class Renderer:
+    def __init__(self):
+        self.colors = True
+        self.columns = ["a", "b"]
+
+class Configuration:
+    def __init__(self):
+        self.is_configured = False
+        self.processors = DEFAULT[:]
+
+DEFAULT = [Renderer(), Renderer()]
+CONFIG = Configuration()
+
+def reset():
+    CONFIG.is_configured = False
+    CONFIG.processors = DEFAULT[:]
+"""
+
+OTHER = """
+REGISTRY = []
+SETTINGS = {"level": 1}
+"""
+
+
+@pytest.fixture
+def pkg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str]]:
+    name = f"splitproj{next(_counter)}_{tmp_path.name.replace('-', '_')}"
+    root = tmp_path / "proj"
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    (root / name / "config.py").write_text(textwrap.dedent(CONFIG))
+    (root / name / "other.py").write_text(textwrap.dedent(OTHER))
+    monkeypatch.syspath_prepend(str(root))
+    importlib.invalidate_caches()
+    yield root, name
+    for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+        del sys.modules[key]
+
+
+def _setup(pkg: tuple[Path, str]) -> tuple[AttributesProbe, types.ModuleType, types.ModuleType]:
+    root, name = pkg
+    config = importlib.import_module(f"{name}.config")
+    other = importlib.import_module(f"{name}.other")
+    probe = AttributesProbe()
+    probe.setup(ProbeContext(rootdir=root, redactor=Redactor()))
+    probe.token()
+    probe.read()
+    return probe, config, other
+
+
+def _reset_and_read(probe: AttributesProbe, config: Any) -> dict[str, Any]:
+    """What the autouse fixture does before a test, and the probe's read after it."""
+    config.reset()
+    assert probe.light_token() is not None
+    return dict(probe.read())
+
+
+def _changed(probe: AttributesProbe, before: dict[str, Any]) -> set[str]:
+    return {c.key for c in diff_maps("attributes", before, probe.read())}
+
+
+def test_a_reset_before_every_test_rebuilds_only_the_moving_half(
+        pkg: tuple[Path, str]) -> None:
+    probe, config, _ = _setup(pkg)
+    for _ in range(4):
+        _reset_and_read(probe, config)
+    watch = probe._watch
+    assert isinstance(watch, SplitWatch)
+    assert {t.name for t in watch.moving_set} == {f"{pkg[1]}.config"}
+    steady = watch.steady
+    for _ in range(5):
+        _reset_and_read(probe, config)
+        # The steady half (every other module's objects) is the very same watch: not laid
+        # out again for a list the reset replaced.
+        assert isinstance(probe._watch, SplitWatch)
+        assert probe._watch.steady is steady
+        assert probe._watch.moving is not watch.moving
+
+
+def test_nothing_is_missed_in_either_half_after_the_split(pkg: tuple[Path, str]) -> None:
+    probe, config, other = _setup(pkg)
+    name = pkg[1]
+    for _ in range(4):
+        before = _reset_and_read(probe, config)
+    assert isinstance(probe._watch, SplitWatch)
+    # In the moving half: the fresh list filled in place, a processor's attribute set.
+    config.CONFIG.processors.append(config.Renderer())
+    assert _changed(probe, before) == {f"{name}.config:CONFIG"}
+    before = _reset_and_read(probe, config)
+    config.DEFAULT[0].colors = False
+    assert f"{name}.config:CONFIG" in _changed(probe, before)
+    # In the steady half: a registry filled, a settings dict changed, a name bound anew.
+    before = _reset_and_read(probe, config)
+    other.REGISTRY.append("x")
+    other.SETTINGS["level"] = 2
+    other.NEW = 1
+    assert _changed(probe, before) == {f"{name}.other:REGISTRY", f"{name}.other:SETTINGS",
+                                       f"{name}.other:NEW"}
+    # And after an import (the watch built whole again from the split one's readings).
+    before = _reset_and_read(probe, config)
+    other.REGISTRY.append("y")
+    config.CONFIG.is_configured = True
+    (pkg[0] / name / "late.py").write_text("Z = 1\n")
+    importlib.invalidate_caches()
+    importlib.import_module(f"{name}.late")
+    probe.token()
+    assert {f"{name}.other:REGISTRY", f"{name}.config:CONFIG",
+            f"{name}:late"} <= _changed(probe, before)
+
+
+def test_the_fingerprints_are_those_of_the_whole_watch(pkg: tuple[Path, str]) -> None:
+    """The split changes what is laid out again, never what is described: a probe whose
+    module list changed (every module watched whole) reads the same map."""
+    probe, config, other = _setup(pkg)
+    for _ in range(4):
+        _reset_and_read(probe, config)
+    config.CONFIG.processors.append(config.Renderer())
+    other.REGISTRY.append("z")
+    got = probe.read()
+    fresh = AttributesProbe()
+    fresh.setup(ProbeContext(rootdir=pkg[0], redactor=Redactor()))
+    fresh.token()
+    want = fresh.read()
+    name = pkg[1]
+    assert {k: v for k, v in got.items() if k.startswith(name)} == {
+        k: v for k, v in want.items() if k.startswith(name)}
