@@ -22,7 +22,7 @@ from statesnap.probes.base import Severity
 from statesnap.record.journal import Record
 from statesnap.record.reader import RecordError, read_record
 from statesnap.replay.gate import Gate
-from statesnap.replay.ports import port_taken
+from statesnap.replay.ports import port_conflict
 from statesnap.replay.result import ReplayResult
 from statesnap.replay.runner import BudgetSpent, Runner
 
@@ -167,13 +167,7 @@ class Replays:
         """Run ``order``; raise :class:`BudgetSpent` when no time is left to start it.
 
         ``restore``: keys to put back before a test (a key-level proof)."""
-        left = self.left()
-        if left <= 0:
-            raise BudgetSpent(label)
-        if self.stop is not None and self.stop.is_set():
-            raise Stopped(label)
-        self.runner.timeout = max(1.0, min(self._timeout, left))
-        self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
+        self._starting(label, message)
         result = self._run(order, restore, label)
         if self.stop is not None and self.stop.is_set():
             raise Stopped(label)  # killed by the stop, most likely: it tells nothing
@@ -190,13 +184,7 @@ class Replays:
         a fresh process without statesnap; :class:`BudgetSpent` / :class:`Stopped` as
         :meth:`run`."""
         label = CONFIRM
-        left = self.left()
-        if left <= 0:
-            raise BudgetSpent(label)
-        if self.stop is not None and self.stop.is_set():
-            raise Stopped(label)
-        self.runner.timeout = max(1.0, min(self._timeout, left))
-        self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
+        self._starting(label, message)
         result = self._gated(label, lambda lab: self.runner.run_printed(command, order,
                                                                          label=lab))
         if self.stop is not None and self.stop.is_set():
@@ -206,6 +194,17 @@ class Replays:
                       error=result.error, timed_out=result.timed_out)
         self.runs.append(run)
         return Observed(run, list(order), result)
+
+    def _starting(self, label: str, message: str) -> None:
+        """Before a run: :class:`BudgetSpent` when no time is left to start it,
+        :class:`Stopped` when the hunt stops; its timeout and progress line."""
+        left = self.left()
+        if left <= 0:
+            raise BudgetSpent(label)
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(label)
+        self.runner.timeout = max(1.0, min(self._timeout, left))
+        self.progress(f"statesnap: hunt run {next(self._numbers)}: {message}")
 
     def _run(self, order: Sequence[str], restore: dict[str, Any] | None,
              label: str) -> ReplayResult:
@@ -221,7 +220,7 @@ class Replays:
             return start(label)
         with self.gate.shared() as seen:
             result = start(label)
-        if not seen.beside or _port_conflict(result) is None:
+        if not seen.beside or port_conflict(result) is None:
             return result
         if self.stop is not None and self.stop.is_set():
             raise Stopped(label)
@@ -238,15 +237,3 @@ class Replays:
     def logs_dir(self) -> Path:
         return self.runner.logs_dir
 
-
-def _port_conflict(result: ReplayResult) -> str | None:
-    """What says a port was taken in ``result`` (:mod:`statesnap.replay.ports`), or None."""
-    if not any(v in ("failed", "error", "crashed") for v in result.outcomes.values()):
-        return None
-    text = ""
-    if result.log is not None:
-        try:
-            text = result.log.read_text("utf-8", "replace")
-        except OSError:
-            pass
-    return port_taken(result.failures, result.outcomes, text)

@@ -21,7 +21,7 @@ from statesnap.base.progress import Progress
 from statesnap.record.journal import Record
 from statesnap.record.signature import Signature
 from statesnap.replay.gate import Gate
-from statesnap.replay.ports import port_taken
+from statesnap.replay.ports import port_conflict
 from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult
 from statesnap.replay.runner import BudgetSpent, Runner
@@ -137,7 +137,7 @@ class Replayer:
         with (gate.alone() if alone else gate.shared()) as seen:
             result = self._one(order, restore, label, left, printed)
         self._check_stop(result)
-        if not seen.beside or _port_conflict(result) is None:
+        if not seen.beside or port_conflict(result) is None:
             return result
         self.progress(f"statesnap: a port was taken beside another replay; "
                       f"replaying {_order_words(order)} alone")
@@ -192,18 +192,6 @@ class Replayer:
         """The victim failed in the replay as it failed in the run (statesnap.record.signature)."""
         return verdict.failed and verdict.signature.same_as(finding.signature())
 
-
-def _port_conflict(result: ReplayResult) -> str | None:
-    """What says a port was taken in ``result`` (statesnap.replay.ports), or None."""
-    if not any(result.failed(n) for n in result.outcomes):
-        return None
-    text = ""
-    if result.log is not None:
-        try:
-            text = result.log.read_text("utf-8", "replace")
-        except OSError:
-            pass
-    return port_taken(result.failures, result.outcomes, text)
 
 
 def _order_words(order: Sequence[str]) -> str:

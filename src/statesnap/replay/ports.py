@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from statesnap.replay.result import ReplayResult
+
 #: What a test says when a fixed port it binds is taken (Linux, macOS, Windows).
 PORT_TAKEN = re.compile(r"Address already in use|EADDRINUSE|\[Errno (?:98|48)\]|WinError 10048")
 
@@ -30,3 +32,17 @@ def port_taken(failures: Mapping[str, Mapping[str, Any]], outcomes: Mapping[str,
         if found is not None:
             return f"the replay's output says {found.group(0)!r}"
     return None
+
+
+def port_conflict(result: ReplayResult) -> str | None:
+    """What says a port was taken in a replay's ``result``, or None: a failed test whose
+    failure or log says the address was in use."""
+    if not any(result.failed(n) for n in result.outcomes):
+        return None
+    text = ""
+    if result.log is not None:
+        try:
+            text = result.log.read_text("utf-8", "replace")
+        except OSError:
+            pass
+    return port_taken(result.failures, result.outcomes, text)
