@@ -16,7 +16,14 @@ from statesnap.analysis.findings import BRITTLE, LATENT, SUSPECTED, Finding
 from statesnap.hunt.hunt import Hunter
 from statesnap.hunt.options import HuntOptions
 from statesnap.hunt.result import HuntResult
-from statesnap.hunt.runs import CLEANERS_AFTER, LEAKERS_FIRST, RANDOM, REVERSED, WITHOUT_LEAKERS
+from statesnap.hunt.runs import (
+    CLEANERS_AFTER,
+    CONFIRM,
+    LEAKERS_FIRST,
+    RANDOM,
+    REVERSED,
+    WITHOUT_LEAKERS,
+)
 from statesnap.record.reader import read_record
 
 pytestmark = pytest.mark.slow
@@ -137,7 +144,11 @@ def test_harmless_leakers_are_not_findings_and_every_run_is_logged(mixed: Hunted
     assert mixed.result.leakers == 4
     for run in mixed.result.runs:
         assert run.log is not None and Path(run.log).is_file()
+        if run.kind == CONFIRM:  # a finding's printed line: the log begins with it
+            assert Path(run.log).read_text(encoding="utf-8").startswith("$ python -m pytest ")
+            continue
         assert run.order_file is not None and Path(run.order_file).is_file()
+    assert sum(r.kind == CONFIRM for r in mixed.result.runs) == 2  # one per finding
     first = mixed.result.runs[0]
     assert first.new_failures == ["test_a_victims.py::test_reads_mode"]
     assert mixed.result.runs[1].new_failures == ["test_c_setter.py::test_uses_home"]
