@@ -391,7 +391,7 @@ class Hunter:
         else:
             done = True
         self.prover.keys()  # each stops at the budget itself, keeping the ranked key
-        # Last, as the lines are final (a key proof can make one run with the collector off).
+        # The lines a key proof changed (one that runs with the collector off) run again.
         self.prover.confirm_printed(items)
         return done
 
@@ -429,8 +429,8 @@ class Hunter:
                          for text in self.deferred.values()]
         self.deferred = {}
         for s in items:
-            if s.finding is not None and not s.line_ran and s.finding.status in (LATENT,
-                                                                               BRITTLE):
+            if (s.finding is not None and s.finding.status in (LATENT, BRITTLE)
+                    and s.line_ran != s.finding.repro):
                 s.finding = None  # its printed line never ran: not proven
             if s.finding is None:
                 self.prover.unproven(s, INTERRUPTED if self.interrupted else

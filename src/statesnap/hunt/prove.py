@@ -206,6 +206,8 @@ class Prover:
         elif self.failing_run(s) is None:
             return False  # its printed reproduction (the failing one) did not fail it
         self._resolve(s, causes, proof)
+        # At once, in this worker: a proof a Ctrl-C or the budget cuts short later keeps it.
+        self._confirm_line(s)
         return True
 
     def solo(self, s: Suspect) -> Observed:
@@ -309,8 +311,8 @@ class Prover:
 
     def _key_proof(self, s: Suspect, causes: list[str], proof: Observed) -> None:
         f = s.finding
-        if f is None:
-            return
+        if f is None or f.status not in (LATENT, BRITTLE):
+            return  # none, or left suspected: its printed line did not fail it
         extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
         if extra:
             f.note = f"{f.note}; {extra}" if f.note else extra
@@ -366,10 +368,11 @@ class Prover:
     def confirm_printed(self, suspects: Sequence[Suspect]) -> None:
         """Run every latent or brittle finding's printed line exactly as printed (a fresh
         process, no statesnap): the hunt's runs may have been forked from a warm parent, and
-        what the user is given is that line.  One that does not fail the victim as the runs
-        did leaves the victim suspected, without a line."""
-        todo = [s for s in suspects if s.finding is not None and not s.line_ran
-                and s.finding.status in (LATENT, BRITTLE) and s.finding.repro]
+        what the user is given is that line.  Each ran as its finding was made; this runs
+        those a key proof changed since (a run with the collector off).  One that does not
+        fail the victim as the runs did leaves the victim suspected, without a line."""
+        todo = [s for s in suspects if s.finding is not None and s.finding.repro
+                and s.finding.status in (LATENT, BRITTLE) and s.line_ran != s.finding.repro]
         self.each(todo, lambda p, s: p._confirm_line(s))
 
     def _confirm_line(self, s: Suspect) -> None:
@@ -393,7 +396,7 @@ class Prover:
         got = Signature.of(obs.result.failures.get(s.nodeid))
         if obs.failed(s.nodeid) and (f.status != LATENT
                                      or Signature.of(s.failure).same_as(got)):
-            s.line_ran = True
+            s.line_ran = f.repro
             return
         how = (f"it failed differently ({got.text()})" if obs.failed(s.nodeid) else
                "it passed" if obs.passed(s.nodeid) else "it did not run")

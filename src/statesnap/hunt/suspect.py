@@ -31,8 +31,9 @@ class Suspect:
     finding: Finding | None = None
     #: A run of this test and no other (None until one ran).
     solo: Observed | None = None
-    #: Its finding's printed line ran exactly as printed and failed it as the hunt's runs did.
-    line_ran: bool = False
+    #: Its finding's printed line that ran exactly as printed and failed it as the hunt's
+    #: runs did (a key proof can change the line: the new one must run again).
+    line_ran: str | None = None
 
     @property
     def failure(self) -> dict[str, Any] | None:
