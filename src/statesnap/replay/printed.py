@@ -38,8 +38,9 @@ def printed_argv(command: str) -> list[str]:
 def printed_env(env: Mapping[str, str], python: str, cache_dir: Path | None = None
                 ) -> dict[str, str]:
     """``env`` as a user's shell has it for the printed line: ``python`` first on ``PATH``;
-    pytest told to name each test's outcome; its cache in ``cache_dir`` when given (the
-    user's ``lastfailed`` is not rewritten by a confirmation)."""
+    pytest told to name each test's outcome, on a terminal wide enough for each failure's
+    message; its cache in ``cache_dir`` when given (the user's ``lastfailed`` is not
+    rewritten by a confirmation)."""
     out = dict(env)
     folder = Path(python).parent
     if python and folder.is_dir():
@@ -48,6 +49,9 @@ def printed_env(env: Mapping[str, str], python: str, cache_dir: Path | None = No
     if cache_dir is not None:
         extra += f" -o {shlex.quote(f'cache_dir={cache_dir}')}"
     out["PYTEST_ADDOPTS"] = f"{out.get('PYTEST_ADDOPTS', '')} {extra}".strip()
+    # A wide terminal: pytest cuts a short-summary line to the terminal's width and drops
+    # the failure's message (its exception type) when a long node id leaves no room.
+    out["COLUMNS"] = "4096"
     return out
 
 
