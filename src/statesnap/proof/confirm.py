@@ -10,17 +10,15 @@ the polluters the replays blamed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from statesnap.analysis.findings import VERIFIED, Finding
+from statesnap.proof.replays import Replayer
 from statesnap.record.journal import TestEntry
 
-if TYPE_CHECKING:  # the verifier imports this module
-    from statesnap.proof.verify import Verifier
 
-
-def confirm_printed(verifier: Verifier, finding: Finding, polluters: list[str],
-                    victim: TestEntry) -> None:
+def confirm_printed(verifier: Replayer, finding: Finding, polluters: list[str],
+                    victim: TestEntry, unexplained: Callable[[Finding], None]) -> None:
     """Run ``finding.repro`` as printed; unless it fails the victim as the run did, the
     finding becomes unexplained (no command printed) and its note says what happened."""
     if finding.status != VERIFIED or not finding.repro:
@@ -35,7 +33,7 @@ def confirm_printed(verifier: Verifier, finding: Finding, polluters: list[str],
         how = f"it failed differently ({verdict.signature.text()})"
     else:
         how = "it passed" if verdict.ran else "it did not run"
-    verifier.unexplained(finding)
+    unexplained(finding)
     warm = ("; rerun with --statesnap-replay-warm=off" if verifier.runner.warm_runs else "")
     finding.note = (f"replays blamed {', '.join(polluters)}, but the printed reproduction, run "
                     "exactly as printed in a fresh process, did not fail the victim the same "

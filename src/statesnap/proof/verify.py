@@ -213,7 +213,7 @@ class Verifier(Replayer):
             # them on disk the victim fails alone, whatever the line runs).
             self.runner.set_aside([lo.path for lo in self._leftovers])
             try:
-                confirm_printed(self, finding, finding.polluters, victim)
+                confirm_printed(self, finding, finding.polluters, victim, self.unexplained)
             except BaseException:
                 if finding.status == VERIFIED:
                     finding.status = was
@@ -248,7 +248,7 @@ class Verifier(Replayer):
         was = finding.status
         try:
             self._prove(finding, polluters, victim)
-            confirm_printed(self, finding, polluters, victim)
+            confirm_printed(self, finding, polluters, victim, self.unexplained)
         except BaseException:
             # Cut short (budget, timeout, Ctrl-C) before the printed line failed the victim:
             # not verified; verify() says why.
