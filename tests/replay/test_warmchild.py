@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,14 +129,7 @@ def test_a_forked_child_leaves_the_preloads_finalizers_runs_its_own_and_imports_
     assert proc.returncode == 0, proc.stdout[-3000:]  # no EXIT_DIR: the victim passes
     where = tmp_path / "exits"
     where.mkdir()
-    run = subprocess.run(pidns.wrap([sys.executable, "-c", REPLAYS, str(root / "run.jsonl"),
-                                     str(where)]),
-                         cwd=root, env=env, capture_output=True, text=True, timeout=600,
-                         stdin=subprocess.DEVNULL)
-    assert pidns.bystander_survived(run.stderr), run.stderr[-2000:]
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out["refused"] is None
+    out = _replayed(REPLAYS, [str(root / "run.jsonl"), str(where)], root, env)
     rows = out["rows"]
     assert [r["forked"] for r in rows] == [False, True, True, True]
     # The warm parent's folder outlives each forked child's exit, as a fresh process's own
@@ -205,14 +199,7 @@ def test_pytester_loaded_by_the_session_is_not_preloaded_and_no_child_warns(
                           timeout=600, stdin=subprocess.DEVNULL)
     assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
     assert proc.returncode == 0, proc.stdout[-3000:]
-    run = subprocess.run(pidns.wrap([sys.executable, "-c", PYTESTER_REPLAYS,
-                                     str(root / "run.jsonl")]),
-                         cwd=root, env=env, capture_output=True, text=True, timeout=600,
-                         stdin=subprocess.DEVNULL)
-    assert pidns.bystander_survived(run.stderr), run.stderr[-2000:]
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out["refused"] is None
+    out = _replayed(PYTESTER_REPLAYS, [str(root / "run.jsonl")], root, env)
     preload = out["preload"]
     assert "_pytest.junitxml" in preload
     assert not [n for n in preload if n.startswith(("_pytest.pytester", "_pytest.pytester_"))]
@@ -220,3 +207,16 @@ def test_pytester_loaded_by_the_session_is_not_preloaded_and_no_child_warns(
     assert "# forked from the warm parent" in forked["log"]
     assert forked["outcomes"] == {"test_p.py::test_uses_pytester": "passed"}
     assert "already imported" not in forked["log"] and "Warning" not in forked["log"]
+
+
+def _replayed(program: str, args: list[str], root: Path, env: dict[str, str]) -> Any:
+    """What ``program`` (replays of the record, run in a pid namespace) printed last, as
+    JSON; the warm parent was not refused."""
+    run = subprocess.run(pidns.wrap([sys.executable, "-c", program, *args]),
+                         cwd=root, env=env, capture_output=True, text=True, timeout=600,
+                         stdin=subprocess.DEVNULL)
+    assert pidns.bystander_survived(run.stderr), run.stderr[-2000:]
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["refused"] is None
+    return out
