@@ -116,7 +116,7 @@ def rebuilt(mods: list[Tracked], previous: Watch | SplitWatch) -> Watch | SplitW
     if isinstance(previous, SplitWatch):
         moved |= previous.moving_set & frozenset(mods)
     if not moved:
-        return Watch(mods, previous=previous)  # type: ignore[arg-type]
-    steady = Watch([t for t in mods if t not in moved], previous=previous)  # type: ignore[arg-type]
-    moving_watch = Watch([t for t in mods if t in moved], previous=previous)  # type: ignore[arg-type]
+        return Watch(mods, previous=previous)
+    steady = Watch([t for t in mods if t not in moved], previous=previous)
+    moving_watch = Watch([t for t in mods if t in moved], previous=previous)
     return SplitWatch(mods, steady, moving_watch, moved, _steady_flags(mods, moved))

@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Callable, Mapping
 from itertools import chain, compress, islice, repeat
 from operator import ne
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from statesnap.probes._dictwatch import (
     VERSION_OFFSET,
@@ -136,6 +136,19 @@ class Bindings:
         return tuple(values[: len(self.mods)])
 
 
+class Carried(Protocol):
+    """What a new watch carries the last readings over from: a :class:`Watch`, or both halves
+    of a split one (``_splitwatch.SplitWatch``), their segments concatenated."""
+
+    @property
+    def segments(self) -> list[list[Any]]: ...
+
+    @property
+    def last(self) -> tuple[Any, ...] | None: ...
+
+    def last_tag_items(self) -> tuple[Any, ...]: ...
+
+
 class Watch:
     """All tracked modules' watched objects, flattened for cheap reads.
 
@@ -146,7 +159,7 @@ class Watch:
     to describe again.
     """
 
-    def __init__(self, mods: list[Tracked], previous: Watch | None = None) -> None:
+    def __init__(self, mods: list[Tracked], previous: Carried | None = None) -> None:
         tagged: list[dict[Any, Any]] = []
         proxies: list[Mapping[str, Any]] = []
         self.small: list[Any] = []
@@ -234,7 +247,7 @@ class Watch:
         values = self._versions.per_item(raw)  # type: ignore[arg-type]
         return tuple(values[: self._ntags])
 
-    def _carry(self, previous: Watch) -> None:
+    def _carry(self, previous: Carried) -> None:
         # Same object, same last reading; new objects read as "unknown" (their owner dirty).
         assert previous.last is not None
         old = list(previous.last)

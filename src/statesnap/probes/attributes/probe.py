@@ -197,7 +197,7 @@ class AttributesProbe(Probe):
         self._by_name = {t.name: t for t in mods}
         self._homes.live = self._by_name
         self._homes.order = {t.name: i for i, t in enumerate(mods)}
-        self._watch = Watch(mods, previous=self._watch)  # type: ignore[arg-type]
+        self._watch = Watch(mods, previous=self._watch)
 
     # -- tokens ----------------------------------------------------------------------------
     def token(self) -> object:
