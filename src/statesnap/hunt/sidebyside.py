@@ -4,7 +4,7 @@ one per worker, each worker with a runner of its own.
 
 The hunt's orders stay one at a time: which order runs next depends on what the previous ones
 exposed.  What a proof of one suspect runs depends on that suspect alone, so those run here,
-with the session end's kit (:mod:`statesnap.proof.sidebyside`): its plan (how many workers,
+with the session end's workers (:mod:`statesnap.replay.workerset`): the plan (how many workers,
 and whether each replays in a scratch copy of the project because tests wrote files there, or
 one at a time because they wrote files outside it) and its runners (:class:`RunnerKit`, a
 :class:`ScratchRunner` per worker).  All the replays of one task run on one worker, so the
@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from pathlib import Path
 from typing import TypeVar
 
 from statesnap.base.progress import Progress
@@ -29,9 +27,9 @@ from statesnap.hunt.runs import HuntRun, Replays, Stopped
 from statesnap.record.journal import Record
 from statesnap.replay.gate import Gate
 from statesnap.replay.runner import BudgetSpent, Runner
-from statesnap.replay.scratch import MAX_COPY_BYTES, ScratchTree
 from statesnap.replay.scratchrunner import RunnerKit
 from statesnap.replay.workerplan import Plan, plan
+from statesnap.replay.workerset import WorkerSet
 
 T = TypeVar("T")
 
@@ -54,30 +52,19 @@ class ProofPool:
 
     def __init__(self, record: Record, layout: Plan, kit: RunnerKit, replays: Replays,
                  say: Progress) -> None:
-        self.record = record
-        self.layout = layout
-        self.kit = kit
         self.replays = replays
         self.say = say
-        self.runners: list[Runner] = []
-        self.trees: list[ScratchTree] = []
+        self.workers = WorkerSet(record, layout, kit)
         #: False once the runners could not be made: the tasks then run one at a time.
         self.usable = layout.workers > 1
         self._lock = threading.Lock()
 
     def _prepare(self) -> bool:
-        if self.runners or not self.usable:
+        if self.workers.runners or not self.usable:
             return self.usable
-        source = Path(self.record.header.get("rootdir") or ".")
         try:
-            for _ in range(self.layout.workers):
-                tree = None
-                if self.layout.scratch:
-                    tree = ScratchTree(source, prefix="statesnap-replay-", most=MAX_COPY_BYTES)
-                    self.trees.append(tree)
-                self.runners.append(self.kit.build(self.record, tree))
+            self.workers.prepare()
         except OSError as exc:
-            self.close()
             self.usable = False
             self.say(f"statesnap: cannot copy the project for replays side by side "
                      f"({exc.strerror or exc}): the hunt's proofs run one at a time")
@@ -116,41 +103,13 @@ class ProofPool:
                     # still count (``stop`` would throw their answers away).
                     spent.append(exc)
 
-        pool = ThreadPoolExecutor(max_workers=min(len(self.runners), len(items)),
-                                  thread_name_prefix="statesnap-hunt")
-        futures: list[Future[None]] = [pool.submit(work, r)
-                                       for r in self.runners[:len(items)]]
         try:
-            pending = set(futures)
-            while pending:
-                # A timeout, so that a Ctrl-C reaches this thread promptly.
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-                for fut in done:
-                    fut.result()  # a worker's error: stop the others, then raise it
-        except BaseException:
-            stop.set()
-            self._halt(futures)
-            raise
+            self.workers.run(work, len(items), "statesnap-hunt", on_stop=stop.set)
         finally:
-            pool.shutdown(wait=True)
             for ran in runs:
                 self.replays.runs.extend(ran)
         if spent:
             raise spent[0]
 
-    def _halt(self, futures: list[Future[None]]) -> None:
-        """Kill every replay in flight until every worker has ended (each puts its staged
-        files back on its way out)."""
-        while True:
-            for runner in self.runners:
-                runner.abort()
-            _, pending = wait(futures, timeout=0.2)
-            if not pending:
-                return
-
     def close(self) -> None:
-        for runner in self.runners:
-            runner.close()
-        for tree in self.trees:
-            tree.remove()
-        self.runners, self.trees = [], []
+        self.workers.close()

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from pathlib import Path
 
 from statesnap.analysis.findings import Finding
 from statesnap.base.progress import Progress
@@ -33,9 +31,9 @@ from statesnap.proof.verify import Verifier, note_interrupted
 from statesnap.record.journal import Record
 from statesnap.replay.gate import Gate
 from statesnap.replay.runner import Runner
-from statesnap.replay.scratch import MAX_COPY_BYTES, ScratchTree
 from statesnap.replay.scratchrunner import RunnerKit, ScratchRunner
 from statesnap.replay.workerplan import Plan, plan
+from statesnap.replay.workerset import WorkerSet
 
 
 class SideBySide:
@@ -59,8 +57,7 @@ class SideBySide:
         self._lock = threading.Lock()
         self._next = 0
         self.settled: set[int] = set()
-        self.runners: list[Runner] = []
-        self.trees: list[ScratchTree] = []
+        self.workers = WorkerSet(record, layout, kit)
 
     def _take(self) -> int | None:
         with self._lock:
@@ -68,25 +65,6 @@ class SideBySide:
                 return None
             self._next += 1
             return self._next - 1
-
-    def prepare(self) -> None:
-        """Each worker's runner (and scratch copy), made before any replay starts: a copy
-        that cannot be made (no room, no permission) is said once and the replays run one
-        at a time, as :class:`OSError` from here tells the caller."""
-        source = Path(self.record.header.get("rootdir") or ".")
-        for _ in range(self.layout.workers):
-            if not self.layout.scratch:
-                self.runners.append(self.kit.build(self.record))
-                continue
-            tree = ScratchTree(source, prefix="statesnap-replay-", most=MAX_COPY_BYTES)
-            self.trees.append(tree)
-            self.runners.append(self.kit.build(self.record, tree))
-
-    def cleanup(self) -> None:
-        for runner in self.runners:
-            runner.close()
-        for tree in self.trees:
-            tree.remove()
 
     def work(self, runner: Runner) -> None:
         """One worker: victims off the queue until none is left or the replays stop."""
@@ -113,40 +91,15 @@ class SideBySide:
             index = self._take()
 
     def run(self) -> list[Finding]:
-        pool = ThreadPoolExecutor(max_workers=self.layout.workers,
-                                  thread_name_prefix="statesnap-replay")
-        futures: list[Future[None]] = []
         try:
-            futures = [pool.submit(self.work, runner) for runner in self.runners]
-            pending = set(futures)
-            while pending:
-                # A timeout, so that a Ctrl-C reaches this thread promptly.
-                done, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-                for fut in done:
-                    fut.result()  # a worker's error: stop the others, then raise it
-        except BaseException as exc:
-            self._halt(futures)
-            if isinstance(exc, KeyboardInterrupt):
-                for i, finding in enumerate(self.findings):
-                    if i not in self.settled:
-                        note_interrupted(finding)
+            self.workers.run(self.work, self.layout.workers, "statesnap-replay",
+                             on_stop=self.stop.set)
+        except KeyboardInterrupt:
+            for i, finding in enumerate(self.findings):
+                if i not in self.settled:
+                    note_interrupted(finding)
             raise
-        finally:
-            pool.shutdown(wait=True)
         return self.findings
-
-    def _halt(self, futures: list[Future[None]]) -> None:
-        """Stop every worker and kill every replay in flight; wait for the workers to end
-        (each puts its staged files back on its way out)."""
-        self.stop.set()
-        while True:
-            with self._lock:
-                runners = list(self.runners)
-            for runner in runners:
-                runner.abort()
-            _, pending = wait(futures, timeout=0.2)
-            if not pending:
-                break
 
 
 def verify_side_by_side(record: Record, findings: list[Finding], *,
@@ -171,9 +124,8 @@ def verify_side_by_side(record: Record, findings: list[Finding], *,
                       raise_errors)
     try:
         try:
-            pool.prepare()
+            pool.workers.prepare()
         except OSError as exc:
-            pool.cleanup()
             shown.say(f"statesnap: cannot copy the project for replays side by side "
                       f"({exc.strerror or exc}): replays run one at a time")
             return verify_findings(record, findings, budget=budget, repeat=repeat,
@@ -181,5 +133,5 @@ def verify_side_by_side(record: Record, findings: list[Finding], *,
                                    runner=kit.build(record), raise_errors=raise_errors)
         return pool.run()
     finally:
-        pool.cleanup()
+        pool.workers.close()
         shown.finish()
