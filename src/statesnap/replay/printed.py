@@ -50,8 +50,9 @@ def printed_env(env: Mapping[str, str], python: str, cache_dir: Path | None = No
         extra += f" -o {shlex.quote(f'cache_dir={cache_dir}')}"
     out["PYTEST_ADDOPTS"] = f"{out.get('PYTEST_ADDOPTS', '')} {extra}".strip()
     # A wide terminal: pytest cuts a short-summary line to the terminal's width and drops
-    # the failure's message (its exception type) when a long node id leaves no room.
-    out["COLUMNS"] = "4096"
+    # the failure's message (its exception type) when a long node id leaves no room.  Not
+    # wider: ``-v`` pads every test's line to the width (a long order's log).
+    out["COLUMNS"] = "1024"
     return out
 
 
