@@ -10,15 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -27,27 +22,20 @@ from statesnap.base import spawned
 from statesnap.base.redact import SECRET_FD_ENV, Redactor
 from statesnap.base.text import FILE_ERRORS
 from statesnap.record.journal import Record
-from statesnap.replay.args import plugin_args
-from statesnap.replay.child import child_command, child_env, replay_env, test_files
+from statesnap.replay.child import child_env, replay_env
 from statesnap.replay.filestage import FileStage
 from statesnap.replay.gcmode import OFF, held_by_cycles, with_gc
 from statesnap.replay.inherited import TRAMPOLINE, Inherited
+from statesnap.replay.launch import Launch
 from statesnap.replay.log import LogPump, SecretPipe
+from statesnap.replay.lognames import claim_log, write_heading
 from statesnap.replay.orderfile import write_order
 from statesnap.replay.printed import printed_argv, printed_env, read_printed
 from statesnap.replay.procwait import kill_group
-from statesnap.replay.repro import repro_command
 from statesnap.replay.result import ReplayResult, read_back
 from statesnap.replay.warm import WarmParent
 from statesnap.replay.warmrun import WarmReplays, run_forked
 from statesnap.replay.warmsetting import WarmSetting
-
-#: How many node ids of the order a log's heading lists (the order file has them all).
-MAX_LOGGED_IDS = 20
-
-#: Replays side by side (statesnap.proof.sidebyside) claim their log numbers one at a time:
-#: two labels would otherwise get the same number.
-_CLAIM_LOCK = threading.Lock()
 
 
 class BudgetSpent(Exception):
@@ -58,8 +46,11 @@ class BudgetSpent(Exception):
     """
 
 
-class Runner:
-    """Runs replays for one record; counts processes and test executions for the figures."""
+class Runner(Launch):
+    """Runs replays for one record; counts processes and test executions for the figures.
+
+    What each child starts with (interpreter, folder, command line, environment, cache) is
+    :class:`Launch`'s; this class starts, watches and kills the children."""
 
     def __init__(
         self,
@@ -135,14 +126,6 @@ class Runner:
             self.processes += processes
             self.executions += executions
 
-    def select_probes(self, wanted: Sequence[str]) -> None:
-        """Run only these probes (those the recorded run had working) in the children."""
-        ok = [str(p.get("name")) for p in self.header.get("probes") or []
-              if isinstance(p, Mapping) and p.get("status") == "ok"]
-        chosen = [name for name in dict.fromkeys(wanted) if name in ok]
-        # Some probe must run for the child to write its record; env is the cheapest.
-        self.probes = chosen or ["env"]
-
     def set_aside(self, paths: Sequence[Path]) -> None:
         """Move these files and directories aside around each following replay (and put them
         back after); an empty list ends it.  Their stash has a folder of its own, so that
@@ -169,85 +152,9 @@ class Runner:
         if self.stage is not None:
             self.stage.exit()
 
-    def python(self) -> str:
-        recorded = (self.header.get("python") or {}).get("executable")
-        if recorded and os.path.exists(recorded):
-            return str(recorded)
-        return sys.executable
-
-    def cwd(self) -> Path:
-        replay = self.header.get("replay") or {}
-        for candidate in (replay.get("cwd"), self.header.get("invocation_dir"), self.rootdir):
-            if candidate and Path(candidate).is_dir():
-                return Path(candidate)
-        return Path.cwd()
-
-    def cache_dir(self) -> Path:
-        # The child's pytest cache goes to a scratch folder: a replay never rewrites the
-        # user's lastfailed, and nothing but logs accumulates beside the record.
-        if self._cache_dir is None:
-            self._cache_dir = Path(tempfile.mkdtemp(prefix="statesnap-replay-cache-"))
-            # Removed by close(), or at the latest when the runner goes away.
-            weakref.finalize(self, shutil.rmtree, str(self._cache_dir), True)
-        return self._cache_dir
-
-    def has_cache(self) -> bool:
-        """Whether the child will have pytest's cacheprovider: the recorded run had it (older
-        records: assume not; a replay that writes the user's cache is better than one pytest
-        refuses) and neither the extra arguments nor ``PYTEST_ADDOPTS`` block it."""
-        replay = self.header.get("replay") or {}
-        if replay.get("cacheprovider") is not True:
-            return False
-        try:
-            addopts = shlex.split(self.env.get("PYTEST_ADDOPTS", ""))
-        except ValueError:
-            addopts = []
-        return "no:cacheprovider" not in plugin_args([*addopts, *self.extra_args])
-
-    def command(self, order_file: Path, record_file: Path, order: Sequence[str],
-                restore_file: Path | None = None, own_cache: bool = True) -> list[str]:
-        """The child's command line; ``own_cache=False`` leaves pytest's cache where the
-        suite keeps it (a command printed for the user to run)."""
-        # The recorded interpreter (a replay from the CLI may run from another environment),
-        # and a scratch cache only where the recorded run had the cacheprovider.
-        return child_command(
-            self.python(), self.header, order_file, record_file, test_files(order, self.rootdir),
-            extra_args=self.extra_args, probes=self.probes,
-            cache_dir=self.cache_dir() if own_cache and self.has_cache() else None,
-            options=([f"--statesnap-restore-before={restore_file}"]
-                     if restore_file is not None else []))
-
-    def repro_command(self, order: Sequence[str]) -> str:
-        return repro_command(self.header, order)
-
-    def child_env(self) -> dict[str, str]:
-        # A replay runs outside any xdist run, whatever the parent was part of.
-        return child_env(self.env, keep_xdist=False, STATESNAP_REPLAY="1")
-
     def claim(self, label: str) -> tuple[str, Path]:
-        """The next free ``NNN-label`` stem and its log, created exclusively.
-
-        Numbers continue across runners and processes (the session's verification, then a
-        CLI ``bisect`` on the same record), so no replay's log overwrites another's.
-        """
-        with _CLAIM_LOCK:
-            return self._claim(label)
-
-    def _claim(self, label: str) -> tuple[str, Path]:
-        self.logs_dir.mkdir(parents=True, exist_ok=True)
-        taken = [int(p.name[:3]) for p in self.logs_dir.glob("[0-9][0-9][0-9]-*")
-                 if p.name[:3].isdigit()]
-        n = max(taken, default=0)
-        while True:
-            n += 1
-            stem = f"{n:03d}-{label}"
-            log = self.logs_dir / f"{stem}.log"
-            try:
-                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                continue
-            os.close(fd)
-            return stem, log
+        """The next free ``NNN-label`` stem and its log (:func:`claim_log`)."""
+        return claim_log(self.logs_dir, label)
 
     def run(self, order: Sequence[str], restore: Mapping[str, Any] | None = None,
             label: str = "replay", timeout: float | None = None,
@@ -271,16 +178,7 @@ class Runner:
                               timeout=limit)
         t0 = time.monotonic()
         with open(log_file, "w", encoding="utf-8", errors=FILE_ERRORS) as log:
-            log.write("$ " + shlex.join(cmd) + "\n")
-            log.write(f"# cwd: {self.cwd()}\n")
-            shown = "\n#   ".join(order[:MAX_LOGGED_IDS])
-            more = (f"\n#   … {len(order) - MAX_LOGGED_IDS} more in {order_file.name}"
-                    if len(order) > MAX_LOGGED_IDS else "")
-            log.write(f"# order ({len(order)} test(s)):\n#   {shown}{more}\n")
-            if restore is not None:
-                log.write(f"# restore before the victim: {json.dumps(restore)}\n")
-            log.write("\n")
-            log.flush()
+            write_heading(log, cmd, self.cwd(), order, order_file, restore)
             forked = not (cold or getattr(self._local, "cold", False)) \
                 and cmd[1:3] == ["-m", "pytest"] and self._run_warm(cmd, order, log, result,
                                                                     t0 + limit, limit)
@@ -345,14 +243,6 @@ class Runner:
             proc.stdout.close()
             self._exit_stages()
         return True
-
-    def printed_cwd(self) -> Path:
-        """Where a user runs a printed line: the folder pytest was invoked from (the line
-        itself changes to the rootdir when that differs)."""
-        for candidate in (self.header.get("invocation_dir"), self.rootdir):
-            if candidate and Path(candidate).is_dir():
-                return Path(candidate)
-        return self.cwd()
 
     def local_command(self, command: str) -> str:
         """A printed line as this runner runs it (a scratch copy's runner: in the copy)."""
@@ -469,9 +359,7 @@ class Runner:
     def close(self) -> None:
         """End the warm parent; remove the scratch cache folder of the children."""
         self.warm.close()
-        if self._cache_dir is not None:
-            shutil.rmtree(self._cache_dir, ignore_errors=True)
-            self._cache_dir = None
+        self.close_cache()
 
 
 def _kill(proc: subprocess.Popen[Any]) -> None:
