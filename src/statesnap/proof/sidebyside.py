@@ -2,7 +2,9 @@
 
 Each worker thread takes the next victim and runs all of its replays with a runner of its own,
 so the replays whose answers are compared (alone against in order, a pair against the same
-pair with a key restored) run in one environment, as one at a time.  What workers could see
+pair with a key restored) run in one environment, as one at a time.  A worker with no victim
+left runs the candidate pairs of those still being verified (:mod:`statesnap.proof.pairs`),
+each compared only with the recorded failure.  What workers could see
 of each other is kept apart:
 
 - tests that wrote files under the project (the ``files`` probe says so, or did not watch):
