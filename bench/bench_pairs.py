@@ -15,6 +15,11 @@ and whether the verdicts (status, polluters, key, reproduction) are those of the
 count.  Interleaved ``--rounds`` times; the load average is printed before and after.
 
     .venv/bin/python bench/bench_pairs.py [--suite ranked,demo] [--workers 1,2] [--rounds 1]
+        [--against /work/wt/base4]
+
+``--against DIR``: the same sessions with ``DIR/src`` first on ``PYTHONPATH`` (the code before:
+victims side by side, one victim's pairs one after the other) and the last worker count, in
+the same round.
 """
 
 from __future__ import annotations
@@ -62,7 +67,8 @@ def write_ranked(root: Path, victims: int, decoys: int, test_time: float) -> Pat
     return root
 
 
-def session(suite: str, workers: int, args: argparse.Namespace) -> dict[str, Any]:
+def session(suite: str, workers: int, args: argparse.Namespace,
+            src: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="pairs-") as tmp:
         if suite == "ranked":
             project = write_ranked(Path(tmp) / "suite", args.victims, args.decoys,
@@ -77,21 +83,29 @@ def session(suite: str, workers: int, args: argparse.Namespace) -> dict[str, Any
                f"--statesnap-json={out}", f"--statesnap-record={record}",
                f"--statesnap-verify-budget={args.budget}",
                f"--statesnap-replay-workers={workers}"]
+        env = {**os.environ, "CI": "true"}
+        if src is not None:
+            env["PYTHONPATH"] = f"{src}{os.pathsep}{env.get('PYTHONPATH', '')}"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         subprocess.run(cmd, cwd=project, capture_output=True, text=True, timeout=3600,
-                       env={**os.environ, "CI": "true"})
+                       env=env)
         wall = time.monotonic() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         findings = json.loads(out.read_text(encoding="utf-8"))["findings"]
         started = len(list((Path(tmp) / "run.logs").glob("*.log")))
         verdicts = sorted((f["victim"], f["status"], tuple(f["polluters"]), f["probe"],
                            f["key"], f["repro"]) for f in findings)
-    return {"workers": workers, "wall": wall, "verdicts": verdicts,
+    return {"workers": workers, "code": "before" if src is not None else "now",
+            "wall": wall, "verdicts": verdicts,
             "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "victims": len(findings),
             "verified": sum(f["status"] == "verified" for f in findings),
             "listed": sum(len(f["replays"]) for f in findings), "started": started}
+
+
+def _ratio(rows: list[dict[str, Any]], base: list[dict[str, Any]], field: str) -> str:
+    return f"{sum(r[field] for r in rows) / sum(r[field] for r in base):.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,33 +117,43 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decoys", type=int, default=3, help="suspects ranked before the polluter")
     ap.add_argument("--test-time", type=float, default=0.5, help="seconds each test takes")
     ap.add_argument("--budget", type=int, default=300)
+    ap.add_argument("--against", type=Path, default=None,
+                    help="a checkout whose src/ is the code before: its sessions run with the "
+                         "last worker count too, in the same round")
     args = ap.parse_args(argv)
     counts = [int(w) for w in args.workers.split(",")]
     print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}", flush=True)
     for suite in args.suite.split(","):
         print(f"\n{suite}" + (f" ({args.victims} victim(s), {args.decoys} decoy(s) ranked "
                               f"first, {args.test_time} s a test)" if suite == "ranked" else ""))
-        print("| workers | wall s | replays' CPU s | verified | replays listed | "
+        print("| code | workers | wall s | replays' CPU s | verified | replays listed | "
               "replays started | same verdicts |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         rows: list[dict[str, Any]] = []
         for _ in range(args.rounds):
             first = None
-            for w in counts:
-                r = session(suite, w, args)
+            plan: list[tuple[int, Path | None]] = [(w, None) for w in counts]
+            if args.against is not None:
+                plan.append((counts[-1], args.against / "src"))
+            for w, src in plan:
+                r = session(suite, w, args, src)
                 first = first or r
                 rows.append(r)
                 same = "yes" if r["verdicts"] == first["verdicts"] else "NO"
-                print(f"| {w} | {r['wall']:.1f} | {r['cpu']:.1f} | "
+                print(f"| {r['code']} | {w} | {r['wall']:.1f} | {r['cpu']:.1f} | "
                       f"{r['verified']}/{r['victims']} | {r['listed']} | {r['started']} | "
                       f"{same} |", flush=True)
-        base = [r["wall"] for r in rows if r["workers"] == counts[0]]
-        base_cpu = [r["cpu"] for r in rows if r["workers"] == counts[0]]
+        base = [r for r in rows if r["workers"] == counts[0] and r["code"] == "now"]
         for w in counts[1:]:
-            mine = [r for r in rows if r["workers"] == w]
-            print(f"wall ratio {w} workers / {counts[0]}: "
-                  f"{sum(r['wall'] for r in mine) / sum(base):.2f}; CPU ratio: "
-                  f"{sum(r['cpu'] for r in mine) / sum(base_cpu):.2f}")
+            mine = [r for r in rows if r["workers"] == w and r["code"] == "now"]
+            print(f"wall ratio {w} workers / {counts[0]}: {_ratio(mine, base, 'wall')}; "
+                  f"CPU ratio: {_ratio(mine, base, 'cpu')}")
+        if args.against is not None:
+            w = counts[-1]
+            old = [r for r in rows if r["code"] == "before"]
+            mine = [r for r in rows if r["workers"] == w and r["code"] == "now"]
+            print(f"{w} workers, now / before (victims side by side only): wall "
+                  f"{_ratio(mine, old, 'wall')}; CPU {_ratio(mine, old, 'cpu')}")
     print(f"\nload average after: {os.getloadavg()}")
     return 0
 
