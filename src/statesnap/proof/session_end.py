@@ -230,7 +230,8 @@ def prove(record: Record, findings: list[Finding], replays: Replays,
 
     kit = RunnerKit(timeout=replays.timeout, env=replays.env, redactor=replays.redactor,
                     beside=replays.beside, warm=replays.warm)
-    if replays.workers > 1 and len(findings) > 1:
+    # One victim too: its candidate pairs may run side by side (statesnap.proof.pairs).
+    if replays.workers > 1 and findings:
         from statesnap.proof.sidebyside import verify_side_by_side
 
         return verify_side_by_side(record, findings, kit=kit, workers=replays.workers,

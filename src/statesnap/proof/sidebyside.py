@@ -2,7 +2,9 @@
 
 Each worker thread takes the next victim and runs all of its replays with a runner of its own,
 so the replays whose answers are compared (alone against in order, a pair against the same
-pair with a key restored) run in one environment, as one at a time.  What workers could see
+pair with a key restored) run in one environment, as one at a time.  A worker with no victim
+left runs the candidate pairs of those still being verified (:mod:`statesnap.proof.pairs`),
+each compared only with the recorded failure.  What workers could see
 of each other is kept apart:
 
 - tests that wrote files under the project (the ``files`` probe says so, or did not watch):
@@ -26,6 +28,7 @@ import time
 
 from statesnap.analysis.findings import Finding
 from statesnap.base.progress import Progress
+from statesnap.proof.pairs import PairBoard
 from statesnap.proof.progress import ProofProgress
 from statesnap.proof.verify import Verifier, note_interrupted
 from statesnap.record.journal import Record
@@ -58,37 +61,49 @@ class SideBySide:
         self._next = 0
         self.settled: set[int] = set()
         self.workers = WorkerSet(record, layout, kit)
+        #: The candidate pairs of a victim, run by the workers with no victim left too.
+        self.board = PairBoard(self.stop)
 
-    def _take(self) -> int | None:
+    def _take(self, busy: bool) -> int | None:
+        """The next victim's index; the board counts this worker as verifying one while it
+        has one (``busy``: it had one until now)."""
         with self._lock:
             if self.stop.is_set() or self._next >= len(self.findings):
+                if busy:
+                    self.board.idle()
                 return None
+            if not busy:
+                self.board.busy()
             self._next += 1
             return self._next - 1
 
     def work(self, runner: Runner) -> None:
-        """One worker: victims off the queue until none is left or the replays stop."""
-        first = self._take()
-        if first is None:
-            return
+        """One worker: victims off the queue until none is left or the replays stop, then
+        the pairs other workers' victims put up until no victim is left being verified."""
         verifier = Verifier(self.record, runner, self.budget, self.repeat, self.shown.step,
                             self.raise_errors)
         verifier.deadline, verifier.gate, verifier.stop = self.deadline, self.gate, self.stop
         verifier.own_tree = isinstance(runner, ScratchRunner)
-        index: int | None = first
-        while index is not None:
-            finding = self.findings[index]
-            self.shown.begin(finding)
-            try:
-                verifier.verify(finding)
-                verifier.find_cleaners(finding, everywhere=self.everywhere)
-            except BaseException:
-                self.shown.dropped(finding)
-                raise
-            with self._lock:
-                self.settled.add(index)
-            self.shown.settled(finding)
-            index = self._take()
+        verifier.pairs = self.board
+        index = self._take(busy=False)
+        try:
+            while index is not None:
+                finding = self.findings[index]
+                self.shown.begin(finding)
+                try:
+                    verifier.verify(finding)
+                    verifier.find_cleaners(finding, everywhere=self.everywhere)
+                except BaseException:
+                    self.shown.dropped(finding)
+                    raise
+                with self._lock:
+                    self.settled.add(index)
+                self.shown.settled(finding)
+                index = self._take(busy=True)
+        except BaseException:
+            self.board.idle()
+            raise
+        self.board.help(verifier)
 
     def run(self) -> list[Finding]:
         try:
@@ -102,6 +117,16 @@ class SideBySide:
         return self.findings
 
 
+def _replays_at_once(findings: list[Finding]) -> int:
+    """How many replays could run at once: a victim's candidate pairs do not depend on each
+    other (statesnap.proof.pairs), so each victim counts its pairs, at least one."""
+    from statesnap.analysis.attribution import polluters_of
+    from statesnap.proof.verify import MAX_SINGLE_SUSPECTS
+
+    return sum(max(1, min(MAX_SINGLE_SUSPECTS, len(polluters_of(f.candidates))))
+               for f in findings)
+
+
 def verify_side_by_side(record: Record, findings: list[Finding], *,
                         kit: RunnerKit, workers: int, budget: float,
                         repeat: int = 1, find_cleaners: bool = False,
@@ -112,9 +137,9 @@ def verify_side_by_side(record: Record, findings: list[Finding], *,
     files)."""
     from statesnap.proof.verify import verify_findings
 
-    layout = plan(record, workers, len(findings))
+    layout = plan(record, workers, _replays_at_once(findings))
     shown = ProofProgress(progress, len(findings), budget)
-    if layout.why is not None:
+    if layout.why is not None and len(findings) > 1:
         shown.say(f"statesnap: {layout.why}")
     if layout.workers == 1:
         return verify_findings(record, findings, budget=budget, repeat=repeat,

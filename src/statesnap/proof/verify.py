@@ -39,6 +39,7 @@ from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.confirm import confirm_printed
 from statesnap.proof.keys import prove_keys
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
+from statesnap.proof.pairs import PairBoard
 from statesnap.proof.replays import (
     STOPS,
     NotDeterministic,
@@ -73,6 +74,9 @@ class Verifier(Replayer):
         self.tests = sorted(record.tests, key=lambda t: t.index)
         self._leftovers: list[Leftover] | None = None
         self.sources = source_reader(record)
+        #: Side by side: where this victim's candidate pairs go to run on idle workers too
+        #: (statesnap.proof.pairs).  None: one after the other, on this runner.
+        self.pairs: PairBoard | None = None
 
     # -- the whole procedure for one finding ------------------------------------------------
     def verify(self, finding: Finding) -> Finding:
@@ -135,11 +139,10 @@ class Verifier(Replayer):
             # (it needs state an earlier test sets up, and/or an earlier test broke it).
             finding.alone_failure = alone.signature.text()
         suspects = polluters_of(finding.candidates)[:MAX_SINGLE_SUSPECTS]
-        for nodeid in suspects:
-            self.progress(f"statesnap: replaying {nodeid} → {vid}")
-            if self.same_failure(self.replay([nodeid, vid], vid, finding, "pair"), finding):
-                self._proven(finding, [nodeid], victim)
-                return
+        first = self._first_failing_pair(finding, vid, suspects)
+        if first is not None:
+            self._proven(finding, [first], victim)
+            return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
                   and t.worker == victim.worker]
         polluters = self._minimise(finding, victim, prefix, suspects)
@@ -147,6 +150,19 @@ class Verifier(Replayer):
             self.unexplained(finding)
             return
         self._proven(finding, polluters, victim)
+
+    def _first_failing_pair(self, finding: Finding, vid: str, suspects: list[str]
+                            ) -> str | None:
+        """The first suspect in rank order whose ``[suspect, victim]`` fails the victim as the
+        run did; side by side, on the workers with no victim left (statesnap.proof.pairs)."""
+        board = self.pairs
+        if board is not None and len(suspects) > 1:
+            return board.first_failing(self, finding, vid, suspects)
+        for nodeid in suspects:
+            self.progress(f"statesnap: replaying {nodeid} → {vid}")
+            if self.same_failure(self.replay([nodeid, vid], vid, finding, "pair"), finding):
+                return nodeid
+        return None
 
     def _not_order_dependent(self, finding: Finding, vid: str) -> None:
         """It fails alone, the same way: no polluter, no state to blame.

@@ -1,0 +1,132 @@
+"""Ctrl-C while one victim's candidate pairs run side by side (issue 28 §3): every replay in flight
+is killed with its process group, what was proven stays proven (and its printed reproduction
+still fails its victim), the victim cut short says it was interrupted.
+
+A real pytest process in a fresh pid namespace beside a bystander (``tests/pidns.py``).  Two
+victims, two workers: the quick one is proven first, its worker then runs the slow victim's
+pairs beside the slow victim's own worker; the driver waits until two pair replays are in
+flight at once, then sends SIGINT.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from chaos_drivers import PROCESS_LISTING
+from chaos_runs import PYTEST, TRACEBACKS, env, summary_line
+
+import pidns
+from statesnap.record.reader import read_record
+from suite_runs import run_shell
+
+pytestmark = [pytest.mark.needs_pidns, pytest.mark.slow]
+
+SUITE = '''
+import os, time
+
+def test_a_quick_polluter():
+    os.environ["CHAOS_QUICK"] = "1"
+
+def test_b_slow_polluter():
+    os.environ["CHAOS_P1"] = "1"
+
+def test_c_slow_polluter():
+    os.environ["CHAOS_P2"] = "1"
+
+def test_d_quick_victim():
+    assert "CHAOS_QUICK" not in os.environ
+
+def test_e_slow_victim():
+    time.sleep(float(os.environ.get("CHAOS_SLEEP", "0")))
+    assert "CHAOS_P1" not in os.environ and "CHAOS_P2" not in os.environ
+'''
+
+#: In the namespace: pytest started, SIGINT sent once two pair replays have been in flight
+#: together for 1 s, then the replay children still alive listed.  Replays run cold
+#: (--statesnap-replay-warm=off), so each one is a process with its order file named.
+DRIVER = PROCESS_LISTING + r'''
+def pairs():
+    found = []
+    for pid in replays():
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if any(c.startswith(b"--statesnap-order=") and c.endswith(b"-pair.order.json")
+               for c in cmd):
+            found.append(pid)
+    return found
+
+
+argv, out_path = json.loads(sys.argv[1])
+with open(out_path, "w") as out:
+    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 240
+    while len(pairs()) < 2:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    most = len(pairs())
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=120)
+time.sleep(0.2)
+print(json.dumps({"rc": rc, "left": replays(), "strays": strays(), "in_flight": most}))
+'''
+
+
+def test_ctrl_c_while_one_victims_pairs_run_side_by_side(tmp_path: Path) -> None:
+    pidns.require()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_pairs_chaos.py").write_text(SUITE)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [*PYTEST, "-v", "-p", "statesnap", "--statesnap-replay-workers=2",
+            "--statesnap-replay-warm=off", "--statesnap-verify-budget=300",
+            "--statesnap-json", str(out / "summary.json"),
+            "--statesnap-record", str(out / "run.jsonl")]
+    log = tmp_path / "pytest.out"
+    scratch = tmp_path / "tmp"
+    proc = subprocess.run(pidns.wrap([sys.executable, "-c", DRIVER,
+                                      json.dumps([argv, str(log)])]),
+                          cwd=project, env=env(scratch, CHAOS_SLEEP="8"),
+                          capture_output=True, text=True, timeout=500)
+    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    output = log.read_text()
+    context = output[-5000:]
+    assert report["in_flight"] >= 2, context  # SIGINT came with two pairs of one victim running
+    assert report["rc"] == pytest.ExitCode.INTERRUPTED, context
+    assert report["left"] == [], context  # every replay's process group was killed
+    assert report["strays"] == [], context
+    for text in (*TRACEBACKS, "KeyboardInterrupt"):
+        assert text not in output, context
+    assert summary_line(output) == "2 failed, 3 passed", context
+    assert sum(line.startswith("statesnap: interrupted (Ctrl-C)")
+               for line in output.splitlines()) == 1, context
+    assert not list(scratch.glob("statesnap-replay-*")), list(scratch.iterdir())
+    findings = {f["victim"].split("::")[-1]: f
+                for f in json.loads((out / "summary.json").read_text())["findings"]}
+    quick, slow = findings["test_d_quick_victim"], findings["test_e_slow_victim"]
+    # What was proven before the Ctrl-C stays proven, and its line still fails the victim.
+    assert quick["status"] == "verified", quick
+    assert quick["polluters"] == ["test_pairs_chaos.py::test_a_quick_polluter"]
+    ran = run_shell(quick["repro"], cwd=project)
+    assert summary_line(ran.stdout) == "1 failed, 1 passed", ran.stdout[-2000:]
+    # The victim whose pairs were cut short is not proven and says why; none of its pairs
+    # is listed (their answers were never read).
+    assert slow["status"] == "suspected", slow
+    assert "interrupted (Ctrl-C)" in slow["note"], slow
+    assert [r["label"] for r in slow["replays"]] == ["alone"], slow["replays"]
+    # The pairs in flight were killed, not waited for: their output ends before pytest's
+    # summary line.
+    logs = sorted((out / "run.logs").glob("*-pair.log"))
+    killed = [p.name for p in logs if summary_line(p.read_text()) is None]
+    assert len(killed) >= 2, [(p.name, p.read_text()[-300:]) for p in logs]
+    record = read_record(out / "run.jsonl")
+    assert record.footer is not None
