@@ -15,7 +15,7 @@ and whether the verdicts (status, polluters, key, reproduction) are those of the
 count.  Interleaved ``--rounds`` times; the load average is printed before and after.
 
     .venv/bin/python bench/bench_pairs.py [--suite ranked,demo] [--workers 1,2] [--rounds 1]
-        [--against /work/wt/base4]
+        [--against <export of c1bf386>]
 
 ``--against DIR``: the same sessions with ``DIR/src`` first on ``PYTHONPATH`` (the code before:
 victims side by side, one victim's pairs one after the other) and the last worker count, in
