@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from statesnap.probes._dictwatch import Reader, version_reader
@@ -18,6 +19,11 @@ DISABLE_KEY = "logging.disable"
 GLOBAL_KEYS = ("logging.loggerClass", "logging.recordFactory", "logging.lastResort",
                "logging.raiseExceptions")
 FIELDS = ("level", "handlers", "propagate", "disabled")
+
+#: What a read shows of a logger that lives in its ``__dict__`` (the handler list by what it
+#: holds: :func:`_settings`).
+_FLAGS = attrgetter("level", "propagate", "disabled")
+_HANDLERS = attrgetter("handlers")
 
 
 def is_pytest_handler(handler: object) -> bool:
@@ -83,6 +89,16 @@ def _logger_one_by_one(name: str, lg: logging.Logger, is_root: bool) -> ProbeMap
     return out
 
 
+def _settings(loggers: list[tuple[str, logging.Logger]], handler_lists: list[list[Any]]
+              ) -> object:
+    """What a read shows of the loggers' and the module's dicts, by value and identity: each
+    logger's level and flags, the handlers in its list, and the module's globals read shows
+    (C-level loops: this runs whenever a tag moved)."""
+    return (tuple(map(_FLAGS, (lg for _, lg in loggers))), tuple(map(tuple, handler_lists)),
+            id(logging.getLoggerClass()), id(logging.getLogRecordFactory()),
+            id(logging.lastResort), logging.raiseExceptions)
+
+
 def _loggers() -> list[tuple[str, logging.Logger]]:
     items = list(logging.root.manager.loggerDict.items())  # a copy: threads may add loggers
     out: list[tuple[str, logging.Logger]] = [("root", logging.root)]
@@ -108,6 +124,11 @@ class LoggingProbe(Probe):
         self._handler_raw: tuple[int, int] = (-1, -1)
         self._handler_filled: list[list[Any]] = []
         self._handler_versions: Reader = tuple
+        #: The version tags last read, what the loggers and the module's globals held then
+        #: (:func:`_settings`), and the number that stands for those settings in the tokens.
+        self._tags_seen: object = None
+        self._settings_seen: object = None
+        self._generation = 0
 
     def setup(self, ctx: ProbeContext) -> None:
         self._ld_version = version_reader([logging.root.manager.loggerDict])
@@ -123,6 +144,32 @@ class LoggingProbe(Probe):
         self._versions = version_reader(dicts)
         self._handler_lists = [lg.handlers for _, lg in self._loggers]
         self._handler_sig = self._handler_raw = (-1, -1)
+        self._tags_seen = None
+
+    def _settings_token(self) -> int:
+        """A number that moves whenever what the loggers' and the module's dicts hold for a
+        read moves: their version tags, and where those moved, the settings themselves.
+
+        A tag moves on every store, also of an equal value: structlog's suite puts a copy of
+        the root logger's handler list back after every test (``LOGGER.handlers = before``),
+        which made a read of every logger per test, always to find the same map.
+        """
+        tags = self._versions()
+        if tags != self._tags_seen:
+            self._tags_seen = tags
+            # A handler list bound anew (that list is what the handler sums must read from
+            # now on): the lists gathered again, cheap next to a read.
+            self._handler_lists = list(map(_HANDLERS, (lg for _, lg in self._loggers)))
+            self._handler_raw = (-1, -1)  # the non-empty ones listed again from these
+            try:
+                settings = _settings(self._loggers, self._handler_lists)
+                moved = bool(settings != self._settings_seen)
+            except Exception:  # a hostile level or flag (its __eq__ raises): taken as moved
+                settings, moved = None, True
+            if moved:
+                self._settings_seen = settings
+                self._generation += 1
+        return self._generation
 
     def _handlers_token(self) -> object:
         # Handler lists by total length and, for the non-empty ones (a handful among hundreds
@@ -151,13 +198,13 @@ class LoggingProbe(Probe):
     def token(self) -> object:
         if self._ld_version() != self._ld_seen:
             self._rebuild()  # a logger was created (or a placeholder became one)
-        return self._versions(), logging.root.manager.disable, self._handlers_token()
+        return self._settings_token(), logging.root.manager.disable, self._handlers_token()
 
     def light_token(self) -> object:
         # The loggers' own attributes (levels, flags) at every checkpoint, so a wide-scoped
         # fixture's level change is attributed to it; handler lists only by the root's length.
         root = logging.root
-        return (len(root.manager.loggerDict), self._versions(), root.manager.disable,
+        return (len(root.manager.loggerDict), self._settings_token(), root.manager.disable,
                 len(root.handlers))
 
     def read(self) -> ProbeMap:
