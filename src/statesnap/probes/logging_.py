@@ -146,30 +146,28 @@ class LoggingProbe(Probe):
         self._handler_sig = self._handler_raw = (-1, -1)
         self._tags_seen = None
 
-    def _settings_token(self) -> int:
-        """A number that moves whenever what the loggers' and the module's dicts hold for a
-        read moves: their version tags, and where those moved, the settings themselves.
+    def _settings_moved(self, tags: object) -> None:
+        """The loggers' or the module's dict tags moved to ``tags``: :attr:`_generation` moves
+        too where what a read shows of those dicts moved.
 
         A tag moves on every store, also of an equal value: structlog's suite puts a copy of
         the root logger's handler list back after every test (``LOGGER.handlers = before``),
-        which made a read of every logger per test, always to find the same map.
+        which made a read of every logger per test, always to find the same map.  (Called
+        from the tokens only when the tags moved: the usual checkpoint costs one comparison.)
         """
-        tags = self._versions()
-        if tags != self._tags_seen:
-            self._tags_seen = tags
-            # A handler list bound anew (that list is what the handler sums must read from
-            # now on): the lists gathered again, cheap next to a read.
-            self._handler_lists = list(map(_HANDLERS, (lg for _, lg in self._loggers)))
-            self._handler_raw = (-1, -1)  # the non-empty ones listed again from these
-            try:
-                settings = _settings(self._loggers, self._handler_lists)
-                moved = bool(settings != self._settings_seen)
-            except Exception:  # a hostile level or flag (its __eq__ raises): taken as moved
-                settings, moved = None, True
-            if moved:
-                self._settings_seen = settings
-                self._generation += 1
-        return self._generation
+        self._tags_seen = tags
+        # A handler list bound anew (that list is what the handler sums must read from now
+        # on): the lists gathered again, cheap next to a read.
+        self._handler_lists = list(map(_HANDLERS, (lg for _, lg in self._loggers)))
+        self._handler_raw = (-1, -1)  # the non-empty ones listed again from these
+        try:
+            settings = _settings(self._loggers, self._handler_lists)
+            moved = bool(settings != self._settings_seen)
+        except Exception:  # a hostile level or flag (its __eq__ raises): taken as moved
+            settings, moved = None, True
+        if moved:
+            self._settings_seen = settings
+            self._generation += 1
 
     def _handlers_token(self) -> object:
         # Handler lists by total length and, for the non-empty ones (a handful among hundreds
@@ -198,13 +196,19 @@ class LoggingProbe(Probe):
     def token(self) -> object:
         if self._ld_version() != self._ld_seen:
             self._rebuild()  # a logger was created (or a placeholder became one)
-        return self._settings_token(), logging.root.manager.disable, self._handlers_token()
+        tags = self._versions()
+        if tags != self._tags_seen:
+            self._settings_moved(tags)
+        return self._generation, logging.root.manager.disable, self._handlers_token()
 
     def light_token(self) -> object:
         # The loggers' own attributes (levels, flags) at every checkpoint, so a wide-scoped
         # fixture's level change is attributed to it; handler lists only by the root's length.
+        tags = self._versions()
+        if tags != self._tags_seen:
+            self._settings_moved(tags)
         root = logging.root
-        return (len(root.manager.loggerDict), self._settings_token(), root.manager.disable,
+        return (len(root.manager.loggerDict), self._generation, root.manager.disable,
                 len(root.handlers))
 
     def read(self) -> ProbeMap:
