@@ -289,3 +289,19 @@ def test_a_handler_list_bound_anew_is_the_one_watched(
     logger.handlers[0] = Marker()  # the same length, in the new list
     assert probe.token() != token
     assert ".Marker(" in probe.read()[f"{logger.name}:handlers"][0]
+
+
+def test_a_handler_list_bound_to_a_non_list_keeps_the_tokens_working(
+    probe: LoggingProbe, logger: logging.Logger
+) -> None:
+    probe.read()
+    token = probe.token()
+    logger.handlers = None  # type: ignore[assignment]  # a test's own mess
+    try:
+        moved = probe.token()  # no exception: the probe stays on
+        assert moved != token
+        assert probe.light_token() is not None
+        assert f"{logger.name}:handlers" in probe.read()  # unreadable, said so
+    finally:
+        logger.handlers = []
+    assert probe.token() != moved

@@ -89,12 +89,19 @@ def _logger_one_by_one(name: str, lg: logging.Logger, is_root: bool) -> ProbeMap
     return out
 
 
+def _held(handlers: object) -> object:
+    """A handler list by the handlers in it; anything else bound there by its identity."""
+    if isinstance(handlers, list) and issubclass(type(handlers), list):  # its real type too
+        return tuple(handlers)
+    return id(handlers)
+
+
 def _settings(loggers: list[tuple[str, logging.Logger]], handler_lists: list[list[Any]]
               ) -> object:
     """What a read shows of the loggers' and the module's dicts, by value and identity: each
     logger's level and flags, the handlers in its list, and the module's globals read shows
     (C-level loops: this runs whenever a tag moved)."""
-    return (tuple(map(_FLAGS, (lg for _, lg in loggers))), tuple(map(tuple, handler_lists)),
+    return (tuple(map(_FLAGS, (lg for _, lg in loggers))), tuple(map(_held, handler_lists)),
             id(logging.getLoggerClass()), id(logging.getLogRecordFactory()),
             id(logging.lastResort), logging.raiseExceptions)
 
@@ -158,13 +165,17 @@ class LoggingProbe(Probe):
         self._tags_seen = tags
         # A handler list bound anew (that list is what the handler sums must read from now
         # on): the lists gathered again, cheap next to a read.
-        self._handler_lists = list(map(_HANDLERS, (lg for _, lg in self._loggers)))
-        self._handler_raw = (-1, -1)  # the non-empty ones listed again from these
         try:
-            settings = _settings(self._loggers, self._handler_lists)
+            found = list(map(_HANDLERS, (lg for _, lg in self._loggers)))
+            settings = _settings(self._loggers, found)
             moved = bool(settings != self._settings_seen)
-        except Exception:  # a hostile level or flag (its __eq__ raises): taken as moved
-            settings, moved = None, True
+        except Exception:  # a hostile level, flag or handler list: taken as moved
+            found, settings, moved = None, None, True
+        if found is not None:
+            # Only lists are summed (a test's ``logger.handlers = None`` must not break the
+            # token): anything else is seen through its identity in the settings.
+            self._handler_lists = [hl if issubclass(type(hl), list) else [] for hl in found]
+            self._handler_raw = (-1, -1)  # the non-empty ones listed again from these
         if moved:
             self._settings_seen = settings
             self._generation += 1
