@@ -256,3 +256,52 @@ def test_pytest_handlers_coming_and_going_move_no_full_token(probe: LoggingProbe
     finally:
         logging.root.removeHandler(own)
     assert probe.token() == token
+
+
+def test_a_handler_list_put_back_equal_moves_no_token(
+    probe: LoggingProbe, logger: logging.Logger
+) -> None:
+    # structlog's autouse fixture: ``LOGGER.handlers = before_handlers`` after every test, an
+    # equal copy; the logger's dict tag moves, what a read shows does not: no read.
+    logger.addHandler(logging.NullHandler())
+    before = probe.read()
+    token, light = probe.token(), probe.light_token()
+    for _ in range(3):
+        logger.handlers = list(logger.handlers)
+        assert probe.token() == token
+        assert probe.light_token() == light
+    assert probe.read() == before
+    logger.setLevel(logging.WARNING)  # a real change after it still moves both
+    assert probe.token() != token and probe.light_token() != light
+
+
+def test_a_handler_list_bound_anew_is_the_one_watched(
+    probe: LoggingProbe, logger: logging.Logger
+) -> None:
+    class Marker(logging.NullHandler):
+        pass
+
+    first = logging.NullHandler()
+    logger.addHandler(first)
+    probe.read()
+    logger.handlers = [first]  # a new list, equal
+    token = probe.token()
+    logger.handlers[0] = Marker()  # the same length, in the new list
+    assert probe.token() != token
+    assert ".Marker(" in probe.read()[f"{logger.name}:handlers"][0]
+
+
+def test_a_handler_list_bound_to_a_non_list_keeps_the_tokens_working(
+    probe: LoggingProbe, logger: logging.Logger
+) -> None:
+    probe.read()
+    token = probe.token()
+    logger.handlers = None  # type: ignore[assignment]  # a test's own mess
+    try:
+        moved = probe.token()  # no exception: the probe stays on
+        assert moved != token
+        assert probe.light_token() is not None
+        assert f"{logger.name}:handlers" in probe.read()  # unreadable, said so
+    finally:
+        logger.handlers = []
+    assert probe.token() != moved

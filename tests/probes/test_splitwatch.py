@@ -104,6 +104,38 @@ def test_a_reset_before_every_test_rebuilds_only_the_moving_half(
         assert probe._watch.moving is not watch.moving
 
 
+
+def test_a_moving_half_rebuild_reads_the_steady_half_once(
+        pkg: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    probe, config, other = _setup(pkg)
+    for _ in range(4):
+        _reset_and_read(probe, config)
+    watch = probe._watch
+    assert isinstance(watch, SplitWatch)
+    steady = watch.steady
+    calls: list[int] = []
+    real = steady.readings
+
+    def counted() -> tuple[Any, ...]:
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(steady, "readings", counted)
+    for n in range(3):
+        calls.clear()
+        before = _reset_and_read(probe, config)
+        # Once, to find what moved: the moving half rebuilt alone keeps the steady half's
+        # readings (describing only reads), rather than reading its tags again.
+        assert len(calls) == 1
+        assert probe._watch.steady is steady
+        # And those readings are the right ones: a change in a steady module afterwards is
+        # still seen, and only it.
+        other.SETTINGS["level"] = n + 2
+        assert _changed(probe, before) == {f"{pkg[1]}.other:SETTINGS"}
+        other.SETTINGS["level"] = 1
+        probe.read()
+
+
 def test_nothing_is_missed_in_either_half_after_the_split(pkg: tuple[Path, str]) -> None:
     probe, config, other = _setup(pkg)
     name = pkg[1]

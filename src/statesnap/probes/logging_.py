@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from statesnap.probes._dictwatch import Reader, version_reader
@@ -18,6 +19,11 @@ DISABLE_KEY = "logging.disable"
 GLOBAL_KEYS = ("logging.loggerClass", "logging.recordFactory", "logging.lastResort",
                "logging.raiseExceptions")
 FIELDS = ("level", "handlers", "propagate", "disabled")
+
+#: What a read shows of a logger that lives in its ``__dict__`` (the handler list by what it
+#: holds: :func:`_settings`).
+_FLAGS = attrgetter("level", "propagate", "disabled")
+_HANDLERS = attrgetter("handlers")
 
 
 def is_pytest_handler(handler: object) -> bool:
@@ -83,6 +89,23 @@ def _logger_one_by_one(name: str, lg: logging.Logger, is_root: bool) -> ProbeMap
     return out
 
 
+def _held(handlers: object) -> object:
+    """A handler list by the handlers in it; anything else bound there by its identity."""
+    if isinstance(handlers, list) and issubclass(type(handlers), list):  # its real type too
+        return tuple(handlers)
+    return id(handlers)
+
+
+def _settings(loggers: list[tuple[str, logging.Logger]], handler_lists: list[list[Any]]
+              ) -> object:
+    """What a read shows of the loggers' and the module's dicts, by value and identity: each
+    logger's level and flags, the handlers in its list, and the module's globals read shows
+    (C-level loops: this runs whenever a tag moved)."""
+    return (tuple(map(_FLAGS, (lg for _, lg in loggers))), tuple(map(_held, handler_lists)),
+            id(logging.getLoggerClass()), id(logging.getLogRecordFactory()),
+            id(logging.lastResort), logging.raiseExceptions)
+
+
 def _loggers() -> list[tuple[str, logging.Logger]]:
     items = list(logging.root.manager.loggerDict.items())  # a copy: threads may add loggers
     out: list[tuple[str, logging.Logger]] = [("root", logging.root)]
@@ -108,6 +131,11 @@ class LoggingProbe(Probe):
         self._handler_raw: tuple[int, int] = (-1, -1)
         self._handler_filled: list[list[Any]] = []
         self._handler_versions: Reader = tuple
+        #: The version tags last read, what the loggers and the module's globals held then
+        #: (:func:`_settings`), and the number that stands for those settings in the tokens.
+        self._tags_seen: object = None
+        self._settings_seen: object = None
+        self._generation = 0
 
     def setup(self, ctx: ProbeContext) -> None:
         self._ld_version = version_reader([logging.root.manager.loggerDict])
@@ -123,6 +151,34 @@ class LoggingProbe(Probe):
         self._versions = version_reader(dicts)
         self._handler_lists = [lg.handlers for _, lg in self._loggers]
         self._handler_sig = self._handler_raw = (-1, -1)
+        self._tags_seen = None
+
+    def _settings_moved(self, tags: object) -> None:
+        """The loggers' or the module's dict tags moved to ``tags``: :attr:`_generation` moves
+        too where what a read shows of those dicts moved.
+
+        A tag moves on every store, also of an equal value: structlog's suite puts a copy of
+        the root logger's handler list back after every test (``LOGGER.handlers = before``),
+        which made a read of every logger per test, always to find the same map.  (Called
+        from the tokens only when the tags moved: the usual checkpoint costs one comparison.)
+        """
+        self._tags_seen = tags
+        # A handler list bound anew (that list is what the handler sums must read from now
+        # on): the lists gathered again, cheap next to a read.
+        try:
+            found = list(map(_HANDLERS, (lg for _, lg in self._loggers)))
+            settings = _settings(self._loggers, found)
+            moved = bool(settings != self._settings_seen)
+        except Exception:  # a hostile level, flag or handler list: taken as moved
+            found, settings, moved = None, None, True
+        if found is not None:
+            # Only lists are summed (a test's ``logger.handlers = None`` must not break the
+            # token): anything else is seen through its identity in the settings.
+            self._handler_lists = [hl if issubclass(type(hl), list) else [] for hl in found]
+            self._handler_raw = (-1, -1)  # the non-empty ones listed again from these
+        if moved:
+            self._settings_seen = settings
+            self._generation += 1
 
     def _handlers_token(self) -> object:
         # Handler lists by total length and, for the non-empty ones (a handful among hundreds
@@ -151,13 +207,19 @@ class LoggingProbe(Probe):
     def token(self) -> object:
         if self._ld_version() != self._ld_seen:
             self._rebuild()  # a logger was created (or a placeholder became one)
-        return self._versions(), logging.root.manager.disable, self._handlers_token()
+        tags = self._versions()
+        if tags != self._tags_seen:
+            self._settings_moved(tags)
+        return self._generation, logging.root.manager.disable, self._handlers_token()
 
     def light_token(self) -> object:
         # The loggers' own attributes (levels, flags) at every checkpoint, so a wide-scoped
         # fixture's level change is attributed to it; handler lists only by the root's length.
+        tags = self._versions()
+        if tags != self._tags_seen:
+            self._settings_moved(tags)
         root = logging.root
-        return (len(root.manager.loggerDict), self._versions(), root.manager.disable,
+        return (len(root.manager.loggerDict), self._generation, root.manager.disable,
                 len(root.handlers))
 
     def read(self) -> ProbeMap:

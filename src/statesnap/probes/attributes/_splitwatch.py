@@ -120,3 +120,17 @@ def rebuilt(mods: list[Tracked], previous: Watch | SplitWatch) -> Watch | SplitW
     steady = Watch([t for t in mods if t not in moved], previous=previous)
     moving_watch = Watch([t for t in mods if t in moved], previous=previous)
     return SplitWatch(mods, steady, moving_watch, moved, _steady_flags(mods, moved))
+
+
+def readings_after(watch: Watch | SplitWatch, previous: Watch | SplitWatch,
+                   now: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The readings of ``watch``, rebuilt from ``previous`` whose readings were ``now``.
+
+    A steady half kept as it was (the moving half alone laid out again: structlog's reset,
+    every test) keeps its part of ``now``: describing only reads, so what it read still
+    holds, and only the moving half's few objects are read again.
+    """
+    if (isinstance(watch, SplitWatch) and isinstance(previous, SplitWatch)
+            and watch.steady is previous.steady):
+        return now[0], watch.moving.readings()
+    return watch.readings()

@@ -28,7 +28,7 @@ from statesnap.probes.attributes._fingerprints import (
 )
 from statesnap.probes.attributes._refresh import refresh
 from statesnap.probes.attributes._same import same_bindings
-from statesnap.probes.attributes._splitwatch import SplitWatch, rebuilt
+from statesnap.probes.attributes._splitwatch import SplitWatch, readings_after, rebuilt
 from statesnap.probes.attributes._watch import Watch
 from statesnap.probes.attributes.scan import (
     MODULE_PART,
@@ -256,8 +256,9 @@ class AttributesProbe(Probe):
         if renew:
             watch.bindings.renew()
         if rewatch or watch.filled_moved():
+            previous = watch
             watch = self._watch = rebuilt(self._mods, watch)
-            now = watch.readings()
+            now = readings_after(watch, previous, now)
         # Describing only reads, so what was read before it still holds.
         watch.remember(now)
         if regather:
