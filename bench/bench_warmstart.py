@@ -8,12 +8,17 @@ record session of the same suite), freezes the collector (as the warm parent doe
 one child per variant, each running ``python -m pytest`` the way the warm parent's children
 do (``runpy``), on the 18-test suite of ``bench_fixed.py``:
 
+    none      nothing: exits at once (under callgrind, the count a child starts from)
     plain     pytest -q -p no:randomly -p no:cacheprovider
     record    ... -p statesnap --statesnap-record=R
 
 Each child's user+sys CPU comes from ``os.wait4``; with ``--instructions`` the parent also runs
-once under ``valgrind --tool=callgrind`` (which follows the forks: one output file a child) and
-each child's instruction count is read from its own file.  ``--against CHECKOUT`` runs the same
+once under ``valgrind --tool=callgrind`` (which follows the forks: one output file a child,
+which starts from the parent's count at the fork) and each child's own instructions are its
+file's count less the ``none`` child's.  They are converted to ms at the plain *fresh*
+process's rate given with ``--rate`` (bench_fixed.py's, same load): a forked child's CPU also
+holds the kernel's copy-on-write work, which no user-space count sees.
+``--against CHECKOUT`` runs the same
 parent and children with that tree's ``src`` (its own preload list), in the same rounds.  The
 forked children here skip the warm program's socket protocol and log pump, which cost the same
 with and without statesnap.
@@ -52,15 +57,17 @@ for name in names:
 gc.collect()
 gc.freeze()
 os.chdir(root)
-cpu = {"plain": [], "record": []}
+cpu = {"none": [], "plain": [], "record": []}
 for i in range(rounds):
-    for variant in ("plain", "record"):
+    for variant in ("none", "plain", "record"):
         argv = ["pytest", *base]
         if variant == "record":
             argv += ["-p", "statesnap", "--statesnap-record=%%s/r%%d.jsonl" %% (out, i)]
         sys.stdout.flush(); sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
+            if variant == "none":
+                os._exit(0)  # what a child inherits of the parent's count, under callgrind
             code = 0
             try:
                 devnull = os.open(os.devnull, os.O_WRONLY)
@@ -129,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--instructions", action="store_true")
     parser.add_argument("--against", type=Path, default=None)
+    parser.add_argument("--rate", type=float, default=None,
+                        help="M instructions per CPU ms of a fresh plain run (bench_fixed.py)")
     args = parser.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     sides = {"this": HERE.parent / "src"}
@@ -143,17 +152,19 @@ def main(argv: list[str] | None = None) -> int:
     for label, r in results.items():
         cpu = r["cpu"]
         assert isinstance(cpu, dict)
+        cpu.pop("none", None)
         added = cpu["record"] - cpu["plain"]
         line = (f"{label}: {r['preloaded']} modules preloaded; forked child CPU (median of "
                 f"{args.rounds}): plain {cpu['plain'] * 1e3:.0f} ms, record "
                 f"{cpu['record'] * 1e3:.0f} ms, added {added * 1e3:+.0f} ms")
         ins = r.get("instructions")
         if isinstance(ins, dict):
-            more = ins["record"] - ins["plain"]
-            rate = ins["plain"] / (cpu["plain"] * 1e3)
-            line += (f"; instructions plain {ins['plain']:,}, record {ins['record']:,}, "
-                     f"added {more:+,} (about {more / rate:+.0f} ms at the plain child's "
-                     f"{rate / 1e6:.2f} M/ms)")
+            plain, record = ins["plain"] - ins["none"], ins["record"] - ins["none"]
+            more = record - plain
+            line += (f"; own instructions plain {plain:,}, record {record:,}, "
+                     f"added {more:+,}")
+            if args.rate:
+                line += f" (about {more / args.rate / 1e6:+.0f} ms at {args.rate} M/ms)"
         print(line)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     return 0
