@@ -1,39 +1,22 @@
 """Strict mode: ``--statesnap-strict[=PROBES]`` makes a test that leaks state error at teardown.
 
-This module is the feature's registration (options, configure, terminal lines); the check
+This module is the feature's registration (its options and configure step); the check
 itself, the outermost wrapper of ``pytest_runtest_teardown`` raising
-:class:`~statesnap.contain.strictcheck.StateLeaked` with the diff, is in
-:mod:`statesnap.contain.strictcheck`, imported only when strict mode is on.  Its rules (wide
+:class:`~statesnap.contain.strictcheck.StateLeaked` with the diff, and its terminal lines are
+in :mod:`statesnap.contain.strictcheck`, imported only when strict mode is on.  Its rules (wide
 fixtures, allowances, isolated tests, the ``warnings`` probe): docs/ARCHITECTURE.md
 ("Strict mode").
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pytest
 
 from statesnap.plugin import markers, options
 from statesnap.plugin.hookplugin import module_dir
-from statesnap.plugin.run import MAX_LINES, RunState
-
-if TYPE_CHECKING:
-    from statesnap.contain.strictcheck import StrictPlugin
-
-ALLOW_MARKER = markers.ALLOW
-STRICT_KEY: pytest.StashKey[StrictPlugin] = pytest.StashKey()
-#: The field of a test's record line: the ``probe:key`` refs it errored for.
-FIELD = "strict"
+from statesnap.plugin.run import RunState
 
 
-def escaped_leak_message(run: RunState, item: pytest.Item) -> str | None:
-    """For an isolated test, in the parent: what escaped its child (files), if strict is on."""
-    strict = run.config.stash.get(STRICT_KEY, None)
-    return None if strict is None else strict.check_escaped(item)
-
-
-# -- the feature's registration: options, configure, terminal lines ----------------------
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup(options.GROUP)
     group.addoption(
@@ -57,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", markers.HELP[ALLOW_MARKER])
+    config.addinivalue_line("markers", markers.HELP[markers.ALLOW])
     spec = options.probe_selection(config.option.statesnap_strict, "strict")
     allow = tuple(config.getini("statesnap_allow"))
     for pattern in allow:
@@ -67,19 +50,14 @@ def pytest_configure(config: pytest.Config) -> None:
             )
     run = RunState.of(config)
     run.modes["strict"] = spec
-    if spec is not None and not run.child:
-        from statesnap.contain.strictcheck import StrictPlugin
+    if spec is None:
+        return
+    # Only a session with strict mode on has tests it flagged: the check and its lines.
+    from statesnap.contain.strictcheck import StrictPlugin, terminal_lines
 
+    if not run.child:
         config.pluginmanager.register(StrictPlugin(run, spec, allow), "statesnap-strict")
     run.add_lines(terminal_lines)
-
-
-def terminal_lines(run: RunState) -> list[str]:
-    strict = run.results.tests_with(FIELD)
-    if not strict:
-        return []
-    return [f"strict mode: {len(strict)} test(s) errored for leaking state:"] + [
-        f"    {nodeid}: {', '.join(map(str, refs))}" for nodeid, refs in strict[:MAX_LINES]]
 
 
 #: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).

@@ -1,8 +1,9 @@
 """Strict mode's check: the teardown wrapper that makes a test which leaked state error,
 with the diff and a fix hint (:class:`StrictPlugin`).
 
-Imported only where strict mode is on (its feature's configure, statesnap.contain.strict) or
-an isolated test's parent asks; a session without it does not load this module.
+Imported only where strict mode is on (its feature's configure, statesnap.contain.strict,
+registers the plugin and the terminal lines from here) or an isolated test's parent asks what
+escaped its child; a session without either does not load this module.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from statesnap.analysis.own_fixtures import (
     lower_own_class_setup,
 )
 from statesnap.base.internal import note_internal_error
-from statesnap.contain.strict import ALLOW_MARKER, FIELD, STRICT_KEY
 from statesnap.output.lines import short
+from statesnap.plugin import markers
 from statesnap.plugin.hookplugin import HookPlugin
-from statesnap.plugin.run import RunState
+from statesnap.plugin.run import MAX_LINES, RunState
 from statesnap.probes.files.probe import FilesProbe
 from statesnap.state.diff import Change
 from statesnap.state.tracker import Label, TestTracker
@@ -32,6 +33,10 @@ from statesnap.state.tracker import Label, TestTracker
 if TYPE_CHECKING:
     from statesnap.state.selection import ProbeSelection
 
+ALLOW_MARKER = markers.ALLOW
+STRICT_KEY = pytest.StashKey["StrictPlugin"]()
+#: The field of a test's record line: the ``probe:key`` refs it errored for.
+FIELD = "strict"
 
 class StateLeaked(Failed):
     """Raised at teardown by strict mode: the test leaked state; the message is the diff."""
@@ -196,3 +201,17 @@ class StrictPlugin(HookPlugin):
             return None
         self.run.test.add_field(FIELD, [c.ref for c in leaks])
         return format_leak(item.nodeid, leaks, self.run, held_by)
+
+
+def escaped_leak_message(run: RunState, item: pytest.Item) -> str | None:
+    """For an isolated test, in the parent: what escaped its child (files), if strict is on."""
+    strict = run.config.stash.get(STRICT_KEY, None)
+    return None if strict is None else strict.check_escaped(item)
+
+
+def terminal_lines(run: RunState) -> list[str]:
+    strict = run.results.tests_with(FIELD)
+    if not strict:
+        return []
+    return [f"strict mode: {len(strict)} test(s) errored for leaking state:"] + [
+        f"    {nodeid}: {', '.join(map(str, refs))}" for nodeid, refs in strict[:MAX_LINES]]
