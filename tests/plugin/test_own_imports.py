@@ -160,7 +160,6 @@ NOT_IN_A_PLAIN_SESSION = (
     "statesnap.analysis.findings",  # a failure
     "statesnap.output.report",  # --report
     "statesnap.contain.strictcheck",  # strict mode's check (its options are in contain.strict)
-    "statesnap.output.lines",  # a leak shown, a dirty guarded test, strict mode's message
 )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pytest
 from _pytest.outcomes import Failed
 
+from statesnap.output.lines import short
 from statesnap.plugin import markers
 from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import RunState
@@ -78,10 +79,6 @@ class GuardPlugin(HookPlugin):
                 for key in sorted(set(a) | set(b)):
                     if a.get(key) == b.get(key) or not fnmatch.fnmatchcase(key, glob):
                         continue
-                    # Only a dirty guarded test's message shows values: a session with none
-                    # does not import their shortening.
-                    from statesnap.output.lines import short
-
                     writer = self.writers.get((probe, key))
                     who = (f"dirtied by {writer[0]} (index {writer[1]})" if writer
                            else "dirtied before this test by an unknown writer")

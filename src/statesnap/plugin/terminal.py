@@ -10,6 +10,7 @@ from statesnap.analysis.leaks import by_users_setup, setup_name
 from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.analysis.resets import listed_leaks
 from statesnap.base.text import printable
+from statesnap.output.lines import needs_delta, short, short_pair
 from statesnap.state.diff import Change
 
 if TYPE_CHECKING:
@@ -35,9 +36,6 @@ class Shown:
 
 
 def leak_line(nodeid: str, ch: Change) -> str:
-    # Imported with the first leak shown: a session with none does not load it.
-    from statesnap.output.lines import needs_delta, short, short_pair
-
     if by_users_setup(ch):
         # The set-up method's leak (or its tear-down's), not the test pytest ran it for.
         ran = "torn down after" if ch.phase == "teardown" else "set up for"

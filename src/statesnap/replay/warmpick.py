@@ -44,7 +44,7 @@ LATE = (
     # every replay: its order, the session end
     "statesnap.replay.orderfile", "statesnap.plugin.order", "statesnap.probes.fixtures",
     "statesnap.base.cores", "statesnap.analysis.quiet", "statesnap.analysis.resets",
-    "statesnap.plugin.terminal", "statesnap.output.lines",
+    "statesnap.plugin.terminal",
     # a replay whose victim fails: its failure, what caused it, the finding's lines
     "statesnap.record.failure", "statesnap.record.signature", "statesnap.analysis.attribution",
     "statesnap.analysis.causes", "statesnap.analysis.connection", "statesnap.analysis.findings",
