@@ -159,6 +159,7 @@ NOT_IN_A_PLAIN_SESSION = (
     "statesnap.record.lanes",  # an xdist controller
     "statesnap.analysis.findings",  # a failure
     "statesnap.output.report",  # --report
+    "statesnap.contain.strictcheck",  # strict mode's check (its options are in contain.strict)
 )
 
 
@@ -173,4 +174,5 @@ def test_a_plain_session_imports_no_mode_s_modules(tmp_path: Path) -> None:
 def test_strict_mode_imports_its_selection(tmp_path: Path) -> None:
     proc, out = _run(tmp_path, "--statesnap-strict")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "statesnap.state.selection" in json.loads((out / "end.json.modules").read_text())
+    imported = json.loads((out / "end.json.modules").read_text())
+    assert {"statesnap.state.selection", "statesnap.contain.strictcheck"} <= set(imported)

@@ -9,7 +9,6 @@ its entries changed at once) are built and read back here, and
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 import time
 from collections.abc import Iterable, Mapping
@@ -91,7 +90,7 @@ def mtime_resolution(root: Path) -> dict[str, Any]:
     info: dict[str, Any] = {"root": str(root), "resolution_ns": None, "write_tick_ns": None}
     fs = filesystem_of(root)
     info["mount_point"], info["fs_type"] = fs if fs is not None else (None, None)
-    path = Path(root) / f"{PROBE_FILE_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+    path = Path(root) / f"{PROBE_FILE_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:

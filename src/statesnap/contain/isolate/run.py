@@ -25,7 +25,7 @@ from statesnap.contain.isolate.modes import (
 )
 from statesnap.contain.isolate.spawn import run_spawned
 from statesnap.contain.isolate.warnings import emit as emit_warnings
-from statesnap.contain.strict import escaped_leak_message
+from statesnap.contain.strictcheck import escaped_leak_message
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.record.failure import failure_entry
 
