@@ -6,7 +6,7 @@ the chaos tests); this is the head they start with.
 
 from __future__ import annotations
 
-#: ``replays()``: replay children alive now (a pytest run with ``--statesnap-order``);
+#: ``replays(label)``: replay children alive now (a pytest run with ``--statesnap-order``);
 #: ``strays()``: every process of the namespace but its first, the driver and the bystander.
 PROCESS_LISTING = r'''
 import json, os, signal, subprocess, sys, time
@@ -27,8 +27,10 @@ def strays():
     return found
 
 
-def replays():
-    """The pids of replay children alive now (a pytest run with --statesnap-order)."""
+def replays(label=""):
+    """The pids of replay children alive now (a pytest run with --statesnap-order); with
+    ``label``, only those whose order file is ``NNN-<label>.order.json``."""
+    end = f"-{label}.order.json".encode() if label else b""
     found = []
     for pid in os.listdir("/proc"):
         if pid.isdigit():
@@ -36,9 +38,30 @@ def replays():
                 cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
             except OSError:
                 continue
-            if any(c.startswith(b"--statesnap-order=") for c in cmd):
+            if any(c.startswith(b"--statesnap-order=") and c.endswith(end) for c in cmd):
                 found.append(int(pid))
     return found
 
 
+'''
+
+#: A driver: pytest started (argv, output to out_path), SIGINT sent once two replays (with
+#: ``label``: two of that label) have been in flight together for ``settle`` seconds, then the
+#: replay children still alive listed.  Its argument: JSON ``[argv, out_path, label, settle]``;
+#: it prints JSON ``{rc, left, strays, in_flight}``.
+INTERRUPT_TWO_IN_FLIGHT = PROCESS_LISTING + r'''
+argv, out_path, label, settle = json.loads(sys.argv[1])
+with open(out_path, "w") as out:
+    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 240
+    while len(replays(label)) < 2:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    most = len(replays(label))
+    time.sleep(settle)
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=120)
+time.sleep(0.2)
+print(json.dumps({"rc": rc, "left": replays(), "strays": strays(), "in_flight": most}))
 '''

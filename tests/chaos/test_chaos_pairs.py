@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from chaos_drivers import PROCESS_LISTING
+from chaos_drivers import INTERRUPT_TWO_IN_FLIGHT
 from chaos_runs import PYTEST, TRACEBACKS, env, summary_line
 
 import pidns
@@ -45,40 +45,6 @@ def test_e_slow_victim():
     assert "CHAOS_P1" not in os.environ and "CHAOS_P2" not in os.environ
 '''
 
-#: In the namespace: pytest started, SIGINT sent once two pair replays have been in flight
-#: together for 1 s, then the replay children still alive listed.  Replays run cold
-#: (--statesnap-replay-warm=off), so each one is a process with its order file named.
-DRIVER = PROCESS_LISTING + r'''
-def pairs():
-    found = []
-    for pid in replays():
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if any(c.startswith(b"--statesnap-order=") and c.endswith(b"-pair.order.json")
-               for c in cmd):
-            found.append(pid)
-    return found
-
-
-argv, out_path = json.loads(sys.argv[1])
-with open(out_path, "w") as out:
-    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 240
-    while len(pairs()) < 2:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    most = len(pairs())
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    rc = proc.wait(timeout=120)
-time.sleep(0.2)
-print(json.dumps({"rc": rc, "left": replays(), "strays": strays(), "in_flight": most}))
-'''
-
-
 def test_ctrl_c_while_one_victims_pairs_run_side_by_side(tmp_path: Path) -> None:
     pidns.require()
     project = tmp_path / "project"
@@ -92,8 +58,10 @@ def test_ctrl_c_while_one_victims_pairs_run_side_by_side(tmp_path: Path) -> None
             "--statesnap-record", str(out / "run.jsonl")]
     log = tmp_path / "pytest.out"
     scratch = tmp_path / "tmp"
-    proc = subprocess.run(pidns.wrap([sys.executable, "-c", DRIVER,
-                                      json.dumps([argv, str(log)])]),
+    # Replays run cold (--statesnap-replay-warm=off), so each pair is a process with its
+    # order file named: SIGINT once two pairs of one victim have run together for 1 s.
+    proc = subprocess.run(pidns.wrap([sys.executable, "-c", INTERRUPT_TWO_IN_FLIGHT,
+                                      json.dumps([argv, str(log), "pair", 1.0])]),
                           cwd=project, env=env(scratch, CHAOS_SLEEP="8"),
                           capture_output=True, text=True, timeout=500)
     assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]

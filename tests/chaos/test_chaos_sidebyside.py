@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from chaos_drivers import PROCESS_LISTING
+from chaos_drivers import INTERRUPT_TWO_IN_FLIGHT
 from chaos_runs import PYTEST, TRACEBACKS, env, summary_line
 
 import pidns
@@ -43,27 +43,6 @@ def test_d_env_victim():
     assert "CHAOS_SBS" not in os.environ
 '''
 
-#: In the namespace: pytest started, SIGINT sent once two replays have been in flight
-#: together for 1.5 s, then the replay children still alive listed.
-DRIVER = PROCESS_LISTING + r'''
-argv, out_path = json.loads(sys.argv[1])
-most = 0
-with open(out_path, "w") as out:
-    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 180
-    while len(replays()) < 2:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    most = len(replays())
-    time.sleep(1.5)
-    proc.send_signal(signal.SIGINT)
-    rc = proc.wait(timeout=120)
-time.sleep(0.2)
-print(json.dumps({"rc": rc, "left": replays(), "strays": strays(), "in_flight": most}))
-'''
-
-
 def test_ctrl_c_with_replays_side_by_side_kills_them_all(tmp_path: Path) -> None:
     pidns.require()
     project = tmp_path / "project"
@@ -76,8 +55,9 @@ def test_ctrl_c_with_replays_side_by_side_kills_them_all(tmp_path: Path) -> None
             "--statesnap-record", str(out / "run.jsonl")]
     log = tmp_path / "pytest.out"
     scratch = tmp_path / "tmp"
-    proc = subprocess.run(pidns.wrap([sys.executable, "-c", DRIVER,
-                                      json.dumps([argv, str(log)])]),
+    # SIGINT once two replays have run together for 1.5 s.
+    proc = subprocess.run(pidns.wrap([sys.executable, "-c", INTERRUPT_TWO_IN_FLIGHT,
+                                      json.dumps([argv, str(log), "", 1.5])]),
                           cwd=project, env=env(scratch, CHAOS_SLEEP="6"),
                           capture_output=True, text=True, timeout=400)
     assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
