@@ -11,6 +11,12 @@ from __future__ import annotations
 PROCESS_LISTING = r'''
 import json, os, signal, subprocess, sys, time
 
+# SIGINT as a terminal gives it, whatever started the test run: a shell without job control
+# starts a background job (`make test &`) with SIGINT ignored, every process below inherits
+# that, and Python keeps an inherited SIG_IGN, so the Ctrl-C these drivers send would reach
+# no session.  A handled signal is reset to the default across exec: their children get it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def strays():
     """Every process of the namespace but its first, this driver and the bystander: what the
