@@ -6,6 +6,16 @@ the chaos tests); this is the head they start with.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from chaos_runs import TRACEBACKS, env
+
+import pidns
+
 #: ``replays(label)``: replay children alive now (a pytest run with ``--statesnap-order``);
 #: ``strays()``: every process of the namespace but its first, the driver and the bystander.
 PROCESS_LISTING = r'''
@@ -71,3 +81,28 @@ with open(out_path, "w") as out:
 time.sleep(0.2)
 print(json.dumps({"rc": rc, "left": replays(), "strays": strays(), "in_flight": most}))
 '''
+
+
+def interrupt_two_in_flight(project: Path, argv: list[str], tmp_path: Path, label: str,
+                            settle: float, sleep: str, timeout: float) -> str:
+    """Run ``argv`` in ``project`` through :data:`INTERRUPT_TWO_IN_FLIGHT` in a pid namespace
+    (the inner runs' temporary directory ``tmp_path/tmp``, ``CHAOS_SLEEP=sleep``) and check
+    what every such Ctrl-C must give: two replays were in flight, pytest exited as
+    interrupted, no replay, warm parent or fork was left, the bystander lived, no traceback.
+    Returns pytest's output."""
+    log = tmp_path / "pytest.out"
+    proc = subprocess.run(pidns.wrap([sys.executable, "-c", INTERRUPT_TWO_IN_FLIGHT,
+                                      json.dumps([argv, str(log), label, settle])]),
+                          cwd=project, env=env(tmp_path / "tmp", CHAOS_SLEEP=sleep),
+                          capture_output=True, text=True, timeout=timeout)
+    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    output = log.read_text()
+    context = output[-5000:]
+    assert report["in_flight"] >= 2, context  # the SIGINT came with two replays running
+    assert report["rc"] == pytest.ExitCode.INTERRUPTED, context
+    assert report["left"] == [], context  # every replay's process group was killed
+    assert report["strays"] == [], context  # nor a warm parent or its forks
+    for text in (*TRACEBACKS, "KeyboardInterrupt"):
+        assert text not in output, context
+    return output

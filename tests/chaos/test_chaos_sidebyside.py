@@ -9,13 +9,11 @@ driver there waits until two replays are in flight at once, then sends SIGINT.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from chaos_drivers import INTERRUPT_TWO_IN_FLIGHT
-from chaos_runs import PYTEST, TRACEBACKS, env, summary_line
+from chaos_drivers import interrupt_two_in_flight
+from chaos_runs import PYTEST, summary_line
 
 import pidns
 from statesnap.record.reader import read_record
@@ -53,23 +51,10 @@ def test_ctrl_c_with_replays_side_by_side_kills_them_all(tmp_path: Path) -> None
     argv = [*PYTEST, "-v", "-p", "statesnap", "--statesnap-replay-workers=2",
             "--statesnap-json", str(out / "summary.json"),
             "--statesnap-record", str(out / "run.jsonl")]
-    log = tmp_path / "pytest.out"
     scratch = tmp_path / "tmp"
     # SIGINT once two replays have run together for 1.5 s.
-    proc = subprocess.run(pidns.wrap([sys.executable, "-c", INTERRUPT_TWO_IN_FLIGHT,
-                                      json.dumps([argv, str(log), "", 1.5])]),
-                          cwd=project, env=env(scratch, CHAOS_SLEEP="6"),
-                          capture_output=True, text=True, timeout=400)
-    assert pidns.bystander_survived(proc.stderr), proc.stderr[-2000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
-    output = log.read_text()
+    output = interrupt_two_in_flight(project, argv, tmp_path, "", 1.5, "6", 400)
     context = output[-5000:]
-    assert report["in_flight"] >= 2, context  # the SIGINT came with two replays running
-    assert report["rc"] == pytest.ExitCode.INTERRUPTED, context
-    assert report["left"] == [], context  # every replay's process group was killed
-    assert report["strays"] == [], context  # nor a warm parent or its forks
-    for text in (*TRACEBACKS, "KeyboardInterrupt"):
-        assert text not in output, context
     assert summary_line(output) == "2 failed, 2 passed", context
     assert sum(line.startswith("statesnap: interrupted (Ctrl-C)")
                for line in output.splitlines()) == 1, context
