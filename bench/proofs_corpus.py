@@ -153,12 +153,14 @@ class Session:
     findings: list[dict[str, Any]]
     #: Verified findings whose printed reproduction did not hold under plain pytest.
     false_positives: list[str] = field(default_factory=list)
+    #: Their victims.
+    fp_victims: set[str] = field(default_factory=set)
     error: str | None = None
 
 
 def run_session(case: Case, python: Path, src: Path, order: Order, side: str,
                 statesnap_src: Path, budget: int) -> Session:
-    out = OUT / case.id / side.replace(" ", "-")
+    out = OUT / case.id / ("baseline" if side.startswith("baseline") else "this-tree")
     if out.exists():
         import shutil
 
@@ -191,25 +193,36 @@ def run_session(case: Case, python: Path, src: Path, order: Order, side: str,
         repro = run_repro(str(f.get("repro") or ""), python, src)
         alone = plain(python, src, [*case.args, f["victim"]])
         if not (failed(repro, f["victim"]) and passed(alone, f["victim"])):
+            s.fp_victims.add(f["victim"])
             s.false_positives.append(f"{f['victim']} after {f.get('polluters')}: "
                                      f"{f.get('repro')}")
     return s
 
 
-def row(case: Case, f: dict[str, Any]) -> dict[str, Any]:
-    """One finding, scored; ``right_*`` are None for a victim cases.toml does not name."""
+def row(case: Case, f: dict[str, Any], false_positive: bool) -> dict[str, Any]:
+    """One finding, scored; ``right_*`` are None for a victim cases.toml does not name.
+
+    ``right_polluter``: ``known`` (one of cases.toml's ``polluters``), ``other, checked`` (a
+    verified polluter cases.toml does not list, whose printed line fails the victim under
+    plain pytest), else ``no``.  ``replays_cold_confirm`` counts the replays less the one that
+    runs the printed line cold to confirm it (``confirm``), which da35524 did not run.
+    """
     proven = list(f.get("proven_keys") or [])
     mine = f["victim"] == case.victim
+    labels = [str(r.get("label")) for r in f.get("replays") or []]
+    polluter: str | None = None
+    if mine:
+        polluter = ("known" if set(f.get("polluters") or []) & set(case.polluters) else
+                    "other, checked" if f["status"] == "verified" and not false_positive
+                    else "no")
     return {
         "case": case.id, "victim": f["victim"], "own": mine, "status": f["status"],
-        "replays": len(f.get("replays") or []),
-        "labels": [str(r.get("label")) for r in f.get("replays") or []],
-        "polluters": list(f.get("polluters") or []),
+        "replays": len(labels), "replays_less_confirm": len(labels) - labels.count("confirm"),
+        "labels": labels, "polluters": list(f.get("polluters") or []),
         "key": f"{f['probe']}:{f['key']}" if f.get("probe") else None, "proven": proven,
-        "right_polluter": bool(set(f.get("polluters") or []) & set(case.polluters))
-        if mine else None,
+        "right_polluter": polluter,
         "right_key": any(k in p for p in proven for k in case.keys) if mine else None,
-        "note": f.get("note"),
+        "false_positive": false_positive, "note": f.get("note"),
     }
 
 
@@ -238,12 +251,12 @@ def _print_session(s: Session, rows: list[dict[str, Any]]) -> None:
           "| right key |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in sorted(rows, key=lambda r: (not r["own"], r["victim"])):
-        yn = {None: "-", True: "yes", False: "NO"}
+        yn: dict[bool | None, str] = {None: "-", True: "yes", False: "NO"}
         print(f"| {'**' + _short(r['victim']) + '**' if r['own'] else _short(r['victim'])} "
               f"| {r['status']} | {r['replays']} | {' '.join(r['labels'])} "
               f"| {', '.join(_short(p) for p in r['polluters']) or '-'} "
               f"| {', '.join(r['proven']) or (r['key'] or '-') + ' (not proven)'} "
-              f"| {yn[r['right_polluter']]} | {yn[r['right_key']]} |")
+              f"| {r['right_polluter'] or '-'} | {yn[r['right_key']]} |")
     for r in rows:
         if r["note"] and r["status"] != "verified":
             print(f"- {_short(r['victim'])}: {r['note']}")
@@ -276,7 +289,7 @@ def run_corpus(wanted: list[str], sides: list[tuple[str, Path]], budget: int) ->
                                  "plain_failures": bad, "sides": {}}
         for side, statesnap_src in (sides if n % 2 == 0 else sides[::-1]):
             s = run_session(case, python, src, order, side, statesnap_src, budget)
-            rows = [row(case, f) for f in s.findings]
+            rows = [row(case, f, f["victim"] in s.fp_victims) for f in s.findings]
             _print_session(s, rows)
             if not s.error and not any(r["own"] for r in rows):
                 print(f"- **the case's victim has no finding** ({case.victim})", flush=True)
@@ -289,27 +302,33 @@ def run_corpus(wanted: list[str], sides: list[tuple[str, Path]], budget: int) ->
 
 
 def summarise(results: dict[str, dict[str, Any]], sides: list[str]) -> None:
+    """The corpus table: the cases' own victims, then every order-dependent finding."""
     print("\n## corpus: summary\n")
-    print("| side | case victims proven (verified) | right polluter | right key "
-          "| replays per case victim: median / worst | other order-dependent victims "
-          "| replays, all order-dependent: median / worst | false positives |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| side | cases | own victim verified | polluter known / other (checked) "
+          "| key proven / right | replays per own victim: median / worst (less confirm) "
+          "| other order-dependent victims (verified) "
+          "| replays, all order-dependent: median / worst (less confirm) | false positives |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for side in sides:
         got = [e["sides"][side] for e in results.values() if side in e.get("sides", {})]
         rows = [r for g in got for r in g["rows"]]
         own = [r for r in rows if r["own"]]
         dep = [r for r in rows if r["status"] != "not-order-dependent"]
         other = [r for r in dep if not r["own"]]
-        counts = [r["replays"] for r in own]
-        every = [r["replays"] for r in dep]
-        print(f"| {side} | {sum(r['status'] == 'verified' for r in own)}/{len(got)} "
-              f"| {sum(bool(r['right_polluter']) for r in own)} "
-              f"| {sum(bool(r['right_key']) for r in own)} "
-              f"| {_mw(counts)} | {len(other)} "
-              f"({sum(r['status'] == 'verified' for r in other)} verified) "
-              f"| {_mw(every)} | {sum(len(g['false_positives']) for g in got)} |")
+        print(f"| {side} | {len(got)} | {sum(r['status'] == 'verified' for r in own)} "
+              f"| {sum(r['right_polluter'] == 'known' for r in own)} / "
+              f"{sum(r['right_polluter'] == 'other, checked' for r in own)} "
+              f"| {sum(bool(r['proven']) for r in own)} / "
+              f"{sum(bool(r['right_key']) for r in own)} "
+              f"| {_mw(own)} | {len(other)} ({sum(r['status'] == 'verified' for r in other)}) "
+              f"| {_mw(dep)} | {sum(len(g['false_positives']) for g in got)} |")
     print(f"\n(per case and side: {OUT / 'results.json'})", flush=True)
 
 
-def _mw(counts: list[int]) -> str:
-    return f"{statistics.median(counts):g} / {max(counts)}" if counts else "-"
+def _mw(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "-"
+    all_ = [r["replays"] for r in rows]
+    less = [r.get("replays_less_confirm", r["replays"]) for r in rows]
+    return (f"{statistics.median(all_):g} / {max(all_)} "
+            f"({statistics.median(less):g} / {max(less)})")
