@@ -298,7 +298,35 @@ def run_corpus(wanted: list[str], sides: list[tuple[str, Path]], budget: int) ->
                                     "rows": rows, "load": os.getloadavg()[0]}
         results[case.id] = entry
         (OUT / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    case_table(results, [side for side, _ in sides])
     summarise(results, [side for side, _ in sides])
+
+
+def case_table(results: dict[str, dict[str, Any]], sides: list[str]) -> None:
+    """One line per case and side: the own victim's verdict, replays, polluter, key."""
+    print("\n## corpus: the cases' own victims\n")
+    print("| case | side | verdict | replays (less confirm) | polluter | key | "
+          "other victims (replays) | session s wall / CPU | load |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for case_id, e in results.items():
+        for side in sides:
+            g = e.get("sides", {}).get(side)
+            if g is None:
+                continue
+            own = [r for r in g["rows"] if r["own"]]
+            other = [f"{_short(r['victim'])} ({r['replays']})" for r in g["rows"]
+                     if not r["own"] and r["status"] != "not-order-dependent"]
+            if own:
+                r = own[0]
+                key = (f"{'right' if r['right_key'] else 'NOT right'}: {', '.join(r['proven'])}"
+                       if r["proven"] else f"none proven (named {r['key']})")
+                cells = [r["status"], f"{r['replays']} ({r['replays_less_confirm']})",
+                         f"{r['right_polluter']}: "
+                         f"{', '.join(_short(p) for p in r['polluters'])}", key]
+            else:
+                cells = ["NO FINDING", "-", "-", "-"]
+            print(f"| {case_id} | {side} | {' | '.join(cells)} | {', '.join(other) or '-'} "
+                  f"| {g['wall']:.0f} / {g['cpu']:.0f} | {g['load']:.1f} |")
 
 
 def summarise(results: dict[str, dict[str, Any]], sides: list[str]) -> None:
@@ -332,3 +360,17 @@ def _mw(rows: list[dict[str, Any]]) -> str:
     less = [r.get("replays_less_confirm", r["replays"]) for r in rows]
     return (f"{statistics.median(all_):g} / {max(all_)} "
             f"({statistics.median(less):g} / {max(less)})")
+
+
+if __name__ == "__main__":
+    # The tables again from a results file a corpus run wrote: proofs_corpus.py RESULTS.json
+    saved = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    for e in saved.values():  # a file written before these two fields were kept
+        for g in e.get("sides", {}).values():
+            for r in g["rows"]:
+                r.setdefault("replays_less_confirm", r["replays"] - r["labels"].count("confirm"))
+                if isinstance(r["right_polluter"], bool):
+                    r["right_polluter"] = "known" if r["right_polluter"] else "not known"
+    names = list(dict.fromkeys(side for e in saved.values() for side in e.get("sides", {})))
+    case_table(saved, names)
+    summarise(saved, names)
