@@ -155,6 +155,8 @@ class Session:
     false_positives: list[str] = field(default_factory=list)
     #: Their victims.
     fp_victims: set[str] = field(default_factory=set)
+    #: Passed and failed counts of pytest's last line differ from plain pytest's in the order.
+    counts_differ: str | None = None
     error: str | None = None
 
 
@@ -187,6 +189,7 @@ def run_session(case: Case, python: Path, src: Path, order: Order, side: str,
                        error=f"no summary JSON (exit {proc.returncode}; {out / 'session.log'})")
     findings = json.loads(summary.read_text(encoding="utf-8")).get("findings", [])
     s = Session(side, wall, cpu, proc.returncode, findings)
+    s.counts_differ = compare_counts(proc.stdout, order)
     for f in findings:
         if f.get("status") != "verified":
             continue
@@ -197,6 +200,19 @@ def run_session(case: Case, python: Path, src: Path, order: Order, side: str,
             s.false_positives.append(f"{f['victim']} after {f.get('polluters')}: "
                                      f"{f.get('repro')}")
     return s
+
+
+def compare_counts(stdout: str, order: Order) -> str | None:
+    """None when the session's summary line counts as many passed and failed tests as plain
+    pytest gave in the same order (statesnap changes no outcome); else both."""
+    import re
+
+    lines = [ln for ln in stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
+    got = {w: int(n) for n, w in re.findall(r"(\d+) (passed|failed)", lines[-1] if lines else "")}
+    want = {"passed": sum(o == "passed" for o in order.plain.values()),
+            "failed": sum(o == "failed" for o in order.plain.values())}
+    got = {k: got.get(k, 0) for k in want}
+    return None if got == want else f"with statesnap {got}, plain {want}"
 
 
 def row(case: Case, f: dict[str, Any], false_positive: bool) -> dict[str, Any]:
@@ -293,7 +309,10 @@ def run_corpus(wanted: list[str], sides: list[tuple[str, Path]], budget: int) ->
             _print_session(s, rows)
             if not s.error and not any(r["own"] for r in rows):
                 print(f"- **the case's victim has no finding** ({case.victim})", flush=True)
+            if s.counts_differ:
+                print(f"- **outcomes differ from plain pytest**: {s.counts_differ}")
             entry["sides"][side] = {"wall": s.wall, "cpu": s.cpu, "exit": s.exit,
+                                    "counts_differ": s.counts_differ,
                                     "error": s.error, "false_positives": s.false_positives,
                                     "rows": rows, "load": os.getloadavg()[0]}
         results[case.id] = entry
