@@ -1,0 +1,144 @@
+"""A resource a test leaves held only by garbage is listed the same way whether or not the
+collector happens to run inside that test (issue 29, "Consistency"): statesnap collects before
+it charges a resource added, so an unclosed, unreachable event loop, socket pair or
+thread-holding object is never listed, and one still reachable always is.
+
+Each suite runs twice: once with the garbage made old (only a full collection frees it, which
+plain pytest may or may not run before the test's end is read), once with the test collecting
+it itself.  Both runs must list the same tests, with the same resource keys.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from suite_runs import SuiteRun, run_suite, summary_line, write_suite
+
+FILES = {
+    "lockfile": "",
+    "conftest.py": """
+        import gc
+        import os
+
+        import pytest
+
+        COLLECT_INSIDE = os.environ.get("GC_INSIDE") == "1"
+
+
+        @pytest.fixture
+        def garbage():
+            '''Hands the test a list to put what it makes in; after the test body the list
+            is emptied, leaving what was in it as garbage only a full collection frees
+            (it survived a collection while still held, so it sits in the oldest
+            generation) -- unless GC_INSIDE=1, where the test collects it itself.'''
+            held = []
+            yield held
+            gc.collect()        # still held: survives, and moves to the oldest generation
+            held.clear()        # garbage now (every object below sits in a cycle)
+            if COLLECT_INSIDE:
+                gc.collect()
+        """,
+    "test_resources.py": """
+        import asyncio
+        import fcntl
+        import os
+        import socket
+        import threading
+
+        KEPT = []
+
+
+        class Pair:
+            def __init__(self):
+                self.me = self                      # a cycle: only the collector frees it
+                self.a, self.b = socket.socketpair()
+
+
+        class Worker:
+            '''Runs a thread until it is finalised; the thread holds only its event.'''
+
+            def __init__(self):
+                self.me = self
+                self.stop = threading.Event()
+                self.thread = threading.Thread(target=self.stop.wait, name="garbage-worker",
+                                               daemon=True)
+                self.thread.start()
+
+            def __del__(self):
+                self.stop.set()
+                self.thread.join()
+
+
+        def test_unreachable_event_loop(garbage):
+            garbage.append(asyncio.new_event_loop())
+
+
+        def test_unreachable_socket_pair(garbage):
+            garbage.append(Pair())
+
+
+        def test_unreachable_thread_holder(garbage):
+            garbage.append(Worker())
+
+
+        def test_reachable_event_loop(garbage):
+            KEPT.append(asyncio.new_event_loop())   # a module global: a real leak
+
+
+        def test_reachable_socket_pair(garbage):
+            KEPT.append(Pair())
+
+
+        def test_locks_the_file(garbage):
+            f = open("lockfile", "rb")
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            KEPT.append(f)                          # kept open, and locked, by a global
+
+
+        def test_needs_the_lock():
+            fd = os.open("lockfile", os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # fails after the polluter
+            finally:
+                os.close(fd)
+        """,
+}
+
+RESOURCES = ("fds", "threads", "children")
+
+
+def _resource_keys(run_dir: Path, root: Path, inside: bool
+                   ) -> tuple[dict[str, list[str]], SuiteRun]:
+    """One run of the suite: per test listed above LOW, its resource keys (``fds:5``)."""
+    run = run_suite(root, run_dir, "-q", "-W", "ignore::ResourceWarning",
+                    env={"GC_INSIDE": "1" if inside else "0"})
+    data = run.leak_severities()
+    # Which probe each listed key is from: the record's own changes say it.
+    probe_of = {(t.nodeid.rsplit("::", 1)[1], c.key): c.probe
+                for t in run.record().tests for c in t.changes}
+    listed = {test: sorted(f"{probe_of.get((test, key))}:{key}" for key, _ in leaks
+                           if probe_of.get((test, key)) in RESOURCES)
+              for test, leaks in data.items()}
+    return {t: keys for t, keys in listed.items() if keys}, run
+
+
+def test_garbage_held_resources_list_the_same_whether_or_not_collected_inside(
+        tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", FILES)
+    old, old_run = _resource_keys(tmp_path / "old", root, inside=False)
+    inside, inside_run = _resource_keys(tmp_path / "inside", root, inside=True)
+    # Same outcomes both ways: the victim fails after its polluter, everything else passes.
+    for run in (old_run, inside_run):
+        line = summary_line(run.output) or ""
+        assert line.startswith("1 failed, 6 passed"), run.output[-3000:]
+    assert old == inside, (old, inside)
+    # What garbage held is nobody's leak; what a module global keeps stays listed.
+    assert not any(t.startswith("test_unreachable") for t in old), old
+    for test in ("test_reachable_event_loop", "test_reachable_socket_pair",
+                 "test_locks_the_file"):
+        assert any(k.startswith("fds:") for k in old.get(test, [])), (test, old)
+    # The reachable polluter of the lock is still proven by replay, both ways.
+    for run in (old_run, inside_run):
+        finding = run.finding("test_needs_the_lock")
+        assert finding["status"] == "verified", (finding, run.output[-3000:])
+        assert [p.rsplit("::", 1)[1] for p in finding["polluters"]] == ["test_locks_the_file"]
