@@ -10,6 +10,7 @@ it itself.  Both runs must list the same tests, with the same resource keys.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from suite_runs import SuiteRun, run_suite, summary_line, write_suite
@@ -142,3 +143,15 @@ def test_garbage_held_resources_list_the_same_whether_or_not_collected_inside(
         finding = run.finding("test_needs_the_lock")
         assert finding["status"] == "verified", (finding, run.output[-3000:])
         assert [p.rsplit("::", 1)[1] for p in finding["polluters"]] == ["test_locks_the_file"]
+
+
+def test_strict_mode_errors_for_reachable_resources_only(tmp_path: Path) -> None:
+    """Strict mode reads the test's changes the same way before its teardown check: garbage
+    held resources are no error, run after run; reachable ones are."""
+    root = write_suite(tmp_path / "suite", FILES)
+    run = run_suite(root, tmp_path / "out", "-q", "-W", "ignore::ResourceWarning",
+                    "--statesnap-strict", "--statesnap-verify-budget=0",
+                    env={"GC_INSIDE": "0"})
+    erred = sorted(set(re.findall(r"ERROR at teardown of (test_\w+)", run.output)))
+    assert erred == ["test_locks_the_file", "test_reachable_event_loop",
+                     "test_reachable_socket_pair"], run.output[-3000:]
