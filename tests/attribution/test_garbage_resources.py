@@ -11,9 +11,11 @@ it itself.  Both runs must list the same tests, with the same resource keys.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-from suite_runs import SuiteRun, run_suite, summary_line, write_suite
+from suite_runs import BASE_ARGS, SuiteRun, child_env, run_suite, summary_line, write_suite
 
 FILES = {
     "lockfile": "",
@@ -155,3 +157,40 @@ def test_strict_mode_errors_for_reachable_resources_only(tmp_path: Path) -> None
     erred = sorted(set(re.findall(r"ERROR at teardown of (test_\w+)", run.output)))
     assert erred == ["test_locks_the_file", "test_reachable_event_loop",
                      "test_reachable_socket_pair"], run.output[-3000:]
+
+
+WARNINGS_ARE_ERRORS = {
+    "test_unclosed.py": """
+        import asyncio
+        import gc
+
+
+        def test_leaves_an_unclosed_loop():
+            held = [asyncio.new_event_loop()]
+            gc.collect()            # moves it to the oldest generation
+            held.clear()            # garbage only a full collection finalises
+
+
+        def test_after_it():
+            pass
+        """,
+}
+
+
+def test_what_a_finaliser_raises_in_the_collection_fails_no_test(tmp_path: Path) -> None:
+    """Under -W error, the unclosed loop's finaliser raises in statesnap's collection: it is
+    reported at the session's end as plain pytest reports it, never as the next test's
+    error (same exit code, same summary line)."""
+    root = write_suite(tmp_path / "suite", WARNINGS_ARE_ERRORS)
+    plain = subprocess.run([sys.executable, "-m", "pytest", *BASE_ARGS, "-q", "-W", "error"],
+                           cwd=root, env=child_env(), capture_output=True, text=True,
+                           timeout=300, stdin=subprocess.DEVNULL)
+    run = run_suite(root, tmp_path / "out", "-q", "-W", "error",
+                    "--statesnap-verify-budget=0")
+    assert summary_line(plain.stdout) == "2 passed", plain.stdout[-3000:]
+    assert summary_line(run.proc.stdout) == "2 passed", run.output[-3000:]
+    assert run.proc.returncode == plain.returncode, (plain.returncode, run.output[-3000:])
+    assert "unclosed event loop" in plain.stderr + plain.stdout
+    assert "unclosed event loop" in run.output
+    # The descriptors only garbage held are nobody's leak.
+    assert "test_leaves_an_unclosed_loop" not in run.leak_severities(), run.output[-3000:]
