@@ -52,12 +52,16 @@ from statesnap.hunt.runs import (
 )
 from statesnap.hunt.sidebyside import ProofPool, hunt_plan
 from statesnap.hunt.suspect import Suspect
+from statesnap.hunt.verdicts import unproven
 from statesnap.record.journal import Record
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.replay.scratchrunner import RunnerKit
 
 #: The note of a suspect a Ctrl-C stopped the proofs of.
 INTERRUPTED = "the hunt was interrupted (Ctrl-C) before it was proven"
+#: The note of a suspect the budget ran out on.
+BUDGET_SPENT = ("the hunt's budget ran out before it was proven (run again with a larger "
+                "--budget)")
 #: Tests changing the leaked keys above which no neighbour orders are run (n tests take n
 #: orders of n tests: quadratic).
 MAX_NEIGHBOURS = 40
@@ -428,15 +432,14 @@ class Hunter:
         self.skipped += [f"{text}: put off behind the proofs, no budget left for it"
                          for text in self.deferred.values()]
         self.deferred = {}
+        suite = self.suite
+        why = INTERRUPTED if self.interrupted else BUDGET_SPENT
         for s in items:
             if (s.finding is not None and s.finding.status in (LATENT, BRITTLE)
                     and s.line_ran != s.finding.repro):
                 s.finding = None  # its printed line never ran: not proven
             if s.finding is None:
-                self.prover.unproven(s, INTERRUPTED if self.interrupted else
-                                     "the hunt's budget ran out before it was proven "
-                                     "(run again with a larger --budget)")
-        suite = self.suite
+                s.finding = unproven(suite, self.header, s, why)
         return HuntResult(
             tests=len(suite.tests), leakers=len(suite.leaks), ignored_low=suite.ignored_low,
             groups=len(leaker_groups(suite)), runs=list(self.replays.runs),
