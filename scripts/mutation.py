@@ -70,7 +70,9 @@ _NO_BROWSER = "not chromium"
 _KILL_GUARD_TESTS = ("tests/replay/test_kill_guard.py",)
 
 #: The verification's tests: every module of the procedure (verify.py and its parts).
-_VERIFY_TESTS = ("tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")
+_VERIFY_TESTS = ("tests/verify/test_verify_verdicts.py", *(
+    f"tests/verify/test_verify_{part}.py" for part in ("replays", "polluters", "keys",
+                                                       "cleaners")))
 
 TARGETS: dict[str, Target] = {
     "replayargs": Target("src/statesnap/replay/args.py", (
@@ -89,7 +91,7 @@ TARGETS: dict[str, Target] = {
     "verdicts": Target("src/statesnap/analysis/verdicts.py", (
         "tests/cli/test_verdict_lines.py", "tests/test_explain_hints_unit.py")),
     "leaks": Target("src/statesnap/analysis/leaks.py", (
-        "tests/verify/test_verify_replays.py", "tests/plugin/test_collection_and_scope.py",
+        *_VERIFY_TESTS[1:], "tests/plugin/test_collection_and_scope.py",
         "tests/attribution/test_leak_owners.py", "tests/verify/test_verify_fixture_notes.py")),
     "close_ids": Target("src/statesnap/cli/common.py", (
         "tests/cli/test_close_ids.py", "tests/cli/test_cli_errors.py"),
