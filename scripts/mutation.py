@@ -107,8 +107,8 @@ TARGETS: dict[str, Target] = {
         "tests/verify/test_verify_verdicts.py",), select="left"),
     "minimize": Target("src/statesnap/analysis/minimize.py",
                        ("tests/attribution/test_minimize.py",)),
-    "strict": Target("src/statesnap/contain/strict.py",
-                     ("tests/contain/modes/test_strict_unit.py",)),
+    "strict": Target("src/statesnap/contain/strict.py", tuple(
+        f"tests/contain/modes/test_strict_{part}.py" for part in ("unit", "held", "scope_end"))),
     "restore_mode": Target("src/statesnap/contain/restore.py", (
         "tests/contain/modes/test_restore_unit.py",)),
     "report_views": Target("src/statesnap/output/report/views.py", (
