@@ -210,7 +210,7 @@ def test_the_hint_follows_the_kind_of_change(tmp_path: Path) -> None:
     ])
     (f,) = attribute(rec)
     assert (f.before, f.after) == ("/zoo", None)
-    # The hint a proof will give (proof.verified asks for it with the change's kind).
+    # The hint a proof will give (proof.verify asks for it with the change's kind).
     assert hint_for("env", "ZOO_HOME", change_kind(f.before, f.after)) == hint_for(
         "env", "ZOO_HOME", "removed") != hint_for("env", "ZOO_HOME", "added")
 
