@@ -86,7 +86,6 @@ TARGETS: dict[str, Target] = {
     "record_reader": Target("src/statesnap/record/reader.py", (
         "tests/test_record_reader.py", "tests/test_record_lean_read.py")),
     "verify": Target("src/statesnap/proof/verify.py", _VERIFY_TESTS),
-    "verify_verified": Target("src/statesnap/proof/verified.py", _VERIFY_TESTS),
     "verify_replays": Target("src/statesnap/proof/replays.py", _VERIFY_TESTS),
     "verify_keys": Target("src/statesnap/proof/keys.py", _VERIFY_TESTS),
     "verify_cleaners": Target("src/statesnap/proof/cleaners.py", (
@@ -311,7 +310,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "the status is set from the findings module's constants, so `is` is `==`",
     ("verify_replays", "if time.monotonic() > self.deadline:"):
         "the clock reading the deadline exactly is the only difference (not observable)",
-    ("verify_verified", "if finding.probe or finding.key:"):
+    ("verify", "if finding.probe or finding.key:"):
         "probe and key are set together (both from one candidate or a proven ref)",
     ("verify_keys", "if tried == MAX_KEY_REPLAYS:"):
         "tried grows by one and stops at the limit, so >= is ==",

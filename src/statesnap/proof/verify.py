@@ -1,8 +1,7 @@
 """Verification in fresh processes: prove (or refute) each suspected finding.
 
-The victim alone, ``[polluter, victim]``, delta debugging over earlier tests; once replays
-proved the polluters, the key and its fix (:mod:`~statesnap.proof.verified`, through key-level
-replays: :mod:`~statesnap.proof.keys`), then cleaners (:mod:`~statesnap.proof.cleaners`);
+The victim alone, ``[polluter, victim]``, delta debugging over earlier tests, then key-level
+replays (:mod:`~statesnap.proof.keys`) and cleaners (:mod:`~statesnap.proof.cleaners`);
 repeated replays that disagree make a finding ``not-deterministic``
 (:mod:`~statesnap.proof.replays`).  Every replay is logged beside the record, all within a
 budget.  Steps: docs/ARCHITECTURE.md ("Verification").
@@ -12,8 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statesnap.analysis.attribution import polluters_of, source_reader
+from statesnap.analysis.attribution import (
+    Dirty,
+    Write,
+    dirty_before,
+    polluters_of,
+    rank,
+    source_reader,
+)
 from statesnap.analysis.findings import (
+    MAX_CANDIDATES,
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
     NOT_REPRODUCED,
@@ -22,24 +29,30 @@ from statesnap.analysis.findings import (
     VERIFIED,
     Finding,
 )
+from statesnap.analysis.gctiming import mark_gc_timing
+from statesnap.analysis.hints import hint_for
+from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
 from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.confirm import confirm_printed
+from statesnap.proof.keys import prove_keys
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.proof.pairs import PairBoard
 from statesnap.proof.replays import (
+    STOPS,
     NotDeterministic,
     Replayer,
     ReplayError,
     ReplayTimeout,
 )
-from statesnap.proof.verified import prove_verified
 from statesnap.record.journal import Record, TestEntry
-from statesnap.replay.repro import repro_command
+from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
+from statesnap.replay.repro import gc_off_command, repro_command
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.replay.scratchrunner import ScratchRunner
+from statesnap.state.diff import change_kind
 
 # ReplayError: the CLI's and backfill's (where a replay cannot run at all).
 __all__ = ["INTERRUPTED", "ReplayError", "Verifier", "note_interrupted", "verify_findings"]
@@ -246,12 +259,11 @@ class Verifier(Replayer):
         return ddmin(prefix, fails, known_failing=True)
 
     def _proven(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
-        """Replays proved ``polluters``: the key, the fix (statesnap.proof.verified), then the
-        printed reproduction run exactly as printed (statesnap.proof.confirm) before the
-        finding stays verified."""
+        """Replays proved ``polluters``: the key, the fix, then the printed reproduction run
+        exactly as printed (statesnap.proof.confirm) before the finding stays verified."""
         was = finding.status
         try:
-            prove_verified(self, self.tests, self.sources, finding, polluters, victim)
+            self._prove(finding, polluters, victim)
             confirm_printed(self, finding, polluters, victim, self.unexplained)
         except BaseException:
             # Cut short (budget, timeout, Ctrl-C) before the printed line failed the victim:
@@ -259,6 +271,85 @@ class Verifier(Replayer):
             if finding.status == VERIFIED:
                 finding.status = was
             raise
+
+    def _prove(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
+        finding.status = VERIFIED
+        finding.polluters = polluters
+        finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
+        writes = self._polluters_writes(polluters, victim)
+        # Every change the proven polluters recorded is a key candidate, low-rated ones
+        # included, ranked by what connects it to the victim (not only the few kept among
+        # the finding's candidates, which rank every earlier test's changes).
+        mine = rank(victim, Dirty(writes), self.sources.of(victim.nodeid))
+        if mine:
+            kept = {(c.nodeid, c.probe, c.key) for c in mine}
+            finding.candidates = [*mine, *(c for c in finding.candidates
+                                           if (c.nodeid, c.probe, c.key) not in kept)
+                                  ][:MAX_CANDIDATES]
+            top = mine[0]
+            finding.probe, finding.key, finding.before, finding.after = (
+                top.probe, top.key, top.before, top.after)
+        else:
+            finding.probe = finding.key = finding.before = finding.after = None
+            finding.hint = None
+            finding.hint_proven, finding.proven_keys = False, []
+            # Said only when the polluters recorded no change at all: a recorded change
+            # that no replay could tie to the failure is another story (prove_keys says).
+            finding.note = ("the polluter(s) recorded no state change: the state the victim "
+                            "relies on is outside what statesnap's probes see")
+            self._note_brittle(finding)
+            return
+        prove_keys(self, finding, polluters, victim, writes,
+                   ranking=[(c.probe, c.key) for c in mine])
+        if finding.probe and finding.key:
+            finding.hint = hint_for(finding.probe, finding.key,
+                                    change_kind(finding.before, finding.after),
+                                    finding.before, finding.after)
+            w = writes.get((finding.probe, finding.key))
+            if w is not None:
+                finding.hint = setup_hint(w.change) or finding.hint
+                finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
+        self._gc_timing(finding, polluters, victim)
+        self._note_brittle(finding)
+
+    def _gc_timing(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
+        """Replays ran with the collector off (state only reference cycles keep): one more
+        with a collection just before the victim says whether the failure rests on it."""
+        if not (self.runner.gc_off and cycle_held_key(finding.probe, finding.key)):
+            return
+        order = [*polluters, victim.nodeid]
+        self.progress(f"statesnap: collecting garbage before {victim.nodeid}")
+        try:
+            v = self.replay(order, victim.nodeid, finding, "gc",
+                            restore=with_gc({"before": victim.nodeid, "keys": []}, COLLECT))
+        except STOPS:
+            return
+        if v.ran and not v.failed:
+            mark_gc_timing(finding, gc_off_command(self.record.header, order))
+
+    def _polluters_writes(self, polluters: list[str], victim: TestEntry
+                          ) -> dict[tuple[str, str], Write]:
+        """Each change the polluters recorded: the last one of each key still dirty when the
+        victim ran, then the others (overwritten or put back by a later test of the run,
+        but live in the replay of ``[polluters, victim]``)."""
+        dirty = dirty_before(self.tests, victim)
+        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
+        wanted = set(polluters)
+        for t in self.tests:
+            if t.nodeid not in wanted or t.worker != victim.worker:
+                continue
+            for ch in t.changes:
+                ref = (ch.probe, ch.key)
+                if ref not in writes:
+                    writes[ref] = Write(t, ch, ch.before)
+        return writes
+
+    def _note_brittle(self, finding: Finding) -> None:
+        if finding.alone_failure:
+            extra = (f"alone it fails too, but differently ({finding.alone_failure}; in the "
+                     f"run: {finding.signature().text()}): it also relies on state an earlier "
+                     "test sets up (brittle)")
+            finding.note = f"{finding.note}; {extra}" if finding.note else extra
 
     def find_cleaners(self, finding: Finding, everywhere: bool = False) -> None:
         """Tests that put the victim's key back, proven by replay (statesnap.proof.cleaners);
