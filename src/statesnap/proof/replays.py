@@ -66,6 +66,9 @@ class Verdict:
     ran: bool
     #: How it failed (unknown: the repeats disagreed, or it passed).
     signature: Signature
+    #: The ``probe:key`` refs every repeat's child really put back before the victim (a key
+    #: of a module the child had not imported when it saved its state is not among them).
+    restored: frozenset[str] = frozenset()
 
 
 class Replayer:
@@ -113,9 +116,10 @@ class Replayer:
                 f"{_order_words(order)}: the victim failed in {sum(fails)} of "
                 f"{len(fails)} repeats")
         signatures = {a.signature(victim) for a in answers if a.failed(victim)}
+        restored = frozenset.intersection(*(frozenset(a.restored) for a in answers))
         return Verdict(failed=fails[0], ran=all(victim in a.outcomes for a in answers),
                        signature=(next(iter(signatures)) if len(signatures) == 1
-                                  else Signature(None)))
+                                  else Signature(None)), restored=restored)
 
     def _one(self, order: Sequence[str], restore: Mapping[str, object] | None, label: str,
              left: float, printed: str | None) -> ReplayResult:
