@@ -308,7 +308,11 @@ class Verifier(Replayer):
             w = writes.get((finding.probe, finding.key))
             if w is not None:
                 finding.hint = setup_hint(w.change) or finding.hint
-                finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
+                where = fixture_note(w.change, w.test.nodeid)
+                if where and f"{finding.probe}:{finding.key}" in finding.proven_keys:
+                    # Only for a proven key ("undo it in teardown_class" is a fix), and
+                    # beside what prove_keys noted, never instead of it.
+                    finding.note = f"{finding.note}; {where}" if finding.note else where
         self._gc_timing(finding, polluters, victim)
         self._note_brittle(finding)
 
