@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from statesnap.analysis.attribution import (
     Dirty,
     Write,
+    classmates,
     dirty_before,
     polluters_of,
     rank,
@@ -145,6 +146,10 @@ class Verifier(Replayer):
             return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
                   and t.worker == victim.worker]
+        first = self._first_failing_pair(finding, vid, classmates(prefix, vid, suspects))
+        if first is not None:
+            self._proven(finding, [first], victim)
+            return
         polluters = self._minimise(finding, victim, prefix, suspects)
         if polluters is None:
             self.unexplained(finding)
