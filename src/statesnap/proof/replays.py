@@ -173,9 +173,13 @@ class Replayer:
         outcome = ("timed out" if result.timed_out else
                    result.outcomes.get(victim) or ("could not run" if result.error else
                                                    "not run"))
+        # What the child says it put back (the victim's test line), not what it was asked
+        # to: a key whose module it had not imported when it saved is put back nowhere.
         keys = (restore or {}).get("keys")
-        restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) and len(k) == 2
-                    ] if isinstance(keys, list) else []
+        asked = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) and len(k) == 2
+                 ] if isinstance(keys, list) else []
+        done = set(result.restored)
+        restored = [ref for ref in asked if ref in done]
         return ReplayRun(
             label=label, order=list(result.order),
             command=printed or repro_command(self.record.header, result.order),
