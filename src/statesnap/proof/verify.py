@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from statesnap.analysis.attribution import (
     Dirty,
     Write,
+    classmates,
     dirty_before,
     polluters_of,
     rank,
@@ -145,6 +146,10 @@ class Verifier(Replayer):
             return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
                   and t.worker == victim.worker]
+        first = self._first_failing_pair(finding, vid, classmates(prefix, vid, suspects))
+        if first is not None:
+            self._proven(finding, [first], victim)
+            return
         polluters = self._minimise(finding, victim, prefix, suspects)
         if polluters is None:
             self.unexplained(finding)
@@ -308,7 +313,11 @@ class Verifier(Replayer):
             w = writes.get((finding.probe, finding.key))
             if w is not None:
                 finding.hint = setup_hint(w.change) or finding.hint
-                finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
+                where = fixture_note(w.change, w.test.nodeid)
+                if where and f"{finding.probe}:{finding.key}" in finding.proven_keys:
+                    # Only for a proven key ("undo it in teardown_class" is a fix), and
+                    # beside what prove_keys noted, never instead of it.
+                    finding.note = f"{finding.note}; {where}" if finding.note else where
         self._gc_timing(finding, polluters, victim)
         self._note_brittle(finding)
 
