@@ -25,12 +25,7 @@ from __future__ import annotations
 import collections
 import types
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-from statesnap.probes.attributes._walkmemo import has_tuples, places_in
-
-if TYPE_CHECKING:
-    from statesnap.probes.attributes._walkmemo import WalkMemo
+from typing import Any
 
 #: Most tuple items one digest looks into.
 NODES = 4096
@@ -93,28 +88,10 @@ class _Items:
         return tuple(map(self.sig, every))
 
 
-def _remembered(items: _Items, d: dict[Any, Any], huge: int, memo: WalkMemo) -> object:
-    """``items.flat(d, huge)``, from ``memo`` where ``d`` holds what it did and the walk
-    lists the same of its items at the same places.  A dict holding a tuple is never taken
-    from it: tuples count against the walk's budget (:data:`NODES`)."""
-    node = memo.node(d)
-    if node is None:
-        return items.flat(d, huge)
-    kept = node.content
-    if kept is not None and places_in(d, items.place) == kept[0]:
-        return kept[1]
-    flat = items.flat(d, huge)
-    if not has_tuples(d):
-        node.content = (places_in(d, items.place), flat)
-    return flat
-
-
 def content_digest(value: Any, below: list[Any], scalars: frozenset[type],
-                   huge: int, memo: WalkMemo | None = None) -> str | None:
+                   huge: int) -> str | None:
     """``eq~xxxxxxxx`` of ``value`` and ``below`` (what the ``~`` digest walked under it, in
-    its order), or None where it cannot be told.  ``memo``: the items of a dict below that
-    holds what it did, where the walk lists the same of them at the same places
-    (:mod:`._walkmemo`)."""
+    its order), or None where it cannot be told."""
     t = type(value)
     if t not in _BY_PLACE:
         return None  # a subclass at the top: taken by identity, as in any container
@@ -125,9 +102,7 @@ def content_digest(value: Any, below: list[Any], scalars: frozenset[type],
         return None
     items = _Items(below, scalars)
     try:
-        sig = (items.flat(value, huge), tuple(
-            items.flat(c, huge) if memo is None or type(c) is not dict
-            else _remembered(items, c, huge, memo) for c in below))
+        sig = (items.flat(value, huge), tuple(items.flat(c, huge) for c in below))
     except (_Untold, RecursionError):
         return None
     return f"eq~{hash(sig) & 0xFFFFFFFF:08x}"

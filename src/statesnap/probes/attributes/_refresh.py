@@ -19,7 +19,6 @@ from statesnap.probes.attributes import describe as D
 from statesnap.probes.attributes._aliases import Homes, alias_text
 from statesnap.probes.attributes._same import skips_hold
 from statesnap.probes.attributes._subclasswatch import has_subclasses, subclasses_dict
-from statesnap.probes.attributes._walkmemo import WalkMemo
 from statesnap.probes.attributes.scan import (
     CLASS_MACHINERY,
     CLASS_SUFFIX,
@@ -76,8 +75,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
                 skipped_values.append(value)
             continue
         else:
-            parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes,
-                                              kept)
+            parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes)
             made.append((parts[name], kept))
         names.append(name)
         values.append(value)
@@ -92,7 +90,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
         if kept is not None and kept.value is value and key not in redo:
             parts[key] = kept
         else:
-            parts[key] = _describe_class(t, name, value, proxy, project, redactor, kinds, kept)
+            parts[key] = _describe_class(t, name, value, proxy, project, redactor, kinds)
             made.append((parts[key], kept))
     every_old_kept = old and len(parts) - sum(k is None for _, k in made) == len(old)
     t.parts = parts
@@ -153,12 +151,12 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
             proxy = cls.__dict__
             if ns.get(name, _MISSING) is not cls or proxy.get("__module__") != t.name:
                 return None
-            part = _describe_class(t, name, cls, proxy, project, redactor, kinds, kept)
+            part = _describe_class(t, name, cls, proxy, project, redactor, kinds)
         else:
             value = ns.get(key, _MISSING)
             if value is not kept.value or skip_name(key, value):
                 return None
-            part = _describe_attribute(t, key, value, project, redactor, kinds, homes, kept)
+            part = _describe_attribute(t, key, value, project, redactor, kinds, homes)
         parts[key] = part
         made.append((part, kept))
     return parts, made
@@ -186,7 +184,7 @@ def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
         kept = parts.get(name)
         if kept is None or D.kind(value, type) or D.kind(old, type):
             return None
-        parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes, kept)
+        parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes)
         made.append((parts[name], kept))
     t.parts = parts
     t.bound = (keys, names, tuple(now))
@@ -202,16 +200,14 @@ def _part_objects(part: Part | None) -> list[Any]:
 
 
 def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
-                        redactor: Any, kinds: dict[str, str], homes: Homes | None = None,
-                        old: Part | None = None) -> Part:
-    """``old``: the part this one replaces (its walks are remembered: ``_walkmemo``)."""
+                        redactor: Any, kinds: dict[str, str], homes: Homes | None = None
+                        ) -> Part:
     if homes is not None:
         alias = _alias(t, name, value, project, kinds, homes)
         if alias is not None:
             return alias
     part = Part(value=value)
-    prior = old.memos if old is not None else None
-    if not _entry(t, part, name, name, value, project, redactor, kinds, prior):
+    if not _entry(t, part, name, name, value, project, redactor, kinds):
         return part  # unreadable: its one key says so, nothing more is asked of it
     try:
         ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
@@ -223,8 +219,7 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
             # defined).
             for attr, member in list(ns.items()):
                 if type(attr) is str and not skip_name(attr):
-                    _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds,
-                           prior)
+                    _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
             part.dicts += (ns,)
             part.inst = ns
         if (not D.kind(value, type) and D.is_cache(value)
@@ -259,10 +254,8 @@ def _alias(t: Tracked, name: str, value: Any, project: frozenset[str],
 
 
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
-                    project: frozenset[str], redactor: Any, kinds: dict[str, str],
-                    old: Part | None = None) -> Part:
+                    project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> Part:
     items = list(proxy.items())
-    prior = old.memos if old is not None else None
     # A test case class keeps the items it was described from, for unittest's bookkeeping
     # (_same.same_bindings); others keep nothing more for every collection to walk.
     testcase = is_testcase(cls)
@@ -272,7 +265,7 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
     for attr, member in items:
         if skip_name(attr, member) or attr in machinery:
             continue
-        _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds, prior)
+        _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
         _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
     if has_subclasses(cls):
         # Only while it has some: a key per class of a thousand-class project would be noise.
@@ -288,19 +281,15 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 
 
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
-           project: frozenset[str], redactor: Any, kinds: dict[str, str],
-           prior: dict[str, WalkMemo] | None = None) -> bool:
+           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> bool:
     """Describe one key into ``part``; False where its value could not be read (a hostile
     ``__len__``, ``items()``, ``__eq__``...): the key's fingerprint then says so, and the
-    probe goes on with the others.  ``prior``: the replaced part's walks, by path."""
+    probe goes on with the others."""
     key = f"{t.name}:{path}"
     watched: list[Any] = []
-    # Only a value that can be walked below remembers its walk (most keys are code or scalars).
-    memo = (None if type(value) in D.SCALARS or D.kind(value, D.CODE)
-            else WalkMemo(prior.get(path) if prior else None, project))
     try:
         below: list[Any] = []
-        text, data = D.describe(value, project, name=attr, walked=below, memo=memo)
+        text, data = D.describe(value, project, name=attr, walked=below)
         if D.is_container(value):
             watched.append(value)
         else:
@@ -326,8 +315,6 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
                   "container" if D.is_container(value) else "namespace")
     if watched:
         part.containers = {**(part.containers or {}), path: watched}
-        if memo is not None and memo.nodes:
-            part.memos = {**(part.memos or {}), path: memo}
         part.dicts += tuple(c for c in watched if isinstance(c, dict))
         part.seqs += tuple(c for c in watched if not isinstance(c, dict))
     return True

@@ -18,7 +18,6 @@ from typing import Any
 from statesnap.probes._dictwatch import version_tag
 from statesnap.probes.attributes._content import content_digest
 from statesnap.probes.attributes._threadlocal import LOCAL, is_local, local_dict
-from statesnap.probes.attributes._walkmemo import PER_THREAD, WalkMemo
 from statesnap.probes.base import fingerprint_repr
 
 #: Shown by value and compared by value: no identity tag.
@@ -53,7 +52,6 @@ _CALLABLES: tuple[type, ...] = (
 #: Code rather than data: never redacted.
 _CODE: tuple[type, ...] = (type, types.ModuleType, staticmethod, classmethod, property,
                            *_CALLABLES)
-CODE = _CODE
 
 
 def tag(obj: object) -> str:
@@ -105,10 +103,8 @@ def unwrap_descriptor(value: object) -> object:
     return value
 
 
-def _namespace(value: object, project_modules: frozenset[str],
-               asked: list[object] | None = None) -> dict[str, Any] | None:
-    """The ``__dict__`` of a SimpleNamespace or a project class instance, of any size.
-    ``asked`` receives each object whose ``__dict__`` was read (a walk's memo checks them)."""
+def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
+    """The ``__dict__`` of a SimpleNamespace or a project class instance, of any size."""
     t = type(value)
     if t is types.SimpleNamespace or (
         t.__module__ in project_modules and not kind(value, (type, types.ModuleType, BaseException))
@@ -116,11 +112,7 @@ def _namespace(value: object, project_modules: frozenset[str],
         if is_local(value):
             # A project's ``class Context(threading.local)``: its attributes are per thread,
             # the instance's own ``__dict__`` an empty one that never holds them.
-            if asked is not None:
-                asked.append(PER_THREAD)
             return local_dict(value)
-        if asked is not None:
-            asked.append(value)
         try:
             ns = object.__getattribute__(value, "__dict__")
         except AttributeError:
@@ -152,14 +144,13 @@ def cache_part(name: object, value: object) -> bool:
     return type(value) not in SCALARS and cache_like(name, value)
 
 
-def watched_namespace(value: object, project_modules: frozenset[str],
-                      asked: list[object] | None = None) -> dict[str, Any] | None:
+def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
     """The ``__dict__`` of a config-like object (SimpleNamespace or a project class instance).
 
     Mutating such an object's attributes (``settings.debug = True``) is a leak just like
     rebinding a module attribute, so its namespace is watched like a dict.
     """
-    ns = _namespace(value, project_modules, asked)
+    ns = _namespace(value, project_modules)
     return ns if ns is not None and len(ns) <= SMALL else None
 
 
@@ -187,10 +178,8 @@ def large_namespace(value: object, project_modules: frozenset[str]) -> dict[str,
     return ns if ns is not None and SMALL < len(ns) <= LARGE else None
 
 
-def _children(obj: Any, project_modules: frozenset[str],
-              asked: list[object] | None = None) -> list[Any]:
-    """The containers and watched namespaces directly inside a small container (``asked``:
-    see :func:`_namespace`)."""
+def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
+    """The containers and watched namespaces directly inside a small container."""
     if not is_container(obj) or len(obj) > SMALL:
         return []
     out: list[Any] = []
@@ -205,33 +194,17 @@ def _children(obj: Any, project_modules: frozenset[str],
         if is_container(v):
             out.append(v)
         elif type(v) not in SCALARS:
-            ns = watched_namespace(v, project_modules, asked)
+            ns = watched_namespace(v, project_modules)
             if ns is not None:
                 out.append(ns)
     return out
 
 
-def _children_of(obj: Any, project_modules: frozenset[str], memo: WalkMemo | None) -> list[Any]:
-    """:func:`_children`, a dict's taken from ``memo`` where they still hold (:mod:`._walkmemo`)."""
-    node = memo.node(obj) if memo is not None and type(obj) is dict else None
-    if node is None:
-        return _children(obj, project_modules)
-    if node.children_hold():
-        assert node.children is not None
-        return node.children
-    asked: list[object] = []
-    found = _children(obj, project_modules, asked)
-    node.keep_children(found, asked)
-    return found
-
-
-def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH,
-              memo: WalkMemo | None = None) -> list[Any]:
+def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH) -> list[Any]:
     """Containers and project-object namespaces below ``value`` (not itself), breadth first.
 
     Up to ``depth`` levels and :data:`BUDGET` objects, only through containers of at most
-    :data:`SMALL` items; each object once (shared or cyclic structures end).  ``memo``: the
-    last walk of the same attribute (:mod:`._walkmemo`).
+    :data:`SMALL` items; each object once (shared or cyclic structures end).
     """
     out: list[Any] = []
     seen = {id(value)}
@@ -239,7 +212,7 @@ def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH,
     for _ in range(depth):
         below: list[Any] = []
         for obj in level:
-            for c in _children_of(obj, project_modules, memo):
+            for c in _children(obj, project_modules):
                 if id(c) in seen:
                     continue
                 seen.add(id(c))
@@ -400,8 +373,7 @@ def _sample(items: Iterable[Any], n: int) -> list[Any]:
 
 def digest(value: Any, nested: bool = True,
            project_modules: frozenset[str] = frozenset(), depth: int = DEPTH,
-           content: bool = False, walked: list[Any] | None = None,
-           memo: WalkMemo | None = None) -> str:
+           content: bool = False, walked: list[Any] | None = None) -> str:
     """A content digest of a container: items by value (scalars) or identity (the rest).
 
     Small containers also fold in the flat signatures of what :func:`reachable` finds below
@@ -409,8 +381,7 @@ def digest(value: Any, nested: bool = True,
     fingerprint of ``REGISTRY`` and ``DATA``.  ``content``: followed by `` eq~...``, the same
     items apart from which builtin objects hold them (:mod:`._content`), where it can be
     told.  ``walked``: a list that receives what :func:`reachable` found below it (the
-    objects a caller watches, walked once).  ``memo``: the last walk of the same attribute,
-    for the dicts below that hold what they did (:mod:`._walkmemo`).
+    objects a caller watches, walked once).
     """
     n = len(value)
     inner: list[Any]
@@ -425,26 +396,16 @@ def digest(value: Any, nested: bool = True,
     else:
         inner = _sample(value, n)
         sig = _item_sigs(inner)
-    below = reachable(value, project_modules, depth, memo) if nested and n <= SMALL else []
+    below = reachable(value, project_modules, depth) if nested and n <= SMALL else []
     if walked is not None:
         walked += below
     if nested and n <= SMALL:
-        sig = (sig, tuple(_flat(v, memo) for v in below))
+        sig = (sig, tuple(digest(v, nested=False) for v in below))
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
     if n > HUGE:
         return f"{text} sampled"
-    same = content_digest(value, below, SCALARS, HUGE, memo) if content else None
+    same = content_digest(value, below, SCALARS, HUGE) if content else None
     return f"{text} {same}" if same else text
-
-
-def _flat(value: Any, memo: WalkMemo | None) -> str:
-    """``digest(value, nested=False)``; a dict's from ``memo`` where it holds the same items."""
-    node = memo.node(value) if memo is not None and type(value) is dict else None
-    if node is None:
-        return digest(value, nested=False)
-    if node.flat is None:
-        node.flat = digest(value, nested=False)
-    return node.flat
 
 
 def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
@@ -475,15 +436,13 @@ def depth_below(name: object, value: object) -> int:
 
 
 def describe(value: object, project_modules: frozenset[str],
-             name: object = None, walked: list[Any] | None = None,
-             memo: WalkMemo | None = None) -> tuple[str, bool]:
+             name: object = None, walked: list[Any] | None = None) -> tuple[str, bool]:
     """``(fingerprint, is_data)``; data fingerprints go through the redactor, code ones not.
 
     A container's digest folds in what :func:`reachable` finds below it, as deep as
     :func:`depth_below` says for ``name``; ``walked`` receives those objects (for a container
     or a namespace: what ``reachable`` of it would list, since the items a digest leaves
-    out, its caches, are never walked into; nothing for any other value).  ``memo``: see
-    :func:`digest`.
+    out, its caches, are never walked into; nothing for any other value).
     """
     t = type(value)
     if t in SCALARS or t in (tuple, frozenset):
@@ -495,14 +454,13 @@ def describe(value: object, project_modules: frozenset[str],
                         else (value, ""))
         # A subclass keeps more than its items (a defaultdict its factory): no eq~.
         sig = digest(rest, True, project_modules, depth_below(name, value), t in _BUILTIN,
-                     walked, memo)
+                     walked)
         return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
                 f" ~{sig}{caches}", True)
     ns = attribute_namespace(value, project_modules)
     if ns is not None:
         rest, caches = cache_parts(ns)
-        sig = digest(rest, True, project_modules, depth_below(name, value), True, walked,
-                     memo)
+        sig = digest(rest, True, project_modules, depth_below(name, value), True, walked)
         return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}{caches}", True
     text = short(value)
     return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)

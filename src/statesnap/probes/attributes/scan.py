@@ -14,13 +14,10 @@ import sys
 import types
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from statesnap.base.plain import Plain, Value
 from statesnap.probes.attributes import describe as D
-
-if TYPE_CHECKING:
-    from statesnap.probes.attributes._walkmemo import WalkMemo
 
 #: Module attributes that pytest's assertion rewriting adds to every test module.
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
@@ -183,8 +180,7 @@ class Part(Plain):
     costs a thousand small objects, not five thousand.
     """
 
-    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst", "seen",
-               "memos")
+    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst", "seen")
     __slots__ = _fields
 
     def __init__(self, value: Any = None, fps: dict[str, str] | None = None,
@@ -193,8 +189,7 @@ class Part(Plain):
                  caches: tuple[tuple[str, Any, dict[Any, Any] | None], ...] = (),
                  containers: dict[str, list[Any]] | None = None,
                  inst: dict[str, Any] | None = None,
-                 seen: list[tuple[str, Any]] | None = None,
-                 memos: dict[str, WalkMemo] | None = None) -> None:
+                 seen: list[tuple[str, Any]] | None = None) -> None:
         #: The object described: the attribute's value, or the class.
         self.value = value
         self.fps: dict[str, str] = {} if fps is None else fps
@@ -211,8 +206,6 @@ class Part(Plain):
         self.inst = inst
         #: For a test case class: its dict's items as described (``_same.same_bindings``).
         self.seen = seen
-        #: ``path -> `` the walk below it when described (``_walkmemo``), for the next time.
-        self.memos = memos
 
 
 #: Writes that bind what was there before (a function swapped and put back) after which a
