@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import marshal
 import sys
 from pathlib import Path
 
 import pytest
 from jinja2 import Environment
+from jinja2.bccache import Bucket
 from report_records import RecordFactory, entry, env_added
 
 from statesnap.output.report import render
@@ -90,3 +92,39 @@ def test_the_cache_sits_with_the_modules_bytecode_and_names_its_settings(
     assert other is not None
     assert other.pattern != cache.pattern
     assert sys.implementation.cache_tag in cache.pattern
+
+
+def test_an_entry_is_read_whole_not_unmarshalled_through_the_file(
+        tmp_path: Path, make_record: RecordFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``marshal.load`` on a file object makes a Python call per object it reads (about 1.5 M
+    instructions a template): the entry is read in one go and unmarshalled from bytes."""
+    first = _page(make_environment(PycacheBytecode(str(tmp_path))), make_record)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("marshal.load on the cache file")
+
+    monkeypatch.setattr(marshal, "load", refuse)
+    cached = make_environment(PycacheBytecode(str(tmp_path)))
+    _no_compiling(cached)
+    assert _page(cached, make_record) == first
+
+
+def test_an_entry_of_other_source_or_another_jinja2_is_not_used(tmp_path: Path) -> None:
+    env = make_environment(PycacheBytecode(str(tmp_path)))
+    cache = env.bytecode_cache
+    assert isinstance(cache, PycacheBytecode)
+    source, filename, _ = env.loader.get_source(env, "_macros.html.j2")  # type: ignore[union-attr]
+    env.get_template("_macros.html.j2")  # compiled and written
+    (entry,) = tmp_path.iterdir()
+    assert cache.get_bucket(env, "_macros.html.j2", filename, source).code is not None
+    # The template's source changed since: its checksum differs.
+    assert cache.get_bucket(env, "_macros.html.j2", filename, source + " ").code is None
+    # Written by another Jinja2 (another magic), or cut short after the checksum.
+    data = entry.read_bytes()
+    for damaged in (b"j3" + data[2:], data[:len(data) // 2]):
+        entry.write_bytes(damaged)
+        bucket = Bucket(env, cache.get_cache_key("_macros.html.j2", filename),
+                        cache.get_source_checksum(source))
+        assert cache._get_cache_filename(bucket) == str(entry)
+        cache.load_bytecode(bucket)
+        assert bucket.code is None

@@ -14,6 +14,7 @@ record text: nothing here evaluates them.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -24,9 +25,16 @@ WIDTH = 100
 #: Items named in a delta before "and N more".
 _ITEMS = 3
 #: An ``attributes`` fingerprint's identity tag, digests and length, after its preview.
-_TAIL = re.compile(r"(?: \(\d+ chars\))?(?P<tag> #[0-9a-f]{6})(?P<label>(?: [\w.]+)?)"
-                   r"(?: len=(?P<n>\d+))?(?P<sigs>(?: ~[0-9a-f]{8}(?: sampled)?)?"
-                   r"(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?)$")
+_TAIL = (r"(?: \(\d+ chars\))?(?P<tag> #[0-9a-f]{6})(?P<label>(?: [\w.]+)?)"
+         r"(?: len=(?P<n>\d+))?(?P<sigs>(?: ~[0-9a-f]{8}(?: sampled)?)?"
+         r"(?: eq~[0-9a-f]{8})?(?: cache~[0-9a-f]{8})?)$")
+
+
+@functools.cache
+def _tail() -> re.Pattern[str]:
+    # Compiled on first need: about 1.5 M instructions, and a report of a run whose changes
+    # were all additions and removals never needs it.
+    return re.compile(_TAIL)
 _OPEN = {"{": "}", "[": "]", "(": ")", "<": ">"}
 
 
@@ -75,7 +83,7 @@ def _split_items(body: str) -> list[str] | None:
 def _preview(fp: str) -> tuple[str, list[str], str, int | None] | None:
     """``(kind, items, identity tag, length)`` of a container fingerprint whose preview is
     whole: kind ``dict`` (``{k: v}``), ``list`` or ``set``."""
-    m = _TAIL.search(fp)
+    m = _tail().search(fp)
     if m is None:
         return None
     head = fp[:m.start()]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from statesnap.analysis.causes import group_by_cause
 from statesnap.analysis.findings import Finding
 from statesnap.base.plain import Value
 from statesnap.output.report.values import LONG_LIMIT, cut
@@ -34,6 +33,10 @@ def grouped(ordered: Sequence[Finding], view: Callable[[int, Finding], Any],
             ref: Callable[[Finding], Any]) -> list[Any]:
     """The finding views, one per cause; a shared cause's view gets ``victims`` rows."""
     out: list[Any] = []
+    if not ordered:
+        return out  # most reports: the grouping (a dataclass, ~1.5 M to import) is not loaded
+    from statesnap.analysis.causes import group_by_cause
+
     for n, cause in enumerate(group_by_cause(ordered)):
         card = view(n, cause.first)
         if cause.shared:

@@ -8,7 +8,8 @@ the polluter's step a reviewer looks for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from statesnap.base.plain import Value
 from statesnap.output.report.lanes import Lane
@@ -100,26 +101,33 @@ def format_value(value: float, unit: str) -> str:
     return f"{value:g}"
 
 
+def _gauge_maps(lane: Lane) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(position, gauges)`` of each of the lane's tests that has them: the record's tests
+    themselves, in run order (their positions are the entries'), without making an entry of
+    each (a test running at a crash has no gauges)."""
+    for pos, test in enumerate(lane.record.tests):
+        g = test.extra.get("gauges")
+        if isinstance(g, dict):
+            yield pos, g
+
+
 def _gauges(lanes: Sequence[Lane]) -> list[str]:
     seen: dict[str, None] = {}
     for lane in lanes:
-        for e in lane.entries:
-            g = e.test.extra.get("gauges") if e.test is not None else None
-            if isinstance(g, dict):
-                for name, value in g.items():
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
-                        seen.setdefault(str(name), None)
+        for _pos, g in _gauge_maps(lane):
+            for name, value in g.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    seen.setdefault(str(name), None)
     known = [n for n in KNOWN_GAUGES if n in seen]
     return known + sorted(n for n in seen if n not in KNOWN_GAUGES)
 
 
 def _values(lane: Lane, name: str) -> list[tuple[int, float]]:
     out = []
-    for e in lane.entries:
-        g = e.test.extra.get("gauges") if e.test is not None else None
-        value = g.get(name) if isinstance(g, dict) else None
+    for pos, g in _gauge_maps(lane):
+        value = g.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append((e.pos, float(value)))
+            out.append((pos, float(value)))
     return out
 
 

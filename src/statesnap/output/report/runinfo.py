@@ -224,8 +224,13 @@ def _keyed(lanes: Sequence[Lane], maps: Sequence[Mapping[str, Any]],
     return rows
 
 
+_SCALARS = (str, int, float, type(None))
+
+
 def _scrub_envs(value: Any, scrubber: Scrubber) -> Any:
     """Redact every mapping held under a key named ``env`` (a replay's environment, say)."""
+    if isinstance(value, _SCALARS):  # most of a header: no ABC check (about 2 K each)
+        return value
     if isinstance(value, Mapping):
         return {
             k: scrubber.mapping(v) if k == "env" and isinstance(v, Mapping)

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import io
+import marshal
 import os
+import pickle
 import sys
 from pathlib import Path
 
 import jinja2
 from jinja2 import FileSystemBytecodeCache
-from jinja2.bccache import Bucket
+from jinja2.bccache import Bucket, bc_magic
 
 
 class PycacheBytecode(FileSystemBytecodeCache):
@@ -24,7 +27,12 @@ class PycacheBytecode(FileSystemBytecodeCache):
 
     def load_bytecode(self, bucket: Bucket) -> None:
         try:
-            super().load_bytecode(bucket)
+            with open(self._get_cache_filename(bucket), "rb") as f:
+                data = f.read()
+        except OSError:  # none yet, or unreadable: compile from the source
+            return
+        try:
+            _read_entry(bucket, data)
         except Exception:  # a damaged entry: compile from the source, as without a cache
             bucket.reset()
 
@@ -36,6 +44,22 @@ class PycacheBytecode(FileSystemBytecodeCache):
             super().dump_bytecode(bucket)
         except OSError:
             pass
+
+
+def _read_entry(bucket: Bucket, data: bytes) -> None:
+    """``Bucket.load_bytecode`` on an entry read whole: the same checks (Jinja2's magic, the
+    source's checksum), but the code is unmarshalled from bytes.  ``marshal.load`` on a file
+    asks the file for every object it reads (a Python call each): about 1.5 M instructions a
+    template, 10 M for the report's seven, where ``marshal.loads`` takes 0.2 M."""
+    if not data.startswith(bc_magic):
+        bucket.reset()
+        return
+    head = io.BytesIO(data)
+    head.seek(len(bc_magic))
+    if pickle.load(head) != bucket.checksum:
+        bucket.reset()
+        return
+    bucket.code = marshal.loads(memoryview(data)[head.tell():])
 
 
 def pycache_for(settings_file: str) -> PycacheBytecode | None:
