@@ -44,7 +44,7 @@ AREAS = (
          "cost20.md"),
     Area("Fixed cost of a session",
          "What a record and a report add to a small suite's session, by instructions.",
-         "startcost2.md"),
+         "startcost3.md"),
     Area("Immune to what it watches: faults",
          "A full disk, a read-only cache, Ctrl-C during the replays, a timer a test left.",
          "faults.md"),
@@ -79,10 +79,10 @@ AREAS = (
     Area("Noise on twelve public suites",
          "Tests listed as leaking above low severity, judged one by one; two runs compared.",
          "noise12.md"),
-    Area("One object, one name: loguru and structlog",
-         "Suites whose autouse fixtures reset a global logger or configuration: record size, "
-         "CPU against plain pytest.",
-         "structcpu.md"),
+    Area("loguru and structlog: cost and the same list every run",
+         "Suites whose autouse fixtures reset a global logger or configuration: CPU against "
+         "plain pytest, and the tests listed in two runs.",
+         "merged24.md"),
     Area("A newcomer's trial of the docs",
          "Someone new to the project, from the README and the user guide alone.",
          "newcomer.md"),
