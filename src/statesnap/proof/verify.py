@@ -39,7 +39,7 @@ from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.confirm import confirm_printed
 from statesnap.proof.keys import prove_keys
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
-from statesnap.proof.pairs import PairBoard
+from statesnap.proof.pairs import PRINTED_PAIR, PairBoard
 from statesnap.proof.replays import (
     STOPS,
     NotDeterministic,
@@ -139,9 +139,9 @@ class Verifier(Replayer):
             # (it needs state an earlier test sets up, and/or an earlier test broke it).
             finding.alone_failure = alone.signature.text()
         suspects = polluters_of(finding.candidates)[:MAX_SINGLE_SUSPECTS]
-        first = self._first_failing_pair(finding, vid, suspects)
+        first, confirmed = self._first_failing_pair(finding, vid, suspects)
         if first is not None:
-            self._proven(finding, [first], victim)
+            self._proven(finding, [first], victim, confirmed)
             return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
                   and t.worker == victim.worker]
@@ -152,17 +152,39 @@ class Verifier(Replayer):
         self._proven(finding, polluters, victim)
 
     def _first_failing_pair(self, finding: Finding, vid: str, suspects: list[str]
-                            ) -> str | None:
+                            ) -> tuple[str | None, str | None]:
         """The first suspect in rank order whose ``[suspect, victim]`` fails the victim as the
-        run did; side by side, on the workers with no victim left (statesnap.proof.pairs)."""
+        run did, and the printed line that failed it (None: a replay did); side by side, on
+        the workers with no victim left (statesnap.proof.pairs).
+
+        The top suspect's pair runs first as the line that would be printed for it, cold and
+        exactly as printed (``pair-printed``): where it fails the victim as the run did, it is
+        both the pair's proof and the line's confirmation.  Where it does not, the other
+        suspects' replays follow as before, then the top suspect's own replay (statesnap on,
+        the collector off), last: a replay can fail where its printed line passes (state only
+        reference cycles hold, statesnap's plugin loaded), and the old flow proved such a
+        suspect and then confirmed or refused its line (gc timing), so that verdict stays
+        reachable; a later suspect whose replay fails is preferred to it, as its printed line
+        has not failed yet."""
+        if not suspects:
+            return None, None
+        line = repro_command(self.record.header, [suspects[0], vid])
+        ranks = [*suspects, suspects[0]]
         board = self.pairs
-        if board is not None and len(suspects) > 1:
-            return board.first_failing(self, finding, vid, suspects)
-        for nodeid in suspects:
-            self.progress(f"statesnap: replaying {nodeid} → {vid}")
-            if self.same_failure(self.replay([nodeid, vid], vid, finding, "pair"), finding):
-                return nodeid
-        return None
+        if board is not None:
+            i = board.first_failing(self, finding, vid, ranks, [line])
+        else:
+            i = None
+            for at, nodeid in enumerate(ranks):
+                self.progress(f"statesnap: replaying {nodeid} → {vid}")
+                v = self.replay([nodeid, vid], vid, finding, PRINTED_PAIR if at == 0 else "pair",
+                                printed=line if at == 0 else None)
+                if self.same_failure(v, finding):
+                    i = at
+                    break
+        if i is None:
+            return None, None
+        return ranks[i], (line if i == 0 else None)
 
     def _not_order_dependent(self, finding: Finding, vid: str) -> None:
         """It fails alone, the same way: no polluter, no state to blame.
@@ -258,13 +280,17 @@ class Verifier(Replayer):
             return None
         return ddmin(prefix, fails, known_failing=True)
 
-    def _proven(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
+    def _proven(self, finding: Finding, polluters: list[str], victim: TestEntry,
+                confirmed: str | None = None) -> None:
         """Replays proved ``polluters``: the key, the fix, then the printed reproduction run
-        exactly as printed (statesnap.proof.confirm) before the finding stays verified."""
+        exactly as printed (statesnap.proof.confirm) before the finding stays verified.
+        ``confirmed``: a line already run exactly as printed that failed the victim as the run
+        did (the first pair's); the confirmation runs unless it is the line printed."""
         was = finding.status
         try:
             self._prove(finding, polluters, victim)
-            confirm_printed(self, finding, polluters, victim, self.unexplained)
+            if confirmed is None or finding.repro != confirmed:
+                confirm_printed(self, finding, polluters, victim, self.unexplained)
         except BaseException:
             # Cut short (budget, timeout, Ctrl-C) before the printed line failed the victim:
             # not verified; verify() says why.
@@ -276,12 +302,16 @@ class Verifier(Replayer):
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
-        writes = self._polluters_writes(polluters, victim)
+        own = self._polluters_writes(polluters, victim)
+        borrowed = self._rewritten(polluters, victim, own)
+        writes = {**own, **borrowed}
         # Every change the proven polluters recorded is a key candidate, low-rated ones
         # included, ranked by what connects it to the victim (not only the few kept among
-        # the finding's candidates, which rank every earlier test's changes).
-        mine = rank(victim, Dirty(writes), self.sources.of(victim.nodeid))
-        if mine:
+        # the finding's candidates, which rank every earlier test's changes); then the keys
+        # another test left dirty that the polluter may have set again to the same value.
+        code = self.sources.of(victim.nodeid)
+        mine = [*rank(victim, Dirty(own), code), *rank(victim, Dirty(borrowed), code)]
+        if own:
             kept = {(c.nodeid, c.probe, c.key) for c in mine}
             finding.candidates = [*mine, *(c for c in finding.candidates
                                            if (c.nodeid, c.probe, c.key) not in kept)
@@ -326,6 +356,22 @@ class Verifier(Replayer):
             return
         if v.ran and not v.failed:
             mark_gc_timing(finding, gc_off_command(self.record.header, order))
+
+    def _rewritten(self, polluters: list[str], victim: TestEntry,
+                   own: dict[tuple[str, str], Write]) -> dict[tuple[str, str], Write]:
+        """Keys still dirty when the victim ran whose last change was another test's, as the
+        polluter's (one polluter only): a test that sets a key to the value an earlier test
+        already set records no change of it, yet in the replay of ``[polluter, victim]`` it
+        is the one that changes it.  Restoring such a key there puts it back as the replay
+        first saw it: where it heals the victim, the polluter changed it."""
+        if len(polluters) != 1:
+            return {}
+        me = self.record.test_by_id(polluters[0])
+        if me is None:
+            return {}
+        dirty = dirty_before(self.tests, victim)
+        return {ref: Write(me, w.change, w.baseline) for ref, w in dirty.writes.items()
+                if ref not in own and w.test.index < me.index}
 
     def _polluters_writes(self, polluters: list[str], victim: TestEntry
                           ) -> dict[tuple[str, str], Write]:
