@@ -5,6 +5,19 @@ replays (:mod:`~statesnap.proof.keys`) and cleaners (:mod:`~statesnap.proof.clea
 repeated replays that disagree make a finding ``not-deterministic``
 (:mod:`~statesnap.proof.replays`).  Every replay is logged beside the record, all within a
 budget.  Steps: docs/ARCHITECTURE.md ("Verification").
+
+The first pair is the printed line.  The top suspect's ``[suspect, victim]`` is the line that
+would be printed if it is the polluter, so it runs as that line, cold and exactly as printed
+(``pair-printed``, :func:`~statesnap.proof.confirm.confirm_printed`'s way): failing the victim
+the same way, it proves the pair and confirms the line at once, and the confirmation is not
+run again unless the line finally printed differs (gc timing's collector-off line; several
+polluters, delta debugging and leftovers take other paths and confirm as before).  A replay and
+its printed line can disagree (replays keep the collector off and statesnap loaded; the line
+neutralises reordering plugins), so a printed pair that misses is no verdict: the other
+suspects' replays follow, then the top suspect's own replay, whose proof is then confirmed or
+refused as every proof is.  Key candidates of a single polluter include, after its own
+changes, the keys earlier tests left dirty: setting a key to the value it already has records
+no change (:meth:`Verifier._rewritten`).
 """
 
 from __future__ import annotations
