@@ -59,7 +59,8 @@ def test_the_record_keeps_the_proven_verdict_and_its_replays(runs: Runs) -> None
                                                                    [POLLUTER])
     assert line["proven_keys"] == ["env:ZOO_MODE"]
     labels = [(r["label"], r["outcome"]) for r in line["replays"]]
-    assert labels[:2] == [("alone", "passed"), ("pair", "failed")]
+    # The first pair is the printed line, run as printed (it confirms it too).
+    assert labels[:2] == [("alone", "passed"), ("pair-printed", "failed")]
     assert line["replays"][1]["signature"] == "AssertionError at test_zoo.py:7"
     # The summary JSON the session wrote holds the same verdict.
     summary = json.loads(runs.b.json_path.read_text(encoding="utf-8"))
