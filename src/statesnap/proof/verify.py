@@ -17,7 +17,7 @@ neutralises reordering plugins), so a printed pair that misses is no verdict: th
 suspects' replays follow, then the top suspect's own replay, whose proof is then confirmed or
 refused as every proof is.  Key candidates of a single polluter include, after its own
 changes, the keys earlier tests left dirty: setting a key to the value it already has records
-no change (:meth:`Verifier._rewritten`).
+no change (:mod:`statesnap.proof.keywrites`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from collections.abc import Sequence
 
 from statesnap.analysis.attribution import (
     Dirty,
-    Write,
-    dirty_before,
     polluters_of,
     rank,
     source_reader,
@@ -51,6 +49,7 @@ from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.confirm import confirm_printed
 from statesnap.proof.keys import prove_keys
+from statesnap.proof.keywrites import key_writes
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.proof.pairs import PRINTED_PAIR, PairBoard
 from statesnap.proof.replays import (
@@ -315,15 +314,14 @@ class Verifier(Replayer):
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
-        own = self._polluters_writes(polluters, victim)
-        borrowed = self._rewritten(polluters, victim, own)
-        writes = {**own, **borrowed}
+        own, *more = key_writes(self.record, self.tests, finding, polluters, victim)
+        writes = {k: w for group in (own, *more) for k, w in group.items()}
         # Every change the proven polluters recorded is a key candidate, low-rated ones
         # included, ranked by what connects it to the victim (not only the few kept among
-        # the finding's candidates, which rank every earlier test's changes); then the keys
-        # another test left dirty that the polluter may have set again to the same value.
+        # the finding's candidates, which rank every earlier test's changes); then the others
+        # statesnap.proof.keywrites finds, group after group.
         code = self.sources.of(victim.nodeid)
-        mine = [*rank(victim, Dirty(own), code), *rank(victim, Dirty(borrowed), code)]
+        mine = [c for group in (own, *more) for c in rank(victim, Dirty(group), code)]
         if own:
             kept = {(c.nodeid, c.probe, c.key) for c in mine}
             finding.candidates = [*mine, *(c for c in finding.candidates
@@ -369,39 +367,6 @@ class Verifier(Replayer):
             return
         if v.ran and not v.failed:
             mark_gc_timing(finding, gc_off_command(self.record.header, order))
-
-    def _rewritten(self, polluters: list[str], victim: TestEntry,
-                   own: dict[tuple[str, str], Write]) -> dict[tuple[str, str], Write]:
-        """Keys still dirty when the victim ran whose last change was another test's, as the
-        polluter's (one polluter only): a test that sets a key to the value an earlier test
-        already set records no change of it, yet in the replay of ``[polluter, victim]`` it
-        is the one that changes it.  Restoring such a key there puts it back as the replay
-        first saw it: where it heals the victim, the polluter changed it."""
-        if len(polluters) != 1:
-            return {}
-        me = self.record.test_by_id(polluters[0])
-        if me is None:
-            return {}
-        dirty = dirty_before(self.tests, victim)
-        return {ref: Write(me, w.change, w.baseline) for ref, w in dirty.writes.items()
-                if ref not in own and w.test.index < me.index}
-
-    def _polluters_writes(self, polluters: list[str], victim: TestEntry
-                          ) -> dict[tuple[str, str], Write]:
-        """Each change the polluters recorded: the last one of each key still dirty when the
-        victim ran, then the others (overwritten or put back by a later test of the run,
-        but live in the replay of ``[polluters, victim]``)."""
-        dirty = dirty_before(self.tests, victim)
-        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
-        wanted = set(polluters)
-        for t in self.tests:
-            if t.nodeid not in wanted or t.worker != victim.worker:
-                continue
-            for ch in t.changes:
-                ref = (ch.probe, ch.key)
-                if ref not in writes:
-                    writes[ref] = Write(t, ch, ch.before)
-        return writes
 
     def _note_brittle(self, finding: Finding) -> None:
         if finding.alone_failure:
