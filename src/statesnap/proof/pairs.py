@@ -198,7 +198,8 @@ class PairBoard:
             verdict = replayer.replay([pair.suspect, batch.victim], batch.victim, scratch,
                                       PRINTED_PAIR if pair.printed else "pair",
                                       printed=pair.printed)
-            failed = replayer.same_failure(verdict, scratch)
+            failed = (replayer.same_printed_failure(verdict, scratch) if pair.printed
+                      else replayer.same_failure(verdict, scratch))
         except Stopped:
             with self._cond:
                 pair.state = "done"  # its replay was killed: no answer, nothing kept

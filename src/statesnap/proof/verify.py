@@ -177,7 +177,8 @@ class Verifier(Replayer):
         reference cycles hold, statesnap's plugin loaded), and the old flow proved such a
         suspect and then confirmed or refused its line (gc timing), so that verdict stays
         reachable; a later suspect whose replay fails is preferred to it, as its printed line
-        has not failed yet."""
+        has not failed yet.  The printed pair counts only where its output shows the run's
+        failing frame too (:meth:`same_printed_failure`): it proves what a replay would."""
         if not suspects:
             return None, None
         line = repro_command(self.record.header, [suspects[0], vid])
@@ -191,7 +192,8 @@ class Verifier(Replayer):
                 self.progress(f"statesnap: replaying {nodeid} → {vid}")
                 v = self.replay([nodeid, vid], vid, finding, PRINTED_PAIR if at == 0 else "pair",
                                 printed=line if at == 0 else None)
-                if self.same_failure(v, finding):
+                if (self.same_printed_failure(v, finding) if at == 0
+                        else self.same_failure(v, finding)):
                     i = at
                     break
         if i is None:
