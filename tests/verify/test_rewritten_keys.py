@@ -3,9 +3,10 @@
 The shape of pysllo's forced level (the corpus): ``test_a`` sets a class attribute 0 → 10,
 ``test_b`` sets it to 10 again (the session's record holds no change of it for ``test_b``) and
 changes something harmless of its own.  The victim expects 0.  When the replays prove ``test_b``
-the polluter, its own recorded change does not heal the victim; the key it relies on is the one
-``test_a`` left dirty, which ``test_b`` changes in the replay of ``[test_b, victim]``.  The key
-replays try it after the polluter's own changes, and the finding names it, proven.
+the polluter (its printed pair), its own recorded change does not heal the victim; the key it
+relies on is one ``test_b`` changes in a fresh process, as the first key replay's own record
+shows.  The key replays try it after the polluter's own changes, and the finding names it,
+proven.
 
 Real sessions; the printed line is run again here under plain pytest.
 """

@@ -15,9 +15,9 @@ polluters, delta debugging and leftovers take other paths and confirm as before)
 its printed line can disagree (replays keep the collector off and statesnap loaded; the line
 neutralises reordering plugins), so a printed pair that misses is no verdict: the other
 suspects' replays follow, then the top suspect's own replay, whose proof is then confirmed or
-refused as every proof is.  Key candidates of a single polluter include, after its own
-changes, the keys earlier tests left dirty: setting a key to the value it already has records
-no change (:mod:`statesnap.proof.keywrites`).
+refused as every proof is.  Key candidates include, after the polluters' own recorded changes,
+what they changed in a replay of the pair and not in the run: setting a key to the value it
+already has records no change (:mod:`statesnap.proof.keywrites`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.confirm import confirm_printed
 from statesnap.proof.keys import prove_keys
-from statesnap.proof.keywrites import key_writes
+from statesnap.proof.keywrites import key_writes, new_writes
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
 from statesnap.proof.pairs import PRINTED_PAIR, PairBoard
 from statesnap.proof.replays import (
@@ -316,14 +316,14 @@ class Verifier(Replayer):
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
-        own, *more = key_writes(self.record, self.tests, finding, polluters, victim)
-        writes = {k: w for group in (own, *more) for k, w in group.items()}
+        own, replayed = key_writes(self.record, self.tests, finding, polluters, victim)
+        writes = {**own, **replayed}
         # Every change the proven polluters recorded is a key candidate, low-rated ones
         # included, ranked by what connects it to the victim (not only the few kept among
         # the finding's candidates, which rank every earlier test's changes); then the others
         # statesnap.proof.keywrites finds, group after group.
         code = self.sources.of(victim.nodeid)
-        mine = [c for group in (own, *more) for c in rank(victim, Dirty(group), code)]
+        mine = [*rank(victim, Dirty(own), code), *rank(victim, Dirty(replayed), code)]
         if own:
             kept = {(c.nodeid, c.probe, c.key) for c in mine}
             finding.candidates = [*mine, *(c for c in finding.candidates
@@ -342,8 +342,17 @@ class Verifier(Replayer):
                             "relies on is outside what statesnap's probes see")
             self._note_brittle(finding)
             return
+
+        def more() -> list[tuple[str, str]]:
+            # No replay of the pair kept a record (a printed line proved it): the first key
+            # replay's, ranked, once it did not heal the victim.
+            extra = new_writes(self.record, finding, polluters, writes)
+            writes.update(extra)
+            return [(c.probe, c.key) for c in rank(victim, Dirty(extra), code)]
+
         prove_keys(self, finding, polluters, victim, writes,
-                   ranking=[(c.probe, c.key) for c in mine])
+                   ranking=[(c.probe, c.key) for c in mine],
+                   more=None if replayed else more)
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after),
