@@ -69,8 +69,12 @@ _NO_BROWSER = "not chromium"
 #: The kill guard's tests (statesnap.base.spawned and its callers).
 _KILL_GUARD_TESTS = ("tests/replay/test_kill_guard.py",)
 
+#: The verification's tests of each replay, the polluters, the keys and the cleaners.
+_VERIFY_REPLAY_TESTS = tuple(f"tests/verify/test_verify_{part}.py" for part in (
+    "replays", "polluters", "keys", "cleaners"))
 #: The verification's tests: every module of the procedure (verify.py and its parts).
-_VERIFY_TESTS = ("tests/verify/test_verify_verdicts.py", "tests/verify/test_verify_replays.py")
+_VERIFY_TESTS = ("tests/verify/test_verify_verdicts.py",
+                 "tests/verify/test_verify_leftover_files.py", *_VERIFY_REPLAY_TESTS)
 
 TARGETS: dict[str, Target] = {
     "replayargs": Target("src/statesnap/replay/args.py", (
@@ -89,7 +93,7 @@ TARGETS: dict[str, Target] = {
     "verdicts": Target("src/statesnap/analysis/verdicts.py", (
         "tests/cli/test_verdict_lines.py", "tests/test_explain_hints_unit.py")),
     "leaks": Target("src/statesnap/analysis/leaks.py", (
-        "tests/verify/test_verify_replays.py", "tests/plugin/test_collection_and_scope.py",
+        *_VERIFY_REPLAY_TESTS, "tests/plugin/test_collection_and_scope.py",
         "tests/attribution/test_leak_owners.py", "tests/verify/test_verify_fixture_notes.py")),
     "close_ids": Target("src/statesnap/cli/common.py", (
         "tests/cli/test_close_ids.py", "tests/cli/test_cli_errors.py"),
@@ -101,11 +105,11 @@ TARGETS: dict[str, Target] = {
         "tests/hunt/test_hunt_proofs.py", "tests/hunt/test_hunt_repro.py"),
         select="long_order or hunt_repro"),
     "verify_leftovers": Target("src/statesnap/proof/leftovers.py", (
-        "tests/verify/test_verify_verdicts.py",), select="left"),
+        "tests/verify/test_verify_leftover_files.py",), select="left"),
     "minimize": Target("src/statesnap/analysis/minimize.py",
                        ("tests/attribution/test_minimize.py",)),
-    "strict": Target("src/statesnap/contain/strict.py",
-                     ("tests/contain/modes/test_strict_unit.py",)),
+    "strict": Target("src/statesnap/contain/strict.py", tuple(
+        f"tests/contain/modes/test_strict_{part}.py" for part in ("unit", "held", "scope_end"))),
     "restore_mode": Target("src/statesnap/contain/restore.py", (
         "tests/contain/modes/test_restore_unit.py",)),
     "report_views": Target("src/statesnap/output/report/views.py", (

@@ -66,5 +66,12 @@ def test_a_stored_suspect_with_a_hint_shows_none() -> None:
     assert "**fix**" not in markdown([f], {})
     assert f.shown_hint is None and f.to_summary()["hint"] is None
     f.status = "verified"
+    # The polluter proven, the key not: the hint is shown as resting on a ranked key.
+    assert ("    fix, if that key is the cause (not proven): set K with monkeypatch.setenv"
+            in format_finding(f))
+    assert "- **fix, if that key is the cause (not proven)**: set K" in markdown([f], {})
+    assert not any(line.startswith("    fix: ") for line in format_finding(f))
+    f.proven_keys = ["env:K"]
     assert "    fix: set K with monkeypatch.setenv" in format_finding(f)
+    assert "- **fix**: set K with monkeypatch.setenv" in markdown([f], {})
     assert f.to_summary()["hint"] == "set K with monkeypatch.setenv"

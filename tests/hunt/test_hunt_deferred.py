@@ -14,7 +14,8 @@ from hunt_helpers import Suite
 
 from repro_check import check_reproductions
 from statesnap.analysis.findings import LATENT
-from statesnap.hunt.hunt import STALE_ORDERS, Hunter
+from statesnap.hunt.explore import STALE_ORDERS
+from statesnap.hunt.hunt import Hunter
 from statesnap.hunt.options import HuntOptions
 from statesnap.hunt.runs import ORDER_KINDS
 from statesnap.record.reader import read_record

@@ -17,7 +17,7 @@ import pytest
 from hunt_helpers import Suite
 
 from repro_check import check_reproductions
-from statesnap.hunt.hunt import REVERSED_AFTER
+from statesnap.hunt.explore import REVERSED_AFTER
 
 pytestmark = pytest.mark.slow
 

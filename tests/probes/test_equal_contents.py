@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from suite_runs import run_shell, run_suite, write_suite
 
@@ -151,3 +152,33 @@ def test_a_reset_to_equal_contents_is_low_real_changes_stay_high_and_proven(
         assert finding["proven_keys"] == [f"attributes:{key}"], finding
         repro = run_shell(finding["repro"], cwd=root)
         assert "1 failed, 1 passed" in repro.stdout, repro.stdout[-2000:]
+
+
+def test_the_scalar_shortcut_gives_the_signatures_item_by_item() -> None:
+    """The digests take a container of scalars only as its own items (C passes): the same
+    signatures as one per item, where all are scalars and where some are not (an object by
+    identity, an equal int elsewhere by value, a tuple in the ``eq~`` items)."""
+    from statesnap.probes.attributes import describe as D
+    from statesnap.probes.attributes._content import _Items
+
+    marker = object()
+    cases: list[Any] = [
+        {"a": 1, "b": "x", "c": None, "d": 2.5, "e": b"y", "f": True},
+        {"a": marker, "b": 1, "c": [1]},
+        {1: "one", (1, 2): marker, "k": ("t", 3)},
+        [1, 2, "x"], [marker, 1, None], {1, "a", 2.0}, {1, marker}, [],
+    ]
+    for value in cases:
+        keys = list(value)
+        vals = list(value.values()) if isinstance(value, dict) else keys
+        by_item: object
+        if isinstance(value, dict):
+            by_item = (tuple(map(D._item_sig, keys)), tuple(map(D._item_sig, vals)))
+        elif isinstance(value, set):
+            by_item = frozenset(map(D._item_sig, keys))
+        else:
+            by_item = tuple(map(D._item_sig, keys))
+        assert D.digest(value, nested=False) == f"{hash(by_item) & 0xFFFFFFFF:08x}", value
+        items = _Items([], D.SCALARS)
+        for part in (keys, vals):
+            assert items._all(part) == tuple(map(_Items([], D.SCALARS).sig, part)), part

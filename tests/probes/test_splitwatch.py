@@ -183,3 +183,37 @@ def test_the_fingerprints_are_those_of_the_whole_watch(pkg: tuple[Path, str]) ->
     name = pkg[1]
     assert {k: v for k, v in got.items() if k.startswith(name)} == {
         k: v for k, v in want.items() if k.startswith(name)}
+
+
+def test_a_rebuild_after_describing_carries_nothing_over_and_misses_nothing(
+        pkg: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """read() reads a watch it rebuilt at once and remembers those readings: carrying the
+    last ones over (``Watch._carry``, a dict per segment) was work never looked at.  Without
+    it, what changes right after such a read is still found, in either half, both before the
+    split (the whole watch rebuilt) and after it (the moving half alone)."""
+    from statesnap.probes.attributes._watch import Watch
+
+    probe, config, other = _setup(pkg)
+    name = pkg[1]
+    carried: list[int] = []
+    real = Watch._carry
+
+    def counted(self: Watch, previous: Any) -> None:
+        carried.append(1)
+        real(self, previous)
+
+    monkeypatch.setattr(Watch, "_carry", counted)
+    for n in range(6):
+        before = _reset_and_read(probe, config)
+        assert carried == [], f"reset {n}: readings carried over to a watch read at once"
+        # The moving module: a processor's attribute set, the fresh list filled in place.
+        config.DEFAULT[1].colors = f"set {n}"
+        assert _changed(probe, before) == {f"{name}.config:CONFIG", f"{name}.config:DEFAULT"}
+        before = _reset_and_read(probe, config)
+        config.CONFIG.processors.append(config.Renderer())
+        assert _changed(probe, before) == {f"{name}.config:CONFIG"}
+        # A steady module.
+        before = _reset_and_read(probe, config)
+        other.SETTINGS["level"] = n + 2
+        assert _changed(probe, before) == {f"{name}.other:SETTINGS"}
+    assert isinstance(probe._watch, SplitWatch)

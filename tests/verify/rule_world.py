@@ -23,6 +23,10 @@ Outcome = dict[str, Any] | None
 #: or with a whole :class:`ReplayResult` (a replay that timed out, or could not run).
 Rule = Callable[[list[str], Mapping[str, Any] | None], Outcome | ReplayResult]
 ABSENT: dict[str, Any] = {"absent": True}
+#: The keys restored before the victim, as a rule gets them (None: a plain replay).
+Restore = Mapping[str, Any] | None
+#: verify's limits, as documented (literals: a changed limit must fail the tests using them).
+MAX_SINGLE_SUSPECTS, MAX_KEY_REPLAYS, MAX_SET_KEYS, MAX_CLEANER_REPLAYS = 5, 6, 24, 3
 
 
 def nid(name: str) -> str:
@@ -119,3 +123,19 @@ def verify(record: Record, rule: Rule, raise_errors: bool = False,
 
 def labels(runner: RuleRunner) -> list[str]:
     return [label for label, _ in runner.asked]
+
+
+def restored_keys(restore: Restore) -> set[str]:
+    return {k for _probe, k in (restore or {}).get("keys", [])}
+
+
+def one_polluter(tmp_path: Path, *keys: str) -> Record:
+    """``test_a`` sets ``keys``, ``test_b`` changes nothing, then the victim fails."""
+    return record_of(tmp_path / "r.jsonl", [
+        ("test_a", [env_change(k, None, "1") for k in keys]), ("test_b", [])],
+        "test_victim", failure())
+
+
+def needs_a(restore: Restore, order: list[str], key: str = "ZOO_A") -> Outcome:
+    """The victim fails after test_a unless ``key`` is put back."""
+    return failure() if nid("test_a") in order and key not in restored_keys(restore) else None

@@ -268,6 +268,28 @@ def polluters_of(candidates: Iterable[Candidate]) -> list[str]:
     return list(dict.fromkeys(c.nodeid for c in candidates))
 
 
+#: Classmates of a victim (:func:`classmates`) replayed as pairs before delta debugging.
+MAX_CLASSMATES = 2
+
+
+def classmates(prefix: Sequence[str], victim: str, tried: Iterable[str],
+               limit: int = MAX_CLASSMATES) -> list[str]:
+    """The tests of the victim's own class that ran before it (``prefix``, in run order),
+    nearest first, less those already ``tried``; none for a victim outside a class.
+
+    A class's tests share what its ``setup_class`` made: a directory made there lies outside
+    every probe, and a test that leaves a file in it records no change, so it is no suspect.
+    Its pair with the victim runs the set-up once for both, as the run did; a classmate just
+    before the victim is the likeliest, and two pairs cost less than delta debugging.
+    """
+    parent, sep, _ = victim.rpartition("::")
+    if not sep or "::" not in parent:
+        return []  # a module-level test: its file is no class
+    skip = set(tried)
+    near = [n for n in reversed(prefix) if n.rpartition("::")[0] == parent and n not in skip]
+    return near[:limit]
+
+
 def source_reader(record: Record) -> SourceReader:
     """The reader of victims' code under the record's rootdir."""
     return SourceReader(record.header.get("rootdir"))

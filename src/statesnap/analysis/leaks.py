@@ -23,6 +23,7 @@ from statesnap.analysis.own_fixtures import (
 from statesnap.base.plain import Value
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import REMOVED, Change
+from statesnap.state.settle import RESOURCE_PROBES
 
 WIDE_SCOPES = frozenset({"module", "class", "package", "session"})
 
@@ -99,11 +100,6 @@ class Held(Value):
     def put_back(self, value: Any) -> bool:
         """Whether ``value`` is the key's value from before the fixture's setup."""
         return bool(value == self.change.before)
-
-
-#: Probes of resources (a descriptor, a thread, a child process) that an earlier test can leave
-#: behind and the garbage collector, or the resource's own end, release during a later one.
-RESOURCE_PROBES = frozenset({"fds", "threads", "children"})
 
 
 def resolve_leaks(tests: Iterable[TestEntry]) -> dict[int, list[Change]]:

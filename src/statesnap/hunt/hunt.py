@@ -1,84 +1,39 @@
 """The hunt: run the few orders that can expose latent order-dependent tests, and prove them.
 
-Runs the orders :mod:`statesnap.hunt.plan` builds from the record's leaks, classifies each test
-that passed in the record and failed in one of them, and proves it (:mod:`statesnap.hunt.prove`),
-all within one time budget.  The orders and why: docs/ARCHITECTURE.md ("The hunt").
+Runs the orders (:mod:`statesnap.hunt.explore`), classifies each test that passed in the record
+and failed in one of them (:mod:`statesnap.hunt.classify`), and proves it
+(:mod:`statesnap.hunt.prove`), all within one time budget; then, while the budget lasts, the
+orders put off behind the proofs.  The orders and why: docs/ARCHITECTURE.md ("The hunt").
 """
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from statesnap.analysis.attribution import source_reader
 from statesnap.analysis.findings import BRITTLE, LATENT
 from statesnap.base.progress import Progress
+from statesnap.hunt.classify import attribute, classify, exposed
+from statesnap.hunt.explore import Explorer
 from statesnap.hunt.options import HuntError, HuntOptions, default_logs_dir
-from statesnap.hunt.plan import (
-    HuntSuite,
-    Observation,
-    build_suite,
-    candidates,
-    cleaners_last,
-    group_keys,
-    leaker_groups,
-    leakers_first,
-    low_groups,
-    neighbour_orders,
-    new_failures,
-    observe,
-    random_order,
-    reversed_order,
-    suspects,
-    touched,
-    without_leakers,
-)
+from statesnap.hunt.plan import HuntSuite, build_suite, leaker_groups
 from statesnap.hunt.prove import Prover
 from statesnap.hunt.result import HuntResult
-from statesnap.hunt.runs import (
-    CLEANERS_AFTER,
-    CLEANERS_LAST,
-    LEAKERS_FIRST,
-    LOW_FIRST,
-    NEIGHBOURS,
-    RANDOM,
-    REVERSED,
-    WITHOUT_LEAKERS,
-    Observed,
-    Replays,
-)
+from statesnap.hunt.runs import Replays
 from statesnap.hunt.sidebyside import ProofPool, hunt_plan
 from statesnap.hunt.suspect import Suspect
+from statesnap.hunt.verdicts import unproven
 from statesnap.record.journal import Record
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.replay.scratchrunner import RunnerKit
 
 #: The note of a suspect a Ctrl-C stopped the proofs of.
 INTERRUPTED = "the hunt was interrupted (Ctrl-C) before it was proven"
-#: Tests changing the leaked keys above which no neighbour orders are run (n tests take n
-#: orders of n tests: quadratic).
-MAX_NEIGHBOURS = 40
-#: Orders of LOW-severity leakers first, one per group (plan.low_groups) up to this many: a
-#: suite whose tests each leave the RNG state differently would otherwise get one per test.
-MAX_LOW_GROUPS = 4
-#: Once an order has exposed a new failure, no order starts past this share of the budget:
-#: the rest goes to proving what was found (a suite of many leaking groups on a slow machine
-#: would otherwise spend it all exploring and prove nothing).  Such an order is deferred, not
-#: dropped: it runs after the proofs while the budget lasts (a second round, under the same
-#: rule for the budget left then).
-EXPLORE_SHARE = 0.5
-#: Once an order has exposed a new failure, an order of a kind whose last this many orders
-#: exposed nothing new is deferred behind the proofs too: orders of one kind differ only in
-#: which group leads (pykicad's twenty leakers-first orders all exposed the same 27 tests).
-STALE_ORDERS = 3
-#: Leakers-first orders run before the recorded order backwards, where there are more groups
-#: than this.  One backwards run puts every polluter that followed its victim in the record
-#: before it, which no single group does: behind dozens of groups (structlog: 58, from tests
-#: each leaving one growing dict differently) it was never reached within the budget.
-REVERSED_AFTER = 4
+#: The note of a suspect the budget ran out on.
+BUDGET_SPENT = ("the hunt's budget ran out before it was proven (run again with a larger "
+                "--budget)")
 
 
 class Hunter:
@@ -103,24 +58,9 @@ class Hunter:
         self.replays = Replays(self.runner, options.budget, progress)
         self.pool = self._pool(first, progress or (lambda _msg: None))
         self.prover = Prover(self.suite, self.replays, self.header, self.pool)
+        self.explorer = Explorer(self.suite, self.replays, options)
         #: Whether a Ctrl-C stopped the proofs (what was proven is kept).
         self.interrupted = False
-        self.explored: list[Observed] = []
-        self.skipped: list[str] = []
-        self.seeds: list[int] = []
-        #: Orders put off behind the proofs: ``{label: what it is, in words}``.
-        self.deferred: dict[str, str] = {}
-        self._deferring = True
-        #: The exploring round: when it started, the seconds it may use, the failures that
-        #: were known before it (the second round's rule counts only new ones).
-        self._round_from: float | None = None  # None: the hunt's own start
-        self._round_span = options.budget
-        #: The first random order's seed, picked once (a second round runs the same ones).
-        self._base_seed: int | None = None
-        self._known: set[str] = set()
-        #: Orders run in a row, by kind, that exposed no failure not seen before.
-        self._stale: dict[str, int] = {}
-        self._ran: set[str] = set()
 
     def _pool(self, record: Record, say: Progress) -> ProofPool | None:
         """The workers the proofs run on side by side (None: one at a time)."""
@@ -144,247 +84,26 @@ class Hunter:
                 return record
         return self.records[0]
 
-    # -- 1-3: the orders -------------------------------------------------------------------
     def explore(self) -> None:
-        suite = self.suite
-        groups = leaker_groups(suite)
-        for i, group in enumerate(groups, start=1):
-            self._explore(leakers_first(suite, group), f"leakers-first-{i}", LEAKERS_FIRST,
-                          f"{len(group)} leaking test(s) first (group {i}/{len(groups)})",
-                          group=i)
-            if i == REVERSED_AFTER < len(groups):
-                self._explore_reversed()
-        if groups:
-            # Leaking victims found so far run at its end: that is their check too.
-            found = [n for o in self.explored for n in o.run.new_failures]
-            order = without_leakers(suite, then=[n for n in suite.order() if n in found])
-            self._explore(order, "without-leakers", WITHOUT_LEAKERS,
-                          f"{len(order)} test(s) without the leaking ones")
-        for i, group in enumerate(groups, start=1):
-            self._explore(leakers_first(suite, group, rest_reversed=True),
-                          f"leakers-first-rest-reversed-{i}", CLEANERS_AFTER,
-                          f"{len(group)} leaking test(s) first, the rest backwards "
-                          f"(group {i}/{len(groups)})", group=i)
-        overwriters: list[str] = []
-        for i, group in enumerate(groups, start=1):
-            cleaners = self._cleaners(group, i)
-            if cleaners:
-                overwriters += [*group, *cleaners]
-                self._explore(cleaners_last(suite, group, cleaners),
-                              f"leakers-first-cleaners-last-{i}", CLEANERS_LAST,
-                              f"{len(group)} leaking test(s) first, {len(cleaners)} test(s) "
-                              f"that reset their state last (group {i}/{len(groups)})",
-                              group=i)
-        lows = low_groups(suite)
-        for i, low in enumerate(lows[:MAX_LOW_GROUPS], start=1):
-            label = "low-leakers-first" if len(lows) == 1 else f"low-leakers-first-{i}"
-            of = "" if len(lows) == 1 else f" (group {i}/{len(lows)})"
-            self._explore(leakers_first(suite, low), label, LOW_FIRST,
-                          f"{len(low)} test(s) with LOW-severity leaks first{of}")
-        if len(lows) > MAX_LOW_GROUPS and self._round_from is None:  # said in the first round
-            self.skipped.append(
-                f"low-leakers-first-{MAX_LOW_GROUPS + 1} to -{len(lows)} (LOW-severity "
-                f"leakers that leave a key another leaves differently; --all-leaks groups "
-                "them with the others)")
-        self._explore_reversed()  # run once: a second call finds its label already run
-        self._neighbours(overwriters)
-        if self._base_seed is None and self.options.random_orders:
-            self._base_seed = self.options.seed
-            if self._base_seed is None:
-                self._base_seed = random.SystemRandom().randrange(2**32)
-        base = self._base_seed
-        for k in range(self.options.random_orders):
-            assert base is not None
-            seed = (base + k) % 2**32
-            if self._explore(random_order(suite, seed), f"random-{seed}", RANDOM,
-                             f"random order, seed {seed}", seed=seed):
-                self.seeds.append(seed)
-
-    def _explore_reversed(self) -> None:
-        if len(self.suite.tests) > 1:
-            # Even where no test leaked anything seen: a session fixture's object changed in
-            # place is state no probe reaches, and backwards every polluter that followed its
-            # victim runs before it.
-            self._explore(reversed_order(self.suite), "reversed", REVERSED,
-                          "the recorded order backwards")
-
-    def _neighbours(self, overwriters: list[str]) -> None:
-        """The tests that change the leaked keys, each right before each other one once.
-
-        Only where at least three do (two are covered by the orders so far) and at most
-        :data:`MAX_NEIGHBOURS` (the orders grow as the square of their number)."""
-        wanted = set(overwriters)
-        tests = [n for n in self.suite.order() if n in wanted]
-        if len(tests) < 3:
-            return
-        if len(tests) > MAX_NEIGHBOURS:
-            self._skip(f"neighbour orders ({len(tests)} tests change the leaked state again, "
-                       f"more than {MAX_NEIGHBOURS})")
-            return
-        orders = neighbour_orders(tests)
-        for i, order in enumerate(orders, start=1):
-            before = len(self.skipped)
-            self._explore(order, f"neighbours-{i}", NEIGHBOURS,
-                          f"{len(order)} tests that change the same state, each right "
-                          f"before another (order {i}/{len(orders)})")
-            if len(self.skipped) > before:
-                self.skipped[-1] = f"neighbours-{i} to -{len(orders)} ({len(order)} tests each)"
-                return
-        put_off = [f"neighbours-{i}" for i in range(1, len(orders) + 1)
-                   if f"neighbours-{i}" in self.deferred]
-        if len(put_off) > 1:
-            # One line for the lot, as when the budget cuts them.
-            for label in put_off:
-                del self.deferred[label]
-            self.deferred[put_off[0]] = (f"{put_off[0]} to -{put_off[-1].rsplit('-', 1)[1]} "
-                                         f"({len(tests)} tests each)")
-
-    def _cleaners(self, group: list[str], number: int) -> list[str]:
-        """Tests that changed a key of the group's leaks after the group's leakers ran first
-        (in its leakers-first runs): each may have reset the state before a victim."""
-        keys = group_keys(self.suite, group)
-        found: list[str] = []
-        for obs in self.explored:
-            child = obs.child() if obs.run.group == number else None
-            if child is not None and obs.run.kind in (LEAKERS_FIRST, CLEANERS_AFTER):
-                found += touched(child.tests, keys, skip=group)
-        return list(dict.fromkeys(found))
-
-    def _explore(self, order: list[str], label: str, kind: str, message: str,
-                 **meta: Any) -> bool:
-        """Run one hunt order; False when the budget left no time for it (or, once an order
-        exposed a new failure, :data:`EXPLORE_SHARE` of it is spent).
-
-        An extra order (not the first two kinds, not a random one asked for) that equals
-        one already run is not run again."""
-        if not order or label in self._ran:
-            return False  # the second round runs only what the first one put off
-        if kind in (CLEANERS_AFTER, CLEANERS_LAST, LOW_FIRST, REVERSED, NEIGHBOURS) and any(
-                o.order == order for o in self.explored):
-            return False
-        if kind != WITHOUT_LEAKERS and self._exposed():
-            start = self.replays.started if self._round_from is None else self._round_from
-            late = time.monotonic() - start > EXPLORE_SHARE * self._round_span
-            if self._deferring and (late or self._stale.get(kind, 0) >= STALE_ORDERS):
-                self.deferred[label] = f"{label} ({len(order)} tests)"
-                return False
-            if late:
-                self.deferred.pop(label, None)
-                self._skip(f"{label} ({len(order)} tests; the rest of the budget proves what "
-                           "the orders found)")
-                return False
-        self.deferred.pop(label, None)
-        try:
-            obs = self.replays.run(order, label, kind, message, **meta)
-        except BudgetSpent:
-            self._skip(f"{label} ({len(order)} tests)")
-            return False
-        if obs.result.error is not None and not obs.result.outcomes:
-            raise HuntError(f"the {label} run could not run: {obs.result.error} "
-                            f"(log: {obs.run.log})")
-        obs.run.new_failures = new_failures(self.suite, order, obs.result.outcomes)
-        seen = {n for o in self.explored for n in o.run.new_failures}
-        fresh = any(n not in seen for n in obs.run.new_failures)
-        self._stale[kind] = 0 if fresh else self._stale.get(kind, 0) + 1
-        self.explored.append(obs)
-        self._ran.add(label)
-        return True
-
-    def _skip(self, line: str) -> None:
-        # Once: the backwards order is tried early and again in its usual place.
-        if line not in self.skipped:
-            self.skipped.append(line)
-
-    def _exposed(self) -> bool:
-        """Whether an order of this round exposed a failure not known before it."""
-        return any(n not in self._known for o in self.explored for n in o.run.new_failures)
+        """Run the orders (a first round: some may be put off behind the proofs)."""
+        self.explorer.explore()
 
     # -- classify and prove ----------------------------------------------------------------
-    def _suspects(self) -> list[Suspect]:
-        found: dict[str, Suspect] = {}
-        for obs in self.explored:
-            for nodeid in obs.run.new_failures:
-                found.setdefault(nodeid, Suspect(nodeid)).failed_in.append(obs)
-        for s in found.values():
-            s.passed_in = [o for o in self.explored if o.passed(s.nodeid)]
-        order = {n: i for i, n in enumerate(self.suite.order())}
-        return sorted(found.values(), key=lambda s: order.get(s.nodeid, 0))
-
-    def classify(self, items: list[Suspect]) -> None:
-        """Latent (passes without the leaking tests) or brittle (fails without them)."""
-        without = next((o for o in self.explored if o.run.kind == WITHOUT_LEAKERS), None)
-        tainted = self._tainted(without) if without is not None else set()
-        unsure: list[Suspect] = []
-        for s in items:
-            # A latent victim of a leaker passes where no leaker ran before it.
-            if without is not None and s.nodeid not in tainted and without.passed(s.nodeid):
-                s.kind, s.without = LATENT, without
-                s.note_log(without)
-            else:
-                unsure.append(s)
-        if unsure:
-            self.prover.alone(unsure)
-
-    def _tainted(self, without: Observed) -> set[str]:
-        """Tests at the end of the run without leakers that ran after a leaking one."""
-        leaked = without.leaked()
-        out: set[str] = set()
-        dirty = False
-        for nodeid in without.order:
-            if dirty and nodeid in self.suite.leaks:
-                out.add(nodeid)
-            dirty = dirty or (nodeid in self.suite.leaks and nodeid in leaked)
-        return out
-
-    def _attribute(self, s: Suspect) -> None:
-        """Rank the suspects of ``s``'s failure, on the record that shows it."""
-        if s.kind == LATENT:
-            runs = [o for o in s.failed_in if o.run.kind != WITHOUT_LEAKERS] or s.failed_in
-            s.failing = runs[0]
-            child = s.failing.child()
-            obs = observe(child, s.nodeid) if child is not None else None
-            cleared: list[Observation] = []
-            recorded = self._recorded(s.nodeid)
-            if recorded is not None:
-                cleared.append(recorded)
-            for other in s.passed_in:
-                o_child = other.child()
-                seen = observe(o_child, s.nodeid) if o_child is not None else None
-                if seen is not None:
-                    cleared.append(seen)
-            if obs is not None:
-                s.candidates, s.set_aside = candidates(obs, None, cleared,
-                                                       self.sources.of(s.nodeid))
-        else:
-            s.failing = s.without
-            recorded = self._recorded(s.nodeid)
-            if recorded is not None:
-                s.candidates, s.set_aside = candidates(recorded, s.failure,
-                                                       code=self.sources.of(s.nodeid))
-        for obs_run in s.failed_in:
-            s.note_log(obs_run)
-        s.queue = suspects(s.candidates)
-
-    def _recorded(self, nodeid: str) -> Observation | None:
-        lane = self.suite.lane_of(nodeid)
-        entry = self.suite.by_id.get(nodeid)
-        return None if entry is None else Observation(lane, entry)
-
     def _prove(self, items: list[Suspect]) -> bool:
         """Classify and prove ``items``; False when the budget ran out on the way."""
         try:
             if items:
-                self.classify(items)
+                classify(self.suite, self.explorer.explored, items, self.prover)
                 for s in items:
                     if s.kind is not None:
-                        self._attribute(s)
+                        attribute(self.suite, self.sources, s)
                 latent = [s for s in items if s.kind == LATENT]
                 self.prover.latent(latent)
                 for s in latent:
                     if s.kind == BRITTLE:
                         # It failed alone: some test has to run first for it to pass.
                         s.queue, s.tried = [], []
-                        self._attribute(s)
+                        attribute(self.suite, self.sources, s)
                 self.prover.brittle([s for s in items if s.kind == BRITTLE])
         except BudgetSpent:
             done = False
@@ -404,19 +123,19 @@ class Hunter:
         """Classify and prove what the orders exposed; then, while the budget lasts, run the
         orders put off behind the proofs and prove what they expose.  What the budget leaves
         unproven is suspected; what it leaves unrun is listed in ``skipped``."""
-        items = self._suspects()
+        explorer = self.explorer
+        items = exposed(self.suite, explorer.explored)
         try:
             done = self._prove(items)
-            if done and self.deferred and self.replays.left() > 0:
-                self._deferring = False
-                self._round_from, self._round_span = time.monotonic(), self.replays.left()
-                self._known = {s.nodeid for s in items}
-                self.deferred = {}  # planned again from all that ran; what it cannot run, skipped
+            if done and explorer.deferred and self.replays.left() > 0:
+                known = {s.nodeid for s in items}
+                explorer.second_round(known)
                 try:
-                    self.explore()
+                    explorer.explore()
                 except BudgetSpent:
                     pass
-                more = [s for s in self._suspects() if s.nodeid not in self._known]
+                more = [s for s in exposed(self.suite, explorer.explored)
+                        if s.nodeid not in known]
                 items += more
                 self._prove(more)
         except KeyboardInterrupt:
@@ -425,25 +144,22 @@ class Hunter:
         finally:
             if self.pool is not None:
                 self.pool.close()
-        self.skipped += [f"{text}: put off behind the proofs, no budget left for it"
-                         for text in self.deferred.values()]
-        self.deferred = {}
+        explorer.give_up_deferred()
+        suite = self.suite
+        why = INTERRUPTED if self.interrupted else BUDGET_SPENT
         for s in items:
             if (s.finding is not None and s.finding.status in (LATENT, BRITTLE)
                     and s.line_ran != s.finding.repro):
                 s.finding = None  # its printed line never ran: not proven
             if s.finding is None:
-                self.prover.unproven(s, INTERRUPTED if self.interrupted else
-                                     "the hunt's budget ran out before it was proven "
-                                     "(run again with a larger --budget)")
-        suite = self.suite
+                s.finding = unproven(suite, self.header, s, why)
         return HuntResult(
             tests=len(suite.tests), leakers=len(suite.leaks), ignored_low=suite.ignored_low,
             groups=len(leaker_groups(suite)), runs=list(self.replays.runs),
             findings=[s.finding for s in items if s.finding is not None],
             logs_dir=self.replays.logs_dir,
-            duration=time.monotonic() - self.replays.started, skipped=self.skipped,
-            seeds=self.seeds, interrupted=self.interrupted,
+            duration=time.monotonic() - self.replays.started, skipped=explorer.skipped,
+            seeds=explorer.seeds, interrupted=self.interrupted,
         )
 
 

@@ -1,16 +1,20 @@
 """The key-level proof of a latent hunt finding: which of its polluters' changes it relies on.
 
 The smallest set of the polluters' restorable changes whose restoration before the victim lets
-it pass (:func:`~statesnap.analysis.keyproof.smallest_healing_set`).  See docs/ARCHITECTURE.md
-("The hunt").
+it pass (:func:`~statesnap.analysis.keyproof.smallest_healing_set`); then what that change
+rests on: the wide fixture (or class or module set-up) of a polluter that made it, and, where
+the runs went with the collector off, whether a collection before the victim heals it.  See
+docs/ARCHITECTURE.md ("The hunt").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from statesnap.analysis.attribution import Write, dirty_before
-from statesnap.analysis.findings import Finding
+from statesnap.analysis.findings import BRITTLE, LATENT, Finding
+from statesnap.analysis.gctiming import mark_gc_timing
 from statesnap.analysis.hints import hint_for, restorable
 from statesnap.analysis.keyproof import (
     fresh_module_attributes,
@@ -20,12 +24,14 @@ from statesnap.analysis.keyproof import (
     restore_spec,
     smallest_healing_set,
 )
-from statesnap.analysis.leaks import setup_hint
+from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.hunt.plan import HuntSuite, observe
 from statesnap.hunt.runs import KEY, Observed, Replays
 from statesnap.hunt.suspect import Suspect
 from statesnap.probes.fixtures import EVERY, FixturesProbe, scope_of
 from statesnap.record.signature import Signature
+from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
+from statesnap.replay.repro import gc_off_command
 from statesnap.replay.runner import BudgetSpent
 from statesnap.state.diff import ADDED, REMOVED, Change
 
@@ -33,6 +39,61 @@ from statesnap.state.diff import ADDED, REMOVED, Change
 MAX_SINGLE_KEYS = 4
 #: Restorable keys a key-level proof considers at most.
 MAX_PROOF_KEYS = 24
+
+
+def key_proof(suite: HuntSuite, replays: Replays, header: dict[str, Any], s: Suspect,
+              causes: list[str], proof: Observed) -> None:
+    """The key-level proof of ``s``'s finding, proven after ``causes`` by ``proof``, and what
+    the key's change rests on, in its note and hint."""
+    f = s.finding
+    if f is None or f.status not in (LATENT, BRITTLE):
+        return  # none, or left suspected: its printed line did not fail it
+    extra = prove_keys(suite, replays, f, s, causes, proof)
+    if extra:
+        f.note = f"{f.note}; {extra}" if f.note else extra
+    _name_the_setup(suite, f, causes)
+    _gc_timing(replays, header, f, s, causes)
+
+
+def _gc_timing(replays: Replays, header: dict[str, Any], f: Finding, s: Suspect,
+               causes: list[str]) -> None:
+    """Runs went with the collector off (state only reference cycles keep): one more
+    with a collection just before the victim says whether the failure rests on it."""
+    if not (replays.runner.gc_off and cycle_held_key(f.probe, f.key)):
+        return
+    order = [*causes, s.nodeid]
+    try:
+        obs = replays.run(order, "gc", "gc", f"collecting garbage before {s.nodeid}",
+                          restore=with_gc({"before": s.nodeid, "keys": []}, COLLECT))
+    except BudgetSpent:
+        return  # the finding stands as proven with the collector off, unqualified
+    s.note_log(obs)
+    if obs.passed(s.nodeid):
+        mark_gc_timing(f, gc_off_command(header, order))
+
+
+def _name_the_setup(suite: HuntSuite, f: Finding, causes: list[str]) -> None:
+    """Where a wide fixture (or a class or module set-up) of a cause made the key's
+    change, say so, and give the set-up's fix: the test is only how a replay runs it."""
+    for cause in causes:
+        made = _made_in(suite, cause, f.probe, f.key) if f.probe and f.key else None
+        if made is None:
+            continue
+        f.hint = setup_hint(made) or f.hint
+        where = fixture_note(made, cause)
+        if where:
+            f.note = f"{f.note}; {where}" if f.note else where
+        return
+
+
+def _made_in(suite: HuntSuite, nodeid: str, probe: str, key: str) -> Change | None:
+    """The recorded change of ``probe:key`` by ``nodeid``, where a wide fixture (or a
+    class or module set-up) made it: the test is then only how a replay runs it."""
+    t = suite.by_id.get(nodeid)
+    for ch in t.changes if t is not None else ():
+        if ch.probe == probe and ch.key == key and ch.fixture:
+            return ch
+    return None
 
 
 def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, causes: list[str],

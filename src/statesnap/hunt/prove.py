@@ -2,7 +2,10 @@
 
 Shared proof runs only nominate; nothing becomes a finding before its exact reproduction ran by
 itself in a fresh process and showed it (and, for a latent victim, the victim passed alone).
-The reasoning: docs/ARCHITECTURE.md ("The hunt").
+This module decides which runs to make and in what order (side by side where a pool is given);
+the findings they earn are written by :mod:`statesnap.hunt.verdicts`, a latent finding's key is
+proven by :mod:`statesnap.hunt.keys`, and each printed line is run by
+:mod:`statesnap.hunt.confirm`.  The reasoning: docs/ARCHITECTURE.md ("The hunt").
 """
 
 from __future__ import annotations
@@ -10,29 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from statesnap.analysis.findings import (
-    BRITTLE,
-    LATENT,
-    MAX_CANDIDATES,
-    NOT_ORDER_DEPENDENT,
-    SUSPECTED,
-    UNEXPLAINED,
-    Finding,
-)
-from statesnap.analysis.gctiming import mark_gc_timing
-from statesnap.analysis.hints import hint_for
-from statesnap.analysis.leaks import fixture_note, setup_hint
+from statesnap.analysis.findings import BRITTLE, LATENT
 from statesnap.analysis.minimize import ddmin
-from statesnap.hunt.keys import prove_keys
+from statesnap.hunt.confirm import confirm_line
+from statesnap.hunt.keys import key_proof
 from statesnap.hunt.plan import HuntSuite
-from statesnap.hunt.repro import args_file_of, order_command, up_to
+from statesnap.hunt.repro import up_to
 from statesnap.hunt.runs import ALONE, DDMIN, PAIR, SETTER, Observed, Replays
 from statesnap.hunt.suspect import Suspect
+from statesnap.hunt.verdicts import resolved, unresolved
 from statesnap.record.signature import Signature
-from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
-from statesnap.replay.repro import gc_off_command
-from statesnap.replay.runner import BudgetSpent
-from statesnap.state.diff import Change, change_kind
 
 if TYPE_CHECKING:
     from statesnap.hunt.sidebyside import ProofPool
@@ -205,9 +195,11 @@ class Prover:
                 return False
         elif self.failing_run(s) is None:
             return False  # its printed reproduction (the failing one) did not fail it
-        self._resolve(s, causes, proof)
+        s.finding = resolved(self.suite, self.header, s, causes, proof)
+        if s.kind == LATENT:
+            self.key_proofs.append((s, causes, proof))
         # At once, in this worker: a proof a Ctrl-C or the budget cuts short later keeps it.
-        self._confirm_line(s)
+        confirm_line(self.suite, self.replays, self.header, s)
         return True
 
     def solo(self, s: Suspect) -> Observed:
@@ -249,53 +241,12 @@ class Prover:
         lane = [t.nodeid for t in self.suite.lane_of(s.nodeid)]
         return lane[: lane.index(s.nodeid)] if s.nodeid in lane else []
 
-    # -- findings --------------------------------------------------------------------------
-    def _base(self, s: Suspect, status: str) -> Finding:
-        failure = s.failure or {}
-        t = self.suite.by_id.get(s.nodeid)
-        return Finding(victim=s.nodeid, polluters=[], probe=None, key=None, status=status,
-                       worker=t.worker if t is not None else "main",
-                       exc_type=failure.get("exc_type"), message=failure.get("message"),
-                       candidates=s.candidates[:MAX_CANDIDATES], logs=list(s.logs))
-
-    def _resolve(self, s: Suspect, causes: list[str], proof: Observed) -> None:
-        f = self._base(s, LATENT if s.kind == LATENT else BRITTLE)
-        mine = [c for c in s.candidates if c.nodeid in causes]
-        if mine:
-            top = mine[0]
-            f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-            f.hint = hint_for(top.probe, top.key, change_kind(top.before, top.after),
-                              top.before, top.after)
-        without = s.without.run.label if s.without is not None else "?"
-        proof_label = f"{proof.run.label} ({proof.run.log})"
-        if s.kind == LATENT:
-            self.key_proofs.append((s, causes, proof))
-            f.polluters = causes
-            f.repro = order_command(self.header, [*causes, s.nodeid],
-                                    args_file_of(proof.run.order_file))
-            seen = ", ".join(o.run.label for o in s.failed_in) or "?"
-            f.note = (f"latent: {self._why_hidden(s.nodeid, causes)}; failed in {seen}; "
-                      f"passes without the leaking tests ({without}); fails after "
-                      f"{' + '.join(causes)} ({proof_label})")
-        else:
-            f.setter = causes[0]
-            f.repro = self._failing_repro(s)
-            if f.probe and f.key:
-                f.hint = (f"set {f.probe}:{f.key} up in the test's own fixture instead of "
-                          f"relying on {causes[0]} having run first")
-            others = f" (together with {', '.join(causes[1:])})" if len(causes) > 1 else ""
-            f.note = (f"brittle: fails without the leaking tests ({without}); passes after "
-                      f"{causes[0]}{others} ({proof_label})")
-        s.finding = f
-
-    def _made_in(self, nodeid: str, probe: str, key: str) -> Change | None:
-        """The recorded change of ``probe:key`` by ``nodeid``, where a wide fixture (or a
-        class or module set-up) made it: the test is then only how a replay runs it."""
-        t = self.suite.by_id.get(nodeid)
-        for ch in t.changes if t is not None else ():
-            if ch.probe == probe and ch.key == key and ch.fixture:
-                return ch
-        return None
+    # -- verdicts, keys, printed lines ------------------------------------------------------
+    def _unresolved(self, s: Suspect) -> None:
+        # Of a brittle one, the run of exactly the tests before it (run now if need be) says
+        # whether it is flaky or fails whatever ran first.
+        fails = s.kind != LATENT and self.failing_run(s) is not None
+        s.finding = unresolved(self.suite, self.header, s, fails)
 
     def keys(self) -> None:
         """The key-level proofs of the latent findings made so far, best first.
@@ -307,63 +258,7 @@ class Prover:
         What the budget leaves unproven keeps that key.
         """
         todo, self.key_proofs[:] = list(self.key_proofs), []
-        self.each(todo, lambda p, proof: p._key_proof(*proof))
-
-    def _key_proof(self, s: Suspect, causes: list[str], proof: Observed) -> None:
-        f = s.finding
-        if f is None or f.status not in (LATENT, BRITTLE):
-            return  # none, or left suspected: its printed line did not fail it
-        extra = prove_keys(self.suite, self.replays, f, s, causes, proof)
-        if extra:
-            f.note = f"{f.note}; {extra}" if f.note else extra
-        self._name_the_setup(f, causes)
-        self._gc_timing(f, s, causes)
-
-    def _gc_timing(self, f: Finding, s: Suspect, causes: list[str]) -> None:
-        """Runs went with the collector off (state only reference cycles keep): one more
-        with a collection just before the victim says whether the failure rests on it."""
-        if not (self.replays.runner.gc_off and cycle_held_key(f.probe, f.key)):
-            return
-        order = [*causes, s.nodeid]
-        try:
-            obs = self.replays.run(order, "gc", "gc", f"collecting garbage before {s.nodeid}",
-                                   restore=with_gc({"before": s.nodeid, "keys": []}, COLLECT))
-        except BudgetSpent:
-            return  # the finding stands as proven with the collector off, unqualified
-        s.note_log(obs)
-        if obs.passed(s.nodeid):
-            mark_gc_timing(f, gc_off_command(self.header, order))
-
-    def _name_the_setup(self, f: Finding, causes: list[str]) -> None:
-        """Where a wide fixture (or a class or module set-up) of a cause made the key's
-        change, say so, and give the set-up's fix: the test is only how a replay runs it."""
-        for cause in causes:
-            made = self._made_in(cause, f.probe, f.key) if f.probe and f.key else None
-            if made is None:
-                continue
-            f.hint = setup_hint(made) or f.hint
-            where = fixture_note(made, cause)
-            if where:
-                f.note = f"{f.note}; {where}" if f.note else where
-            return
-
-    def _unresolved(self, s: Suspect) -> None:
-        if s.kind == LATENT:
-            f = self._base(s, UNEXPLAINED)
-            run = s.failing or (s.failed_in[0] if s.failed_in else None)
-            f.repro = self._order_repro(run, s.nodeid) if run is not None else ""
-            f.note = ("failed in a hunt order but no earlier tests of it made it fail again "
-                      "in a fresh process: flaky, or it needs more than the order")
-        elif self.failing_run(s) is None:
-            f = self._base(s, UNEXPLAINED)
-            f.note = ("failed in a shared run, in front of the other tests, but not in a run of "
-                      "exactly the tests before it: flaky")
-        else:
-            f = self._base(s, NOT_ORDER_DEPENDENT)
-            f.repro = self._failing_repro(s)
-            f.note = ("passed in the record but fails in a fresh process even after the tests "
-                      "that ran before it there: it changed, or it depends on the environment")
-        s.finding = f
+        self.each(todo, lambda p, proof: key_proof(p.suite, p.replays, p.header, *proof))
 
     def confirm_printed(self, suspects: Sequence[Suspect]) -> None:
         """Run every latent or brittle finding's printed line exactly as printed (a fresh
@@ -373,68 +268,7 @@ class Prover:
         fail the victim as the runs did leaves the victim suspected, without a line."""
         todo = [s for s in suspects if s.finding is not None and s.finding.repro
                 and s.finding.status in (LATENT, BRITTLE) and s.line_ran != s.finding.repro]
-        self.each(todo, lambda p, s: p._confirm_line(s))
-
-    def _confirm_line(self, s: Suspect) -> None:
-        f = s.finding
-        if f is None:
-            return
-        if f.status == LATENT:
-            order = [*f.polluters, s.nodeid]
-        elif s.without is not None and s.nodeid in s.without.order:
-            order = up_to(s.without.order, s.nodeid)
-        else:
-            order = [s.nodeid]
-        try:
-            obs = self.replays.printed(f.repro or "", order,
-                                       f"running the printed reproduction of {s.nodeid}")
-        except BudgetSpent:
-            self._line_unproven(s, "the budget ran out before its printed reproduction ran "
-                                   "(run again with a larger --budget)")
-            return
-        s.note_log(obs)
-        got = Signature.of(obs.result.failures.get(s.nodeid))
-        if obs.failed(s.nodeid) and (f.status != LATENT
-                                     or Signature.of(s.failure).same_as(got)):
-            s.line_ran = f.repro
-            return
-        how = (f"it failed differently ({got.text()})" if obs.failed(s.nodeid) else
-               "it passed" if obs.passed(s.nodeid) else "it did not run")
-        self._line_unproven(s, "the hunt's runs showed it, but its printed reproduction, run "
-                               "exactly as printed in a fresh process, did not fail it the "
-                               f"same way ({how}): not proven")
-
-    def _line_unproven(self, s: Suspect, why: str) -> None:
-        """``s`` suspected, without the line that was not shown to fail it."""
-        s.finding = None
-        self.unproven(s, why)
-        if s.finding is not None:
-            s.finding.repro = ""
-
-    def unproven(self, s: Suspect, why: str) -> None:
-        """A suspect the budget left unproven: ``suspected``, with what is known."""
-        f = self._base(s, SUSPECTED)
-        if s.candidates:
-            top = s.candidates[0]
-            f.probe, f.key, f.before, f.after = top.probe, top.key, top.before, top.after
-            if s.kind != "brittle":
-                f.polluters = [top.nodeid]
-        run = s.failing or (s.failed_in[0] if s.failed_in else s.without)
-        f.repro = self._order_repro(run, s.nodeid) if run is not None else ""
-        f.note = why
-        s.finding = f
-
-    def _why_hidden(self, victim: str, causes: list[str]) -> str:
-        v = self.suite.by_id.get(victim)
-        for cause in causes:
-            p = self.suite.by_id.get(cause)
-            if v is None or p is None:
-                continue
-            if p.worker != v.worker:
-                return f"{cause} ran in another worker ({p.worker}) in the record"
-            if p.index > v.index:
-                return f"{cause} ran after it in the record"
-        return "a later test undid the leak before it ran in the record"
+        self.each(todo, lambda p, s: confirm_line(p.suite, p.replays, p.header, s))
 
     def failing_run(self, s: Suspect) -> Observed | None:
         """A run of exactly the order a brittle finding prints, in which ``s`` failed.
@@ -456,14 +290,3 @@ class Prover:
                 s.note_log(run)
             s.without = run
         return run if run.failed(s.nodeid) else None
-
-    def _failing_repro(self, s: Suspect) -> str:
-        """The command that showed a brittle test failing (see :meth:`failing_run`)."""
-        return self._order_repro(s.without, s.nodeid) if s.without is not None else ""
-
-    def _order_repro(self, obs: Observed, nodeid: str) -> str:
-        """A plain pytest command running ``obs``'s order up to ``nodeid``; a long one reads
-        its node ids from a file beside the run's log."""
-        return order_command(self.header, up_to(obs.order, nodeid),
-                             args_file_of(obs.run.order_file))
-

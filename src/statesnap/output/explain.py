@@ -71,6 +71,16 @@ def fix_hint(f: Finding) -> str | None:
     return f.shown_hint
 
 
+#: The fix line's label where the key it is about is only ranked, not proven.
+UNPROVEN_FIX = "fix, if that key is the cause (not proven)"
+
+
+def fix_label(f: Finding) -> str:
+    """``fix``; for a key no replay proved, words saying the hint rests on a ranked key (the
+    polluter is proven, what it left that matters is not)."""
+    return UNPROVEN_FIX if _unproven(f) else "fix"
+
+
 def _made_by_fixture(f: Finding) -> bool:
     """A fixture proven by re-creating it, with no recorded change: the state lies in what
     it made (its directory, its files), not in its value."""
@@ -146,7 +156,7 @@ def format_finding(f: Finding, header: Mapping[str, Any] | None = None) -> list[
         lines.append(f"    failure: {f.exc_type}{msg}")
     hint = fix_hint(f)
     if hint and (f.polluters or f.setter):
-        lines.append(f"    fix: {hint}")
+        lines.append(f"    {fix_label(f)}: {hint}")
     if f.cleaners:
         lines.append(f"    cleaned by: {', '.join(f.cleaners)}")
     if f.note:
@@ -287,7 +297,7 @@ def markdown(findings: Iterable[Finding], header: Mapping[str, Any],
                 out.append(f"- **mtime**: {markdown_text(race)}")
         hint = fix_hint(f)
         if hint and (f.polluters or f.setter):
-            out.append(f"- **fix**: {markdown_text(hint)}")
+            out.append(f"- **{fix_label(f)}**: {markdown_text(hint)}")
         if f.note:
             out.append(f"- **note**: {markdown_text(f.note)}")
         if not proven and f.candidates:

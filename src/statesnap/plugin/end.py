@@ -15,6 +15,7 @@ from statesnap.plugin import cleanroom
 from statesnap.plugin.hookplugin import HookPlugin
 from statesnap.plugin.outputs import exit_status
 from statesnap.plugin.run import RunState
+from statesnap.state.settle import deliver_deferred
 from statesnap.state.snapshot import cost_table
 
 
@@ -29,6 +30,10 @@ class SessionEnd(HookPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         run = self.run
+        # What finalisers raised in statesnap's collections (statesnap.state.settle), for
+        # pytest to report at its session's end, where plain pytest reports garbage its own
+        # collector had not reached.
+        self._guarded("reporting what finalisers raised", deliver_deferred)
         interrupted = False
         with cleanroom.shielded(run.baseline):
             try:

@@ -51,17 +51,23 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
     stopped = False
 
     # Each set restored once: putting the lead first asks again about sets already replayed.
-    ran: dict[frozenset[tuple[str, str]], Verdict] = {}
+    ran: dict[tuple[frozenset[tuple[str, str]], tuple[str, ...]], Verdict] = {}
+    #: Modules every later key replay imports before the child saves its state
+    #: (:func:`_import_first`); each module tried once.
+    imports: list[str] = []
+    tried_imports: set[str] = set()
 
     def restoring(subset: Sequence[tuple[str, str]], label: str) -> Verdict:
-        found = ran.get(frozenset(subset))
+        ref = (frozenset(subset), tuple(imports))
+        found = ran.get(ref)
         if found is None:
             what = (", ".join(f"{p}:{k}" for p, k in subset) if label == "key"
                     else f"{len(subset)} key(s)")
-            replayer.progress(f"statesnap: restoring {what} before {victim.nodeid}")
-            spec = restore_spec(victim.nodeid, subset, baselines)
-            found = ran[frozenset(subset)] = replayer.replay(order, victim.nodeid, finding,
-                                                             label, restore=spec)
+            first = f" (importing {', '.join(imports)} first)" if imports else ""
+            replayer.progress(f"statesnap: restoring {what} before {victim.nodeid}{first}")
+            spec = restore_spec(victim.nodeid, subset, baselines, imports)
+            found = ran[ref] = replayer.replay(order, victim.nodeid, finding, label,
+                                               restore=spec)
         return found
 
     def heals(subset: Sequence[tuple[str, str]]) -> bool:
@@ -94,7 +100,11 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
                     more = None
                     keys.extend(extra)
                     baselines.update({r: writes[r].baseline for r in extra})
-                continue
+                if not _import_first(ref, restoring([ref], "key"), imports, tried_imports,
+                                     lambda: restoring([], "import")):
+                    continue
+                if not heals([ref]):  # put back this time
+                    continue
         except STOPS:
             stopped = True
             break
@@ -134,6 +144,32 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
         # A set heals together only: the named key's fix alone is not proven (the hunt's
         # rule too); the terminal says "heals only together with", not "makes it pass".
         finding.hint_proven = alone
+
+
+def _import_first(ref: tuple[str, str], verdict: Verdict, imports: list[str],
+                  tried: set[str], control: Callable[[], Verdict]) -> bool:
+    """Whether ``ref``'s replay, which did not heal the victim, is to run again with its
+    module imported before the child saves its state (``imports`` then has it, for every
+    later key replay too).
+
+    A child saves its state after collection and again after the setup a key first exists
+    after; a module that the polluter's body imports first (``import l293d`` inside the
+    test) is in neither save, so its attributes are not put back at all, and such a replay
+    says nothing about the key.  Importing the module first changes the run, so it is kept
+    only where the ``control`` replay (the module imported first, nothing put back) still
+    fails the victim: a key that heals then heals in that same run.
+    """
+    module = ref[1].partition(":")[0]
+    if (ref[0] != "attributes" or not module or not verdict.ran or not verdict.failed
+            or f"{ref[0]}:{ref[1]}" in verdict.restored or module in tried):
+        return False
+    tried.add(module)
+    imports.append(module)
+    answer = control()
+    if answer.ran and answer.failed:
+        return True
+    imports.remove(module)
+    return False
 
 
 def _healing_set(keys: list[tuple[str, str]],

@@ -66,6 +66,9 @@ class Verdict:
     ran: bool
     #: How it failed (unknown: the repeats disagreed, or it passed).
     signature: Signature
+    #: The ``probe:key`` refs every repeat's child really put back before the victim (a key
+    #: of a module the child had not imported when it saved its state is not among them).
+    restored: frozenset[str] = frozenset()
 
 
 class Replayer:
@@ -113,9 +116,10 @@ class Replayer:
                 f"{_order_words(order)}: the victim failed in {sum(fails)} of "
                 f"{len(fails)} repeats")
         signatures = {a.signature(victim) for a in answers if a.failed(victim)}
+        restored = frozenset.intersection(*(frozenset(a.restored) for a in answers))
         return Verdict(failed=fails[0], ran=all(victim in a.outcomes for a in answers),
                        signature=(next(iter(signatures)) if len(signatures) == 1
-                                  else Signature(None)))
+                                  else Signature(None)), restored=restored)
 
     def _one(self, order: Sequence[str], restore: Mapping[str, object] | None, label: str,
              left: float, printed: str | None) -> ReplayResult:
@@ -169,9 +173,13 @@ class Replayer:
         outcome = ("timed out" if result.timed_out else
                    result.outcomes.get(victim) or ("could not run" if result.error else
                                                    "not run"))
+        # What the child says it put back (the victim's test line), not what it was asked
+        # to: a key whose module it had not imported when it saved is put back nowhere.
         keys = (restore or {}).get("keys")
-        restored = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) and len(k) == 2
-                    ] if isinstance(keys, list) else []
+        asked = [f"{k[0]}:{k[1]}" for k in keys if isinstance(k, (list, tuple)) and len(k) == 2
+                 ] if isinstance(keys, list) else []
+        done = set(result.restored)
+        restored = [ref for ref in asked if ref in done]
         return ReplayRun(
             label=label, order=list(result.order),
             command=printed or repro_command(self.record.header, result.order),

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 from statesnap.analysis.attribution import (
     Dirty,
+    classmates,
     polluters_of,
     rank,
     source_reader,
@@ -157,14 +158,20 @@ class Verifier(Replayer):
             return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
                   and t.worker == victim.worker]
+        # The classmates' pairs are replays only: the top suspect's printed line ran above.
+        first, _ = self._first_failing_pair(finding, vid, classmates(prefix, vid, suspects),
+                                            printed_first=False)
+        if first is not None:
+            self._proven(finding, [first], victim)
+            return
         polluters = self._minimise(finding, victim, prefix, suspects)
         if polluters is None:
             self.unexplained(finding)
             return
         self._proven(finding, polluters, victim)
 
-    def _first_failing_pair(self, finding: Finding, vid: str, suspects: list[str]
-                            ) -> tuple[str | None, str | None]:
+    def _first_failing_pair(self, finding: Finding, vid: str, suspects: list[str],
+                            printed_first: bool = True) -> tuple[str | None, str | None]:
         """The first suspect in rank order whose ``[suspect, victim]`` fails the victim as the
         run did, and the printed line that failed it (None: a replay did); side by side, on
         the workers with no victim left (statesnap.proof.pairs).
@@ -181,8 +188,8 @@ class Verifier(Replayer):
         failing frame too (:meth:`same_printed_failure`): it proves what a replay would."""
         if not suspects:
             return None, None
-        line = repro_command(self.record.header, [suspects[0], vid])
-        ranks = [*suspects, suspects[0]]
+        line = repro_command(self.record.header, [suspects[0], vid]) if printed_first else None
+        ranks = [*suspects, suspects[0]] if printed_first else list(suspects)
         board = self.pairs
         if board is not None:
             i = board.first_failing(self, finding, vid, ranks, [line])
@@ -190,9 +197,10 @@ class Verifier(Replayer):
             i = None
             for at, nodeid in enumerate(ranks):
                 self.progress(f"statesnap: replaying {nodeid} → {vid}")
-                v = self.replay([nodeid, vid], vid, finding, PRINTED_PAIR if at == 0 else "pair",
-                                printed=line if at == 0 else None)
-                if (self.same_printed_failure(v, finding) if at == 0
+                printed = line if at == 0 else None
+                v = self.replay([nodeid, vid], vid, finding, PRINTED_PAIR if printed else "pair",
+                                printed=printed)
+                if (self.same_printed_failure(v, finding) if printed
                         else self.same_failure(v, finding)):
                     i = at
                     break
@@ -360,7 +368,11 @@ class Verifier(Replayer):
             w = writes.get((finding.probe, finding.key))
             if w is not None:
                 finding.hint = setup_hint(w.change) or finding.hint
-                finding.note = fixture_note(w.change, w.test.nodeid) or finding.note
+                where = fixture_note(w.change, w.test.nodeid)
+                if where and f"{finding.probe}:{finding.key}" in finding.proven_keys:
+                    # Only for a proven key ("undo it in teardown_class" is a fix), and
+                    # beside what prove_keys noted, never instead of it.
+                    finding.note = f"{finding.note}; {where}" if finding.note else where
         self._gc_timing(finding, polluters, victim)
         self._note_brittle(finding)
 

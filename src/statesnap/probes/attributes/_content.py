@@ -80,7 +80,12 @@ class _Items:
         return self._all(value)
 
     def _all(self, items: Iterable[Any]) -> tuple[object, ...]:
-        return tuple(map(self.sig, items))
+        # Scalars are their own signature: a container of them (a namespace's keys) in C
+        # passes, not a Python call per item.
+        every = tuple(items)
+        if self.scalars.issuperset(map(type, every)):
+            return every
+        return tuple(map(self.sig, every))
 
 
 def content_digest(value: Any, below: list[Any], scalars: frozenset[type],

@@ -91,18 +91,19 @@ def _steady_flags(mods: list[Tracked], moving: frozenset[Tracked]) -> tuple[bool
 
 
 def rebuilt(mods: list[Tracked], previous: Watch | SplitWatch) -> Watch | SplitWatch:
-    """The watch after describing: ``previous``'s last readings carried over (see
-    :meth:`Watch._carry`).  Only the moving half is laid out again where nothing else
-    changed: every module whose watched objects were replaced (``rewatch``) is a moving one,
-    no steady module switched to being watched by its bindings, and no steady sequence
-    became empty or non-empty."""
+    """The watch after describing, its last readings not known: the probe reads it at once
+    (:func:`readings_after`) and remembers those, so nothing of ``previous``'s readings is
+    carried over (:meth:`Watch._carry` is for a watch laid out before its modules are
+    described).  Only the moving half is laid out again where nothing else changed: every
+    module whose watched objects were replaced (``rewatch``) is a moving one, no steady
+    module switched to being watched by its bindings, and no steady sequence became empty or
+    non-empty."""
     moved = frozenset(t for t in mods if t.rewatch)
     if (isinstance(previous, SplitWatch) and previous.mods is mods
             and moved <= previous.moving_set and not previous.steady.filled_moved()
             and _steady_flags(mods, previous.moving_set) == previous.flags):
         moving = previous.moving_set
-        return SplitWatch(mods, previous.steady,
-                          Watch([t for t in mods if t in moving], previous=previous.moving),
+        return SplitWatch(mods, previous.steady, Watch([t for t in mods if t in moving]),
                           moving, previous.flags)
     # Moving from now on: a module watched before (the parts it was described with gathered
     # for a watch) whose objects were replaced.  One described for the first time (a module
@@ -116,9 +117,9 @@ def rebuilt(mods: list[Tracked], previous: Watch | SplitWatch) -> Watch | SplitW
     if isinstance(previous, SplitWatch):
         moved |= previous.moving_set & frozenset(mods)
     if not moved:
-        return Watch(mods, previous=previous)
-    steady = Watch([t for t in mods if t not in moved], previous=previous)
-    moving_watch = Watch([t for t in mods if t in moved], previous=previous)
+        return Watch(mods)
+    steady = Watch([t for t in mods if t not in moved])
+    moving_watch = Watch([t for t in mods if t in moved])
     return SplitWatch(mods, steady, moving_watch, moved, _steady_flags(mods, moved))
 
 

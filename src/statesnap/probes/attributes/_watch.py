@@ -72,6 +72,8 @@ def watched_objects(t: Tracked) -> tuple[list[Any], ...]:
     dicts, own_dicts, proxies, own_proxies, seqs, own_seqs = lists[:6]
     cdicts, own_cdicts, slow, own_slow, classes, own_classes = lists[6:]
     for key, part in t.parts.items():
+        if part.cls is None and not (part.dicts or part.seqs or part.caches):
+            continue  # most parts (functions, scalars) watch nothing
         owner = (t, key)
         if part.cls is not None:
             classes.append(part.cls[1])

@@ -351,6 +351,15 @@ def _item_sig(item: object) -> object:
     return item if type(item) in SCALARS else id(item)
 
 
+def _item_sigs(items: list[Any]) -> tuple[Any, ...]:
+    """``tuple(map(_item_sig, items))``: where every item is a scalar (a namespace's keys,
+    a settings table) that is the items themselves, told by one C pass over their types
+    instead of a Python call per item."""
+    if SCALARS.issuperset(map(type, items)):
+        return tuple(items)
+    return tuple(map(_item_sig, items))
+
+
 def _sample(items: Iterable[Any], n: int) -> list[Any]:
     if n <= HUGE:
         return list(items)
@@ -379,14 +388,14 @@ def digest(value: Any, nested: bool = True,
     if kind(value, dict):
         keys = _sample(value, n)
         vals = _sample(value.values(), n)
-        sig: object = (tuple(map(_item_sig, keys)), tuple(map(_item_sig, vals)))
+        sig: object = (_item_sigs(keys), _item_sigs(vals))
         inner = vals
     elif kind(value, set):
         inner = _sample(value, n)
-        sig = frozenset(map(_item_sig, inner)) if n <= HUGE else tuple(map(_item_sig, inner))
+        sig = frozenset(_item_sigs(inner)) if n <= HUGE else _item_sigs(inner)
     else:
         inner = _sample(value, n)
-        sig = tuple(map(_item_sig, inner))
+        sig = _item_sigs(inner)
     below = reachable(value, project_modules, depth) if nested and n <= SMALL else []
     if walked is not None:
         walked += below
