@@ -52,7 +52,8 @@ from casesetup import (  # noqa: E402
 )
 
 #: Where this mode writes (one folder per case and side); the hunts' runs/ is only read.
-OUT = CACHE / "runs-corpusproofs"
+#: Where the sessions' files go (STATESNAP_BENCH_RUNS: two branches measuring at once).
+OUT = CACHE / os.environ.get("STATESNAP_BENCH_RUNS", "runs-corpusproofs")
 
 
 @dataclass

@@ -110,11 +110,11 @@ def test_the_first_failing_pair_in_rank_order_wins_with_two_workers(tmp_path: Pa
         seen[workers] = finding
         overlaps[workers] = _overlaps(trace)
     one, two = seen[1], seen[2]
-    # One at a time: b's pair passes, a's fails the victim: a is the polluter (c, ranked
-    # after it, is never tried).
+    # One at a time: b's pair (the top suspect's, run as printed) passes, a's fails the
+    # victim: a is the polluter (c, ranked after it, is never tried).
     assert [(r["label"], r["order"]) for r in one["replays"]][:3] == [
         ("alone", [VICTIM]),
-        ("pair", ["test_rank.py::test_b_sets_y", VICTIM]),
+        ("pair-printed", ["test_rank.py::test_b_sets_y", VICTIM]),
         ("pair", ["test_rank.py::test_a_sets_x", VICTIM])]
     assert one["status"] == "verified", one
     assert one["polluters"] == ["test_rank.py::test_a_sets_x"]

@@ -6,8 +6,11 @@ finding stays verified, with replays forked from a warm parent and with every re
 
 - a victim that fails only while statesnap's plugin is loaded is blamed on its polluter by
   every replay, but the printed line passes it: not verified, the note says why, no line;
-- the ordinary case is verified, the last replay being the printed line itself, which failed
-  the victim;
+- the ordinary case is verified: its first pair was the printed line itself, run as printed
+  (``pair-printed``), which failed the victim, and the line is not run a second time;
+- where the printed pair passes the victim but the pair replay (statesnap on) fails it, the
+  suspect is still proven by that replay, and its line then runs again as printed (``confirm``)
+  and refuses it, as before the first pair ran as printed;
 - under pytest-reverse in the ini file's ``addopts`` (it reverses the ids a command names),
   the printed line, which names them reversed, still confirms.
 
@@ -50,8 +53,15 @@ ORDINARY = """
 WARM = pytest.mark.parametrize("warm", ["on", "off"])
 
 
+#: The replays that run a line exactly as printed: the first pair, and the confirmation.
+AS_PRINTED = ("pair-printed", "confirm")
+
+
 def _confirm(f: dict[str, Any]) -> dict[str, Any]:
-    confirms = [r for r in f["replays"] if r["label"] == "confirm"]
+    """The one run of the finding's printed line, exactly as printed, that failed the victim
+    (a verified finding's rule)."""
+    confirms = [r for r in f["replays"] if r["label"] in AS_PRINTED
+                and r["command"] == f["repro"] and r["outcome"] == "failed"]
     assert len(confirms) == 1, f["replays"]
     confirm: dict[str, Any] = confirms[0]
     return confirm
@@ -64,11 +74,13 @@ def test_a_line_that_does_not_fail_the_victim_is_not_verified(tmp_path: Path,
     run = run_suite(root, tmp_path / "out", f"--statesnap-replay-warm={warm}")
     assert run.proc.returncode == 1, run.output[-3000:]
     f = run.finding("test_victim")
-    # The replays (statesnap on) blamed the polluter ...
-    pairs = [r for r in f["replays"] if r["label"] == "pair"]
-    assert pairs and pairs[0]["outcome"] == "failed", f["replays"]
-    # ... but the printed line, run as printed, passed the victim.
-    confirm = _confirm(f)
+    # The printed pair passed the victim; the pair replay (statesnap on) blamed the
+    # polluter ...
+    assert [(r["label"], r["outcome"]) for r in f["replays"]][1:3] == [
+        ("pair-printed", "passed"), ("pair", "failed")], f["replays"]
+    # ... and the printed line, run as printed again once the polluter was proven, passed
+    # the victim again.
+    [confirm] = [r for r in f["replays"] if r["label"] == "confirm"]
     assert confirm["outcome"] == "passed", confirm
     assert confirm["command"].startswith("python -m pytest "), confirm
     assert "statesnap" not in confirm["command"], confirm
@@ -88,7 +100,8 @@ def test_a_verified_finding_ran_its_printed_line(tmp_path: Path, warm: str) -> N
     f = run.finding("test_victim")
     assert f["status"] == "verified", run.output[-3000:]
     confirm = _confirm(f)
-    assert f["replays"][-1] is not None and f["replays"][-1]["label"] == "confirm"
+    # The first pair was the printed line: it proved the polluter and confirmed the line.
+    assert [r["label"] for r in f["replays"]] == ["alone", "pair-printed", "key"], f["replays"]
     assert confirm["command"] == f["repro"], (confirm, f["repro"])
     assert confirm["outcome"] == "failed", confirm
     log = (run.record_path.parent / confirm["log"]).read_text("utf-8")
@@ -133,3 +146,31 @@ def test_bisect_prints_only_a_line_that_failed_the_victim(tmp_path: Path) -> Non
         cli.stdout + cli.stderr)
     assert "reproduce:" not in cli.stdout, cli.stdout
     assert cli.returncode == 1, cli.stdout + cli.stderr
+
+
+def test_a_line_other_than_the_first_pair_is_confirmed_again(tmp_path: Path) -> None:
+    # Two polluters together: the top suspect's printed pair passes the victim, delta
+    # debugging proves both, and the line printed (three ids) is run as printed before the
+    # finding stays verified.
+    both = """
+        import os
+
+        def test_a():
+            os.environ["ZOO_A"] = "1"
+
+        def test_b():
+            os.environ["ZOO_B"] = "1"
+
+        def test_victim():
+            assert not (os.environ.get("ZOO_A") and os.environ.get("ZOO_B")), "both leaked"
+        """
+    root = write_suite(tmp_path / "suite", {"test_zoo.py": both})
+    run = run_suite(root, tmp_path / "out")
+    f = run.finding("test_victim")
+    assert f["status"] == "verified", run.output[-3000:]
+    assert f["polluters"] == ["test_zoo.py::test_a", "test_zoo.py::test_b"], f
+    labels = [(r["label"], r["outcome"]) for r in f["replays"]]
+    assert labels[1] == ("pair-printed", "passed"), labels
+    confirm = _confirm(f)
+    assert confirm["label"] == "confirm" and f["replays"][-1] == confirm, labels
+    check_reproductions(run.output, root, ["test_victim"], expect="both leaked")

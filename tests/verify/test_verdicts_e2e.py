@@ -276,9 +276,11 @@ def test_unexplained_prints_no_reproduction(tmp_path: Path) -> None:
     assert assert_repros_fail(run.output, root) == 0
     block = "\n".join(blocks(run.output)["test_once.py::test_b_fails_the_first_time"])
     assert "reproduce:" not in block and "state:" not in block and "polluted by" not in block
-    # alone, the pair, then the whole prefix: no ddmin after a prefix that passed
+    # alone, the pair (as printed, then replayed), then the whole prefix: no ddmin after a
+    # prefix that passed
     logs = sorted(p.name for p in (tmp_path / "out" / "run.logs").glob("*.log"))
-    assert [n.split("-", 1)[1] for n in logs] == ["alone.log", "pair.log", "ddmin.log"]
+    assert [n.split("-", 1)[1] for n in logs] == ["alone.log", "pair-printed.log", "pair.log",
+                                                  "ddmin.log"]
 
 
 def test_minimising_the_whole_prefix_when_no_recorded_change_explains_it(

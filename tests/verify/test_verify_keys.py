@@ -140,7 +140,7 @@ def test_no_key_and_no_set_heals_it(tmp_path: Path) -> None:
 
     f, runner = verify(record, rule)
     assert f.status == VERIFIED and f.proven_keys == [] and not f.hint_proven
-    assert labels(runner) == ["alone", "pair", "key", "key", "keys", "confirm"]
+    assert labels(runner) == ["alone", "pair-printed", "key", "key", "keys"]
     assert (f.probe, f.key) in {("env", "ZOO_A"), ("env", "ZOO_B")}
     assert f.hint is not None  # attribution's key, with its hint, unproven
 
@@ -165,7 +165,7 @@ def test_no_key_healing_it_names_the_best_ranked_change_of_the_polluter(
     assert f.status == VERIFIED and f.proven_keys == [] and not f.hint_proven
     assert (f.probe, f.key, f.before, f.after) == ("env", "ZOO_B", "0", "2")
     assert f.hint == hint_for("env", "ZOO_B", "changed")
-    assert labels(runner) == ["alone", "pair", "key", "key", "keys", "confirm"]
+    assert labels(runner) == ["alone", "pair-printed", "key", "key", "keys"]
 
 
 def test_the_proven_key_takes_its_own_values_not_a_better_ranked_keys(
@@ -184,7 +184,7 @@ def test_a_single_key_that_does_not_heal_is_not_looked_for_in_sets(tmp_path: Pat
     record = one_polluter(tmp_path, "ZOO_A")
     f, runner = verify(record, lambda order, restore: needs_a(restore, order, key="NONE"))
     assert f.status == VERIFIED and f.proven_keys == []
-    assert labels(runner) == ["alone", "pair", "key", "confirm"]
+    assert labels(runner) == ["alone", "pair-printed", "key"]
 
 
 def test_a_key_replay_that_times_out_ends_the_key_proofs_only(tmp_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_a_key_replay_that_times_out_ends_the_key_proofs_only(tmp_path: Path) ->
     assert f.proven_keys == [] and f.note is None
     assert f.hint is not None
     # One key replay, then the set replay: each timed out, and nothing else was tried.
-    assert labels(runner) == ["alone", "pair", "key", "keys", "confirm"]
+    assert labels(runner) == ["alone", "pair-printed", "key", "keys"]
 
 
 def test_a_key_replay_that_disagrees_with_itself_ends_the_key_proofs_only(
@@ -216,8 +216,8 @@ def test_a_key_replay_that_disagrees_with_itself_ends_the_key_proofs_only(
 
     f, runner = verify(record, rule, repeat=2)
     assert f.status == VERIFIED and f.proven_keys == [] and f.note is None
-    assert labels(runner) == (["alone"] * 2 + ["pair"] * 2 + ["key"] * 2 + ["keys"] * 2
-                              + ["confirm"] * 2)
+    assert labels(runner) == (["alone"] * 2 + ["pair-printed"] * 2 + ["key"] * 2
+                              + ["keys"] * 2)
 
 
 # -- fixture notes ------------------------------------------------------------------------

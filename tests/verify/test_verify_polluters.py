@@ -76,8 +76,11 @@ def test_at_most_five_single_suspects_are_replayed_in_pairs(tmp_path: Path) -> N
 
     f, runner = verify(record, rule)
     assert f.status == VERIFIED and f.polluters == [nid("test_0"), nid("test_1")]
+    # The top suspect's pair as printed, the others' replays, then the top suspect's replay.
+    assert labels(runner).count("pair-printed") == 1
     assert labels(runner).count("pair") == MAX_SINGLE_SUSPECTS
-    assert runner.asked[1 + MAX_SINGLE_SUSPECTS] == (
+    assert runner.asked[1][1] == runner.asked[1 + MAX_SINGLE_SUSPECTS][1]
+    assert runner.asked[2 + MAX_SINGLE_SUSPECTS] == (
         "ddmin", [*map(nid, names), nid("test_victim")])
 
 

@@ -62,7 +62,7 @@ def test_repeats_that_disagree_make_the_finding_not_deterministic(tmp_path: Path
     assert f.status == NOT_DETERMINISTIC and f.polluters == []
     assert f.note == (f"the failure is not deterministic: [{nid('test_a')}, "
                       f"{nid('test_victim')}]: the victim failed in 1 of 2 repeats")
-    assert labels(runner) == ["alone", "alone", "pair", "pair"]
+    assert labels(runner) == ["alone", "alone", "pair-printed", "pair-printed"]
     assert [r.outcome for r in f.replays] == ["passed", "passed", "failed", "passed"]
 
 
@@ -71,12 +71,13 @@ def test_repeats_that_agree_prove_it_with_each_replay_repeated(tmp_path: Path) -
     f, runner = verify(record, lambda order, restore: needs_a(restore, order), repeat=3)
     assert f.status == VERIFIED and f.polluters == [nid("test_a")]
     assert f.proven_keys == ["env:ZOO_A"]
-    # Then the printed line, as printed: repeated like every replay.
-    assert labels(runner) == ["alone"] * 3 + ["pair"] * 3 + ["key"] * 3 + ["confirm"] * 3
-    assert len(f.replays) == 12
+    # The pair is the printed line, run as printed: repeated like every replay (and not
+    # confirmed again: it is the line printed).
+    assert labels(runner) == ["alone"] * 3 + ["pair-printed"] * 3 + ["key"] * 3
+    assert len(f.replays) == 9
     # No repeat at all is one run of each replay.
     f, runner = verify(record, lambda order, restore: needs_a(restore, order), repeat=0)
-    assert f.status == VERIFIED and labels(runner) == ["alone", "pair", "key", "confirm"]
+    assert f.status == VERIFIED and labels(runner) == ["alone", "pair-printed", "key"]
 
 
 @pytest.mark.parametrize(("second", "status"), [(31, VERIFIED), (30, VERIFIED)])
@@ -177,7 +178,7 @@ def test_each_replay_gets_what_is_left_of_the_budget_as_its_timeout(tmp_path: Pa
     (f,) = attribute(record)
     Verifier(record, TimedRunner(record, lambda order, restore: needs_a(restore, order)),
              budget=50).verify(f)
-    assert f.status == VERIFIED and len(timeouts) == 4  # alone, pair, key, the printed line
+    assert f.status == VERIFIED and len(timeouts) == 3  # alone, the printed pair, key
     assert all(t is not None and 40 < t <= 50 for t in timeouts)
     assert timeouts == sorted(timeouts, reverse=True)
 
@@ -243,7 +244,7 @@ def test_a_replay_that_timed_out_leaves_the_finding_suspected(tmp_path: Path) ->
     f, runner = verify(record, rule)
     assert f.status == SUSPECTED
     assert f.note == (f"a replay of 2 test(s) timed out after 7s and was killed (log: {log})")
-    assert labels(runner) == ["alone", "pair"]
+    assert labels(runner) == ["alone", "pair-printed"]
     assert [r.outcome for r in f.replays] == ["passed", "timed out"]
     assert f.replays[1].log == str(log) and f.logs == [str(log)]
 
@@ -285,12 +286,14 @@ def test_each_replay_is_kept_with_its_command_outcome_signature_and_restored_key
     record = one_polluter(tmp_path, "ZOO_A")
     f, runner = verify(record, lambda order, restore: needs_a(restore, order))
     assert f.status == VERIFIED
-    alone, pair, key, confirm = f.replays
-    assert (confirm.label, confirm.command, confirm.outcome) == ("confirm", f.repro, "failed")
+    alone, pair, key = f.replays
+    # The pair was the printed line, run as printed: it is the confirmation too.
+    assert (pair.command, pair.outcome) == (f.repro, "failed")
+    assert runner.printed == [f.repro]
     assert (alone.label, alone.outcome, alone.signature, alone.restored) == (
         "alone", "passed", None, [])
     assert (pair.label, pair.outcome, pair.signature, pair.restored) == (
-        "pair", "failed", "AssertionError at tests/test_zoo.py:30", [])
+        "pair-printed", "failed", "AssertionError at tests/test_zoo.py:30", [])
     assert (key.label, key.outcome, key.restored) == ("key", "passed", ["env:ZOO_A"])
     assert pair.order == [nid("test_a"), nid("test_victim")]
     assert pair.command == repro_command(record.header, pair.order)
@@ -353,8 +356,8 @@ def test_an_empty_stage_adds_nothing(tmp_path: Path) -> None:
 
 
 def test_a_printed_line_cut_short_leaves_the_finding_unverified(tmp_path: Path) -> None:
-    # The replays proved the polluter and the key; the printed line timed out: it never
-    # failed the victim, so the finding is not verified (the note says what stopped it).
+    # The printed line (the top suspect's pair, run as printed) timed out: it never failed
+    # the victim, so the finding is not verified (the note says what stopped it).
     record = one_polluter(tmp_path, "ZOO_A")
 
     class Hangs(RuleRunner):
@@ -367,6 +370,6 @@ def test_a_printed_line_cut_short_leaves_the_finding_unverified(tmp_path: Path) 
     (f,) = attribute(record)
     runner = Hangs(record, lambda order, restore: needs_a(restore, order))
     Verifier(record, runner, budget=60).verify(f)
-    assert labels(runner) == ["alone", "pair", "key", "confirm"]
+    assert labels(runner) == ["alone", "pair-printed"]
     assert f.status != VERIFIED and not f.repro_proven, f
     assert "timed out" in (f.note or ""), f.note

@@ -88,9 +88,11 @@ def test_unexplained_when_no_replay_reproduces_it(tmp_path: Path) -> None:
         [], None, None, None, "", [])
     assert "outside the suite's order" in (f.note or "")
     assert NOT_REPRODUCED in f.candidates[0].reasons
-    # alone, the one suspect, then the whole prefix once: no minimising a passing prefix.
+    # alone, the one suspect (as printed, then replayed), then the whole prefix once: no
+    # minimising a passing prefix.
     assert runner.asked == [
         ("alone", [nid("test_victim")]),
+        ("pair-printed", [nid("test_a"), nid("test_victim")]),
         ("pair", [nid("test_a"), nid("test_victim")]),
         ("ddmin", [nid("test_a"), nid("test_b"), nid("test_c"), nid("test_victim")])]
     lines = "\n".join(format_finding(f))
@@ -152,11 +154,13 @@ def test_the_prefix_is_tried_when_the_suspects_together_do_not_do_it(tmp_path: P
     assert f.status == VERIFIED and f.polluters == [nid("test_hidden")]
     assert f.probe is None and "recorded no state change" in (f.note or "")
     asked = runner.asked
-    assert asked[:3] == [("alone", [nid("test_victim")]),
-                         ("pair", [nid("test_c"), nid("test_victim")]),
-                         ("pair", [nid("test_a"), nid("test_victim")])]
-    assert asked[3] == ("ddmin", [nid("test_a"), nid("test_c"), nid("test_victim")])
-    assert asked[4] == ("ddmin", [nid("test_a"), nid("test_hidden"), nid("test_c"),
+    # The top suspect as printed, the next one's replay, then the top one's replay.
+    assert asked[:4] == [("alone", [nid("test_victim")]),
+                         ("pair-printed", [nid("test_c"), nid("test_victim")]),
+                         ("pair", [nid("test_a"), nid("test_victim")]),
+                         ("pair", [nid("test_c"), nid("test_victim")])]
+    assert asked[4] == ("ddmin", [nid("test_a"), nid("test_c"), nid("test_victim")])
+    assert asked[5] == ("ddmin", [nid("test_a"), nid("test_hidden"), nid("test_c"),
                                   nid("test_victim")])
 
 
@@ -218,7 +222,7 @@ def test_failing_alone_differently_keeps_attributing(tmp_path: Path,
                       f"alone it fails too, but differently ({f.alone_failure}; in the run: "
                       "AssertionError at tests/test_zoo.py:30): it also relies on state an "
                       "earlier test sets up (brittle)")
-    assert labels(runner)[:2] == ["alone", "pair"]
+    assert labels(runner)[:2] == ["alone", "pair-printed"]
 
 
 def test_the_brittle_note_follows_the_note_already_there(tmp_path: Path) -> None:
@@ -248,7 +252,9 @@ def test_failing_alone_differently_and_never_as_in_the_run_is_unexplained(
     assert f.polluters == [] and f.repro == "" and f.probe is None
     assert f.note is not None and "it depends on the order" in f.note
     assert "AssertionError at tests/test_zoo.py:31" in f.note
-    assert labels(runner) == ["alone", "pair", "ddmin"]
+    # The top suspect's pair as printed, then as a replay (statesnap on): neither fails as
+    # the run did.
+    assert labels(runner) == ["alone", "pair-printed", "pair", "ddmin"]
 
 
 def test_a_pair_failing_differently_does_not_verify(tmp_path: Path) -> None:

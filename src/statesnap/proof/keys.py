@@ -30,12 +30,14 @@ MAX_SET_KEYS = 24
 
 def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victim: TestEntry,
                writes: dict[tuple[str, str], Write],
-               ranking: Sequence[tuple[str, str]] | None = None) -> None:
+               ranking: Sequence[tuple[str, str]] | None = None,
+               more: Callable[[], Sequence[tuple[str, str]]] | None = None) -> None:
     """Restore one key at a time before the victim: the first that heals it is named.
 
     Each polluter gets its own proof, so a failure that needs two polluters names the
     key of each.  ``ranking``: every key of ``writes`` best first (else the finding's
-    candidates' order).
+    candidates' order).  ``more``: called once, after the first key replay did not heal
+    the victim, for keys to try after the others (it adds them to ``writes``).
     """
     ranked = ranking if ranking is not None else [(c.probe, c.key) for c in finding.candidates]
     rank = {ref: i for i, ref in enumerate(ranked)}
@@ -92,6 +94,12 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
         tried += 1
         try:
             if not heals([ref]):
+                if more is not None:
+                    extra = [r for r in more() if r not in keys
+                             and restorable(r[0], replayer.record.header)]
+                    more = None
+                    keys.extend(extra)
+                    baselines.update({r: writes[r].baseline for r in extra})
                 if not _import_first(ref, restoring([ref], "key"), imports, tried_imports,
                                      lambda: restoring([], "import")):
                     continue

@@ -9,6 +9,10 @@ started; one in flight is killed, :meth:`Runner.abort`, which signals only the r
 started, and its files dropped).  A pair's error (budget spent, timeout, repeats that disagree,
 a replay that cannot run) counts where one at a time would have met it: at its rank.
 
+A pair may be the printed line itself (``printed``: the top suspect's pair, run cold as
+printed, statesnap.proof.verify): that one is run by the victim's own worker only, in the files
+and environment its confirmation would use, never on a helper's scratch copy.
+
 What each pair ran is kept apart and merged into the finding in rank order, so the finding
 lists the replays one at a time lists.  A pair is compared only with the recorded failure, so
 it may run in another worker's environment (its scratch copy); what is compared with the alone
@@ -26,6 +30,9 @@ from statesnap.analysis.findings import Finding, ReplayRun
 from statesnap.proof.replays import Replayer, Stopped
 from statesnap.replay.runner import Runner
 
+#: The label of a pair run cold, exactly as printed (what also confirms that line).
+PRINTED_PAIR = "pair-printed"
+
 #: How often a thread waiting for a pair looks at the stop event (a Ctrl-C).
 _POLL = 0.2
 
@@ -33,10 +40,13 @@ _POLL = 0.2
 class _Pair:
     """One suspect's pair: who runs it, and what it answered."""
 
-    __slots__ = ("error", "failed", "kept", "logs", "runner", "runs", "state", "suspect")
+    __slots__ = ("error", "failed", "kept", "logs", "printed", "runner", "runs", "state",
+                 "suspect")
 
-    def __init__(self, suspect: str) -> None:
+    def __init__(self, suspect: str, printed: str | None = None) -> None:
         self.suspect = suspect
+        #: The printed line this pair runs as printed (the owner's only), or None: a replay.
+        self.printed = printed
         #: "pending", "running" or "done".
         self.state = "pending"
         self.runner: Runner | None = None
@@ -52,20 +62,23 @@ class _Batch:
     """The pairs of one victim, in rank order."""
 
     def __init__(self, finding: Finding, victim: str, suspects: Sequence[str],
-                 base: Path) -> None:
+                 base: Path, printed: Sequence[str | None] = ()) -> None:
         self.finding = finding
         #: The record's folder: the logs' links are relative to it.
         self.base = base
         self.victim = victim
-        self.pairs = [_Pair(s) for s in suspects]
+        lines = [*printed, *[None] * (len(suspects) - len(printed))]
+        self.pairs = [_Pair(s, line) for s, line in zip(suspects, lines, strict=True)]
         #: Set once the verdict is settled: the pairs still pending are not started, and the
         #: answers of those in flight are thrown away.
         self.closed = False
 
-    def next_pending(self) -> _Pair | None:
+    def next_pending(self, owner: bool = True) -> _Pair | None:
+        """The first pair not started; a helper (``owner`` false) skips the printed ones."""
         if self.closed:
             return None
-        return next((p for p in self.pairs if p.state == "pending"), None)
+        return next((p for p in self.pairs if p.state == "pending"
+                     and (owner or p.printed is None)), None)
 
 
 class PairBoard:
@@ -90,11 +103,13 @@ class PairBoard:
             self._cond.notify_all()
 
     def first_failing(self, owner: Replayer, finding: Finding, victim: str,
-                      suspects: Sequence[str]) -> str | None:
-        """The first of ``suspects`` whose pair fails ``victim`` as the run did (None: none
-        does), the pairs run by ``owner`` and the idle workers; the finding gets the replays
-        of the pairs up to that one, in rank order.  A pair's error is raised at its rank."""
-        batch = _Batch(finding, victim, suspects, owner.record.path.parent)
+                      suspects: Sequence[str], printed: Sequence[str | None] = ()
+                      ) -> int | None:
+        """The rank of the first of ``suspects`` whose pair fails ``victim`` as the run did
+        (None: none does), the pairs run by ``owner`` and the idle workers; the finding gets
+        the replays of the pairs up to that one, in rank order.  A pair's error is raised at
+        its rank.  ``printed``: per rank, the line that pair runs as printed (owner only)."""
+        batch = _Batch(finding, victim, suspects, owner.record.path.parent, printed)
         with self._cond:
             self._batches.append(batch)
             self._cond.notify_all()
@@ -109,7 +124,7 @@ class PairBoard:
                         if pair.error is not None:
                             raise pair.error
                         if pair.failed:
-                            return pair.suspect
+                            return settled - 1
                         continue
                     mine = batch.next_pending()
                     if mine is not None:
@@ -161,7 +176,7 @@ class PairBoard:
 
     def _take(self, helper: Replayer) -> tuple[_Batch | None, _Pair | None]:
         for batch in self._batches:
-            pair = batch.next_pending()
+            pair = batch.next_pending(owner=False)
             if pair is not None:
                 pair.state, pair.runner = "running", helper.runner
                 return batch, pair
@@ -181,8 +196,10 @@ class PairBoard:
         replayer.progress(f"statesnap: replaying {pair.suspect} → {batch.victim}")
         try:
             verdict = replayer.replay([pair.suspect, batch.victim], batch.victim, scratch,
-                                      "pair")
-            failed = replayer.same_failure(verdict, scratch)
+                                      PRINTED_PAIR if pair.printed else "pair",
+                                      printed=pair.printed)
+            failed = (replayer.same_printed_failure(verdict, scratch) if pair.printed
+                      else replayer.same_failure(verdict, scratch))
         except Stopped:
             with self._cond:
                 pair.state = "done"  # its replay was killed: no answer, nothing kept

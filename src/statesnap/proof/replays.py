@@ -200,6 +200,28 @@ class Replayer:
         """The victim failed in the replay as it failed in the run (statesnap.record.signature)."""
         return verdict.failed and verdict.signature.same_as(finding.signature())
 
+    def same_printed_failure(self, verdict: Verdict, finding: Finding) -> bool:
+        """:meth:`same_failure` for a printed line that is to stand for a pair replay
+        (``finding.replays[-1]``): its failure, read from pytest's console, has the exception
+        type only, while a replay's has the failing frame too.  Where the run's failure has a
+        frame, the line's output must show it (``file:line: `` ends that frame's traceback
+        entry); otherwise the answer is not as strict as a replay's, and is taken as no."""
+        if not self.same_failure(verdict, finding):
+            return False
+        where = finding.signature().where
+        if where is None or verdict.signature.where is not None:
+            return True
+        run = finding.replays[-1] if finding.replays else None
+        if run is None or not run.log:
+            return False
+        log = Path(run.log)
+        log = log if log.is_absolute() else self.record.path.parent / log
+        try:
+            text = log.read_text("utf-8", "replace")
+        except OSError:
+            return False
+        return f"{where}: " in text
+
 
 
 def _order_words(order: Sequence[str]) -> str:

@@ -5,6 +5,19 @@ replays (:mod:`~statesnap.proof.keys`) and cleaners (:mod:`~statesnap.proof.clea
 repeated replays that disagree make a finding ``not-deterministic``
 (:mod:`~statesnap.proof.replays`).  Every replay is logged beside the record, all within a
 budget.  Steps: docs/ARCHITECTURE.md ("Verification").
+
+The first pair is the printed line.  The top suspect's ``[suspect, victim]`` is the line that
+would be printed if it is the polluter, so it runs as that line, cold and exactly as printed
+(``pair-printed``, :func:`~statesnap.proof.confirm.confirm_printed`'s way): failing the victim
+the same way, it proves the pair and confirms the line at once, and the confirmation is not
+run again unless the line finally printed differs (gc timing's collector-off line; several
+polluters, delta debugging and leftovers take other paths and confirm as before).  A replay and
+its printed line can disagree (replays keep the collector off and statesnap loaded; the line
+neutralises reordering plugins), so a printed pair that misses is no verdict: the other
+suspects' replays follow, then the top suspect's own replay, whose proof is then confirmed or
+refused as every proof is.  Key candidates include, after the polluters' own recorded changes,
+what they changed in a replay of the pair and not in the run: setting a key to the value it
+already has records no change (:mod:`statesnap.proof.keywrites`).
 """
 
 from __future__ import annotations
@@ -13,9 +26,7 @@ from collections.abc import Sequence
 
 from statesnap.analysis.attribution import (
     Dirty,
-    Write,
     classmates,
-    dirty_before,
     polluters_of,
     rank,
     source_reader,
@@ -39,8 +50,9 @@ from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.confirm import confirm_printed
 from statesnap.proof.keys import prove_keys
+from statesnap.proof.keywrites import key_writes, new_writes
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
-from statesnap.proof.pairs import PairBoard
+from statesnap.proof.pairs import PRINTED_PAIR, PairBoard
 from statesnap.proof.replays import (
     STOPS,
     NotDeterministic,
@@ -140,13 +152,15 @@ class Verifier(Replayer):
             # (it needs state an earlier test sets up, and/or an earlier test broke it).
             finding.alone_failure = alone.signature.text()
         suspects = polluters_of(finding.candidates)[:MAX_SINGLE_SUSPECTS]
-        first = self._first_failing_pair(finding, vid, suspects)
+        first, confirmed = self._first_failing_pair(finding, vid, suspects)
         if first is not None:
-            self._proven(finding, [first], victim)
+            self._proven(finding, [first], victim, confirmed)
             return
         prefix = [t.nodeid for t in self.tests if t.index < victim.index
                   and t.worker == victim.worker]
-        first = self._first_failing_pair(finding, vid, classmates(prefix, vid, suspects))
+        # The classmates' pairs are replays only: the top suspect's printed line ran above.
+        first, _ = self._first_failing_pair(finding, vid, classmates(prefix, vid, suspects),
+                                            printed_first=False)
         if first is not None:
             self._proven(finding, [first], victim)
             return
@@ -156,18 +170,43 @@ class Verifier(Replayer):
             return
         self._proven(finding, polluters, victim)
 
-    def _first_failing_pair(self, finding: Finding, vid: str, suspects: list[str]
-                            ) -> str | None:
+    def _first_failing_pair(self, finding: Finding, vid: str, suspects: list[str],
+                            printed_first: bool = True) -> tuple[str | None, str | None]:
         """The first suspect in rank order whose ``[suspect, victim]`` fails the victim as the
-        run did; side by side, on the workers with no victim left (statesnap.proof.pairs)."""
+        run did, and the printed line that failed it (None: a replay did); side by side, on
+        the workers with no victim left (statesnap.proof.pairs).
+
+        The top suspect's pair runs first as the line that would be printed for it, cold and
+        exactly as printed (``pair-printed``): where it fails the victim as the run did, it is
+        both the pair's proof and the line's confirmation.  Where it does not, the other
+        suspects' replays follow as before, then the top suspect's own replay (statesnap on,
+        the collector off), last: a replay can fail where its printed line passes (state only
+        reference cycles hold, statesnap's plugin loaded), and the old flow proved such a
+        suspect and then confirmed or refused its line (gc timing), so that verdict stays
+        reachable; a later suspect whose replay fails is preferred to it, as its printed line
+        has not failed yet.  The printed pair counts only where its output shows the run's
+        failing frame too (:meth:`same_printed_failure`): it proves what a replay would."""
+        if not suspects:
+            return None, None
+        line = repro_command(self.record.header, [suspects[0], vid]) if printed_first else None
+        ranks = [*suspects, suspects[0]] if printed_first else list(suspects)
         board = self.pairs
-        if board is not None and len(suspects) > 1:
-            return board.first_failing(self, finding, vid, suspects)
-        for nodeid in suspects:
-            self.progress(f"statesnap: replaying {nodeid} → {vid}")
-            if self.same_failure(self.replay([nodeid, vid], vid, finding, "pair"), finding):
-                return nodeid
-        return None
+        if board is not None:
+            i = board.first_failing(self, finding, vid, ranks, [line])
+        else:
+            i = None
+            for at, nodeid in enumerate(ranks):
+                self.progress(f"statesnap: replaying {nodeid} → {vid}")
+                printed = line if at == 0 else None
+                v = self.replay([nodeid, vid], vid, finding, PRINTED_PAIR if printed else "pair",
+                                printed=printed)
+                if (self.same_printed_failure(v, finding) if printed
+                        else self.same_failure(v, finding)):
+                    i = at
+                    break
+        if i is None:
+            return None, None
+        return ranks[i], (line if i == 0 else None)
 
     def _not_order_dependent(self, finding: Finding, vid: str) -> None:
         """It fails alone, the same way: no polluter, no state to blame.
@@ -263,13 +302,17 @@ class Verifier(Replayer):
             return None
         return ddmin(prefix, fails, known_failing=True)
 
-    def _proven(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
+    def _proven(self, finding: Finding, polluters: list[str], victim: TestEntry,
+                confirmed: str | None = None) -> None:
         """Replays proved ``polluters``: the key, the fix, then the printed reproduction run
-        exactly as printed (statesnap.proof.confirm) before the finding stays verified."""
+        exactly as printed (statesnap.proof.confirm) before the finding stays verified.
+        ``confirmed``: a line already run exactly as printed that failed the victim as the run
+        did (the first pair's); the confirmation runs unless it is the line printed."""
         was = finding.status
         try:
             self._prove(finding, polluters, victim)
-            confirm_printed(self, finding, polluters, victim, self.unexplained)
+            if confirmed is None or finding.repro != confirmed:
+                confirm_printed(self, finding, polluters, victim, self.unexplained)
         except BaseException:
             # Cut short (budget, timeout, Ctrl-C) before the printed line failed the victim:
             # not verified; verify() says why.
@@ -281,12 +324,15 @@ class Verifier(Replayer):
         finding.status = VERIFIED
         finding.polluters = polluters
         finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
-        writes = self._polluters_writes(polluters, victim)
+        own, replayed = key_writes(self.record, self.tests, finding, polluters, victim)
+        writes = {**own, **replayed}
         # Every change the proven polluters recorded is a key candidate, low-rated ones
         # included, ranked by what connects it to the victim (not only the few kept among
-        # the finding's candidates, which rank every earlier test's changes).
-        mine = rank(victim, Dirty(writes), self.sources.of(victim.nodeid))
-        if mine:
+        # the finding's candidates, which rank every earlier test's changes); then the others
+        # statesnap.proof.keywrites finds, group after group.
+        code = self.sources.of(victim.nodeid)
+        mine = [*rank(victim, Dirty(own), code), *rank(victim, Dirty(replayed), code)]
+        if own:
             kept = {(c.nodeid, c.probe, c.key) for c in mine}
             finding.candidates = [*mine, *(c for c in finding.candidates
                                            if (c.nodeid, c.probe, c.key) not in kept)
@@ -304,8 +350,17 @@ class Verifier(Replayer):
                             "relies on is outside what statesnap's probes see")
             self._note_brittle(finding)
             return
+
+        def more() -> list[tuple[str, str]]:
+            # No replay of the pair kept a record (a printed line proved it): the first key
+            # replay's, ranked, once it did not heal the victim.
+            extra = new_writes(self.record, finding, polluters, writes)
+            writes.update(extra)
+            return [(c.probe, c.key) for c in rank(victim, Dirty(extra), code)]
+
         prove_keys(self, finding, polluters, victim, writes,
-                   ranking=[(c.probe, c.key) for c in mine])
+                   ranking=[(c.probe, c.key) for c in mine],
+                   more=None if replayed else more)
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after),
@@ -335,23 +390,6 @@ class Verifier(Replayer):
             return
         if v.ran and not v.failed:
             mark_gc_timing(finding, gc_off_command(self.record.header, order))
-
-    def _polluters_writes(self, polluters: list[str], victim: TestEntry
-                          ) -> dict[tuple[str, str], Write]:
-        """Each change the polluters recorded: the last one of each key still dirty when the
-        victim ran, then the others (overwritten or put back by a later test of the run,
-        but live in the replay of ``[polluters, victim]``)."""
-        dirty = dirty_before(self.tests, victim)
-        writes = {ref: w for ref, w in dirty.writes.items() if w.test.nodeid in polluters}
-        wanted = set(polluters)
-        for t in self.tests:
-            if t.nodeid not in wanted or t.worker != victim.worker:
-                continue
-            for ch in t.changes:
-                ref = (ch.probe, ch.key)
-                if ref not in writes:
-                    writes[ref] = Write(t, ch, ch.before)
-        return writes
 
     def _note_brittle(self, finding: Finding) -> None:
         if finding.alone_failure:
