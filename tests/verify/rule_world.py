@@ -93,6 +93,9 @@ class RuleRunner(Runner):
         if isinstance(outcome, ReplayResult):
             return outcome
         result = ReplayResult(order=list(order))
+        # A real child says on the victim's test line which keys it put back; in the rule's
+        # world every key asked is put back (its module is always there).
+        result.restored = [f"{k[0]}:{k[1]}" for k in (restore or {}).get("keys") or []]
         victim = order[-1]
         for nodeid in order[:-1]:
             result.outcomes[nodeid] = "passed"
