@@ -61,8 +61,9 @@ AREAS = (
          "`explain`, `explain --verify`, `report` and `diff` on a 177 MB record.",
          "scale2.md"),
     Area("Proofs: replays per victim",
-         "How many replays it takes to prove a victim with its key.",
-         "proofs.md"),
+         "How many replays it takes to prove a victim with its key: the generated suite, "
+         "the demo and the real-world corpus.",
+         "firstpair.md"),
     Area("Proofs: forked and side by side",
          "Replays forked from a warm parent and run side by side: per replay and a whole "
          "20-victim session importing torch, on a quiet machine.",
