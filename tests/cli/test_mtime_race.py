@@ -108,7 +108,8 @@ def test_a_finding_whose_state_is_the_raced_file_says_so_with_both_tests() -> No
     f = Finding(victim="t.py::test_reads", polluters=["t.py::test_writes"], probe="files",
                 key="build/out.txt", status="verified", before={"size": 5, "mtime_ns": 7},
                 after={"size": 19, "mtime_ns": 7, "flag": "size-changed-mtime-kept"},
-                hint="modify a copy of build/out.txt under tmp_path", repro="python -m pytest")
+                hint="modify a copy of build/out.txt under tmp_path", repro="python -m pytest",
+                proven_keys=["files:build/out.txt"])  # a key replay showed it
     text = "\n".join(format_finding(f, header))
     assert "state: files:build/out.txt: 5 bytes → 19 bytes, same mtime" in text
     assert ("mtime: build/out.txt: t.py::test_writes changed its size (5 → 19 bytes) but the "
