@@ -244,3 +244,36 @@ def test_files_kept_open_by_path_cost_no_full_collection(tmp_path: Path) -> None
     # The interpreter's own full collections in a 20-test session: a few at most; one per
     # test (20) when statesnap collects for each kept file.
     assert int(out.read_text()) < 10, out.read_text()
+
+
+PATCHED_COLLECTOR = {
+    "test_patched.py": """
+        import gc
+        import socket
+
+        CALLS = []
+        KEPT = []
+
+
+        def test_leaves_the_collector_patched():
+            gc.collect = lambda *a, **k: CALLS.append(a) or 0   # never put back
+
+
+        def test_adds_a_socket():
+            KEPT.append(socket.socketpair())                      # a resource: a collection
+
+
+        def test_nobody_called_the_patched_collect():
+            assert CALLS == []
+        """,
+}
+
+
+def test_the_collection_uses_the_collector_captured_before_the_tests(tmp_path: Path) -> None:
+    """A test that leaves ``gc.collect`` replaced does not get statesnap's collection: the
+    function captured at import is called, and the patched one never is."""
+    root = write_suite(tmp_path / "suite", PATCHED_COLLECTOR)
+    run = run_suite(root, tmp_path / "out", "-q", "-W", "ignore::ResourceWarning",
+                    "--statesnap-verify-budget=0")
+    assert summary_line(run.output) == "3 passed", run.output[-3000:]
+    assert "test_adds_a_socket" in run.leak_severities(), run.output[-3000:]

@@ -26,6 +26,11 @@ from typing import Any, cast
 
 from statesnap.state.snapshot import Snapshot
 
+#: The collector's own functions, captured before any test runs: a test that leaves
+#: ``gc.collect`` mocked (or ``gc.isenabled`` patched) must not get statesnap's calls.
+_COLLECT = gc.collect
+_ISENABLED = gc.isenabled
+
 #: Probes of resources (a descriptor, a thread, a child process) that a test can leave held
 #: only by garbage, which the collector's finalisers release whenever it runs.
 RESOURCE_PROBES = frozenset({"fds", "threads", "children"})
@@ -68,12 +73,12 @@ def collect_garbage() -> bool:
     to the hook installed now (pytest's, which would make it a warning, or an error, of the
     next test): statesnap's collection must not make it some test's failure, and the end of
     the session is where plain pytest reports garbage its own collector had not reached."""
-    if not gc.isenabled():
+    if not _ISENABLED():
         return False
     hook = sys.unraisablehook
     sys.unraisablehook = _defer
     try:
-        gc.collect()
+        _COLLECT()
     finally:
         sys.unraisablehook = hook
     return True
