@@ -180,15 +180,16 @@ class Runner(Launch):
         replays of the same tests (the first pair runs as printed, statesnap.proof.verify),
         what it printed of a secret a test set is learned only from those replays."""
         with self._printed_lock:
-            logs = list(self._printed_logs)
-            known = {*self.redactor.seen(), *self.redactor.secrets_in(self.env),
-                     *self.redactor.secrets_in(os.environ)}
             for values in self._pumped:  # what the replay children reported
                 self._learned.update(values)
             # Merged now; the latest few stay, in case one of them is still pumping.
             self._pumped = self._pumped[-8:]
-            known.update(self._learned)
-            if not logs or len(known) == self._scrubbed_with:
+            if not self._printed_logs:
+                return  # no printed line yet: nothing to scrub (most replays of a hunt)
+            logs = list(self._printed_logs)
+            known = {*self.redactor.seen(), *self.redactor.secrets_in(self.env),
+                     *self.redactor.secrets_in(os.environ), *self._learned}
+            if len(known) == self._scrubbed_with:
                 return  # nothing learned since the last scrub
             self._scrubbed_with = len(known)
         for path in logs:
