@@ -101,7 +101,8 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
                     keys.extend(extra)
                     baselines.update({r: writes[r].baseline for r in extra})
                 if not _import_first(ref, restoring([ref], "key"), imports, tried_imports,
-                                     lambda: restoring([], "import")):
+                                     lambda: replayer.same_failure(restoring([], "import"),
+                                                                   finding)):
                     continue
                 if not heals([ref]):  # put back this time
                     continue
@@ -147,7 +148,7 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
 
 
 def _import_first(ref: tuple[str, str], verdict: Verdict, imports: list[str],
-                  tried: set[str], control: Callable[[], Verdict]) -> bool:
+                  tried: set[str], control: Callable[[], bool]) -> bool:
     """Whether ``ref``'s replay, which did not heal the victim, is to run again with its
     module imported before the child saves its state (``imports`` then has it, for every
     later key replay too).
@@ -157,7 +158,8 @@ def _import_first(ref: tuple[str, str], verdict: Verdict, imports: list[str],
     test) is in neither save, so its attributes are not put back at all, and such a replay
     says nothing about the key.  Importing the module first changes the run, so it is kept
     only where the ``control`` replay (the module imported first, nothing put back) still
-    fails the victim: a key that heals then heals in that same run.
+    fails the victim as the run did: a key that heals then heals that failure, in that same
+    run, and not another one the early import brought.
     """
     module = ref[1].partition(":")[0]
     if (ref[0] != "attributes" or not module or not verdict.ran or not verdict.failed
@@ -165,8 +167,7 @@ def _import_first(ref: tuple[str, str], verdict: Verdict, imports: list[str],
         return False
     tried.add(module)
     imports.append(module)
-    answer = control()
-    if answer.ran and answer.failed:
+    if control():
         return True
     imports.remove(module)
     return False
