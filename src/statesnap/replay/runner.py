@@ -31,6 +31,7 @@ from statesnap.replay.log import LogPump, SecretPipe
 from statesnap.replay.lognames import claim_log, write_heading
 from statesnap.replay.orderfile import write_order
 from statesnap.replay.printed import printed_argv, printed_env, read_printed
+from statesnap.replay.printedlogs import PrintedLogs
 from statesnap.replay.procwait import kill_group
 from statesnap.replay.result import ReplayResult, read_back
 from statesnap.replay.warm import WarmParent
@@ -114,13 +115,7 @@ class Runner(Launch):
         self._live: set[subprocess.Popen[bytes]] = set()
         self._live_lock = threading.Lock()
         #: The printed lines' logs, scrubbed again as replays make more secrets known.
-        self._printed_logs: list[Path] = []
-        self._printed_lock = threading.Lock()
-        self._scrubbed_with = 0
-        #: The latest log pumps' sets of secret values (the children's reports land there),
-        #: and what they reported so far.
-        self._pumped: list[set[str]] = []
-        self._learned: set[str] = set()
+        self.printed_logs = PrintedLogs(self.redactor, self.env)
 
     @property
     def warm_refused(self) -> str | None:
@@ -172,36 +167,7 @@ class Runner(Launch):
         try:
             return self._run(order, restore, label, timeout, cold)
         finally:
-            self._scrub_printed()
-
-    def _scrub_printed(self) -> None:
-        """The printed lines' logs scrubbed again with every secret known now.  A printed line
-        runs without statesnap, so its child reports no secret; when it runs before the
-        replays of the same tests (the first pair runs as printed, statesnap.proof.verify),
-        what it printed of a secret a test set is learned only from those replays."""
-        with self._printed_lock:
-            for values in self._pumped:  # what the replay children reported
-                self._learned.update(values)
-            # Merged now; the latest few stay, in case one of them is still pumping.
-            self._pumped = self._pumped[-8:]
-            if not self._printed_logs:
-                return  # no printed line yet: nothing to scrub (most replays of a hunt)
-            logs = list(self._printed_logs)
-            known = {*self.redactor.seen(), *self.redactor.secrets_in(self.env),
-                     *self.redactor.secrets_in(os.environ), *self._learned}
-            if len(known) == self._scrubbed_with:
-                return  # nothing learned since the last scrub
-            self._scrubbed_with = len(known)
-        for path in logs:
-            try:
-                text = path.read_text("utf-8", FILE_ERRORS)
-                scrubbed = self.redactor.scrub(text, known)
-                if scrubbed != text:
-                    part = path.with_name(f"{path.name}.part")
-                    part.write_text(scrubbed, "utf-8", FILE_ERRORS)
-                    os.replace(part, path)
-            except OSError:
-                continue  # a log set aside or removed meanwhile
+            self.printed_logs.scrub()
 
     def _run(self, order: Sequence[str], restore: Mapping[str, Any] | None,
              label: str, timeout: float | None, cold: bool) -> ReplayResult:
@@ -299,8 +265,7 @@ class Runner(Launch):
         names.  Outcomes and failures come from its output: it runs without statesnap."""
         limit = self.timeout if timeout is None else max(1.0, min(self.timeout, timeout))
         _stem, log_file = self.claim(label)
-        with self._printed_lock:
-            self._printed_logs.append(log_file)
+        self.printed_logs.add(log_file)
         result = ReplayResult(order=list(order), log=log_file, timeout=limit)
         line = self.local_command(command)
         cwd = self.printed_cwd()
@@ -386,13 +351,8 @@ class Runner(Launch):
     def pump(self, out_fd: int, log: IO[str], secrets: SecretPipe | None,
              tee: IO[bytes] | None = None) -> LogPump:
         """What copies a child's output into ``log``, every secret known so far scrubbed."""
-        with self._printed_lock:
-            learned = list(self._learned)
-        known = [*self.redactor.seen(), *self.redactor.secrets_in(self.env),
-                 *self.redactor.secrets_in(os.environ), *learned]
-        pump = LogPump(out_fd, log, self.redactor, known, secrets, tee)
-        with self._printed_lock:
-            self._pumped.append(pump.values)
+        pump = LogPump(out_fd, log, self.redactor, self.printed_logs.known(), secrets, tee)
+        self.printed_logs.watch(pump.values)
         return pump
 
     def abort(self) -> None:
