@@ -55,8 +55,12 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --quiet
 
+# The unit suite runs on pytest-xdist's workers, as many as CI has cores (2): each scene has
+# its own tmp_path and pid namespace, and the venvs are make's, built before.  UNIT_WORKERS=0 runs
+# it in one process (for --pdb, or to read one test's output in order).
+UNIT_WORKERS ?= 2
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p no:randomly -q
+	$(BIN)/python -m pytest -p no:randomly -q -n $(UNIT_WORKERS)
 
 test: $(STAMP) chromium gcc lint typecheck docs unit test-compat-smoke
 
