@@ -4,6 +4,12 @@ The key-level proof (:mod:`statesnap.proof.keys`) replays one restore at a time,
 candidate tried before the one that heals costs a replay.  These rules read the record and
 the ranking's reasons only (pure); the proof itself still rests on the replays:
 
+- a class attribute that a method the victim calls reads or writes ranks as read by the
+  code the victim runs (:func:`method_links`): the victim gets the object from a fixture, so
+  its code names the method, never the module;
+- a module's first import comes after the same polluter's changes of that module's
+  attributes that connect to the victim (:func:`module_after_attributes`): taking the module
+  out heals by re-importing all of it, the attribute is the leak;
 - a key the victim's own set-up wrote before its body ran comes after the others
   (:func:`own_setup_last`): whatever the polluter left there, the victim's fixture replaced
   it, so it is seldom what the victim trips over;
@@ -17,9 +23,12 @@ the ranking's reasons only (pure); the proof itself still rests on the replays:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
+from statesnap.analysis.connection import REACHED, words
 from statesnap.analysis.findings import Candidate
+from statesnap.analysis.victimcode import SourceReader, VictimCode
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import Change
 
@@ -27,6 +36,58 @@ from statesnap.state.diff import Change
 NAMED_IN_CODE = "key named in the failing code"
 #: Keys restored together first at most (more: one at a time, as before).
 MAX_JOINT = 6
+
+
+def key_order(victim: TestEntry, groups: Sequence[Sequence[Candidate]], code: VictimCode,
+              reader: SourceReader) -> list[Candidate]:
+    """The key candidates of a proven polluter, group after group, best first, with the
+    rules above applied."""
+    linked = [c for group in groups for c in method_links(group, code, reader)]
+    return own_setup_last(victim, module_after_attributes(linked))
+
+
+def method_links(ranked: Sequence[Candidate], code: VictimCode, reader: SourceReader
+                 ) -> list[Candidate]:
+    """``ranked`` (one group, best first) with each class attribute ``module:Cls.attr`` that
+    a method of ``Cls`` the victim's code calls (``logger.force_level(...)``) names weighed
+    as read by the code the victim runs, then ranked again (as
+    :func:`statesnap.analysis.attribution.rank` orders)."""
+    called = set(re.findall(r"\.(\w+)\s*\(", code.code))
+    if not called:
+        return list(ranked)
+    out: list[Candidate] = []
+    for c in ranked:
+        module, _, path = c.key.partition(":")
+        parts = path.split(".")
+        attr = parts[-1]
+        if (c.probe == "attributes" and len(parts) == 2 and not attr.startswith("__")
+                and not any(r.startswith(f"{attr} is read") for r in c.reasons)):
+            methods = reader.methods(module, parts[0])
+            via = [m for m in sorted(called) if m in methods and not m.startswith("__")
+                   and words(methods[m], [attr])]
+            if via:
+                c = Candidate(c.nodeid, c.index, c.probe, c.key, c.before, c.after,
+                              round(c.score + REACHED, 3),
+                              [*c.reasons, f"{attr} is used by {parts[0]}.{via[0]}, which "
+                               "the victim calls"])
+        out.append(c)
+    return sorted(out, key=lambda c: (-c.score, -c.index, c.probe, c.key))
+
+
+def module_after_attributes(ranked: Sequence[Candidate]) -> list[Candidate]:
+    """``ranked`` with each ``modules:M`` key moved just after the last of the same test's
+    ``attributes`` keys of ``M`` that the ranking connects to the victim (a reason)."""
+    out = list(ranked)
+    for c in ranked:
+        if c.probe != "modules":
+            continue
+        linked = [i for i, a in enumerate(out) if a.probe == "attributes"
+                  and a.nodeid == c.nodeid and a.key.startswith(f"{c.key}:") and a.reasons]
+        here = out.index(c)
+        if linked and linked[-1] > here:
+            out.insert(linked[-1] + 1, c)
+            del out[here]
+    return out
 
 
 def own_setup_last(victim: TestEntry, ranked: Sequence[Candidate]) -> list[Candidate]:
