@@ -34,6 +34,9 @@ from statesnap.state.diff import Change
 
 #: ``statesnap.analysis.attribution.rank``'s reason for a key the failing code names.
 NAMED_IN_CODE = "key named in the failing code"
+#: Probes whose keys hold one another (a folder, what is in it): never restored together
+#: first.
+NESTED = frozenset({"files", "cwd"})
 #: Keys restored together first at most (more: one at a time, as before).
 MAX_JOINT = 6
 
@@ -109,11 +112,14 @@ def joint_keys(ranked: Sequence[Candidate], polluters: Sequence[str]
 
     Only for one polluter whose keys the victim's failing code names two or more of (the
     assertion is about several of them): then every key of it that anything connects to the
-    victim (a reason in the ranking), at most :data:`MAX_JOINT`.
+    victim (a reason in the ranking), at most :data:`MAX_JOINT`; files and the working
+    directory never (:data:`NESTED`).
     """
     if len(polluters) != 1:
         return []
-    mine = [c for c in ranked if c.nodeid == polluters[0]]
+    # Not folders and files: a folder's key puts back what is in it, and the code that names
+    # a path names each folder on it (``join(top, "foo", "bar")``).
+    mine = [c for c in ranked if c.nodeid == polluters[0] and c.probe not in NESTED]
     if sum(NAMED_IN_CODE in c.reasons for c in mine) < 2:
         return []
     linked = list(dict.fromkeys((c.probe, c.key) for c in mine if c.reasons))
