@@ -70,17 +70,21 @@ def narrowed_directory(ref: tuple[str, str], keys: Sequence[tuple[str, str]],
     victim gets the same key from either.  ``keys``: the restorable keys, best ranked first.
     A replay raising one of ``stops`` (no time left) ends it with the narrowest key proven so
     far: each step was proven by its own replay.  A directory whose own path the victim's
-    ``failure`` quotes ("Directory …/out already exists!") is what it trips over: not
-    narrowed, since putting back a folder inside it leaves it there.
+    ``failure`` quotes ("Directory …/out already exists!"), naming nothing inside it, is
+    what it trips over: not narrowed, since putting back what is inside it leaves it there.
     """
-    if (ref[0] != FilesProbe.name or not is_directory_key(ref[1])
-            or quotes_path(failure, ref[1])):
+    if ref[0] != FilesProbe.name or not is_directory_key(ref[1]):
         return ref
     proven = [ref]
 
     def inside(outer: tuple[str, str]) -> list[tuple[str, str]]:
         return [k for k in keys
                 if k[0] == FilesProbe.name and k != outer and k[1].startswith(outer[1])]
+
+    if quotes_path(failure, ref[1]) and not any(
+            re.search(rf"(?<![\w.-]){re.escape(_name(k[1]))}(?![\w-]|\.\w)", failure)
+            for k in inside(ref)):
+        return ref  # the folder is quoted, nothing in it is: it is what the victim trips over
 
     def heals_noted(subset: Sequence[tuple[str, str]]) -> bool:
         if heals(subset):
@@ -92,6 +96,10 @@ def narrowed_directory(ref: tuple[str, str], keys: Sequence[tuple[str, str]],
         return narrowest(ref, inside, heals_noted, MAX_NARROWING)
     except stops:
         return proven[-1]
+
+
+def _name(key: str) -> str:
+    return key.rstrip("/").rsplit("/", 1)[-1]
 
 
 def quotes_path(text: str, key: str) -> bool:
