@@ -6,6 +6,7 @@ over them.  Pure: ``heals(keys)`` runs the replay.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -60,14 +61,17 @@ MAX_NARROWING = 4
 
 def narrowed_directory(ref: tuple[str, str], keys: Sequence[tuple[str, str]],
                        heals: Callable[[Sequence[tuple[str, str]]], bool],
-                       stops: tuple[type[BaseException], ...] = ()) -> tuple[str, str]:
+                       stops: tuple[type[BaseException], ...] = (), failure: str = ""
+                       ) -> tuple[str, str]:
     """``ref`` (which heals alone), when it is a ``files`` directory, narrowed to the
     innermost of ``keys`` in it that heals alone (:func:`narrowest`); any other key as it is.
 
     The hunt and the session's verification both name keys through this, so that the same
     victim gets the same key from either.  ``keys``: the restorable keys, best ranked first.
     A replay raising one of ``stops`` (no time left) ends it with the narrowest key proven so
-    far: each step was proven by its own replay.
+    far: each step was proven by its own replay.  A directory whose own path the victim's
+    ``failure`` quotes ("Directory …/out already exists!"), naming nothing inside it, is
+    what it trips over: not narrowed, since putting back what is inside it leaves it there.
     """
     if ref[0] != FilesProbe.name or not is_directory_key(ref[1]):
         return ref
@@ -76,6 +80,11 @@ def narrowed_directory(ref: tuple[str, str], keys: Sequence[tuple[str, str]],
     def inside(outer: tuple[str, str]) -> list[tuple[str, str]]:
         return [k for k in keys
                 if k[0] == FilesProbe.name and k != outer and k[1].startswith(outer[1])]
+
+    if quotes_path(failure, ref[1]) and not any(
+            re.search(rf"(?<![\w.-]){re.escape(_name(k[1]))}(?![\w-]|\.\w)", failure)
+            for k in inside(ref)):
+        return ref  # the folder is quoted, nothing in it is: it is what the victim trips over
 
     def heals_noted(subset: Sequence[tuple[str, str]]) -> bool:
         if heals(subset):
@@ -87,6 +96,37 @@ def narrowed_directory(ref: tuple[str, str], keys: Sequence[tuple[str, str]],
         return narrowest(ref, inside, heals_noted, MAX_NARROWING)
     except stops:
         return proven[-1]
+
+
+def _name(key: str) -> str:
+    return key.rstrip("/").rsplit("/", 1)[-1]
+
+
+def quotes_path(text: str, key: str) -> bool:
+    """Whether ``text`` quotes the path ``key`` (relative, a directory's with its ``/``) as
+    a whole: ``…/data/out`` or ``data/out/``, not ``data/out/x.txt`` nor ``data/outer``."""
+    rel = key.rstrip("/")
+    return bool(rel) and rel in text and re.search(
+        rf"(?:^|[\s'\"/(\[]){re.escape(rel)}/?(?![\w/-]|\.\w)", text) is not None
+
+
+def leave_one_out(keys: Sequence[K], heals: Callable[[Sequence[K]], bool]) -> list[K]:
+    """``keys``, which heal the victim together, less each key whose restoration turns out
+    not to be needed: one replay per key, the worst ranked left out first.
+
+    What is left is 1-minimal (leaving out any one key of it fails the victim), as
+    delta debugging's answer is; where most keys are needed -- a config dict cached from
+    several environment variables -- it costs one replay per key, where delta debugging
+    first tries the halves and the single keys too.
+    """
+    current = list(keys)
+    for key in reversed(list(keys)):
+        if len(current) < 2:
+            break
+        rest = [k for k in current if k != key]
+        if heals(rest):
+            current = rest
+    return current
 
 
 def lead_first(healing: Sequence[K], fails_as_recorded: Callable[[Sequence[K]], bool | None]

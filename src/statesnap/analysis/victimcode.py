@@ -96,6 +96,20 @@ class SourceReader:
                         return ".".join(parts[:n]), cand
         return None
 
+    def methods(self, module: str, cls: str) -> dict[str, str]:
+        """The source of each function class ``cls`` of project module ``module`` defines
+        (none where either is not under the rootdir)."""
+        found = self._module_file(module)
+        mod = self._parse(found[1]) if found is not None and found[0] == module else None
+        if mod is None:
+            return {}
+        node = next((n for n in mod.tree.body
+                     if isinstance(n, ast.ClassDef) and n.name == cls), None)
+        if node is None:
+            return {}
+        return {n.name: ast.get_source_segment(mod.text, n) or "" for n in node.body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
     def of(self, nodeid: str) -> VictimCode:
         """The code of the test ``nodeid`` (``path::[Class::]name[params]``)."""
         if self.root is None or "::" not in nodeid:

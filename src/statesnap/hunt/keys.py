@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from statesnap.analysis.attribution import Write, dirty_before
+from statesnap.analysis.attribution import FailureText, Write, dirty_before
 from statesnap.analysis.findings import BRITTLE, LATENT, Finding
 from statesnap.analysis.gctiming import mark_gc_timing
 from statesnap.analysis.hints import hint_for, restorable
@@ -151,7 +151,8 @@ def prove_keys(suite: HuntSuite, replays: Replays, f: Finding, s: Suspect, cause
     if not healing:
         return _prove_fixture(f, s, restoring, heals, writes)
     if len(healing) == 1:
-        healing = [narrowed_directory(healing[0], keys, heals, (BudgetSpent,))]
+        healing = [narrowed_directory(healing[0], keys, heals, (BudgetSpent,),
+                                      FailureText.of(seen.entry.failure).said)]
     healing = lead_first(healing, fails_as_recorded)
     f.proven_keys = [f"{p}:{k}" for p, k in healing]
     f.probe, f.key = healing[0]

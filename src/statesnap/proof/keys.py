@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from statesnap.analysis.attribution import Write
+from statesnap.analysis.attribution import FailureText, Write
 from statesnap.analysis.findings import Finding
 from statesnap.analysis.hints import restorable
 from statesnap.analysis.keyproof import (
     lead_first,
+    leave_one_out,
     narrowed_directory,
     restore_spec,
     smallest_healing_set,
 )
+from statesnap.analysis.keyrank import imported_in_a_body
 from statesnap.proof.replays import STOPS, Replayer, Verdict
 from statesnap.record.journal import TestEntry
 from statesnap.state.diff import REMOVED
@@ -31,13 +33,15 @@ MAX_SET_KEYS = 24
 def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victim: TestEntry,
                writes: dict[tuple[str, str], Write],
                ranking: Sequence[tuple[str, str]] | None = None,
-               more: Callable[[], Sequence[tuple[str, str]]] | None = None) -> None:
+               more: Callable[[], Sequence[tuple[str, str]]] | None = None,
+               joint: Sequence[tuple[str, str]] = ()) -> None:
     """Restore one key at a time before the victim: the first that heals it is named.
 
     Each polluter gets its own proof, so a failure that needs two polluters names the
     key of each.  ``ranking``: every key of ``writes`` best first (else the finding's
     candidates' order).  ``more``: called once, after the first key replay did not heal
-    the victim, for keys to try after the others (it adds them to ``writes``).
+    the victim, for keys to try after the others (it adds them to ``writes``).  ``joint``:
+    keys to restore together first (:func:`statesnap.analysis.keyrank.joint_keys`).
     """
     ranked = ranking if ranking is not None else [(c.probe, c.key) for c in finding.candidates]
     rank = {ref: i for i, ref in enumerate(ranked)}
@@ -49,6 +53,9 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
     healed: set[str] = set()
     tried = 0
     stopped = False
+    alone = False
+    # What pytest said when the victim failed: a folder it quotes is not narrowed.
+    failure = FailureText.of(victim.failure).said
 
     # Each set restored once: putting the lead first asks again about sets already replayed.
     ran: dict[tuple[frozenset[tuple[str, str]], tuple[str, ...]], Verdict] = {}
@@ -71,7 +78,7 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
         return found
 
     def heals(subset: Sequence[tuple[str, str]]) -> bool:
-        v = restoring(subset, "key")
+        v = restoring(subset, "key" if len(subset) == 1 else "keys")
         return v.ran and not v.failed  # a victim that never ran is not healed
 
     def fails_as_recorded(others: Sequence[tuple[str, str]]) -> bool | None:
@@ -85,43 +92,76 @@ def prove_keys(replayer: Replayer, finding: Finding, polluters: list[str], victi
             return None
         return v.ran and replayer.same_failure(v, finding)
 
-    for ref in keys:
-        writer = writes[ref].test.nodeid
-        if writer in healed:
-            continue
-        if tried >= MAX_KEY_REPLAYS:
-            break
-        tried += 1
+    def control() -> bool:
+        return replayer.same_failure(restoring([], "import"), finding)
+
+    def import_ahead(ref: tuple[str, str]) -> None:
+        # The run imported the key's module in a test's body: a replay child saves its
+        # state before that, so the module is imported first from the key's first replay
+        # (once the control replay still fails the victim), not after one that put nothing
+        # back.
+        module = ref[1].partition(":")[0]
+        if (ref[0] == "attributes" and module and module not in tried_imports
+                and imported_in_a_body(module, replayer.record.collection, replayer.record.tests)):
+            _imported(module, imports, tried_imports, control)
+
+    def one_at_a_time() -> None:
+        nonlocal more, tried, stopped
+        for ref in keys:
+            writer = writes[ref].test.nodeid
+            if writer in healed:
+                continue
+            if tried >= MAX_KEY_REPLAYS:
+                break
+            tried += 1
+            try:
+                import_ahead(ref)
+                if not heals([ref]):
+                    if more is not None:
+                        extra = [r for r in more() if r not in keys
+                                 and restorable(r[0], replayer.record.header)]
+                        more = None
+                        keys.extend(extra)
+                        baselines.update({r: writes[r].baseline for r in extra})
+                    if not _import_first(ref, restoring([ref], "key"), imports, tried_imports,
+                                         control):
+                        continue
+                    if not heals([ref]):  # put back this time
+                        continue
+            except STOPS:
+                stopped = True
+                break
+            # The hunt names the same key for the same victim (the innermost directory).
+            proven.append(narrowed_directory(ref, keys, heals, STOPS, failure))
+            healed.add(writer)
+            if healed >= set(polluters):
+                break
+
+    together = [ref for ref in keys if ref in set(joint)]
+    found: list[tuple[str, str]] | None = None
+    if len(together) >= 2:
+        # The failing code names several of the polluter's keys: all that connect to the
+        # victim together first, then each left out in turn (the set named is 1-minimal,
+        # as the set-level proof's); one key at a time where they do not heal together.
         try:
-            if not heals([ref]):
-                if more is not None:
-                    extra = [r for r in more() if r not in keys
-                             and restorable(r[0], replayer.record.header)]
-                    more = None
-                    keys.extend(extra)
-                    baselines.update({r: writes[r].baseline for r in extra})
-                if not _import_first(ref, restoring([ref], "key"), imports, tried_imports,
-                                     lambda: replayer.same_failure(restoring([], "import"),
-                                                                   finding)):
-                    continue
-                if not heals([ref]):  # put back this time
-                    continue
+            for ref in together:
+                import_ahead(ref)
+            if heals(together):
+                found = leave_one_out(together, heals)
         except STOPS:
             stopped = True
-            break
-        # The hunt names the same key for the same victim (the innermost directory).
-        proven.append(narrowed_directory(ref, keys, heals, STOPS))
-        healed.add(writer)
-        if healed >= set(polluters):
-            break
-    alone = bool(proven)  # each key proven healed the victim by itself
-    if not proven and len(keys) > 1:
-        found = _healing_set(keys, lambda subset: restoring(subset, "keys"))
-        stopped = found is None  # [] is an answer: all of them together did not heal
-        proven = found or []
+            found = []
+    if found is None:
+        one_at_a_time()
+        alone = bool(proven)  # each key proven healed the victim by itself
+        if not proven and len(keys) > 1:
+            found = _healing_set(keys, lambda subset: restoring(subset, "keys"))
+            stopped = found is None  # [] is an answer: all of them together did not heal
+    if found:
+        proven = found
         alone = len(proven) == 1
         if alone:
-            proven = [narrowed_directory(proven[0], keys, heals, STOPS)]
+            proven = [narrowed_directory(proven[0], keys, heals, STOPS, failure)]
         else:
             # Led by the key the failure is about, as the hunt's and the CLI's answer for the
             # same victim is: one finding, one key, whoever proved it.
@@ -165,6 +205,14 @@ def _import_first(ref: tuple[str, str], verdict: Verdict, imports: list[str],
     if (ref[0] != "attributes" or not module or not verdict.ran or not verdict.failed
             or f"{ref[0]}:{ref[1]}" in verdict.restored or module in tried):
         return False
+    return _imported(module, imports, tried, control)
+
+
+def _imported(module: str, imports: list[str], tried: set[str],
+              control: Callable[[], bool]) -> bool:
+    """``module`` is added to ``imports`` (tried once) and kept there where the ``control``
+    replay, with it imported first and nothing put back, still fails the victim as the run
+    did."""
     tried.add(module)
     imports.append(module)
     if control():

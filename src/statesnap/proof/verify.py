@@ -43,6 +43,7 @@ from statesnap.analysis.findings import (
 )
 from statesnap.analysis.gctiming import mark_gc_timing
 from statesnap.analysis.hints import hint_for
+from statesnap.analysis.keyrank import joint_keys, key_order
 from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
@@ -331,7 +332,8 @@ class Verifier(Replayer):
         # the finding's candidates, which rank every earlier test's changes); then the others
         # statesnap.proof.keywrites finds, group after group.
         code = self.sources.of(victim.nodeid)
-        mine = [*rank(victim, Dirty(own), code), *rank(victim, Dirty(replayed), code)]
+        mine = key_order(victim, [rank(victim, Dirty(own), code),
+                                  rank(victim, Dirty(replayed), code)], code, self.sources)
         if own:
             kept = {(c.nodeid, c.probe, c.key) for c in mine}
             finding.candidates = [*mine, *(c for c in finding.candidates
@@ -360,7 +362,7 @@ class Verifier(Replayer):
 
         prove_keys(self, finding, polluters, victim, writes,
                    ranking=[(c.probe, c.key) for c in mine],
-                   more=None if replayed else more)
+                   more=None if replayed else more, joint=joint_keys(mine, polluters))
         if finding.probe and finding.key:
             finding.hint = hint_for(finding.probe, finding.key,
                                     change_kind(finding.before, finding.after),
