@@ -134,7 +134,7 @@ def _unproven(record: Record) -> list[Finding]:
     if record.running is None and not any(t.failed for t in record.tests):
         return []
     from statesnap.analysis.attribution import attribute
-    from statesnap.proof.verify import note_interrupted
+    from statesnap.proof.notes import note_interrupted
 
     findings = attribute(record)
     for finding in findings:

@@ -28,9 +28,10 @@ import time
 
 from statesnap.analysis.findings import Finding
 from statesnap.base.progress import Progress
+from statesnap.proof.notes import note_interrupted
 from statesnap.proof.pairs import PairBoard
 from statesnap.proof.progress import ProofProgress
-from statesnap.proof.verify import Verifier, note_interrupted
+from statesnap.proof.verify import Verifier
 from statesnap.record.journal import Record
 from statesnap.replay.gate import Gate
 from statesnap.replay.runner import Runner

@@ -15,9 +15,8 @@ polluters, delta debugging and leftovers take other paths and confirm as before)
 its printed line can disagree (replays keep the collector off and statesnap loaded; the line
 neutralises reordering plugins), so a printed pair that misses is no verdict: the other
 suspects' replays follow, then the top suspect's own replay, whose proof is then confirmed or
-refused as every proof is.  Key candidates include, after the polluters' own recorded changes,
-what they changed in a replay of the pair and not in the run: setting a key to the value it
-already has records no change (:mod:`statesnap.proof.keywrites`).
+refused as every proof is.  Once the polluters are proven, the key-level step is
+:mod:`statesnap.proof.keystep`'s; the notes of a proof cut short are :mod:`statesnap.proof.notes`'.
 """
 
 from __future__ import annotations
@@ -25,14 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from statesnap.analysis.attribution import (
-    Dirty,
     classmates,
     polluters_of,
-    rank,
     source_reader,
 )
 from statesnap.analysis.findings import (
-    MAX_CANDIDATES,
     NOT_DETERMINISTIC,
     NOT_ORDER_DEPENDENT,
     NOT_REPRODUCED,
@@ -41,32 +37,25 @@ from statesnap.analysis.findings import (
     VERIFIED,
     Finding,
 )
-from statesnap.analysis.gctiming import mark_gc_timing
-from statesnap.analysis.hints import hint_for
-from statesnap.analysis.keyrank import joint_keys, key_order
-from statesnap.analysis.leaks import fixture_note, setup_hint
 from statesnap.analysis.leftovers import Leftover
 from statesnap.analysis.minimize import ddmin
 from statesnap.base.progress import Progress
 from statesnap.proof.cleaners import find_cleaners
 from statesnap.proof.confirm import confirm_printed
-from statesnap.proof.keys import prove_keys
-from statesnap.proof.keywrites import key_writes, new_writes
+from statesnap.proof.keystep import prove_polluters
 from statesnap.proof.leftovers import LeftoverReplays, prove_leftovers
+from statesnap.proof.notes import INTERRUPTED, budget_note, note_interrupted
 from statesnap.proof.pairs import PRINTED_PAIR, PairBoard
 from statesnap.proof.replays import (
-    STOPS,
     NotDeterministic,
     Replayer,
     ReplayError,
     ReplayTimeout,
 )
 from statesnap.record.journal import Record, TestEntry
-from statesnap.replay.gcmode import COLLECT, cycle_held_key, with_gc
-from statesnap.replay.repro import gc_off_command, repro_command
+from statesnap.replay.repro import repro_command
 from statesnap.replay.runner import BudgetSpent, Runner
 from statesnap.replay.scratchrunner import ScratchRunner
-from statesnap.state.diff import change_kind
 
 # ReplayError: the CLI's and backfill's (where a replay cannot run at all).
 __all__ = ["INTERRUPTED", "ReplayError", "Verifier", "note_interrupted", "verify_findings"]
@@ -311,7 +300,7 @@ class Verifier(Replayer):
         did (the first pair's); the confirmation runs unless it is the line printed."""
         was = finding.status
         try:
-            self._prove(finding, polluters, victim)
+            prove_polluters(self, self.tests, self.sources, finding, polluters, victim)
             if confirmed is None or finding.repro != confirmed:
                 confirm_printed(self, finding, polluters, victim, self.unexplained)
         except BaseException:
@@ -321,104 +310,10 @@ class Verifier(Replayer):
                 finding.status = was
             raise
 
-    def _prove(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
-        finding.status = VERIFIED
-        finding.polluters = polluters
-        finding.repro = repro_command(self.record.header, [*polluters, victim.nodeid])
-        own, replayed = key_writes(self.record, self.tests, finding, polluters, victim)
-        writes = {**own, **replayed}
-        # Every change the proven polluters recorded is a key candidate, low-rated ones
-        # included, ranked by what connects it to the victim (not only the few kept among
-        # the finding's candidates, which rank every earlier test's changes); then the others
-        # statesnap.proof.keywrites finds, group after group.
-        code = self.sources.of(victim.nodeid)
-        mine = key_order(victim, [rank(victim, Dirty(own), code),
-                                  rank(victim, Dirty(replayed), code)], code, self.sources)
-        if own:
-            kept = {(c.nodeid, c.probe, c.key) for c in mine}
-            finding.candidates = [*mine, *(c for c in finding.candidates
-                                           if (c.nodeid, c.probe, c.key) not in kept)
-                                  ][:MAX_CANDIDATES]
-            top = mine[0]
-            finding.probe, finding.key, finding.before, finding.after = (
-                top.probe, top.key, top.before, top.after)
-        else:
-            finding.probe = finding.key = finding.before = finding.after = None
-            finding.hint = None
-            finding.hint_proven, finding.proven_keys = False, []
-            # Said only when the polluters recorded no change at all: a recorded change
-            # that no replay could tie to the failure is another story (prove_keys says).
-            finding.note = ("the polluter(s) recorded no state change: the state the victim "
-                            "relies on is outside what statesnap's probes see")
-            self._note_brittle(finding)
-            return
-
-        def more() -> list[tuple[str, str]]:
-            # No replay of the pair kept a record (a printed line proved it): the first key
-            # replay's, ranked, once it did not heal the victim.
-            extra = new_writes(self.record, finding, polluters, writes)
-            writes.update(extra)
-            return [(c.probe, c.key) for c in rank(victim, Dirty(extra), code)]
-
-        prove_keys(self, finding, polluters, victim, writes,
-                   ranking=[(c.probe, c.key) for c in mine],
-                   more=None if replayed else more, joint=joint_keys(mine, polluters))
-        if finding.probe and finding.key:
-            finding.hint = hint_for(finding.probe, finding.key,
-                                    change_kind(finding.before, finding.after),
-                                    finding.before, finding.after)
-            w = writes.get((finding.probe, finding.key))
-            if w is not None:
-                finding.hint = setup_hint(w.change) or finding.hint
-                where = fixture_note(w.change, w.test.nodeid)
-                if where and f"{finding.probe}:{finding.key}" in finding.proven_keys:
-                    # Only for a proven key ("undo it in teardown_class" is a fix), and
-                    # beside what prove_keys noted, never instead of it.
-                    finding.note = f"{finding.note}; {where}" if finding.note else where
-        self._gc_timing(finding, polluters, victim)
-        self._note_brittle(finding)
-
-    def _gc_timing(self, finding: Finding, polluters: list[str], victim: TestEntry) -> None:
-        """Replays ran with the collector off (state only reference cycles keep): one more
-        with a collection just before the victim says whether the failure rests on it."""
-        if not (self.runner.gc_off and cycle_held_key(finding.probe, finding.key)):
-            return
-        order = [*polluters, victim.nodeid]
-        self.progress(f"statesnap: collecting garbage before {victim.nodeid}")
-        try:
-            v = self.replay(order, victim.nodeid, finding, "gc",
-                            restore=with_gc({"before": victim.nodeid, "keys": []}, COLLECT))
-        except STOPS:
-            return
-        if v.ran and not v.failed:
-            mark_gc_timing(finding, gc_off_command(self.record.header, order))
-
-    def _note_brittle(self, finding: Finding) -> None:
-        if finding.alone_failure:
-            extra = (f"alone it fails too, but differently ({finding.alone_failure}; in the "
-                     f"run: {finding.signature().text()}): it also relies on state an earlier "
-                     "test sets up (brittle)")
-            finding.note = f"{finding.note}; {extra}" if finding.note else extra
-
     def find_cleaners(self, finding: Finding, everywhere: bool = False) -> None:
         """Tests that put the victim's key back, proven by replay (statesnap.proof.cleaners);
         with ``everywhere``, any recorded test that put it back is a candidate."""
         find_cleaners(self, self.tests, finding, everywhere)
-
-
-#: The start of the note of a finding the budget cut short.
-BUDGET_SPENT = "the verification budget was spent before this finding was proven"
-
-
-def budget_note(finding: Finding) -> str:
-    """What a finding cut short by the budget still owes: how many of its candidate polluters
-    no replay tried, and the command that finishes the work."""
-    tried = {n for r in finding.replays for n in r.order if n != finding.victim}
-    suspects = polluters_of(finding.candidates)
-    left = [n for n in suspects if n not in tried]
-    owed = (f"{len(finding.replays)} replay(s) ran; {len(left)} of {len(suspects)} "
-            "candidate polluter(s) left untried")
-    return f"{BUDGET_SPENT} ({owed}): `statesnap explain --verify` finishes the work"
 
 
 def verify_findings(
@@ -461,15 +356,3 @@ def verify_findings(
         runner.close()
         shown.finish()
     return findings
-
-
-#: The note of a finding whose replays a Ctrl-C stopped.
-INTERRUPTED = "the session was interrupted (Ctrl-C) before this finding's replays finished"
-
-
-def note_interrupted(finding: Finding) -> None:
-    """Say on ``finding`` that a Ctrl-C stopped its replays (its status stays what the
-    replays so far earned: a verdict not reached stays unproven)."""
-    if finding.note and INTERRUPTED in finding.note:
-        return
-    finding.note = f"{finding.note}; {INTERRUPTED}" if finding.note else INTERRUPTED
