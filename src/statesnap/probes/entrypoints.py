@@ -40,15 +40,30 @@ def entry_points(group: str) -> list[importlib.metadata.EntryPoint]:
     header = f"[{group}]".encode()
     found: list[importlib.metadata.EntryPoint] = []
     for folder in folders:
-        try:
-            with open(os.path.join(folder, "entry_points.txt"), "rb") as f:
-                text = f.read()
-        except OSError:  # none, or unreadable: importlib.metadata sees no entry points either
-            continue
-        if header in text:
+        text = _read(os.path.join(folder, "entry_points.txt"))
+        if text is not None and header in text:
             dist = importlib.metadata.PathDistribution(Path(folder))
             found += dist.entry_points.select(group=group)
     return found
+
+
+def _read(path: str) -> bytes | None:
+    """The file's bytes; None where there is none or it cannot be read (importlib.metadata
+    then sees no entry points either).  Through the descriptor, not a buffered file object:
+    some ninety files a session start, about 0.8 M instructions less (issue 28)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _folders() -> list[str] | None:
