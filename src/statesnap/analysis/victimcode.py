@@ -13,6 +13,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statesnap.analysis.victimresets import resets
+
 #: Larger files are not parsed: ranking must stay cheap on generated test modules.
 MAX_SOURCE_BYTES = 2_000_000
 
@@ -32,6 +34,9 @@ class VictimCode:
     #: Per such module: its own top-level statements other than definitions (its imports and
     #: globals: ``log = logging.getLogger("zooapp")``).
     toplevel: dict[str, str] = field(default_factory=dict)
+    #: ``probe:key`` of state the test sets itself before reading it (``reload(config)``,
+    #: ``config.X = ...``, a logger's ``setLevel``): :mod:`statesnap.analysis.victimresets`.
+    resets: set[str] = field(default_factory=set)
 
     @property
     def reached_text(self) -> str:
@@ -96,6 +101,12 @@ class SourceReader:
                         return ".".join(parts[:n]), cand
         return None
 
+    def _lookup(self, dotted: str) -> tuple[str, ast.Module] | None:
+        """The project module ``dotted`` is (or is in), parsed."""
+        found = self._module_file(dotted)
+        parsed = self._parse(found[1]) if found is not None else None
+        return (found[0], parsed.tree) if found is not None and parsed is not None else None
+
     def of(self, nodeid: str) -> VictimCode:
         """The code of the test ``nodeid`` (``path::[Class::]name[params]``)."""
         if self.root is None or "::" not in nodeid:
@@ -138,7 +149,8 @@ class SourceReader:
             defs, top = _parts(mod, wanted)
             reached[name] = "\n".join(filter(None, (reached.get(name), defs)))
             toplevel[name] = top
-        return VictimCode(code=code, modules=modules, reached=reached, toplevel=toplevel)
+        return VictimCode(code=code, modules=modules, reached=reached, toplevel=toplevel,
+                          resets=resets(nodes, parsed.imports, self._lookup))
 
 
 def _find(tree: ast.Module, names: list[str]) -> list[ast.AST]:
