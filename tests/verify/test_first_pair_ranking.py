@@ -1,0 +1,242 @@
+"""The first pair replayed is the polluter's: what the victim cannot have tripped over comes last.
+
+Real sessions on small suites shaped like the corpus cases where the top suspect was innocent
+and its pair cost a replay (issue 28 §1: "an unrelated test's change of another kind does not
+come first"):
+
+- **The victim sets it itself** (krllint, logzero): an innocent test sets an attribute the victim
+  sets again before it reads it (``reload(config)`` then ``config.REPORTER = ...``; a function
+  it calls first that assigns the module global; ``getLogger("x").setLevel(...)``).  The
+  victim's code and failing line name that attribute, so it ranked first.
+- **A file rewritten as it was** (easy_python_requirements): an innocent test edits a data file
+  and restores it (same size, a later mtime); the victim reads that file, so it ranked first.
+- **A module named only by a file path** (the same case): an innocent test imports a module
+  whose file the victim opens by path; the path's last part read as the module's name.
+
+Each victim must be proven, with its key, in ``alone``, the printed pair, ``key``: the first
+pair is the real polluter's.  On the code before, the innocent test's pair ran first (one
+replay more, then the pair of the polluter and its confirmation).  Every printed line is run
+under plain pytest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repro_check import check_reproductions
+from suite_runs import SuiteRun, run_suite, write_suite
+
+pytestmark = pytest.mark.slow
+
+SUITE = {
+    "app/__init__.py": "",
+    "app/config.py": '''
+        REPORTER = "plain"
+        ''',
+    "app/registry.py": '''
+        RULES = []
+        ''',
+    "app/linter.py": '''
+        from app import registry
+
+
+        def lint(config):
+            return len(registry.RULES), config.REPORTER
+        ''',
+    "app/logs.py": '''
+        import logging
+
+        _loglevel = logging.DEBUG
+        SINKS = []
+
+
+        def reset_default_logger():
+            global _loglevel
+            _loglevel = logging.DEBUG
+
+
+        def emit(msg):
+            return _loglevel, len(SINKS)
+        ''',
+    "app/audit.py": '''
+        from app import logs
+
+
+        def sinks():
+            return len(logs.SINKS)
+        ''',
+    "app/counter.py": '''
+        NEXT_ID = 1
+        OFFSET = 0
+
+
+        def next_id():
+            global NEXT_ID
+            NEXT_ID += 1
+            return NEXT_ID - 1
+
+
+        def peek():
+            return NEXT_ID
+
+        ''',
+    "app/view.py": '''
+        from app import counter
+
+
+        def offset():
+            return counter.OFFSET
+        ''',
+    "plugins/__init__.py": "",
+    "plugins/stuff.py": '''
+        # id: 1
+        VALUE = 1
+        ''',
+    "data/prices.txt": "apple 3\n",
+    # The polluters: each changes, in place, what one victim relies on.
+    "test_a_polluters.py": '''
+        from app import counter, logs, registry
+
+
+        def test_registers_a_rule():
+            registry.RULES.append("extra")
+
+
+        def test_adds_a_sink():
+            logs.SINKS.append([])
+
+
+        def test_takes_an_id():
+            counter.next_id()
+
+
+        def test_shifts_the_offset():
+            counter.OFFSET = 5
+        ''',
+    # The innocent tests, after them: each changes what a victim names, but the victim sets
+    # it again, or never reads it.
+    "test_b_innocent.py": '''
+        import logging
+        from pathlib import Path
+
+        from app import config, logs
+
+
+        def test_sets_the_reporter():
+            config.REPORTER = "memory"
+
+
+        def test_sets_the_log_level():
+            logs._loglevel = logging.ERROR
+
+
+        def test_sets_a_logger_level():
+            logging.getLogger("zoo.audit").setLevel(logging.ERROR)
+
+
+        def test_rewrites_prices_as_they_were():
+            p = Path("data/prices.txt")
+            p.write_text(p.read_text())
+
+
+        def test_imports_the_plugin():
+            import plugins.stuff  # noqa: F401
+        ''',
+    "test_c_victims.py": '''
+        import logging
+        from importlib import reload
+        from pathlib import Path
+
+        from app import audit, config, counter, linter, logs, view
+
+
+        def test_lints_with_no_rules():
+            reload(config)
+            config.REPORTER = "memory"
+            assert linter.lint(config) == (0, "memory")
+
+
+        def test_logs_nowhere_at_debug():
+            logs.reset_default_logger()
+            assert logs.emit("hello") == (logging.DEBUG, 0)
+
+
+        def test_audit_logger_has_no_extra_sink():
+            log = logging.getLogger("zoo.audit")
+            log.setLevel(logging.INFO)
+            assert audit.sinks() == 0
+
+
+        def test_reads_prices_and_the_first_id():
+            text = Path("data/prices.txt").read_text()
+            assert text.split()[0] == "apple"
+            assert counter.peek() == 1
+
+
+        def test_plugin_header_and_no_offset():
+            header = Path("plugins/stuff.py").read_text().splitlines()[0]
+            assert header == "# id: 1"
+            assert view.offset() == 0
+        ''',
+}
+
+#: victim -> (its polluter, the key proven).
+EXPECTED = {
+    "test_lints_with_no_rules": ("test_registers_a_rule", "attributes:app.registry:RULES"),
+    "test_logs_nowhere_at_debug": ("test_adds_a_sink", "attributes:app.logs:SINKS"),
+    "test_audit_logger_has_no_extra_sink": ("test_adds_a_sink", "attributes:app.logs:SINKS"),
+    "test_reads_prices_and_the_first_id": ("test_takes_an_id",
+                                           "attributes:app.counter:NEXT_ID"),
+    "test_plugin_header_and_no_offset": ("test_shifts_the_offset",
+                                         "attributes:app.counter:OFFSET"),
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
+    tmp = tmp_path_factory.mktemp("ranking")
+    root = write_suite(tmp / "suite", SUITE)
+    return run_suite(root, tmp / "out", budget=600, timeout=900), root
+
+
+def _proven_at_the_first_pair(run: SuiteRun, victim: str) -> None:
+    polluter, key = EXPECTED[victim]
+    f = run.finding(f"::{victim}")
+    runs = [(r["label"], r["order"][0].rsplit("::", 1)[-1]) for r in f["replays"]]
+    assert f["status"] == "verified", (victim, f["note"], runs, run.output[-3000:])
+    assert [p.rsplit("::", 1)[-1] for p in f["polluters"]] == [polluter], (victim, runs)
+    assert key in f["proven_keys"], (victim, f["proven_keys"], runs)
+    # The first pair replayed (the printed line) is the polluter's: alone, that pair, the key.
+    assert runs[1] == ("pair-printed", polluter), (victim, runs)
+    assert [label for label, _ in runs] == ["alone", "pair-printed", "key"], (victim, runs)
+
+
+def test_a_class_of_module_reloaded_and_set_by_the_victim_comes_last(
+        run: tuple[SuiteRun, Path]) -> None:
+    _proven_at_the_first_pair(run[0], "test_lints_with_no_rules")
+
+
+def test_a_global_the_called_function_sets_first_comes_last(
+        run: tuple[SuiteRun, Path]) -> None:
+    _proven_at_the_first_pair(run[0], "test_logs_nowhere_at_debug")
+
+
+def test_a_logger_level_the_victim_sets_comes_last(run: tuple[SuiteRun, Path]) -> None:
+    _proven_at_the_first_pair(run[0], "test_audit_logger_has_no_extra_sink")
+
+
+def test_a_file_rewritten_as_it_was_comes_last(run: tuple[SuiteRun, Path]) -> None:
+    _proven_at_the_first_pair(run[0], "test_reads_prices_and_the_first_id")
+
+
+def test_a_module_named_only_by_a_file_path_comes_last(run: tuple[SuiteRun, Path]) -> None:
+    _proven_at_the_first_pair(run[0], "test_plugin_header_and_no_offset")
+
+
+def test_every_printed_line_fails_its_victim_under_plain_pytest(
+        run: tuple[SuiteRun, Path]) -> None:
+    session, root = run
+    assert sorted(f["victim"].rsplit("::", 1)[-1] for f in session.findings()) == sorted(EXPECTED)
+    check_reproductions(session.output, root, list(EXPECTED))
