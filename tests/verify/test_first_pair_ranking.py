@@ -12,6 +12,10 @@ come first"):
   and restores it (same size, a later mtime); the victim reads that file, so it ranked first.
 - **A module named only by a file path** (the same case): an innocent test imports a module
   whose file the victim opens by path; the path's last part read as the module's name.
+- **The victim's fixture** (pysllo): the class whose attribute the polluter changed reaches the
+  victim only through a ``conftest.py`` fixture that imports it (from a package that re-exports
+  it), and the victim's code names the fixture, whose name is also a module's an innocent test
+  imported first.
 
 Each victim must be proven, with its key, in ``alone``, the printed pair, ``key``: the first
 pair is the real polluter's.  On the code before, the innocent test's pair ran first (one
@@ -201,8 +205,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
     return run_suite(root, tmp / "out", budget=600, timeout=900), root
 
 
-def _proven_at_the_first_pair(run: SuiteRun, victim: str) -> None:
-    polluter, key = EXPECTED[victim]
+def _proven_at_the_first_pair(run: SuiteRun, victim: str,
+                              expected: dict[str, tuple[str, str]] = EXPECTED) -> None:
+    polluter, key = expected[victim]
     f = run.finding(f"::{victim}")
     runs = [(r["label"], r["order"][0].rsplit("::", 1)[-1]) for r in f["replays"]]
     assert f["status"] == "verified", (victim, f["note"], runs, run.output[-3000:])
@@ -240,3 +245,112 @@ def test_every_printed_line_fails_its_victim_under_plain_pytest(
     session, root = run
     assert sorted(f["victim"].rsplit("::", 1)[-1] for f in session.findings()) == sorted(EXPECTED)
     check_reproductions(session.output, root, list(EXPECTED))
+
+
+FIXTURE_SUITE = {
+    "app/__init__.py": "",
+    "app/engines/__init__.py": '''
+        from .core import Engine
+        ''',
+    "app/engines/core.py": '''
+        class Engine:
+            FORCED = 0
+
+            def run(self):
+                return self.FORCED + 1
+        ''',
+    "app/widget.py": '''
+        SIZE = 1
+        ''',
+    "app/settings.py": '''
+        LABEL = "plain"
+        ''',
+    "app/limits.py": '''
+        LIMIT = 10
+
+
+        def limit():
+            return LIMIT
+        ''',
+    "conftest.py": '''
+        import pytest
+
+
+        @pytest.fixture
+        def engine():
+            from app.engines import Engine
+            return Engine()
+
+
+        @pytest.fixture
+        def widget():
+            return {"size": 5}
+        ''',
+    "test_a_polluters.py": '''
+        import app.engines.core
+        from app import limits
+
+
+        def test_forces_the_engine():
+            app.engines.core.Engine.FORCED = 3
+
+
+        def test_lowers_the_limit():
+            limits.LIMIT = 1
+        ''',
+    "test_b_innocent.py": '''
+        from app import settings
+
+
+        def test_sets_a_label():
+            settings.LABEL = "fancy"
+
+
+        def test_imports_the_widget():
+            import app.widget  # noqa: F401
+        ''',
+    "test_c_victims.py": '''
+        from app import limits
+
+
+        def test_engine_runs_normally(engine):
+            assert engine.run() == 1
+
+
+        def test_widget_within_the_limit(widget):
+            assert widget["size"] <= limits.limit()
+        ''',
+}
+
+FIXTURE_EXPECTED = {
+    "test_engine_runs_normally": ("test_forces_the_engine",
+                                  "attributes:app.engines.core:Engine.FORCED"),
+    "test_widget_within_the_limit": ("test_lowers_the_limit", "attributes:app.limits:LIMIT"),
+}
+
+
+@pytest.fixture(scope="module")
+def fixture_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, Path]:
+    tmp = tmp_path_factory.mktemp("fixtures")
+    root = write_suite(tmp / "suite", FIXTURE_SUITE)
+    return run_suite(root, tmp / "out", budget=600, timeout=900), root
+
+
+def test_a_class_reached_through_the_victims_fixture_comes_first(
+        fixture_run: tuple[SuiteRun, Path]) -> None:
+    _proven_at_the_first_pair(fixture_run[0], "test_engine_runs_normally",
+                              FIXTURE_EXPECTED)
+
+
+def test_a_fixture_named_like_a_module_does_not_name_the_module(
+        fixture_run: tuple[SuiteRun, Path]) -> None:
+    _proven_at_the_first_pair(fixture_run[0], "test_widget_within_the_limit",
+                              FIXTURE_EXPECTED)
+
+
+def test_every_printed_line_of_the_fixture_suite_fails_its_victim(
+        fixture_run: tuple[SuiteRun, Path]) -> None:
+    session, root = fixture_run
+    assert sorted(f["victim"].rsplit("::", 1)[-1]
+                  for f in session.findings()) == sorted(FIXTURE_EXPECTED)
+    check_reproductions(session.output, root, list(FIXTURE_EXPECTED))

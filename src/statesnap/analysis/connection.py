@@ -130,6 +130,8 @@ def connection(probe: str, key: str, code: VictimCode, exc_type: str | None
     if probe == "attributes":
         module = names[0]
         attr = names[1] if len(names) > 1 else ""
+        if attr in code.params:
+            attr = ""  # the test's fixture of that name, not this attribute
         if code.uses_module(module):
             score += DIRECT
             reasons.append(f"the victim uses {module}")
