@@ -184,11 +184,12 @@ class SourceReader:
         nodes = _find(parsed.tree, names)
         if not nodes:
             return VictimCode()
-        package = ".".join(Path(rel).parent.parts)
-        # Each source with the imports its names resolve by: the test's (its module's and its
-        # own local ones), then each fixture's (its file's and its body's).
-        sources = [(parsed, nodes, {**parsed.imports, **{
-            k: v for n in nodes for k, v in victimfixtures.local_imports(n, package).items()}})]
+        # Each source with the imports its names resolve by: the test's (its module's), then
+        # each fixture's (its file's and its body's: a fixture often imports what it builds).
+        # Not the test body's own imports: ``import pkg as d`` there made every attribute of
+        # ``pkg`` "used" (l293d: an innocent test's rebinding of ``pkg.pins_in_use`` outranked
+        # the class attribute the failure was about).
+        sources = [(parsed, nodes, parsed.imports)]
         for file, func, pkg in self._fixtures(rel, parsed, names, nodes[-1]):
             sources.append((file, [func], {**file.imports,
                                            **victimfixtures.local_imports(func, pkg)}))
