@@ -354,3 +354,59 @@ def test_every_printed_line_of_the_fixture_suite_fails_its_victim(
     assert sorted(f["victim"].rsplit("::", 1)[-1]
                   for f in session.findings()) == sorted(FIXTURE_EXPECTED)
     check_reproductions(session.output, root, list(FIXTURE_EXPECTED))
+
+
+#: ``reload`` binds a module's imports to the same objects again: a registry imported from
+#: another module and filled in place by the polluter is not reset by the victim's reload.
+RELOAD_SUITE = {
+    "app/__init__.py": "",
+    "app/registry.py": '''
+        RULES = []
+        ''',
+    "app/config.py": '''
+        from app.registry import RULES
+
+        MODE = "plain"
+        ''',
+    "app/lint.py": '''
+        def count(config):
+            return len(config.RULES)
+        ''',
+    "test_a_polluter.py": '''
+        from app import registry
+
+
+        def test_registers_a_rule():
+            registry.RULES.append("extra")
+        ''',
+    "test_b_innocent.py": '''
+        from app import config
+
+
+        def test_sets_the_mode():
+            config.MODE = "fancy"
+        ''',
+    "test_c_victim.py": '''
+        from importlib import reload
+
+        from app import config, lint
+
+
+        def test_counts_no_rules_after_a_reload():
+            reload(config)
+            assert lint.count(config) == 0
+        ''',
+}
+
+
+def test_what_a_reload_binds_again_to_the_same_object_is_not_reset(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "suite", RELOAD_SUITE)
+    session = run_suite(root, tmp_path / "out", budget=600, timeout=900)
+    victim = "test_counts_no_rules_after_a_reload"
+    f = session.finding(f"::{victim}")
+    runs = [(r["label"], r["order"][0].rsplit("::", 1)[-1]) for r in f["replays"]]
+    assert f["status"] == "verified", (f["note"], runs, session.output[-3000:])
+    assert runs[1] == ("pair-printed", "test_registers_a_rule"), runs
+    assert [label for label, _ in runs] == ["alone", "pair-printed", "key"], runs
+    assert any(k.endswith(":RULES") for k in f["proven_keys"]), (f["proven_keys"], runs)
+    check_reproductions(session.output, root, [victim])

@@ -47,7 +47,10 @@ def _logger_name(node: ast.expr, loggers: dict[str, str]) -> str | None:
 
 
 def _top_names(tree: ast.Module) -> set[str]:
-    """Names a module binds at its top level (what ``reload`` binds again)."""
+    """Names a module binds at its top level to a new object (what ``reload`` makes again).
+
+    Not its imports: ``reload`` binds those to the same objects, as an earlier test may have
+    left them (a registry imported from another module and filled in place)."""
     out: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -58,8 +61,6 @@ def _top_names(tree: ast.Module) -> set[str]:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
                         out.add(n.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
     return out
 
 
