@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statesnap.analysis.connection import GENERIC, connection
+from statesnap.analysis.connection import GENERIC, connection, name_words
 from statesnap.analysis.findings import (
     MAX_CANDIDATES,
     SUSPECTED,
@@ -203,6 +203,39 @@ def _mentions(text: str, terms: Iterable[str]) -> bool:
                for t in terms)
 
 
+#: Probes whose keys are Python names: a file path in the text does not name them.
+_NAME_PROBES = frozenset({"attributes", "modules"})
+#: Words of code that looks at a file's timestamp rather than its content.
+_TIMESTAMP_WORDS = ("mtime", "st_mtime", "getmtime", "mtime_ns", "st_mtime_ns", "utime",
+                    "touch", "stat")
+
+
+def reset_by_victim(probe: str, names: Iterable[str], code: VictimCode | None) -> bool:
+    """Whether the victim's own code sets this state before it reads it (``reload(config)``,
+    ``config.X = ...``): what an earlier test left there never reaches it."""
+    if code is None or not code.resets:
+        return False
+    for name in names:
+        ref = f"{probe}:{name}"
+        if ref in code.resets or any(ref.startswith(r + ".") for r in code.resets):
+            return True
+    return False
+
+
+def timestamp_only(before: Any, after: Any) -> bool:
+    """A file rewritten as it was (a test that restores what it edited): the same size and
+    kind, only its modification time differs.  What a test reads of it is its content."""
+    if not (isinstance(before, dict) and isinstance(after, dict) and "mtime_ns" in after):
+        return False
+    rest = {k: v for k, v in after.items() if k != "mtime_ns"}
+    return bool(rest) and rest == {k: v for k, v in before.items() if k != "mtime_ns"}
+
+
+def _named(text: str, terms: Iterable[str]) -> bool:
+    # A Python name, not the part of a file path the failing code opens.
+    return name_words(text, terms)
+
+
 def rank(victim: TestEntry, dirty: Dirty, code: VictimCode | None = None) -> list[Candidate]:
     """Suspects for ``victim``, best first.
 
@@ -210,7 +243,9 @@ def rank(victim: TestEntry, dirty: Dirty, code: VictimCode | None = None) -> lis
     on), then a key or changed value in what pytest printed (introspection can dump a whole
     mapping, naming harmless keys too, so it weighs less); then what connects the key to
     the victim's code (``code``: the module it uses, the logger the code it calls logs to,
-    :mod:`statesnap.analysis.connection`); then severity; then recency.
+    :mod:`statesnap.analysis.connection`); then severity; then recency.  What the victim sets
+    itself before reading it, and a file only re-stamped, weigh recency alone: neither is
+    what an earlier test broke.
     """
     text = FailureText.of(victim.failure)
     exc_type = (victim.failure or {}).get("exc_type")
@@ -221,11 +256,32 @@ def rank(victim: TestEntry, dirty: Dirty, code: VictimCode | None = None) -> lis
         # The object's other names (fold_aliases keeps one change per object): the victim's
         # code may reach it by any of them.
         names = (key, *(w.change.aliases or ()))
+        recency = 5 * (w.test.index + 1) / (victim.index + 1)
+        after = w.change.after if w.change.change != REMOVED else None
+        if reset_by_victim(probe, names, code):
+            out.append(Candidate(
+                nodeid=w.test.nodeid, index=w.test.index, probe=probe, key=key,
+                before=w.baseline, after=after, score=round(recency, 3),
+                reasons=["the victim sets it itself before reading it"]))
+            continue
+        if (probe == "files" and timestamp_only(w.baseline, w.change.after)
+                and not _mentions(f"{code.code if code else ''}\n{text.code}", _TIMESTAMP_WORDS)):
+            out.append(Candidate(
+                nodeid=w.test.nodeid, index=w.test.index, probe=probe, key=key,
+                before=w.baseline, after=after, score=round(recency + 10 * w.change.severity, 3),
+                reasons=["only its modification time changed (same size)"]))
+            continue
         terms = [term for name in names for term in key_terms(probe, name)]
-        if _mentions(text.code, terms):
+        mentions = _mentions
+        if probe in _NAME_PROBES:
+            mentions = _named
+            # ``propagation_logger.setLevel(...)`` in a test that requests the fixture
+            # ``propagation_logger`` names the fixture, not the module of that name.
+            terms = [t for t in terms if code is None or t not in code.params]
+        if mentions(text.code, terms):
             score += 100
             reasons.append("key named in the failing code")
-        if _mentions(text.said, terms):
+        if mentions(text.said, terms):
             score += 60
             reasons.append("key named in the failure")
         if _mentions(text.said, _value_terms(w.change.after)):
@@ -241,11 +297,10 @@ def rank(victim: TestEntry, dirty: Dirty, code: VictimCode | None = None) -> lis
             score += linked
             reasons += why
         score += 10 * w.change.severity
-        score += 5 * (w.test.index + 1) / (victim.index + 1)
+        score += recency
         out.append(Candidate(
             nodeid=w.test.nodeid, index=w.test.index, probe=probe, key=key,
-            before=w.baseline, after=w.change.after if w.change.change != REMOVED else None,
-            score=round(score, 3), reasons=reasons,
+            before=w.baseline, after=after, score=round(score, 3), reasons=reasons,
         ))
     out.sort(key=lambda c: (-c.score, -c.index, c.probe, c.key))
     return out

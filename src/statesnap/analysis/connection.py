@@ -66,6 +66,14 @@ def words(text: str, terms: Iterable[str]) -> bool:
                for t in terms)
 
 
+def name_words(text: str, terms: Iterable[str]) -> bool:
+    """:func:`words` for a Python name (a module, an attribute): never the part of a file
+    path (``mock_functions/test_module_stuff.py`` names a file, not the module
+    ``test_module_stuff`` nor an attribute of that name)."""
+    return any(t and t in text and re.search(
+        rf"(?<![\w/]){re.escape(t)}(?![\w/])(?!\.py\b)", text) for t in terms)
+
+
 def _quoted(text: str, name: str) -> bool:
     return f'"{name}"' in text or f"'{name}'" in text
 
@@ -122,15 +130,18 @@ def connection(probe: str, key: str, code: VictimCode, exc_type: str | None
     if probe == "attributes":
         module = names[0]
         attr = names[1] if len(names) > 1 else ""
+        if attr in code.params:
+            attr = ""  # the test's fixture of that name, not this attribute
         if code.uses_module(module):
             score += DIRECT
             reasons.append(f"the victim uses {module}")
-        if attr and (words(code.code, [attr]) or words(code.reached.get(module, ""), [attr])
+        if attr and (name_words(code.code, [attr])
+                     or name_words(code.reached.get(module, ""), [attr])
                      or f"{module.rsplit('.', 1)[-1]}.{attr}" in reached):
             # Read by the victim, by what it calls in that module, or as ``module.attr``.
             score += REACHED
             reasons.append(f"{attr} is read by the code the victim runs")
-        elif attr and words(reached, [attr]):
+        elif attr and name_words(reached, [attr]):
             score += NAME_ONLY
             reasons.append(f"{attr} is named in the code the victim runs")
         if not reasons and code.shares_package(module):

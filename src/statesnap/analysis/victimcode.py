@@ -13,6 +13,9 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statesnap.analysis import victimfixtures
+from statesnap.analysis.victimresets import resets
+
 #: Larger files are not parsed: ranking must stay cheap on generated test modules.
 MAX_SOURCE_BYTES = 2_000_000
 
@@ -32,6 +35,12 @@ class VictimCode:
     #: Per such module: its own top-level statements other than definitions (its imports and
     #: globals: ``log = logging.getLogger("zooapp")``).
     toplevel: dict[str, str] = field(default_factory=dict)
+    #: ``probe:key`` of state the test sets itself before reading it (``reload(config)``,
+    #: ``config.X = ...``, a logger's ``setLevel``): :mod:`statesnap.analysis.victimresets`.
+    resets: set[str] = field(default_factory=set)
+    #: The test function's parameters (fixtures): a bare name in its code that is one of
+    #: these is that fixture's value, not a module of the same name.
+    params: set[str] = field(default_factory=set)
 
     @property
     def reached_text(self) -> str:
@@ -110,8 +119,75 @@ class SourceReader:
         return {n.name: ast.get_source_segment(mod.text, n) or "" for n in node.body
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
+    def _lookup(self, dotted: str) -> tuple[str, ast.Module] | None:
+        """The project module ``dotted`` is (or is in), parsed."""
+        found = self._module_file(dotted)
+        parsed = self._parse(found[1]) if found is not None else None
+        return (found[0], parsed.tree) if found is not None and parsed is not None else None
+
+    def _fixtures(self, rel: str, parsed: _Parsed, names: list[str],
+                  test: ast.AST) -> list[tuple[_Parsed, ast.AST, str]]:
+        """The project fixtures ``test`` requests, and theirs: ``(file, function, package)``,
+        found where pytest finds them (its class, its module, then the conftests up to the
+        rootdir, nearest first)."""
+        assert self.root is not None
+        scopes: list[tuple[_Parsed, dict[str, victimfixtures.Func], str]] = []
+        here = Path(rel).parent
+        package = ".".join(here.parts)
+        if len(names) > 1:
+            scope: list[ast.stmt] = list(parsed.tree.body)
+            for name in names[:-1]:  # the test's classes, innermost last
+                cls = next((n for n in scope if isinstance(n, ast.ClassDef) and n.name == name),
+                           None)
+                if cls is None:
+                    break
+                scopes.insert(0, (parsed, victimfixtures.fixtures_in(cls.body), package))
+                scope = list(cls.body)
+        scopes.append((parsed, victimfixtures.fixtures_in(parsed.tree.body), package))
+        for folder in [here, *here.parents]:
+            conftest = self._parse(self.root / folder / "conftest.py")
+            if conftest is not None:
+                scopes.append((conftest, victimfixtures.fixtures_in(conftest.tree.body),
+                               ".".join(folder.parts)))
+        out: list[tuple[_Parsed, ast.AST, str]] = []
+        seen: set[str] = set()
+        wanted = victimfixtures.requested(test) if isinstance(
+            test, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        for _ in range(victimfixtures.MAX_DEPTH):
+            more: list[str] = []
+            for name in wanted:
+                if name in seen or len(out) >= victimfixtures.MAX_FIXTURES:
+                    continue
+                seen.add(name)
+                found = next(((f, defs[name], pkg) for f, defs, pkg in scopes if name in defs),
+                             None)
+                if found is not None:
+                    out.append(found)
+                    more += victimfixtures.requested(found[1])
+            wanted = more
+        return out
+
+    def _follow(self, name: str, path: Path, mod: _Parsed, wanted: set[str],
+                modules: set[str], reached: dict[str, str], toplevel: dict[str, str]) -> None:
+        """What the test reaches in module ``name``; a name the module only imports from
+        another project module (a package's ``__init__``) is followed there, once."""
+        defs, top = _parts(mod, wanted)
+        reached[name] = "\n".join(filter(None, (reached.get(name), defs)))
+        toplevel[name] = top
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for attr, source in victimfixtures.reexports(mod.tree, package, wanted).items():
+            found = self._module_file(f"{source}.{attr}")
+            other = self._parse(found[1]) if found is not None else None
+            if found is None or other is None or found[0] == name:
+                continue
+            modules.add(found[0])
+            defs, top = _parts(other, {attr})
+            reached[found[0]] = "\n".join(filter(None, (reached.get(found[0]), defs)))
+            toplevel[found[0]] = top
+
     def of(self, nodeid: str) -> VictimCode:
-        """The code of the test ``nodeid`` (``path::[Class::]name[params]``)."""
+        """The code of the test ``nodeid`` (``path::[Class::]name[params]``), with the
+        project fixtures it requests."""
         if self.root is None or "::" not in nodeid:
             return VictimCode()
         rel, _, rest = nodeid.partition("::")
@@ -122,37 +198,49 @@ class SourceReader:
         nodes = _find(parsed.tree, names)
         if not nodes:
             return VictimCode()
-        code = "\n".join(ast.get_source_segment(parsed.text, n) or "" for n in nodes)
-        used: dict[str, set[str]] = {}  # local name -> attributes read off it
-        for node in nodes:
-            for n in ast.walk(node):
-                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
-                    used.setdefault(n.value.id, set()).add(n.attr)
-                elif isinstance(n, ast.Name):
-                    used.setdefault(n.id, set())
+        # Each source with the imports its names resolve by: the test's (its module's), then
+        # each fixture's (its file's and its body's: a fixture often imports what it builds).
+        # Not the test body's own imports: ``import pkg as d`` there made every attribute of
+        # ``pkg`` "used" (l293d: an innocent test's rebinding of ``pkg.pins_in_use`` outranked
+        # the class attribute the failure was about).
+        sources = [(parsed, nodes, parsed.imports)]
+        for file, func, pkg in self._fixtures(rel, parsed, names, nodes[-1]):
+            sources.append((file, [func], {**file.imports,
+                                           **victimfixtures.local_imports(func, pkg)}))
+        code = "\n".join(ast.get_source_segment(file.text, n) or ""
+                         for file, found, _ in sources for n in found)
         modules: set[str] = set()
         reached: dict[str, str] = {}
         toplevel: dict[str, str] = {}
-        for local in sorted(used):
-            target = parsed.imports.get(local)
-            if target is None:
-                continue
-            found = self._module_file(target)
-            if found is None:
-                modules.add(target)  # a library's: still a name ranking can match
-                continue
-            name, path = found
-            modules.add(name)
-            mod = self._parse(path)
-            if mod is None:
-                continue
-            # ``from M import f``: f is what it calls; ``import M`` / ``from P import M``:
-            # the attributes it reads off M.
-            wanted = used[local] if name == target else {target[len(name) + 1:].split(".")[0]}
-            defs, top = _parts(mod, wanted)
-            reached[name] = "\n".join(filter(None, (reached.get(name), defs)))
-            toplevel[name] = top
-        return VictimCode(code=code, modules=modules, reached=reached, toplevel=toplevel)
+        for _, found, imports in sources:
+            used: dict[str, set[str]] = {}  # local name -> attributes read off it
+            for node in found:
+                for n in ast.walk(node):
+                    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                        used.setdefault(n.value.id, set()).add(n.attr)
+                    elif isinstance(n, ast.Name):
+                        used.setdefault(n.id, set())
+            for local in sorted(used):
+                target = imports.get(local)
+                if target is None:
+                    continue
+                where = self._module_file(target)
+                if where is None:
+                    modules.add(target)  # a library's: still a name ranking can match
+                    continue
+                name, path = where
+                modules.add(name)
+                mod = self._parse(path)
+                if mod is None:
+                    continue
+                # ``from M import f``: f is what it calls; ``import M`` / ``from P import M``:
+                # the attributes it reads off M.
+                wanted = used[local] if name == target else {target[len(name) + 1:].split(".")[0]}
+                self._follow(name, path, mod, wanted, modules, reached, toplevel)
+        return VictimCode(code=code, modules=modules, reached=reached, toplevel=toplevel,
+                          resets=resets(nodes, parsed.imports, self._lookup),
+                          params=set(victimfixtures.requested(nodes[-1])) if isinstance(
+                              nodes[-1], (ast.FunctionDef, ast.AsyncFunctionDef)) else set())
 
 
 def _find(tree: ast.Module, names: list[str]) -> list[ast.AST]:
