@@ -143,3 +143,17 @@ def test_a_reset_signs_only_the_new_list_and_the_namespace_again(
     dicts = [b for b in below if type(b) is dict]
     assert dicts and not any(s is d for s in signed for d in dicts), signed
     assert any(s is cfg.processors for s in signed)
+
+
+def test_the_memo_keys_on_the_dicts_own_version_tag() -> None:
+    from statesnap.probes._dictwatch import version_tag
+
+    memo = _flatmemo.Memo()
+    d: dict[str, Any] = {"a": 1}
+    for step in range(3):
+        tag, known = memo.get(d)
+        assert tag == version_tag(d) and known is None
+        assert tag is not None
+        memo.keep(d, tag, step)
+        assert memo.get(d) == (tag, step)
+        d[f"k{step}"] = step  # a store: the tag moves, the result is no longer given

@@ -17,14 +17,30 @@ another tag.
 from __future__ import annotations
 
 import collections
+import functools
+import struct
+from collections.abc import Callable
 from typing import Any
 
-from statesnap.probes._dictwatch import version_tag
+from statesnap.probes._dictwatch import VERSION_OFFSET, WINDOW_BASE, memory_window, probe_support
 
 #: Entries kept before the memo starts again (each a few small objects).
 KEEP = 4096
 #: Key and value types whose ``eq~`` signature depends on the walk around the dict.
 OPEN = frozenset({tuple, list, dict, set, collections.deque})
+
+
+@functools.cache
+def _tag_reader() -> Callable[[int], tuple[int]] | None:
+    """``reader(id(d) + _AT)[0]`` is ``_dictwatch.version_tag(d)`` (one C call rather than
+    three Python ones: this runs for each dict below each attribute described); None where
+    tags cannot be read."""
+    if not probe_support():
+        return None
+    return functools.partial(struct.Struct("=Q").unpack_from, memory_window())
+
+
+_AT = VERSION_OFFSET - WINDOW_BASE
 
 
 class Memo:
@@ -36,9 +52,10 @@ class Memo:
     def get(self, d: dict[Any, Any]) -> tuple[int | None, Any]:
         """``(tag, result)``: the result where ``d`` is in the state it was computed for,
         else None (with the tag to :meth:`keep` it under; None where tags cannot be read)."""
-        tag = version_tag(d)
-        if tag is None:
+        read = _tag_reader()
+        if read is None:
             return None, None
+        tag = read(id(d) + _AT)[0]
         known = self._known.get(id(d))
         if known is not None and known[0] == tag:
             return tag, known[1]
