@@ -217,3 +217,37 @@ def test_a_rebuild_after_describing_carries_nothing_over_and_misses_nothing(
         other.SETTINGS["level"] = n + 2
         assert _changed(probe, before) == {f"{name}.other:SETTINGS"}
     assert isinstance(probe._watch, SplitWatch)
+
+
+def test_a_moving_half_over_the_same_dicts_keeps_its_tag_reader_and_misses_nothing(
+        pkg: tuple[Path, str]) -> None:
+    """A reset that replaces only a list (the dicts below it the same objects) lays out the
+    moving half's reader of version tags once: the new half reads with the old one's.  A dict
+    below bound anew is read by a new reader, and what changes in it afterwards is found."""
+    probe, config, _ = _setup(pkg)
+    name = pkg[1]
+    for _ in range(4):
+        _reset_and_read(probe, config)
+    watch = probe._watch
+    assert isinstance(watch, SplitWatch)
+    both = {f"{name}.config:CONFIG", f"{name}.config:DEFAULT"}  # each holds the processors
+    for n in range(3):
+        before = _reset_and_read(probe, config)
+        now = probe._watch
+        assert isinstance(now, SplitWatch) and now.moving is not watch.moving
+        assert now.moving._versions is watch.moving._versions
+        # Still read right: a processor's attribute set after the reset is found.
+        config.DEFAULT[1].colors = n
+        assert _changed(probe, before) == both
+        watch = now
+    # A processor's namespace bound anew: other dicts, another reader, and a change in the
+    # new namespace afterwards is found.
+    config.DEFAULT[0].__dict__ = {"colors": True, "columns": ["a"]}
+    before = _reset_and_read(probe, config)
+    now = probe._watch
+    assert isinstance(now, SplitWatch)
+    assert now.moving._versions is not watch.moving._versions
+    config.DEFAULT[0].colors = False
+    # (Under CONFIG, described again after the reset; DEFAULT's part still watches the
+    # namespace it was described with: binding ``__dict__`` stores into no watched dict.)
+    assert _changed(probe, before) == {f"{name}.config:CONFIG"}

@@ -27,6 +27,8 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from statesnap.probes.attributes._flatmemo import CONTENT, closed
+
 #: Most tuple items one digest looks into.
 NODES = 4096
 #: Taken by their place in the walk (exact types).
@@ -73,6 +75,14 @@ class _Items:
         them."""
         if len(value) > huge:
             raise _Untold  # signed from a sample there: equality cannot be told
+        if type(value) is dict:
+            # A closed dict's items sign the same wherever the walk meets it: remembered.
+            tag, known = CONTENT.get(value)
+            if known is None:
+                known = (self._all(value), self._all(value.values()))
+                if tag is not None and closed(value):
+                    CONTENT.keep(value, tag, known)
+            return known
         if issubclass(type(value), dict):
             return (self._all(value), self._all(value.values()))
         if issubclass(type(value), set):

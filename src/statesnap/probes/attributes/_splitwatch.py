@@ -103,7 +103,8 @@ def rebuilt(mods: list[Tracked], previous: Watch | SplitWatch) -> Watch | SplitW
             and moved <= previous.moving_set and not previous.steady.filled_moved()
             and _steady_flags(mods, previous.moving_set) == previous.flags):
         moving = previous.moving_set
-        return SplitWatch(mods, previous.steady, Watch([t for t in mods if t in moving]),
+        return SplitWatch(mods, previous.steady,
+                          Watch([t for t in mods if t in moving], same_as=previous.moving),
                           moving, previous.flags)
     # Moving from now on: a module watched before (the parts it was described with gathered
     # for a watch) whose objects were replaced.  One described for the first time (a module

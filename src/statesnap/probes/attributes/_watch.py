@@ -10,7 +10,7 @@ import functools
 import itertools
 from collections.abc import Callable, Mapping
 from itertools import chain, compress, islice, repeat
-from operator import ne
+from operator import is_, ne
 from typing import TYPE_CHECKING, Any, Protocol
 
 from statesnap.probes._dictwatch import (
@@ -161,7 +161,8 @@ class Watch:
     to describe again.
     """
 
-    def __init__(self, mods: list[Tracked], previous: Carried | None = None) -> None:
+    def __init__(self, mods: list[Tracked], previous: Carried | None = None,
+                 same_as: Watch | None = None) -> None:
         tagged: list[dict[Any, Any]] = []
         proxies: list[Mapping[str, Any]] = []
         self.small: list[Any] = []
@@ -209,17 +210,27 @@ class Watch:
         #: Each class's subclass slot: the first subclass made or the last one freed.  Where
         #: both can be read, in the same call as the dicts' tags (one word more per class).
         self.classes = classes
-        places = slot_places(classes) if probe_support() and tagged else None
-        if places is not None:
-            self._versions = words_at([(d, VERSION_OFFSET) for d in tagged] + places)
-            self._slots: Versions | None = None
-            self._slot_reader: Callable[[], object] = tuple
+        self._versions: Versions
+        self._slots: Versions | None
+        self._slot_reader: Callable[[], object]
+        self._proxies: Callable[[], object]
+        if same_as is not None and same_as.reads(tagged, proxies, classes):
+            # The very same dicts, proxies and classes (structlog's reset: only the processor
+            # list is new): readers over them read the same words, laid out once.
+            self._versions, self._slots = same_as._versions, same_as._slots
+            self._slot_reader, self._proxies = same_as._slot_reader, same_as._proxies
         else:
-            self._versions = versions(tagged)
-            self._slots = slots(classes)
-            self._slot_reader = self._slots.read
+            places = slot_places(classes) if probe_support() and tagged else None
+            if places is not None:
+                self._versions = words_at([(d, VERSION_OFFSET) for d in tagged] + places)
+                self._slots = None
+                self._slot_reader = tuple
+            else:
+                self._versions = versions(tagged)
+                self._slots = slots(classes)
+                self._slot_reader = self._slots.read
+            self._proxies = portable_reader(proxies)
         self._tags: Callable[[], object] = self._versions.read
-        self._proxies: Callable[[], object] = portable_reader(proxies)
         #: The namespaces watched by what they bind; read in the same segment layout as the
         #: others (their raw tags), but for the token through :meth:`Bindings.token`.
         self.bindings = Bindings(by_bindings)
@@ -244,6 +255,11 @@ class Watch:
         self._last_tag_items: tuple[Any, ...] | None = None
         if previous is not None and previous.last is not None:
             self._carry(previous)
+
+    def reads(self, tagged: list[Any], proxies: list[Any], classes: list[type]) -> bool:
+        """Whether this watch's dicts, proxies and classes are these, in this order."""
+        return (_same(tagged, self.segments[0]) and _same(proxies, self.segments[1])
+                and _same(classes, self.classes))
 
     def _tag_items(self, raw: object) -> tuple[Any, ...]:
         values = self._versions.per_item(raw)  # type: ignore[arg-type]
@@ -335,6 +351,10 @@ class Watch:
             self._slot_items(tags),
             self.bindings.tag_items() if self.bindings.mods else (),
         )
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 #: ``_ID_MAP(seq)`` is ``map(id, seq)``, built without a Python frame.

@@ -17,6 +17,7 @@ from typing import Any
 
 from statesnap.probes._dictwatch import version_tag
 from statesnap.probes.attributes._content import content_digest
+from statesnap.probes.attributes._flatmemo import FLAT
 from statesnap.probes.attributes._threadlocal import LOCAL, is_local, local_dict
 from statesnap.probes.base import fingerprint_repr
 
@@ -400,12 +401,25 @@ def digest(value: Any, nested: bool = True,
     if walked is not None:
         walked += below
     if nested and n <= SMALL:
-        sig = (sig, tuple(digest(v, nested=False) for v in below))
+        sig = (sig, tuple(map(flat_digest, below)))
     text = f"{hash(sig) & 0xFFFFFFFF:08x}"
     if n > HUGE:
         return f"{text} sampled"
     same = content_digest(value, below, SCALARS, HUGE) if content else None
     return f"{text} {same}" if same else text
+
+
+def flat_digest(value: Any) -> str:
+    """``digest(value, nested=False)``; an exact dict's remembered by its version tag
+    (:mod:`._flatmemo`)."""
+    if type(value) is not dict:
+        return digest(value, nested=False)
+    tag, known = FLAT.get(value)
+    if known is None:
+        known = digest(value, nested=False)
+        if tag is not None:
+            FLAT.keep(value, tag, known)
+    return known  # type: ignore[no-any-return]
 
 
 def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
