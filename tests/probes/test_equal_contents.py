@@ -159,6 +159,7 @@ def test_the_scalar_shortcut_gives_the_signatures_item_by_item() -> None:
     signatures as one per item, where all are scalars and where some are not (an object by
     identity, an equal int elsewhere by value, a tuple in the ``eq~`` items)."""
     from statesnap.probes.attributes import describe as D
+    from statesnap.probes.attributes import kinds as K
     from statesnap.probes.attributes._content import _Items
 
     marker = object()
@@ -179,6 +180,6 @@ def test_the_scalar_shortcut_gives_the_signatures_item_by_item() -> None:
         else:
             by_item = tuple(map(D._item_sig, keys))
         assert D.digest(value, nested=False) == f"{hash(by_item) & 0xFFFFFFFF:08x}", value
-        items = _Items([], D.SCALARS)
+        items = _Items([], K.SCALARS)
         for part in (keys, vals):
-            assert items._all(part) == tuple(map(_Items([], D.SCALARS).sig, part)), part
+            assert items._all(part) == tuple(map(_Items([], K.SCALARS).sig, part)), part

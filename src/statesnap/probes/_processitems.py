@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from statesnap.base.plain import Frozen
-from statesnap.probes.attributes.describe import qualified, tag
+from statesnap.probes.attributes.kinds import qualified, tag
 from statesnap.probes.base import Severity
 
 #: The signals whose Python-level handlers are fingerprinted (those this platform has).

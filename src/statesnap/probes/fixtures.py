@@ -23,7 +23,8 @@ import sys
 from collections.abc import Callable, Collection
 from typing import Any
 
-from statesnap.probes.attributes.describe import SCALARS, describe
+from statesnap.probes.attributes.describe import describe
+from statesnap.probes.attributes.kinds import SCALARS
 from statesnap.probes.attributes.scan import is_project_file, module_namespace
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 

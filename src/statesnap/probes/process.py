@@ -25,7 +25,8 @@ from statesnap.probes._processitems import (
     loop_state,
     signal_numbers,
 )
-from statesnap.probes.attributes.describe import short, tag
+from statesnap.probes.attributes.kinds import tag
+from statesnap.probes.attributes.preview import short
 from statesnap.probes.base import Probe, ProbeContext, ProbeMap, ProcFile, Severity, unreadable
 from statesnap.probes.procdir import ProcDir
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from statesnap.probes._dictwatch import class_dict
 from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes import kinds as K
+from statesnap.probes.attributes import preview as P
 from statesnap.probes.attributes._aliases import Homes, alias_text
 from statesnap.probes.attributes._same import skips_hold
 from statesnap.probes.attributes._subclasswatch import has_subclasses, subclasses_dict
@@ -79,7 +81,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             made.append((parts[name], kept))
         names.append(name)
         values.append(value)
-        if not D.kind(value, type) or id(value) in seen:
+        if not K.kind(value, type) or id(value) in seen:
             continue
         proxy = value.__dict__
         if proxy.get("__module__") != t.name:
@@ -182,7 +184,7 @@ def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
     for i in changed:
         name, value, old = names[i], now[i], values[i]
         kept = parts.get(name)
-        if kept is None or D.kind(value, type) or D.kind(old, type):
+        if kept is None or K.kind(value, type) or K.kind(old, type):
             return None
         parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes)
         made.append((parts[name], kept))
@@ -222,7 +224,7 @@ def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[st
                     _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
             part.dicts += (ns,)
             part.inst = ns
-        if (not D.kind(value, type) and D.is_cache(value)
+        if (not K.kind(value, type) and K.is_cache(value)
                 and getattr(value, "__module__", None) == t.name):
             _cache_entry(t, part, name, value, kinds)
     except Exception as exc:  # one hostile object costs its own keys, never the probe
@@ -238,9 +240,9 @@ def _alias(t: Tracked, name: str, value: Any, project: frozenset[str],
     is no object the probe would watch (a scalar is a copy, a class or a module is described
     where it is defined)."""
     try:
-        if D.kind(value, type) or D.kind(value, types.ModuleType):
+        if K.kind(value, type) or K.kind(value, types.ModuleType):
             return None
-        if not (D.is_container(value) or D.attribute_namespace(value, project) is not None
+        if not (K.is_container(value) or D.attribute_namespace(value, project) is not None
                 or D.large_namespace(value, project) is not None):
             return None
         home = homes.home_of(t, name, value)
@@ -250,7 +252,7 @@ def _alias(t: Tracked, name: str, value: Any, project: frozenset[str],
         return None
     key = f"{t.name}:{name}"
     kinds[key] = "value"
-    return Part(value=value, fps={key: alias_text(home, D.tag(value))})
+    return Part(value=value, fps={key: alias_text(home, K.tag(value))})
 
 
 def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
@@ -266,11 +268,11 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
         if skip_name(attr, member) or attr in machinery:
             continue
         _entry(t, part, f"{name}.{attr}", attr, member, project, redactor, kinds)
-        _cache_entry(t, part, f"{name}.{attr}", D.unwrap_descriptor(member), kinds)
+        _cache_entry(t, part, f"{name}.{attr}", K.unwrap_descriptor(member), kinds)
     if has_subclasses(cls):
         # Only while it has some: a key per class of a thousand-class project would be noise.
         key = f"{t.name}:{name}.{SUBCLASSES}"
-        part.fps[key] = D.subclasses(subclasses_of(cls))
+        part.fps[key] = P.subclasses(subclasses_of(cls))
         kinds[key] = "subclasses"
         owned = subclasses_dict(cls)
         if owned is not None:
@@ -290,7 +292,7 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
     try:
         below: list[Any] = []
         text, data = D.describe(value, project, name=attr, walked=below)
-        if D.is_container(value):
+        if K.is_container(value):
             watched.append(value)
         else:
             ns = D.attribute_namespace(value, project)
@@ -312,7 +314,7 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
         return False
     part.fps[key] = fp
     kinds[key] = ("value" if not watched else
-                  "container" if D.is_container(value) else "namespace")
+                  "container" if K.is_container(value) else "namespace")
     if watched:
         part.containers = {**(part.containers or {}), path: watched}
         part.dicts += tuple(c for c in watched if isinstance(c, dict))
@@ -322,7 +324,7 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
 
 def _cache_entry(t: Tracked, part: Part, path: str, func: Any,
                  kinds: dict[str, str]) -> None:
-    if not D.is_cache(func):
+    if not K.is_cache(func):
         return
     key = f"{t.name}:{path}#cache"
     try:
@@ -343,7 +345,7 @@ def _cache_dict(wrapper: Any, currsize: int) -> dict[Any, Any] | None:
     the wrapper's ``__dict__`` is it.  Ambiguous (a cached function returning dicts of that
     size): no shortcut, the token calls ``cache_info()`` instead.
     """
-    if type(wrapper) is not D.LRU_TYPE:
+    if type(wrapper) is not K.LRU_TYPE:
         return None
     own = getattr(wrapper, "__dict__", None)
     found = [r for r in gc.get_referents(wrapper)

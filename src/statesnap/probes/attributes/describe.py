@@ -7,10 +7,7 @@ in-place changes.  See docs/PROBES.md.
 
 from __future__ import annotations
 
-import collections
-import functools
 import types
-import weakref
 from collections.abc import Iterable
 from itertools import islice
 from typing import Any
@@ -19,13 +16,18 @@ from statesnap.probes._dictwatch import version_tag
 from statesnap.probes.attributes._content import content_digest
 from statesnap.probes.attributes._flatmemo import FLAT
 from statesnap.probes.attributes._threadlocal import LOCAL, is_local, local_dict
-from statesnap.probes.base import fingerprint_repr
+from statesnap.probes.attributes.kinds import (
+    BUILTIN,
+    CODE,
+    SCALARS,
+    cache_like,
+    cache_part,
+    is_container,
+    kind,
+    tag,
+)
+from statesnap.probes.attributes.preview import clip, short
 
-#: Shown by value and compared by value: no identity tag.
-SCALARS: frozenset[type] = frozenset({type(None), bool, int, float, complex, str, bytes})
-#: Mutable containers whose contents are watched and restored in place.
-LISTLIKE: tuple[type, ...] = (list, collections.deque)
-SETLIKE: tuple[type, ...] = (set,)
 #: Containers up to this size also have their nested containers watched.
 SMALL = 32
 #: How deep below a module attribute nested containers and project-object namespaces are
@@ -42,68 +44,6 @@ LARGE = 256
 #: of not walking 100k items three times per test.
 HUGE = 4096
 SAMPLE = 64
-_PREVIEW_ITEMS = 6
-_TEXT_LIMIT = 160
-
-LRU_TYPE: type = getattr(functools, "_lru_cache_wrapper", type(None))
-_CALLABLES: tuple[type, ...] = (
-    types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-    types.MethodDescriptorType, types.WrapperDescriptorType, LRU_TYPE,
-)
-#: Code rather than data: never redacted.
-_CODE: tuple[type, ...] = (type, types.ModuleType, staticmethod, classmethod, property,
-                           *_CALLABLES)
-
-
-def tag(obj: object) -> str:
-    """A short identity tag; two live objects never share one within a snapshot's lifetime."""
-    return f"#{id(obj) & 0xFFFFFF:06x}"
-
-
-def qualified(obj: object) -> str:
-    """``module.qualname`` of a class or a callable (their own, safe attributes)."""
-    module = getattr(obj, "__module__", None)
-    name = getattr(obj, "__qualname__", None)
-    if not isinstance(name, str):
-        return type(obj).__qualname__
-    return f"{module}.{name}" if isinstance(module, str) else name
-
-
-def kind(value: object, cls: type | tuple[type, ...]) -> bool:
-    """``isinstance`` by the real type only.
-
-    ``isinstance`` also asks ``value.__class__``, and a ``Mock(spec=dict)`` answers ``dict``:
-    then ``len()`` of it raises.  Module-level mocks are common in test modules.
-    """
-    return issubclass(type(value), cls)
-
-
-_CONTAINERS: tuple[type, ...] = (dict, *LISTLIKE, *SETLIKE)
-#: The containers themselves, not a subclass.
-_BUILTIN = frozenset({dict, list, set, collections.deque})
-
-
-def is_container(value: object) -> bool:
-    return issubclass(type(value), _CONTAINERS)
-
-
-def is_cache(value: object) -> bool:
-    """An ``lru_cache``/``cache`` wrapper (C or the pure-Python fallback)."""
-    if type(value) is LRU_TYPE:
-        return True
-    if kind(value, types.FunctionType):
-        ns = value.__dict__
-        return callable(ns.get("cache_info")) and callable(ns.get("cache_clear"))
-    return False
-
-
-def unwrap_descriptor(value: object) -> object:
-    """The function inside a staticmethod/classmethod (where a method cache lives)."""
-    if kind(value, (staticmethod, classmethod)):
-        return value.__func__  # type: ignore[attr-defined]
-    return value
-
-
 def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
     """The ``__dict__`` of a SimpleNamespace or a project class instance, of any size."""
     t = type(value)
@@ -121,28 +61,6 @@ def _namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any]
         if isinstance(ns, dict):
             return ns
     return None
-
-
-#: Containers whose entries vanish with their referents: a cache by construction (code cannot
-#: rely on what they hold), e.g. dateutil's ``gettz`` keeps its zones in one.
-WEAK: tuple[type, ...] = (weakref.WeakValueDictionary, weakref.WeakKeyDictionary, weakref.WeakSet)
-#: The same, looked for in a type's ``__mro__`` (one C call): ``issubclass`` with these ABC
-#: classes runs ``ABCMeta.__subclasscheck__`` in Python for every value a walk meets.
-_WEAK_SET = frozenset(WEAK)
-
-
-def cache_like(name: object, value: object) -> bool:
-    """Whether ``value`` is a cache by its name (a key, an attribute), its class's name, or
-    its kind (a weak container)."""
-    t = type(value)
-    return (type(name) is str and "cache" in name.lower()) or (
-        t not in SCALARS and ("cache" in t.__name__.lower() or not _WEAK_SET.isdisjoint(t.__mro__)))
-
-
-def cache_part(name: object, value: object) -> bool:
-    """A cache held inside a container or a namespace: never a scalar (``cache_size = 8`` and
-    ``cache_dir = "/tmp"`` are settings, compared by value like any other)."""
-    return type(value) not in SCALARS and cache_like(name, value)
 
 
 def watched_namespace(value: object, project_modules: frozenset[str]) -> dict[str, Any] | None:
@@ -225,77 +143,6 @@ def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH) -
             break
         level = below
     return out
-
-
-def _ends(items: Iterable[Any], n: int, ordered: bool) -> tuple[list[Any], list[Any]]:
-    """The items a preview shows: all of a short container; of a long ordered one its first
-    and last few, since registries and logs grow at the end (marshmallow's class registry, a
-    list appended to): the entries a test added are what the user needs to see."""
-    if n <= _PREVIEW_ITEMS or not ordered:
-        return list(islice(items, _PREVIEW_ITEMS)), []
-    half = _PREVIEW_ITEMS // 2
-    tail = list(islice(reversed(items), half))  # type: ignore[call-overload]
-    tail.reverse()
-    return list(islice(items, _PREVIEW_ITEMS - half)), tail
-
-
-def _entry(k: object, v: object, depth: int) -> str:
-    return f"{short(k, depth + 1)}: {_opaque(v) if cache_part(k, v) else short(v, depth + 1)}"
-
-
-def short(value: object, depth: int = 0) -> str:
-    """A safe short text: builtin scalars and containers by value, the rest by type."""
-    t = type(value)
-    if t in SCALARS:
-        return fingerprint_repr(value, 60)
-    if depth < 2 and t in (list, tuple, set, frozenset, collections.deque):
-        items: Iterable[Any] = value  # type: ignore[assignment]
-        n = len(value)  # type: ignore[arg-type]
-        head, tail = _ends(items, n, t not in (set, frozenset))
-        parts = [_opaque(v) if cache_part(None, v) else short(v, depth + 1) for v in head]
-        if n > _PREVIEW_ITEMS:
-            parts.append(f"… +{n - len(head) - len(tail)}")
-            parts += [_opaque(v) if cache_part(None, v) else short(v, depth + 1) for v in tail]
-        inner = ", ".join(parts)
-        if t is list:
-            return f"[{inner}]"
-        if t is tuple:
-            return f"({inner}{',' if n == 1 else ''})"
-        if t is collections.deque:
-            return f"deque([{inner}])"
-        return f"{t.__name__}({{{inner}}})" if t is frozenset or not n else f"{{{inner}}}"
-    if depth < 2 and kind(value, dict):
-        d: dict[Any, Any] = value  # type: ignore[assignment]
-        head, tail = _ends(d.items(), len(d), True)
-        parts = [_entry(k, v, depth) for k, v in head]
-        if len(d) > _PREVIEW_ITEMS:
-            parts.append(f"… +{len(d) - len(head) - len(tail)}")
-            parts += [_entry(k, v, depth) for k, v in tail]
-        return "{" + ", ".join(parts) + "}"
-    if kind(value, types.ModuleType):
-        return f"module {value.__name__}"  # type: ignore[attr-defined]
-    if kind(value, type):
-        return f"class {qualified(value)}"
-    if kind(value, _CALLABLES):
-        return f"{t.__name__} {qualified(value)}"
-    if kind(value, (staticmethod, classmethod)):
-        return f"{t.__name__} {qualified(value.__func__)}"  # type: ignore[attr-defined]
-    enum_base = getattr(t, "_member_map_", None)
-    if isinstance(enum_base, dict):
-        return f"{t.__qualname__}.{getattr(value, '_name_', '?')}"
-    return f"<{t.__module__}.{t.__qualname__}>"
-
-
-def _opaque(value: object) -> str:
-    """A cache inside a container or a namespace, by its type only.
-
-    Its contents are not watched (see :func:`_children`): shown, they would change unseen by
-    the token, and the next watched change of the owner would be recorded with a ``before``
-    holding what earlier tests put in the cache.
-    """
-    t = type(value)
-    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    return f"<{name}>"
 
 
 def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
@@ -422,22 +269,6 @@ def flat_digest(value: Any) -> str:
     return known  # type: ignore[no-any-return]
 
 
-def _clip(text: str, limit: int = _TEXT_LIMIT) -> str:
-    # Cut in the middle: a preview's last entries (what grew) stay in sight, its start too.
-    if len(text) <= limit:
-        return text
-    head = limit // 3
-    return f"{text[:head]}…{text[head - limit:]} ({len(text)} chars)"
-
-
-def subclasses(subs: list[type]) -> str:
-    """A class's live subclasses: sorted names with identity tags, count and a digest (a
-    subclass freed and another made under the same name is a change)."""
-    names = ", ".join(sorted(f"{qualified(sub)} {tag(sub)}" for sub in subs))
-    sig = hash(frozenset(map(id, subs))) & 0xFFFFFFFF
-    return f"{_clip(f'[{names}]')} len={len(subs)} ~{sig:08x}"
-
-
 def depth_below(name: object, value: object) -> int:
     """How deep below ``value`` (bound to ``name``) to watch and digest.
 
@@ -460,14 +291,14 @@ def describe(value: object, project_modules: frozenset[str],
     """
     t = type(value)
     if t in SCALARS or t in (tuple, frozenset):
-        return _clip(short(value)), True
+        return clip(short(value)), True
     if is_container(value):
-        text = _clip(short(value))
+        text = clip(short(value))
         label = "" if t in (list, dict, set) else f" {t.__qualname__}"
         rest, caches = (cache_parts(value) if kind(value, dict)  # type: ignore[arg-type]
                         else (value, ""))
         # A subclass keeps more than its items (a defaultdict its factory): no eq~.
-        sig = digest(rest, True, project_modules, depth_below(name, value), t in _BUILTIN,
+        sig = digest(rest, True, project_modules, depth_below(name, value), t in BUILTIN,
                      walked)
         return (f"{text} {tag(value)}{label} len={len(value)}"  # type: ignore[arg-type]
                 f" ~{sig}{caches}", True)
@@ -475,6 +306,6 @@ def describe(value: object, project_modules: frozenset[str],
     if ns is not None:
         rest, caches = cache_parts(ns)
         sig = digest(rest, True, project_modules, depth_below(name, value), True, walked)
-        return f"<{t.__qualname__} {_clip(short(ns))}> {tag(value)} ~{sig}{caches}", True
+        return f"<{t.__qualname__} {clip(short(ns))}> {tag(value)} ~{sig}{caches}", True
     text = short(value)
-    return f"{_clip(text)} {tag(value)}", not kind(value, _CODE)
+    return f"{clip(text)} {tag(value)}", not kind(value, CODE)

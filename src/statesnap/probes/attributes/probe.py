@@ -17,6 +17,7 @@ from typing import Any
 from statesnap.base.deltamap import DeltaMap
 from statesnap.probes._dictwatch import probe_support, version_reader
 from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes import kinds as K
 from statesnap.probes.attributes._aliases import Homes
 from statesnap.probes.attributes._fingerprints import (
     cache_filled,
@@ -52,7 +53,7 @@ def _lazy_import(key: str, after: Any) -> bool:
     name, _, mark = after.removeprefix("module ").partition(" ")
     module = sys.modules.get(name)
     attribute = key.partition(":")[2].rpartition(".")[2]
-    return module is not None and name.rpartition(".")[2] == attribute and mark == D.tag(module)
+    return module is not None and name.rpartition(".")[2] == attribute and mark == K.tag(module)
 
 
 #: Attribute names of a lazily made singleton (``_default_instance``, ``_INSTANCE``).
@@ -86,10 +87,10 @@ def _live_kind(module: str, path: str) -> str:
     name, _, attr = path.partition(".")
     value = module_namespace(found).get(name)
     if attr:
-        owner = value if D.kind(value, type) else D.large_namespace(value, frozenset({module}))
-        value = None if owner is None else vars(owner).get(attr) if D.kind(owner, type) \
+        owner = value if K.kind(value, type) else D.large_namespace(value, frozenset({module}))
+        value = None if owner is None else vars(owner).get(attr) if K.kind(owner, type) \
             else owner.get(attr)
-    if D.is_container(value):
+    if K.is_container(value):
         return "container"
     if D.attribute_namespace(value, frozenset({module})) is not None:
         return "namespace"

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from statesnap.base.plain import Plain, Value
-from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes import kinds as K
 
 #: Module attributes that pytest's assertion rewriting adds to every test module.
 PYTEST_NAMES = frozenset({"@py_builtins", "@pytest_ar"})
@@ -325,9 +325,9 @@ class SavedModule(Value):
             name, _, attr = path.removesuffix("#cache").partition(".")
             obj = live.get(name)
             if attr:
-                obj = vars(obj).get(attr) if D.kind(obj, type) else None
-            func = D.unwrap_descriptor(obj)
-            if not D.is_cache(func):
+                obj = vars(obj).get(attr) if K.kind(obj, type) else None
+            func = K.unwrap_descriptor(obj)
+            if not K.is_cache(func):
                 return False
             # Back to empty, not to the saved fill: entries cannot be put back one by one,
             # and an empty cache recomputes from the restored state, which is the point.

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any, ClassVar
 
 from statesnap.base.internal import note_internal_error
-from statesnap.probes.attributes.describe import qualified
+from statesnap.probes.attributes.kinds import qualified
 from statesnap.probes.base import ProbeMap, fingerprint_repr
 
 #: Addresses in a repr (``<object at 0x7f...>``) differ in every process: a replay compares
