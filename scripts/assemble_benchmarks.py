@@ -44,7 +44,7 @@ AREAS = (
          "cost20.md"),
     Area("Fixed cost of a session",
          "What a record and a report add to a small suite's session, by instructions.",
-         "startcost3.md"),
+         "startcost4.md"),
     Area("Immune to what it watches: faults",
          "A full disk, a read-only cache, Ctrl-C during the replays, a timer a test left.",
          "faults.md"),
@@ -63,7 +63,7 @@ AREAS = (
     Area("Proofs: replays per victim",
          "How many replays it takes to prove a victim with its key: the generated suite, "
          "the demo and the real-world corpus.",
-         "firstpair.md"),
+         "merged25-proofs.md"),
     Area("Proofs: forked and side by side",
          "Replays forked from a warm parent and run side by side: per replay and a whole "
          "20-victim session importing torch, on a quiet machine.",
