@@ -35,7 +35,32 @@ def test_every_hook_of_every_statesnap_plugin_is_registered(pytester: pytest.Pyt
         registered = {caller.name for caller in pm.get_hookcallers(plugin) or []}
         assert registered == _hooks_in_full_dir(pm, plugin), name
     assert {"statesnap-session", "statesnap-end", "statesnap-isolate",
-            "statesnap-guards", "statesnap-strict", "statesnap-restore"} <= set(seen)
+            "statesnap-strict", "statesnap-restore"} <= set(seen)
+
+
+def _statesnap_objects(config: pytest.Config) -> set[str]:
+    return {str(name) for name, plugin in config.pluginmanager.list_name_plugin()
+            if str(name).startswith("statesnap-") and plugin is not None}
+
+
+def test_a_default_session_registers_only_the_plugin_objects_it_uses(
+        pytester: pytest.Pytester) -> None:
+    """Each registration costs the session ~1 M instructions (pytest and pluggy read its
+    names): features that are off, or that have no hook, register none.  Guards are a per-test
+    observer only; xdist's hooks are the controller's, registered only when distributing."""
+    pytester.makepyfile(test_one="def test_x():\n    pass\n")
+    record = f"--statesnap-record={pytester.path / 'r.jsonl'}"
+    config = pytester.parseconfigure("-p", "no:randomly", "-p", "statesnap", record)
+    pm = config.pluginmanager
+    # Both are test dependencies: a session with them installed is the case to look at.
+    assert pm.hasplugin("xdist") and pm.hasplugin("rerunfailures")
+    # pytest-rerunfailures' hooks are registered with it, and dropped at collection when no
+    # test can be rerun (statesnap.contain.reruns).
+    assert _statesnap_objects(config) == {"statesnap-session", "statesnap-end",
+                                          "statesnap-isolate", "statesnap-reruns"}
+    distributing = pytester.parseconfigure("-p", "no:randomly", "-p", "statesnap", record,
+                                           "--dist=load", "--tx=popen")
+    assert "statesnap-xdist" in _statesnap_objects(distributing)
 
 
 def test_every_hook_of_every_statesnap_module_is_registered(pytester: pytest.Pytester) -> None:

@@ -44,8 +44,12 @@ def guard_verdict(item: pytest.Item) -> str | None:
     return item.stash.get(_VERDICT, None)
 
 
-class GuardPlugin(HookPlugin):
-    """Decides before each marked test whether its required state is clean."""
+class GuardPlugin:
+    """Decides before each marked test whether its required state is clean.
+
+    A per-test observer of the run (:meth:`RunState.observe`), not a pytest plugin: it has
+    no hook of its own, so a session with no guarded test registers nothing for guards (each
+    registration costs a session ~1 M instructions: pytest and pluggy read its names)."""
 
     def __init__(self, run: RunState) -> None:
         self.run = run
@@ -90,12 +94,13 @@ class GuardPlugin(HookPlugin):
                 "but it is dirty:\n" + "\n".join(lines))
 
     # -- per-test observer (statesnap.plugin.run.TestObserver) ------------------------------
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        # With no guarded test in the session (the usual case), no test looks again.
-        self.any_marked = MARKER in markers.names_on(items)
-
     def before_test(self, item: pytest.Item) -> None:
+        if self.any_marked is None:
+            # Once, at the first test, over the session's collected items: with no guarded
+            # test in the session (the usual case), no test looks again.
+            items = getattr(item.session, "items", None)
+            if isinstance(items, list) and item in items:
+                self.any_marked = MARKER in markers.names_on(items)
         if self.any_marked is not False and item.get_closest_marker(MARKER) is not None:
             verdict = item.stash[_VERDICT] = self.verdict(item)
             pm = self.run.config.pluginmanager
@@ -125,9 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Guards are always on: a test pays only when some collected test is marked."""
     config.addinivalue_line("markers", markers.HELP[MARKER])
     run = RunState.of(config)
-    guard = GuardPlugin(run)
-    config.pluginmanager.register(guard, "statesnap-guards")
-    run.observe(guard)
+    run.observe(GuardPlugin(run))
 
 
 #: pytest and pluggy read every name dir() lists (statesnap.plugin.hookplugin).

@@ -43,7 +43,8 @@ def is_controller(config: pytest.Config) -> bool:
 
 
 class XdistHooks(HookPlugin):
-    """Registered only when pytest-xdist is installed, so its hooks exist."""
+    """The controller's hooks: registered only when pytest-xdist is installed (so its hooks
+    exist) and the session distributes tests."""
 
     def __init__(self, run: RunState) -> None:
         self.run = run
@@ -125,9 +126,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.hasplugin("xdist"):
         return
     run = RunState.of(config)
-    hooks = XdistHooks(run)
-    config.pluginmanager.register(hooks, "statesnap-xdist")
-    if getattr(config, "workerinput", None) is not None:
+    worker = getattr(config, "workerinput", None) is not None
+    if not worker and getattr(config.option, "dist", "no") != "no":
+        # The hooks are the controller's (it configures the workers, then merges): xdist
+        # makes one only when distributing (``-n``, ``--dist``), decided before configure.
+        # A plain session or a worker registers nothing (a registration costs ~1 M).
+        config.pluginmanager.register(XdistHooks(run), "statesnap-xdist")
+    if worker:
         run.lane_path = worker_record_path(config, run.worker)
         run.take_over_end(note_worker_output)  # the controller merges the lanes and finds
     run.add_lines(terminal_lines)
