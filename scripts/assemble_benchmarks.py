@@ -44,7 +44,7 @@ AREAS = (
          "cost20.md"),
     Area("Fixed cost of a session",
          "What a record and a report add to a small suite's session, by instructions.",
-         "startcost4.md"),
+         "startcost5.md"),
     Area("Immune to what it watches: faults",
          "A full disk, a read-only cache, Ctrl-C during the replays, a timer a test left.",
          "faults.md"),
