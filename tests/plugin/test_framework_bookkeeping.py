@@ -79,7 +79,7 @@ def test_unittest_class_teardown_is_not_a_leak_and_setupclass_is_named(
     assert finding["key"] == "BOOKKEEPING_MODE"
     assert finding["polluters"] == ["test_ut.py::TestConfigured::test_one"]
     note = " ".join(str(finding.get(k) or "") for k in ("note", "hint"))
-    assert "_unittest_" not in note + json.dumps(finding)
+    assert "_unittest_setUpClass" not in note + json.dumps(finding)  # pytest's own fixture name
     assert "TestConfigured.setUpClass" in note and "tearDownClass" in note
     assert "1 class or module set-up(s) leaked state:" in out and "test(s) leaked" not in out
     assert "fix: TestConfigured.setUpClass changes BOOKKEEPING_MODE and nothing undoes it" in out
