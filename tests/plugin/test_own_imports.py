@@ -164,6 +164,8 @@ NOT_IN_A_PLAIN_SESSION = (
     "statesnap.analysis.quiet",  # the same
     "statesnap.analysis.leaks",  # the same, and restore mode
     "statesnap.contain.isolate.fields",  # an isolated test
+    "statesnap.analysis.mtimerace",  # a files change (an mtime race)
+    "statesnap.output.delta",  # a change shown in the report
 )
 #: Of those, what the report of a passing session needs.
 IN_A_PASSING_REPORT = ("statesnap.analysis.findings", "statesnap.output.report")

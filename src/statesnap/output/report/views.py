@@ -23,9 +23,6 @@ from statesnap.analysis.findings import (
     VERIFIED,
     Finding,
 )
-from statesnap.analysis.mtimerace import HINT as MTIME_HINT
-from statesnap.analysis.mtimerace import finding_sentence, races
-from statesnap.analysis.mtimerace import sentence as race_sentence
 from statesnap.base.plain import Value
 from statesnap.base.version import __version__
 from statesnap.output.report.causes import VictimRow, grouped
@@ -201,7 +198,7 @@ class ReportView(Value):
                  leak_probes: list[ProbeLeaks], leak_rows: list[LeakRow], leak_rows_total: int,
                  leak_rows_kept: int, plots: list[PlotView], data: dict[str, Any],
                  facts: list[tuple[str, str]] | None = None, races: list[str] | None = None,
-                 mtime_hint: str = MTIME_HINT) -> None:
+                 mtime_hint: str | None = None) -> None:
         self.title = title
         self.generated = generated
         self.version = version
@@ -220,7 +217,26 @@ class ReportView(Value):
         self.facts: list[tuple[str, str]] = [] if facts is None else facts
         #: "mtime did not change" sentences: files changed in place during the run.
         self.races: list[str] = [] if races is None else races
-        self.mtime_hint = mtime_hint
+        #: The fix said under them (statesnap.analysis.mtimerace.HINT where there are races).
+        self.mtime_hint = mtime_hint if mtime_hint is not None or not self.races else _hint()
+
+
+def _hint() -> str:
+    from statesnap.analysis.mtimerace import HINT
+
+    return HINT
+
+
+def _races(lanes: Sequence[Lane]) -> list[str]:
+    """The "mtime did not change" sentences.  A race is a flagged ``files`` change: a record
+    without a ``files`` change has none, and the rules (their module) are not imported for it
+    (issue 28)."""
+    if not any(ch.probe == "files" for lane in lanes for t in lane.record.tests
+               for ch in t.changes):
+        return []
+    from statesnap.analysis.mtimerace import races, sentence
+
+    return [sentence(r) for lane in lanes for r in races(lane.record.tests, lane.record.header)]
 
 
 def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
@@ -255,9 +271,13 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], views: ChangeViews,
     before, after = views.value(probe, key, f.before), views.value(probe, key, f.after)
     # Only a command a replay saw fail the victim is shown as a reproduction.
     repro = f.repro if f.repro_proven else ""
-    mtime = (finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
-                              f.victim, record.header if record is not None else {})
-             if f.probe == "files" and f.key else None)
+    mtime = None
+    if f.probe == "files" and f.key:
+        from statesnap.analysis.mtimerace import finding_sentence
+
+        mtime = finding_sentence(f.key, f.before, f.after,
+                                 f.polluters[0] if f.polluters else None, f.victim,
+                                 record.header if record is not None else {})
     failure = None
     if f.exc_type or f.message:
         failure = cut(": ".join(x for x in (f.exc_type, f.message) if x), LONG_LIMIT)
@@ -276,7 +296,7 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], views: ChangeViews,
         diff=views.diff(before, after),
         failure=failure,
         # No fix for a finding no replay proved (Finding.shown_hint), the mtime one included.
-        hint=(MTIME_HINT if mtime else f.hint) if f.status in PROVEN_STATUSES else None,
+        hint=(_hint() if mtime else f.hint) if f.status in PROVEN_STATUSES else None,
         hint_proven=f.hint_proven,
         proven_keys=[cut(k, KEY_LIMIT) for k in f.proven_keys],
         repro=repro,
@@ -392,8 +412,7 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
         stats=_stats(lanes, tl, ordered),
         findings=grouped(ordered, lambda i, f: finding_view(i, f, lanes, views, log_budget),
                          lambda f: _ref(lanes, f.victim, f.worker, prefer_failed=True)),
-        races=[race_sentence(r) for lane in lanes for r in races(lane.record.tests,
-                                                                     lane.record.header)],
+        races=_races(lanes),
         run=run_info(lanes, scrubber),
         timeline=tl,
         leak_probes=leak_probes,
