@@ -167,8 +167,10 @@ NOT_IN_A_PLAIN_SESSION = (
     "statesnap.analysis.mtimerace",  # a files change (an mtime race)
     "statesnap.output.delta",  # a change shown in the report
 )
-#: Of those, what the report of a passing session needs.
+#: Of those, what the report of a passing session needs...
 IN_A_PASSING_REPORT = ("statesnap.analysis.findings", "statesnap.output.report")
+#: ...and what of the report it does not: the replay logs embedded for findings.
+NOT_IN_A_PASSING_REPORT = ("statesnap.output.report.logs",)
 
 
 def test_a_plain_session_imports_no_mode_s_modules(tmp_path: Path) -> None:
@@ -187,14 +189,16 @@ def test_strict_mode_imports_its_selection(tmp_path: Path) -> None:
 
 
 def test_a_passing_session_s_report_imports_no_leak_rules(tmp_path: Path) -> None:
-    """The report of a session where no test changed anything lists no leak: the rules
-    that list leaks, and isolation's typed fields, are not imported for it."""
+    """The report of a session where no test changed anything and none failed lists no
+    leak, no change, no race and no finding: the rules and views of those (leaks, value
+    deltas, mtime races, replay logs) and isolation's typed fields are not imported for it."""
     proc, out = _run(tmp_path, f"--report={tmp_path / 'report.html'}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "report.html").is_file()
     imported = json.loads((out / "end.json.modules").read_text())
     assert "statesnap.output.report.views" in imported
-    unneeded = tuple(m for m in NOT_IN_A_PLAIN_SESSION if m not in IN_A_PASSING_REPORT)
+    unneeded = (*(m for m in NOT_IN_A_PLAIN_SESSION if m not in IN_A_PASSING_REPORT),
+                *NOT_IN_A_PASSING_REPORT)
     assert [m for m in imported if m.startswith(unneeded)] == []
 
 

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statesnap.analysis.findings import (
     BRITTLE,
@@ -36,7 +36,6 @@ from statesnap.output.report.lanes import (
     page_data,
     timeline,
 )
-from statesnap.output.report.logs import LogBudget, LogView, embed_log
 from statesnap.output.report.plots import PlotView, plots
 from statesnap.output.report.runinfo import RunInfo, run_info
 from statesnap.output.report.values import (
@@ -50,6 +49,11 @@ from statesnap.output.report.values import (
     show,
 )
 from statesnap.record.journal import Record
+
+if TYPE_CHECKING:
+    # The replay logs are embedded for findings only: a passing session's report does not
+    # import their module (issue 28).
+    from statesnap.output.report.logs import LogBudget, LogView
 
 #: Leak table rows carried in the page's data; beyond that the table says how many more.
 LEAK_ROWS_LIMIT = 50_000
@@ -260,6 +264,8 @@ def _source(f: Finding) -> str:
 
 def finding_view(i: int, f: Finding, lanes: Sequence[Lane], views: ChangeViews,
                  logs: LogBudget) -> FindingView:
+    from statesnap.output.report.logs import embed_log
+
     victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=True)
     record: Record | None = victim_at[0].record if victim_at else None
     worker = f.worker
@@ -404,13 +410,21 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
     data = page_data(lanes, views)
     data["leaks"] = [r.to_json() for r in leak_rows]
     data["leak_page"] = LEAK_PAGE
-    log_budget = LogBudget()
+    budget: list[LogBudget] = []  # one for the page's logs, made at its first finding
+
+    def finding(i: int, f: Finding) -> FindingView:
+        if not budget:
+            from statesnap.output.report.logs import LogBudget
+
+            budget.append(LogBudget())
+        return finding_view(i, f, lanes, views, budget[0])
+
     return ReportView(
         title=title or "statesnap pollution report",
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
         version=__version__,
         stats=_stats(lanes, tl, ordered),
-        findings=grouped(ordered, lambda i, f: finding_view(i, f, lanes, views, log_budget),
+        findings=grouped(ordered, finding,
                          lambda f: _ref(lanes, f.victim, f.worker, prefer_failed=True)),
         races=_races(lanes),
         run=run_info(lanes, scrubber),
