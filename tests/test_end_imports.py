@@ -1,7 +1,7 @@
 """What importing the session end's modules costs: no regular expression is compiled until one
-is used.  Every session's end imports the analysis modules (the leaks listed in the terminal
-section); compiling their patterns there cost every session about 3 M instructions even where
-no test changed anything (issue 28, statesnap's own start)."""
+is used.  A session's end imports the analysis modules where a test changed something (the
+leaks listed in the terminal section); compiling their patterns there cost every such session
+about 3 M instructions even where no leak needed them (issue 28, statesnap's own start)."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def test_what_start_up_imported():
 
 def _run(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     suite = tmp_path / "suite"
-    suite.mkdir()
+    suite.mkdir(exist_ok=True)
     (suite / "own_imports_spy.py").write_text(SPY)
     (suite / "test_it.py").write_text(TEST)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
@@ -160,7 +160,17 @@ NOT_IN_A_PLAIN_SESSION = (
     "statesnap.analysis.findings",  # a failure
     "statesnap.output.report",  # --report
     "statesnap.contain.strictcheck",  # strict mode's check (its options are in contain.strict)
+    "statesnap.analysis.resets",  # a test that changed something (the leaks listed)
+    "statesnap.analysis.quiet",  # the same
+    "statesnap.analysis.leaks",  # the same, and restore mode
+    "statesnap.contain.isolate.fields",  # an isolated test
+    "statesnap.analysis.mtimerace",  # a files change (an mtime race)
+    "statesnap.output.delta",  # a change shown in the report
 )
+#: Of those, what the report of a passing session needs...
+IN_A_PASSING_REPORT = ("statesnap.analysis.findings", "statesnap.output.report")
+#: ...and what of the report it does not: the replay logs embedded for findings.
+NOT_IN_A_PASSING_REPORT = ("statesnap.output.report.logs",)
 
 
 def test_a_plain_session_imports_no_mode_s_modules(tmp_path: Path) -> None:
@@ -176,3 +186,37 @@ def test_strict_mode_imports_its_selection(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     imported = json.loads((out / "end.json.modules").read_text())
     assert {"statesnap.state.selection", "statesnap.contain.strictcheck"} <= set(imported)
+
+
+def test_a_passing_session_s_report_imports_no_leak_rules(tmp_path: Path) -> None:
+    """The report of a session where no test changed anything and none failed lists no
+    leak, no change, no race and no finding: the rules and views of those (leaks, value
+    deltas, mtime races, replay logs) and isolation's typed fields are not imported for it."""
+    proc, out = _run(tmp_path, f"--report={tmp_path / 'report.html'}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "report.html").is_file()
+    imported = json.loads((out / "end.json.modules").read_text())
+    assert "statesnap.output.report.views" in imported
+    unneeded = (*(m for m in NOT_IN_A_PLAIN_SESSION if m not in IN_A_PASSING_REPORT),
+                *NOT_IN_A_PASSING_REPORT)
+    assert [m for m in imported if m.startswith(unneeded)] == []
+
+
+def test_a_session_with_a_leak_imports_the_leak_rules_and_lists_it(tmp_path: Path) -> None:
+    """The other side: a test that leaves an environment variable set is listed, with and
+    without a report, so the rules are imported where there is a change to list."""
+    for extra in ((), (f"--report={tmp_path / 'report.html'}",)):
+        case = tmp_path / ("report" if extra else "plain")
+        case.mkdir()
+        suite = case / "suite"
+        suite.mkdir()
+        (suite / "test_leak.py").write_text(
+            "import os\n\n\ndef test_leaks():\n    os.environ['OWN_IMPORTS_LEAK'] = '1'\n")
+        proc, out = _run(case, *extra)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "1 test(s) leaked state:" in proc.stdout
+        assert "OWN_IMPORTS_LEAK" in proc.stdout
+        imported = json.loads((out / "end.json.modules").read_text())
+        assert {"statesnap.analysis.resets", "statesnap.analysis.leaks"} <= set(imported)
+        if extra:
+            assert "OWN_IMPORTS_LEAK" in (tmp_path / "report.html").read_text()

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from statesnap.analysis.leaks import WIDE_SCOPES
 from statesnap.plugin import options
 from statesnap.plugin.hookplugin import HookPlugin, module_dir
 from statesnap.plugin.run import MAX_LINES, RunState
@@ -28,8 +27,13 @@ class RestoreMode(HookPlugin):
     """A per-test observer of the core (:class:`statesnap.plugin.run.TestObserver`)."""
 
     def __init__(self, run: RunState, spec: str) -> None:
+        # Imported here, at configure and only where restore is on: a module a session
+        # without it never runs costs its import and its teardown at exit (issue 28).
+        from statesnap.analysis.leaks import WIDE_SCOPES
+
         self.run = run
         self.spec = spec
+        self.wide_scopes = WIDE_SCOPES
         self.selection: ProbeSelection | None = None
         self.probes: list[Probe] = []
         self._saved: dict[str, object] = {}
@@ -62,7 +66,7 @@ class RestoreMode(HookPlugin):
         if selection is None:
             return keys
         for ch in changes:
-            if ch.scope in WIDE_SCOPES and ch.phase in ("setup", "teardown"):
+            if ch.scope in self.wide_scopes and ch.phase in ("setup", "teardown"):
                 continue  # a wide fixture's setup or finaliser: its scope's business
             if ch.probe in self._saved and selection.covers(ch):
                 keys.setdefault(ch.probe, []).append(ch.key)

@@ -6,16 +6,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from statesnap.analysis.leaks import by_users_setup, setup_name
-from statesnap.analysis.own_fixtures import display_fixture
-from statesnap.analysis.resets import listed_leaks
 from statesnap.base.text import printable
-from statesnap.output.lines import needs_delta, short, short_pair
-from statesnap.state.diff import Change
 
 if TYPE_CHECKING:
     from statesnap.analysis.findings import Finding
     from statesnap.plugin.run import RunState
+    from statesnap.record.journal import Record
+    from statesnap.state.diff import Change
 
 MAX_PER_PROBE = 12
 
@@ -36,6 +33,12 @@ class Shown:
 
 
 def leak_line(nodeid: str, ch: Change) -> str:
+    # Imported where a leak is listed: a session where no test changed anything never runs
+    # them (their import and their teardown at exit: issue 28).
+    from statesnap.analysis.leaks import by_users_setup, setup_name
+    from statesnap.analysis.own_fixtures import display_fixture
+    from statesnap.output.lines import needs_delta, short, short_pair
+
     if by_users_setup(ch):
         # The set-up method's leak (or its tear-down's), not the test pytest ran it for.
         ran = "torn down after" if ch.phase == "teardown" else "set up for"
@@ -90,12 +93,14 @@ def write_summary(run: RunState, tr: Any) -> None:
     if record.collection:
         tr.write_line(f"collection changed {len(record.collection)} key(s) "
                       "(imports with side effects)")
-    leaks = listed_leaks(record.tests, record.footer)
+    leaks = listed(record)
     by_probe: dict[str, list[str]] = defaultdict(list)
     ids = {t.index: t.nodeid for t in record.tests}
     causes = proven_causes(run.results.findings) if run.results.findings else set()
     leaking_tests = 0
     setups: set[str] = set()
+    if leaks:
+        from statesnap.analysis.leaks import by_users_setup, setup_name
     for index in sorted(leaks):
         shown = [c for c in leaks[index]
                  if c.severity > 1 or (ids[index], f"{c.probe}:{c.key}") in causes]
@@ -135,6 +140,16 @@ def write_summary(run: RunState, tr: Any) -> None:
     report = run.results.report_written
     if report is not None:
         tr.write_line(f"report: {report}")
+
+
+def listed(record: Record) -> dict[int, list[Change]]:
+    """The leaks the terminal lists (statesnap.analysis.resets.listed_leaks): none where no
+    test changed anything, and then the rules that list them are not imported."""
+    if not any(t.changes for t in record.tests):
+        return {}
+    from statesnap.analysis.resets import listed_leaks
+
+    return listed_leaks(record.tests, record.footer)
 
 
 def leaked_header(tests: int, setups: int) -> str:

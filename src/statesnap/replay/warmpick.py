@@ -43,7 +43,8 @@ OWN = "statesnap"
 LATE = (
     # every replay: its order, the session end
     "statesnap.replay.orderfile", "statesnap.plugin.order", "statesnap.probes.fixtures",
-    "statesnap.base.cores", "statesnap.analysis.quiet", "statesnap.analysis.resets",
+    "statesnap.base.cores", "statesnap.analysis.leaks", "statesnap.analysis.quiet",
+    "statesnap.analysis.resets",
     "statesnap.plugin.terminal",
     # a replay whose victim fails: its failure, what caused it, the finding's lines
     "statesnap.record.failure", "statesnap.record.signature", "statesnap.analysis.attribution",

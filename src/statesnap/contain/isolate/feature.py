@@ -9,7 +9,7 @@ import argparse
 import pytest
 
 from statesnap.base.argtypes import nonnegative_seconds
-from statesnap.contain.isolate.modes import MARKER, MODES, IsolateSettings
+from statesnap.contain.isolate.modes import FIELD, MARKER, MODES, IsolateSettings
 from statesnap.contain.isolate.plugin import IsolatePlugin
 from statesnap.plugin import markers, options
 from statesnap.plugin.hookplugin import module_dir
@@ -65,9 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def terminal_lines(run: RunState) -> list[str]:
-    # An isolated test's line carries an extra field: without one, nothing to say, and the
-    # typed fields (their module) are not imported.
-    tests = [t for record in run.results.all() for t in record.tests if t.extra]
+    # An isolated test's line carries its field (every test's line may carry others: the
+    # gauges): without one, nothing to say, and the typed fields (their module) are not
+    # imported.
+    tests = [t for record in run.results.all() for t in record.tests if FIELD in t.extra]
     if not tests:
         return []
     from statesnap.contain.isolate.fields import Isolation

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any, Final
 
 from statesnap.base.plain import Frozen
+from statesnap.contain.isolate.modes import FIELD
 from statesnap.record.journal import TestEntry
 
 #: The fields of an isolated test's record line.
-CONTAINED, FIELD, CONTAINED_CHANGES = "contained", "isolation", "contained_changes"
+CONTAINED, CONTAINED_CHANGES = "contained", "contained_changes"
+__all__ = ["CONTAINED", "CONTAINED_CHANGES", "FIELD", "Isolation"]
 
 
 class Isolation(Frozen):

@@ -12,6 +12,10 @@ from statesnap.base.plain import Frozen
 from statesnap.plugin import markers
 
 MARKER = markers.ISOLATE
+#: The field an isolated test adds to its record line (typed in
+#: :mod:`~statesnap.contain.isolate.fields`); here, so that a session can tell whether any
+#: test has one without importing that module.
+FIELD: Final = "isolation"
 PHASES = ("setup", "call", "teardown")
 #: Values of ``--statesnap-isolate``.
 MODES = ("auto", "fork", "spawn")

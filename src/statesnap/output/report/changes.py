@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from statesnap.analysis.mtimerace import file_text
 from statesnap.analysis.own_fixtures import display_fixture
 from statesnap.base.plain import Value
-from statesnap.output.delta import delta
 from statesnap.output.report.values import (
     LONG_LIMIT,
     SHORT_LIMIT,
@@ -24,7 +22,20 @@ from statesnap.state.diff import ADDED, REMOVED, Change
 
 def file_words(probe: str, value: Any) -> Any:
     """A ``files`` fingerprint in words (``19 bytes, same mtime``); other values as they are."""
-    return (file_text(value) or value) if probe == "files" else value
+    if probe != "files":
+        return value
+    # Imported where a files change is shown: a report without one never runs it (issue 28).
+    from statesnap.analysis.mtimerace import file_text
+
+    return file_text(value) or value
+
+
+def _delta(before: Any, after: Any) -> str | None:
+    """:func:`statesnap.output.delta.delta`, imported where a change is shown: the report of a
+    session where nothing changed never runs it (issue 28)."""
+    from statesnap.output.delta import delta
+
+    return delta(before, after)
 
 
 #: Characters of a state key shown (keys are node ids, paths, reprs: untrusted and unbounded).
@@ -122,7 +133,7 @@ class ChangeViews:
             scope=ch.scope,
             severity=ch.severity,
             leak=leak,
-            delta=delta(before, after) if ch.change not in (ADDED, REMOVED) else None,
+            delta=_delta(before, after) if ch.change not in (ADDED, REMOVED) else None,
         )
         if with_diff and ch.change not in (ADDED, REMOVED):
             view.diff = self.diff(before, after)

@@ -10,8 +10,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
-from statesnap.analysis.leaks import by_users_setup, setup_name
-from statesnap.analysis.resets import listed_leaks
 from statesnap.base.plain import Value
 from statesnap.output.report.changes import ChangeViews
 from statesnap.output.report.values import cut
@@ -57,12 +55,20 @@ class LaneEntry(Value):
         """The test's own leaks above low severity (a plain import is not worth a marker), as
         the terminal summary and the summary JSON count them: what a class or module set-up
         of the user's left is that method's (:attr:`setup_leakers`), not the test's."""
+        if not self.leaks:
+            return 0
+        from statesnap.analysis.leaks import by_users_setup
+
         return sum(1 for c in self.leaks if c.severity > LOW_SEVERITY and not by_users_setup(c))
 
     @property
     def setup_leakers(self) -> set[str]:
         """The set-ups of the user's (``TestX.setup_class``) that left a leak above low
         severity where the record has it, on this test."""
+        if not self.leaks:
+            return set()
+        from statesnap.analysis.leaks import by_users_setup, setup_name
+
         return {setup_name(c) for c in self.leaks
                 if c.severity > LOW_SEVERITY and by_users_setup(c)}
 
@@ -75,7 +81,13 @@ class LaneEntries(Sequence[LaneEntry]):
 
     def __init__(self, record: Record) -> None:
         self._tests = record.tests
-        self._leaks = listed_leaks(record.tests, record.footer)
+        self._leaks: dict[int, list[Change]] = {}
+        # A record where no test changed anything lists no leak: the rules that list them
+        # (statesnap.analysis.resets, and what it imports) are not imported (issue 28).
+        if any(t.changes for t in record.tests):
+            from statesnap.analysis.resets import listed_leaks
+
+            self._leaks = listed_leaks(record.tests, record.footer)
         running = record.running
         self._running = None if running is None else str(running.get("nodeid", "?"))
 

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from statesnap.analysis.findings import (
     BRITTLE,
@@ -23,9 +23,6 @@ from statesnap.analysis.findings import (
     VERIFIED,
     Finding,
 )
-from statesnap.analysis.mtimerace import HINT as MTIME_HINT
-from statesnap.analysis.mtimerace import finding_sentence, races
-from statesnap.analysis.mtimerace import sentence as race_sentence
 from statesnap.base.plain import Value
 from statesnap.base.version import __version__
 from statesnap.output.report.causes import VictimRow, grouped
@@ -39,7 +36,6 @@ from statesnap.output.report.lanes import (
     page_data,
     timeline,
 )
-from statesnap.output.report.logs import LogBudget, LogView, embed_log
 from statesnap.output.report.plots import PlotView, plots
 from statesnap.output.report.runinfo import RunInfo, run_info
 from statesnap.output.report.values import (
@@ -53,6 +49,11 @@ from statesnap.output.report.values import (
     show,
 )
 from statesnap.record.journal import Record
+
+if TYPE_CHECKING:
+    # The replay logs are embedded for findings only: a passing session's report does not
+    # import their module (issue 28).
+    from statesnap.output.report.logs import LogBudget, LogView
 
 #: Leak table rows carried in the page's data; beyond that the table says how many more.
 LEAK_ROWS_LIMIT = 50_000
@@ -201,7 +202,7 @@ class ReportView(Value):
                  leak_probes: list[ProbeLeaks], leak_rows: list[LeakRow], leak_rows_total: int,
                  leak_rows_kept: int, plots: list[PlotView], data: dict[str, Any],
                  facts: list[tuple[str, str]] | None = None, races: list[str] | None = None,
-                 mtime_hint: str = MTIME_HINT) -> None:
+                 mtime_hint: str | None = None) -> None:
         self.title = title
         self.generated = generated
         self.version = version
@@ -220,7 +221,26 @@ class ReportView(Value):
         self.facts: list[tuple[str, str]] = [] if facts is None else facts
         #: "mtime did not change" sentences: files changed in place during the run.
         self.races: list[str] = [] if races is None else races
-        self.mtime_hint = mtime_hint
+        #: The fix said under them (statesnap.analysis.mtimerace.HINT where there are races).
+        self.mtime_hint = mtime_hint if mtime_hint is not None or not self.races else _hint()
+
+
+def _hint() -> str:
+    from statesnap.analysis.mtimerace import HINT
+
+    return HINT
+
+
+def _races(lanes: Sequence[Lane]) -> list[str]:
+    """The "mtime did not change" sentences.  A race is a flagged ``files`` change: a record
+    without a ``files`` change has none, and the rules (their module) are not imported for it
+    (issue 28)."""
+    if not any(ch.probe == "files" for lane in lanes for t in lane.record.tests
+               for ch in t.changes):
+        return []
+    from statesnap.analysis.mtimerace import races, sentence
+
+    return [sentence(r) for lane in lanes for r in races(lane.record.tests, lane.record.header)]
 
 
 def _ref(lanes: Sequence[Lane], nodeid: str, worker: str | None,
@@ -244,6 +264,8 @@ def _source(f: Finding) -> str:
 
 def finding_view(i: int, f: Finding, lanes: Sequence[Lane], views: ChangeViews,
                  logs: LogBudget) -> FindingView:
+    from statesnap.output.report.logs import embed_log
+
     victim_at = find_test(lanes, f.victim, f.worker, prefer_failed=True)
     record: Record | None = victim_at[0].record if victim_at else None
     worker = f.worker
@@ -255,9 +277,13 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], views: ChangeViews,
     before, after = views.value(probe, key, f.before), views.value(probe, key, f.after)
     # Only a command a replay saw fail the victim is shown as a reproduction.
     repro = f.repro if f.repro_proven else ""
-    mtime = (finding_sentence(f.key, f.before, f.after, f.polluters[0] if f.polluters else None,
-                              f.victim, record.header if record is not None else {})
-             if f.probe == "files" and f.key else None)
+    mtime = None
+    if f.probe == "files" and f.key:
+        from statesnap.analysis.mtimerace import finding_sentence
+
+        mtime = finding_sentence(f.key, f.before, f.after,
+                                 f.polluters[0] if f.polluters else None, f.victim,
+                                 record.header if record is not None else {})
     failure = None
     if f.exc_type or f.message:
         failure = cut(": ".join(x for x in (f.exc_type, f.message) if x), LONG_LIMIT)
@@ -276,7 +302,7 @@ def finding_view(i: int, f: Finding, lanes: Sequence[Lane], views: ChangeViews,
         diff=views.diff(before, after),
         failure=failure,
         # No fix for a finding no replay proved (Finding.shown_hint), the mtime one included.
-        hint=(MTIME_HINT if mtime else f.hint) if f.status in PROVEN_STATUSES else None,
+        hint=(_hint() if mtime else f.hint) if f.status in PROVEN_STATUSES else None,
         hint_proven=f.hint_proven,
         proven_keys=[cut(k, KEY_LIMIT) for k in f.proven_keys],
         repro=repro,
@@ -384,16 +410,23 @@ def build_view(records: Sequence[Record], findings: Iterable[Finding], *,
     data = page_data(lanes, views)
     data["leaks"] = [r.to_json() for r in leak_rows]
     data["leak_page"] = LEAK_PAGE
-    log_budget = LogBudget()
+    budget: list[LogBudget] = []  # one for the page's logs, made at its first finding
+
+    def finding(i: int, f: Finding) -> FindingView:
+        if not budget:
+            from statesnap.output.report.logs import LogBudget
+
+            budget.append(LogBudget())
+        return finding_view(i, f, lanes, views, budget[0])
+
     return ReportView(
         title=title or "statesnap pollution report",
         generated=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)),
         version=__version__,
         stats=_stats(lanes, tl, ordered),
-        findings=grouped(ordered, lambda i, f: finding_view(i, f, lanes, views, log_budget),
+        findings=grouped(ordered, finding,
                          lambda f: _ref(lanes, f.victim, f.worker, prefer_failed=True)),
-        races=[race_sentence(r) for lane in lanes for r in races(lane.record.tests,
-                                                                     lane.record.header)],
+        races=_races(lanes),
         run=run_info(lanes, scrubber),
         timeline=tl,
         leak_probes=leak_probes,
