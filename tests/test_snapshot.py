@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from statesnap.probes.base import Probe, Severity
 from statesnap.state.snapshot import SAMPLE_EVERY, Snapshotter, cost_table
 from statesnap.state.tracker import Label, TestTracker
@@ -221,3 +225,45 @@ def test_gauges_are_read_again_only_for_a_new_map() -> None:
     assert gauges.of(None, snap.probes) == ({}, None)
     none_here = Snapshotter([Counter("c")])
     assert Gauges().of(none_here.take(), none_here.probes) == ({}, None)
+
+
+class Split(Counter):
+    """A light token that stays put (``light``) and a full one that follows ``value``."""
+
+    light = 0
+
+    def light_token(self) -> object:
+        return ("light", self.light)
+
+
+def test_a_full_take_after_a_light_reread_compares_in_one_go_and_misses_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A light checkpoint that re-read a probe makes a snapshot with a row of light tokens
+    # only; the full take after it (a test's end) compares the full tokens kept per probe.
+    settles: list[bool] = []
+    real = Snapshotter._settle
+
+    def counted(self: Snapshotter, *args: Any, **kwargs: Any) -> Any:
+        settles.append(True)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Snapshotter, "_settle", counted)
+    a, s = Counter("a"), Split("s")
+    snap = Snapshotter([a, s])
+    start = snap.take()
+    for case in range(SAMPLE_EVERY):  # every take on the lean path at least once
+        a.value = case + 1
+        light = snap.take(start, light=True)
+        assert light is not start and light.get("a") == {"value": case + 1}
+        settles.clear()
+        same = snap.take(light)
+        assert same is light  # nothing moved
+        if snap._takes % SAMPLE_EVERY:  # the lean path: the dict's tokens in one comparison
+            assert settles == []
+        s.value = ("full moved", case)  # the full token alone moves: found and read
+        reads = s.reads
+        moved = snap.take(light)
+        assert moved is not light and moved.get("s") == {"value": ("full moved", case)}
+        assert s.reads == reads + 1
+        start = moved
+        assert snap.take(start) is start and snap.take(start, light=True) is start

@@ -46,6 +46,14 @@ class TestLines:
             return
         # Before the test line: the aliases lines its changes need (record/journal.py).
         change_dicts = run.writer.change_dicts(changes)
+        if failure is None and not restored and not extra:
+            # Changes and nothing else (structlog's reset, every test): the plain line's
+            # text around them, and only the changes encoded.
+            outcome, phases_json = self._phase_text(phases)
+            run.writer.write_line(plain_test_line(
+                index, nodeid_json, self._worker_json, outcome, phases_json,
+                round(duration, 6), gauges[1], dumps(change_dicts)))
+            return
         entry: dict[str, Any] = {
             "type": "test",
             "index": index,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeAlias, TypeVar
 
 from statesnap.base.plain import Value
+from statesnap.probes.ownpid import PID
 
 #: A fingerprint: any JSON-able value.  Two fingerprints are compared with ``==``.
 JSON: TypeAlias = "str | int | float | bool | list[JSON] | dict[str, JSON] | None"
@@ -323,7 +324,7 @@ class ProcFile:
         self._fd = -1
 
     def _ensure(self) -> int:
-        pid = os.getpid()
+        pid = PID[0]  # no syscall: statesnap.probes.ownpid
         if pid != self._pid:
             if self._fd >= 0 and self._pid != -1:
                 # Inherited from the parent across fork: closing it here is ours to do.
@@ -352,7 +353,7 @@ class ProcFile:
         return b"".join(chunks)
 
     def close(self) -> None:
-        if self._fd >= 0 and self._pid == os.getpid():
+        if self._fd >= 0 and self._pid == PID[0]:
             self._own_fds.discard(self._fd)
             try:
                 os.close(self._fd)

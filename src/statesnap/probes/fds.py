@@ -20,6 +20,7 @@ from statesnap.probes.base import (
     Severity,
     import_own,
 )
+from statesnap.probes.ownpid import PID
 from statesnap.probes.procdir import ProcDir
 
 _FD_DIR = "/proc/self/fd"
@@ -194,11 +195,11 @@ class FdsProbe(Probe):
         if self.mode == "count":
             assert self._dir is not None
             # Our own directory descriptor is in the count and in own_fds alike.
-            return os.getpid(), self._dir.fstat().st_size - len(self._own)
+            return PID[0], self._dir.fstat().st_size - len(self._own)
         if self.mode == "listing":
             own = self._own_strings()
-            return os.getpid(), tuple(n for n in self._listing() if n not in own)
-        return os.getpid(), self._process.num_fds() - len(self._own)
+            return PID[0], tuple(n for n in self._listing() if n not in own)
+        return PID[0], self._process.num_fds() - len(self._own)
 
     # -- detail -----------------------------------------------------------------------------
     def gauges(self, current: ProbeMap) -> dict[str, float]:

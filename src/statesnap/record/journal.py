@@ -45,23 +45,27 @@ _ENCODE = _ENCODER.encode
 encode_string: Any = json.encoder.encode_basestring
 
 
-def dumps(obj: Mapping[str, Any]) -> str:
+def dumps(obj: Mapping[str, Any] | list[Any]) -> str:
     return _ENCODE(obj)
 
 
 def plain_test_line(index: int, nodeid_json: str, worker_json: str, outcome: str,
-                    phases_json: str, duration: float, gauges_json: str | None) -> str:
-    """The ``test`` line of a test with no change, no failure and no extra field.
+                    phases_json: str, duration: float, gauges_json: str | None,
+                    changes_json: str = "[]") -> str:
+    """The ``test`` line of a test with no failure and no extra field (and, unless
+    ``changes_json`` is given, no change).
 
     Most lines of a run are like this, and formatting them by hand costs a third of
     :func:`dumps`.  The text is exactly what ``dumps`` makes of the same entry (a test holds
     that), so :func:`statesnap.record.reader.read_record`'s plain-line check finds them either
-    way.  ``*_json`` arguments are already JSON text.
+    way.  ``*_json`` arguments are already JSON text.  A test whose only extra is its changes
+    (every test of a suite whose autouse fixture resets a setting) has only them encoded: the
+    fields around them are the same text as a plain line's, most of them the same every test.
     """
     gauges = "" if gauges_json is None else f',"gauges":{gauges_json}'
     return (f'{{"type":"test","index":{index},"nodeid":{nodeid_json},"worker":{worker_json},'
             f'"outcome":{encode_string(outcome)},"phases":{phases_json},'
-            f'"duration":{float(duration)!r},"changes":[]{gauges}}}')
+            f'"duration":{float(duration)!r},"changes":{changes_json}{gauges}}}')
 
 
 class RecordWriter:

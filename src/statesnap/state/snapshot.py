@@ -98,6 +98,7 @@ class Snapshotter:
         #: generation of the probe list they were taken from.
         self._calls: dict[bool, tuple[int, list[Callable[[], object]]]] = {
             False: (-1, []), True: (-1, [])}
+        self._names_of: tuple[int, list[str]] = (-1, [])
 
     @property
     def probes(self) -> list[Probe]:
@@ -167,12 +168,28 @@ class Snapshotter:
                 append(_FAILED)
         row = prev.rows.get(light)
         try:
-            if (row is not None and row[0] == self._gen and row[1] == tokens
-                    and None not in tokens):
-                return prev
+            if row is not None and row[0] == self._gen:
+                if row[1] == tokens and None not in tokens:
+                    return prev
+            elif None not in tokens:
+                # No row of this kind yet: ``prev`` was made by the other kind of snapshot
+                # (a full one after a light checkpoint re-read a probe).  Its tokens of this
+                # kind, in probe order, are compared in one C comparison too; one missing is
+                # None, which no token here is.
+                slot = prev.light_tokens if light else prev.tokens
+                if list(map(slot.get, self._names())) == tokens:
+                    prev.rows[light] = (self._gen, tokens)  # a cache, as _settle keeps it
+                    return prev
         except Exception:  # a token holding a test's object whose __eq__ raises
             pass  # (sys.path.insert(0, obj)): each probe's token compared on its own below
         return self._settle(prev, probes, tokens, light, whole=True)
+
+    def _names(self) -> list[str]:
+        """The active probes' names, in order (kept per generation of the probe list)."""
+        names = self._names_of
+        if names[0] != self._gen:
+            names = self._names_of = (self._gen, [p.name for p in self.probes])
+        return names[1]
 
     def _take_timed(self, prev: Snapshot | None, only: Iterable[str] | None,
                     light: bool) -> Snapshot:

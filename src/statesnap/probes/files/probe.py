@@ -27,6 +27,7 @@ from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 from statesnap.probes.files import inotify as ino
 from statesnap.probes.files._tree import DIRECTORY, FileTree
 from statesnap.probes.files._watch import DirWatches, WatchLimit
+from statesnap.probes.ownpid import PID
 
 INOTIFY = "inotify"
 SCAN = "scan"
@@ -80,7 +81,7 @@ class FilesProbe(Probe):
     def setup(self, ctx: ProbeContext) -> None:
         self._tree = FileTree.of(ctx, self._watches)
         self._notes = ctx.notes
-        self._pid = os.getpid()
+        self._pid = PID[0]
         if self._use_inotify:
             try:
                 self._watches.open(ctx.own_fds)
@@ -122,7 +123,7 @@ class FilesProbe(Probe):
             self._scan_update()
             self._scanned = True
             return self._gen
-        if os.getpid() != self._pid:
+        if PID[0] != self._pid:
             self._after_fork()
         self._drain()
         return self._gen
@@ -187,7 +188,7 @@ class FilesProbe(Probe):
     def _after_fork(self) -> None:
         # The inherited descriptor shares its event queue with the parent: reading it here
         # would steal the parent's events.  Watch the same directories on a fresh instance.
-        self._pid = os.getpid()
+        self._pid = PID[0]
         try:
             self._watches.renew()
         except (OSError, WatchLimit) as exc:
@@ -201,7 +202,7 @@ class FilesProbe(Probe):
                 self._scan_update()
             self._scanned = False
             return self._map
-        if os.getpid() != self._pid:
+        if PID[0] != self._pid:
             self._after_fork()
         self._drain()
         if self.mode == SCAN:  # the drain hit the watch limit
