@@ -4,6 +4,12 @@ A module is the project's where its name is under a watched package, or its file
 rootdir outside any virtual environment (:func:`.scan.is_project_file`); statesnap's own
 modules never are.  Decided once per name and module object: a module popped and imported
 again (a fresh object) is decided again.
+
+The first snapshot of a session decides every module the interpreter has loaded (about 500
+under pytest, most of them the standard library's and site-packages'): what says "not the
+project's" for most of them (a normal absolute path outside the roots) is tested inline, and
+on the file's folder once per folder (:func:`outside_in`), rather than by five substring
+tests of each file's path.
 """
 
 from __future__ import annotations
@@ -14,6 +20,24 @@ from typing import Any
 
 from statesnap.probes.attributes.scan import is_normal_path, is_project_file, module_namespace
 from statesnap.probes.base import is_statesnap_module
+
+#: ``module.__dict__`` without attribute lookup, as :func:`.scan.module_namespace` reads it.
+_NAMESPACE: Any = vars(types.ModuleType)["__dict__"].__get__
+#: Last parts that make a path not normal (:func:`.scan.is_normal_path`).
+_ABNORMAL_LAST = frozenset({"", ".", ".."})
+
+
+def outside_in(folder: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether every ``folder + "/" + last`` (``last`` holding no separator: neither empty,
+    ``.`` nor ``..``) is a normal path outside the roots whose ``prefixes`` (each ending in
+    a separator) are given: :func:`.scan.is_normal_path` of the file and not
+    ``file.startswith(prefixes)``.
+
+    A file is normal exactly where its folder is (no part crosses the last separator).  It
+    starts with a root's prefix exactly where ``folder + "/"`` does: the prefix ends in a
+    separator, which ``last`` cannot hold, so the prefix ends within ``folder + "/"``.
+    """
+    return bool(folder) and is_normal_path(folder) and not (folder + "/").startswith(prefixes)
 
 
 class ProjectModules:
@@ -27,6 +51,8 @@ class ProjectModules:
         #: name -> (id of the module object, is it a project module)
         self._decisions: dict[str, tuple[int, bool]] = {}
         self._venv_dirs: dict[str, bool] = {}
+        #: folder -> :func:`outside_in` of it (most modules share a few folders).
+        self._outside: dict[str, bool] = {}
 
     def setup(self, roots: tuple[str, ...], packages: tuple[str, ...]) -> None:
         self.roots = roots
@@ -54,14 +80,47 @@ class ProjectModules:
         """The project's modules among ``items`` (``sys.modules``' items), in their order."""
         decisions = self._decisions
         out: list[tuple[str, types.ModuleType]] = []
+        undecided: list[tuple[str, Any]] = []
         for name, module in items:
             known = decisions.get(name)
             if known is None or known[0] != id(module):
-                try:
-                    known = (id(module), self.is_project(name, module))
-                except Exception:  # sys.modules[42] = module: no project module of ours
-                    known = (id(module), False)
-                decisions[name] = known
-            if known[1]:
+                undecided.append((name, module))
+            elif known[1]:
                 out.append((name, module))
-        return out
+        if not undecided:
+            return out
+        self._decide(undecided)
+        return [(name, module) for name, module in items if decisions[name][1]]
+
+    def _decide(self, pairs: list[tuple[str, Any]]) -> None:
+        """:meth:`is_project` of each pair, into the decisions.
+
+        Without watched packages, every test is one a project module must pass (nothing
+        else makes it the project's), so their order changes no decision: the one that
+        rules out most modules (a normal path outside the roots) goes first, inline, and
+        once per folder (:func:`outside_in`).  Any other pair goes through :meth:`is_project`.
+        """
+        decisions = self._decisions
+        if self._packages:
+            for name, module in pairs:
+                try:
+                    decisions[name] = (id(module), self.is_project(name, module))
+                except Exception:  # sys.modules[42] = module: no project module of ours
+                    decisions[name] = (id(module), False)
+            return
+        prefixes, outside = self._root_prefixes, self._outside
+        for name, module in pairs:
+            try:
+                if issubclass(type(module), types.ModuleType):
+                    file = _NAMESPACE(module).get("__file__")
+                    if type(file) is str:
+                        folder, _, last = file.rpartition("/")
+                        known = outside.get(folder)
+                        if known is None:
+                            known = outside[folder] = outside_in(folder, prefixes)
+                        if known and last not in _ABNORMAL_LAST:
+                            decisions[name] = (id(module), False)
+                            continue
+                decisions[name] = (id(module), self.is_project(name, module))
+            except Exception:  # sys.modules[42] = module: no project module of ours
+                decisions[name] = (id(module), False)
