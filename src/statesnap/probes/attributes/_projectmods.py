@@ -81,16 +81,27 @@ class ProjectModules:
         decisions = self._decisions
         out: list[tuple[str, types.ModuleType]] = []
         undecided: list[tuple[str, Any]] = []
+        #: From the first undecided pair on: the undecided and the known project modules, in
+        #: order; ``out``'s first ``head`` entries come before it.
+        merged: list[tuple[str, Any]] = []
+        head = 0
         for name, module in items:
             known = decisions.get(name)
             if known is None or known[0] != id(module):
+                if not undecided:
+                    head = len(out)
                 undecided.append((name, module))
+                merged.append((name, module))
             elif known[1]:
                 out.append((name, module))
+                if undecided:
+                    merged.append((name, module))
         if not undecided:
             return out
         self._decide(undecided)
-        return [(name, module) for name, module in items if decisions[name][1]]
+        if not any(decisions[name][1] for name, _ in undecided):
+            return out  # none of the new ones is the project's (most imports): out stands
+        return out[:head] + [(name, module) for name, module in merged if decisions[name][1]]
 
     def _decide(self, pairs: list[tuple[str, Any]]) -> None:
         """:meth:`is_project` of each pair, into the decisions.
