@@ -99,6 +99,14 @@ def test_the_scan_decides_each_entry_as_is_project_does(tmp_path: Path,
     items = [(n, _module("m0", "/usr/lib/m0.py")) if n == "m0" else (n, m) for n, m in items]
     assert scan.select(items) == [(n, m) for n, m in items if expected(n, m)]
     assert all(n != "m0" for n, _ in scan.select(items))
+    # New modules after the first scan, one of them the project's, between known ones: the
+    # selection keeps sys.modules' order.
+    items = [*items[:3], ("new.lib", _module("new.lib", "/usr/lib/new.py")),
+             ("new.proj", _module("new.proj", f"{root}/new/proj.py")), *items[3:],
+             ("late.proj", _module("late.proj", f"{root}/late.py"))]
+    want = [(n, m) for n, m in items if expected(n, m)]
+    assert [n for n, _ in want][:2] == ["m1", "new.proj"] and want[-1][0] == "late.proj"
+    assert scan.select(items) == want
 
 
 def test_a_folder_is_tested_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -79,6 +79,8 @@ class ProjectModules:
     def select(self, items: list[tuple[str, Any]]) -> list[tuple[str, types.ModuleType]]:
         """The project's modules among ``items`` (``sys.modules``' items), in their order."""
         decisions = self._decisions
+        if not decisions:
+            return self._decide(items)  # the first scan: every pair undecided
         out: list[tuple[str, types.ModuleType]] = []
         undecided: list[tuple[str, Any]] = []
         #: From the first undecided pair on: the undecided and the known project modules, in
@@ -98,13 +100,13 @@ class ProjectModules:
                     merged.append((name, module))
         if not undecided:
             return out
-        self._decide(undecided)
-        if not any(decisions[name][1] for name, _ in undecided):
+        if not self._decide(undecided):
             return out  # none of the new ones is the project's (most imports): out stands
         return out[:head] + [(name, module) for name, module in merged if decisions[name][1]]
 
-    def _decide(self, pairs: list[tuple[str, Any]]) -> None:
-        """:meth:`is_project` of each pair, into the decisions.
+    def _decide(self, pairs: list[tuple[str, Any]]) -> list[tuple[str, types.ModuleType]]:
+        """:meth:`is_project` of each pair, into the decisions; the project's modules among
+        ``pairs``, in their order.
 
         Without watched packages, every test is one a project module must pass (nothing
         else makes it the project's), so their order changes no decision: the one that
@@ -112,13 +114,17 @@ class ProjectModules:
         once per folder (:func:`outside_in`).  Any other pair goes through :meth:`is_project`.
         """
         decisions = self._decisions
+        found: list[tuple[str, types.ModuleType]] = []
         if self._packages:
             for name, module in pairs:
                 try:
-                    decisions[name] = (id(module), self.is_project(name, module))
+                    project = self.is_project(name, module)
                 except Exception:  # sys.modules[42] = module: no project module of ours
-                    decisions[name] = (id(module), False)
-            return
+                    project = False
+                decisions[name] = (id(module), project)
+                if project:
+                    found.append((name, module))
+            return found
         prefixes, outside = self._root_prefixes, self._outside
         for name, module in pairs:
             try:
@@ -132,6 +138,10 @@ class ProjectModules:
                         if known and last not in _ABNORMAL_LAST:
                             decisions[name] = (id(module), False)
                             continue
-                decisions[name] = (id(module), self.is_project(name, module))
+                project = self.is_project(name, module)
             except Exception:  # sys.modules[42] = module: no project module of ours
-                decisions[name] = (id(module), False)
+                project = False
+            decisions[name] = (id(module), project)
+            if project:
+                found.append((name, module))
+        return found
