@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from statesnap.probes import ProbeContext
 from statesnap.probes.attributes import _projectmods
 from statesnap.probes.attributes._projectmods import _ABNORMAL_LAST, ProjectModules, outside_in
+from statesnap.probes.attributes.probe import AttributesProbe
 from statesnap.probes.attributes.scan import is_normal_path
 
 PARTS = ["a", "", ".", "..", "...", ".a", "a.", "proj", "projx"]
@@ -71,7 +73,20 @@ def _entries(root: Path) -> list[tuple[Any, Any]]:
             ("pkgx", _module("pkgx", "/usr/lib/pkgx/__init__.py")),
             ("pkgx.sub", _module("pkgx.sub", "/usr/lib/pkgx/sub.py")),
             ("planted", object()), (42, _module("int-named", f"{r}/int.py"))]
-    return out + list(sys.modules.items())
+    taken = {n for n, _ in out}
+    return out + [(n, m) for n, m in sys.modules.items() if n not in taken]
+
+
+def _rescanned(probe: AttributesProbe, items: list[tuple[Any, Any]]) -> list[str]:
+    """The modules the probe tracks after a rescan of ``items`` as ``sys.modules`` (bound
+    for the rescan only: nothing is imported meanwhile)."""
+    saved = sys.modules
+    sys.modules = dict(items)
+    try:
+        probe._rescan()
+    finally:
+        sys.modules = saved
+    return [t.name for t in probe._mods]
 
 
 @pytest.mark.parametrize("packages", [(), ("pkgx",), ("statesnap",)])
@@ -92,21 +107,25 @@ def test_the_scan_decides_each_entry_as_is_project_does(tmp_path: Path,
     want = [(n, m) for n, m in items if expected(n, m)]
     scan = ProjectModules()
     scan.setup(roots, packages)
-    assert scan.select(items) == want
+    assert scan.first_scan(items) == want
     assert any(n == "m0" for n, _ in want)  # the cases include project modules
-    assert scan.select(items) == want  # all decided: the same from the memo
+
+    # The probe: its first scan, then rescans that find most modules decided.
+    probe = AttributesProbe()
+    probe.setup(ProbeContext(rootdir=root, packages=packages))
+    assert _rescanned(probe, items) == [n for n, _ in want]
+    assert _rescanned(probe, items) == [n for n, _ in want]  # all decided: from the memo
     # A module imported again (a fresh object under the same name) is decided again.
     items = [(n, _module("m0", "/usr/lib/m0.py")) if n == "m0" else (n, m) for n, m in items]
-    assert scan.select(items) == [(n, m) for n, m in items if expected(n, m)]
-    assert all(n != "m0" for n, _ in scan.select(items))
-    # New modules after the first scan, one of them the project's, between known ones: the
-    # selection keeps sys.modules' order.
+    assert _rescanned(probe, items) == [n for n, m in items if expected(n, m)]
+    assert "m0" not in _rescanned(probe, items)
+    # New modules, one of them the project's, between known ones: sys.modules' order.
     items = [*items[:3], ("new.lib", _module("new.lib", "/usr/lib/new.py")),
              ("new.proj", _module("new.proj", f"{root}/new/proj.py")), *items[3:],
              ("late.proj", _module("late.proj", f"{root}/late.py"))]
-    want = [(n, m) for n, m in items if expected(n, m)]
-    assert [n for n, _ in want][:2] == ["m1", "new.proj"] and want[-1][0] == "late.proj"
-    assert scan.select(items) == want
+    names = [n for n, m in items if expected(n, m)]
+    assert names[:2] == ["m1", "new.proj"] and names[-1] == "late.proj"
+    assert _rescanned(probe, items) == names
 
 
 def test_a_folder_is_tested_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,5 +141,5 @@ def test_a_folder_is_tested_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     items = [(f"lib{i}", _module(f"lib{i}", f"/usr/lib/python3/lib{i}.py")) for i in range(50)]
     scan = ProjectModules()
     scan.setup((str(tmp_path),), ())
-    assert scan.select(items) == []
+    assert scan.first_scan(items) == []
     assert len(calls) == 1, len(calls)

@@ -48,8 +48,9 @@ class ProjectModules:
         #: Each root with one trailing separator: what a project file's path starts with.
         self._root_prefixes: tuple[str, ...] = ()
         self._packages: tuple[str, ...] = ()
-        #: name -> (id of the module object, is it a project module)
-        self._decisions: dict[str, tuple[int, bool]] = {}
+        #: name -> (id of the module object, is it a project module); read by the probe's
+        #: rescan, which looks each module up here (inline: it runs after every import).
+        self.decisions: dict[str, tuple[int, bool]] = {}
         self._venv_dirs: dict[str, bool] = {}
         #: folder -> :func:`outside_in` of it (most modules share a few folders).
         self._outside: dict[str, bool] = {}
@@ -76,33 +77,19 @@ class ProjectModules:
             return False
         return is_project_file(file, self.roots, self._venv_dirs)
 
-    def select(self, items: list[tuple[str, Any]]) -> list[tuple[str, types.ModuleType]]:
-        """The project's modules among ``items`` (``sys.modules``' items), in their order."""
-        decisions = self._decisions
-        if not decisions:
-            return self._decide(items)  # the first scan: every pair undecided
-        out: list[tuple[str, types.ModuleType]] = []
-        undecided: list[tuple[str, Any]] = []
-        #: From the first undecided pair on: the undecided and the known project modules, in
-        #: order; ``out``'s first ``head`` entries come before it.
-        merged: list[tuple[str, Any]] = []
-        head = 0
-        for name, module in items:
-            known = decisions.get(name)
-            if known is None or known[0] != id(module):
-                if not undecided:
-                    head = len(out)
-                undecided.append((name, module))
-                merged.append((name, module))
-            elif known[1]:
-                out.append((name, module))
-                if undecided:
-                    merged.append((name, module))
-        if not undecided:
-            return out
-        if not self._decide(undecided):
-            return out  # none of the new ones is the project's (most imports): out stands
-        return out[:head] + [(name, module) for name, module in merged if decisions[name][1]]
+    def decide(self, name: str, module: object) -> tuple[int, bool]:
+        """:meth:`is_project` of one pair, remembered."""
+        try:
+            known = (id(module), self.is_project(name, module))
+        except Exception:  # sys.modules[42] = module: no project module of ours
+            known = (id(module), False)
+        self.decisions[name] = known
+        return known
+
+    def first_scan(self, items: list[tuple[str, Any]]) -> list[tuple[str, types.ModuleType]]:
+        """Every pair of ``items`` (``sys.modules``' items) decided at once; the project's
+        modules among them, in their order."""
+        return self._decide(items)
 
     def _decide(self, pairs: list[tuple[str, Any]]) -> list[tuple[str, types.ModuleType]]:
         """:meth:`is_project` of each pair, into the decisions; the project's modules among
@@ -113,7 +100,7 @@ class ProjectModules:
         rules out most modules (a normal path outside the roots) goes first, inline, and
         once per folder (:func:`outside_in`).  Any other pair goes through :meth:`is_project`.
         """
-        decisions = self._decisions
+        decisions = self.decisions
         found: list[tuple[str, types.ModuleType]] = []
         if self._packages:
             for name, module in pairs:

@@ -146,8 +146,20 @@ class AttributesProbe(Probe):
             self._last_modules_tag = self._modules_tag()
         items = list(sys.modules.items())  # a copy: another thread may import meanwhile
         self._nmods = len(items)
+        project = self._project
+        decisions = project.decisions
+        # The first scan decides every module at once and gives the project's; a later one
+        # (after an import, during the tests) finds all but the new ones decided: this loop
+        # is inline, as cheap as it can be.
+        pairs = project.first_scan(items) if not decisions else items
         mods: list[Tracked] = []
-        for name, module in self._project.select(items):
+        for name, module in pairs:
+            known = decisions.get(name)
+            if known is None or known[0] != id(module):
+                known = project.decide(name, module)
+            if not known[1]:
+                continue
+            assert isinstance(module, types.ModuleType)
             t = self._by_name.get(name)
             if t is None or t.module is not module:
                 t = Tracked(name, module, module_namespace(module))
