@@ -77,15 +77,6 @@ class ProjectModules:
             return False
         return is_project_file(file, self.roots, self._venv_dirs)
 
-    def decide(self, name: str, module: object) -> tuple[int, bool]:
-        """:meth:`is_project` of one pair, remembered."""
-        try:
-            known = (id(module), self.is_project(name, module))
-        except Exception:  # sys.modules[42] = module: no project module of ours
-            known = (id(module), False)
-        self.decisions[name] = known
-        return known
-
     def first_scan(self, items: list[tuple[str, Any]]) -> list[tuple[str, types.ModuleType]]:
         """Every pair of ``items`` (``sys.modules``' items) decided at once; the project's
         modules among them, in their order."""

@@ -156,7 +156,11 @@ class AttributesProbe(Probe):
         for name, module in pairs:
             known = decisions.get(name)
             if known is None or known[0] != id(module):
-                known = project.decide(name, module)
+                try:
+                    known = (id(module), project.is_project(name, module))
+                except Exception:  # sys.modules[42] = module: no project module of ours
+                    known = (id(module), False)
+                decisions[name] = known
             if not known[1]:
                 continue
             assert isinstance(module, types.ModuleType)
