@@ -27,6 +27,7 @@ from statesnap.probes.attributes._fingerprints import (
     recorded_kind,
     same_content,
 )
+from statesnap.probes.attributes._projectmods import ProjectModules
 from statesnap.probes.attributes._refresh import refresh
 from statesnap.probes.attributes._same import same_bindings
 from statesnap.probes.attributes._splitwatch import SplitWatch, readings_after, rebuilt
@@ -35,11 +36,9 @@ from statesnap.probes.attributes.scan import (
     MODULE_PART,
     SUBCLASSES,
     Tracked,
-    is_normal_path,
-    is_project_file,
     module_namespace,
 )
-from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity, is_statesnap_module
+from statesnap.probes.base import Probe, ProbeContext, ProbeMap, Severity
 
 
 def _lazy_import(key: str, after: Any) -> bool:
@@ -105,10 +104,7 @@ class AttributesProbe(Probe):
     restorable = True
 
     def __init__(self) -> None:
-        self._roots: tuple[str, ...] = ()
-        #: Each root with one trailing separator: what a project file's path starts with.
-        self._root_prefixes: tuple[str, ...] = ()
-        self._packages: tuple[str, ...] = ()
+        self._project = ProjectModules()
         self._redactor: Any = None
         self._nmods = -1
         self._modules_dict: dict[str, Any] = sys.modules
@@ -116,9 +112,6 @@ class AttributesProbe(Probe):
         self._last_modules_tag: object = None
         self._mods: list[Tracked] = []
         self._by_name: dict[str, Tracked] = {}
-        #: name -> (id of the module object, is it a project module)
-        self._decisions: dict[str, tuple[int, bool]] = {}
-        self._venv_dirs: dict[str, bool] = {}
         self._watch: Watch | SplitWatch = Watch([])
         self._map: DeltaMap = DeltaMap.start({})
         #: The set of tracked modules changed: the map must be gathered again.
@@ -132,9 +125,8 @@ class AttributesProbe(Probe):
 
     def setup(self, ctx: ProbeContext) -> None:
         root = os.path.abspath(str(ctx.rootdir))
-        self._roots = tuple(dict.fromkeys((root, os.path.realpath(root))))
-        self._root_prefixes = tuple(r.rstrip(os.sep) + os.sep for r in self._roots)
-        self._packages = tuple(p for p in ctx.packages if p)
+        self._project.setup(tuple(dict.fromkeys((root, os.path.realpath(root)))),
+                            tuple(p for p in ctx.packages if p))
         self._redactor = ctx.redactor
         self._nmods = -1
         # sys.modules' version tag moves on every insertion, removal and replacement: a module
@@ -149,36 +141,23 @@ class AttributesProbe(Probe):
             return bool(tag() != self._last_modules_tag)
         return len(sys.modules) != self._nmods
 
-    # -- which modules ---------------------------------------------------------------------
-    def _is_project(self, name: str, module: object) -> bool:
-        if not issubclass(type(module), types.ModuleType):
-            return False  # an object planted in sys.modules: the modules probe reports it
-        if is_statesnap_module(name):
-            return False
-        if any(name == p or name.startswith(p + ".") for p in self._packages):
-            return True
-        assert isinstance(module, types.ModuleType)
-        file = module_namespace(module).get("__file__")
-        if not isinstance(file, str) or not file:
-            return False
-        if is_normal_path(file) and not file.startswith(self._root_prefixes):
-            # Most modules (the standard library, site-packages): one C call says no, where
-            # is_project_file would find the same after normalising the path.
-            return False
-        return is_project_file(file, self._roots, self._venv_dirs)
-
     def _rescan(self) -> None:
         if self._modules_tag is not None:
             self._last_modules_tag = self._modules_tag()
         items = list(sys.modules.items())  # a copy: another thread may import meanwhile
         self._nmods = len(items)
-        decisions = self._decisions
+        project = self._project
+        decisions = project.decisions
+        # The first scan decides every module at once and gives the project's; a later one
+        # (after an import, during the tests) finds all but the new ones decided: this loop
+        # is inline, as cheap as it can be.
+        pairs = project.first_scan(items) if not decisions else items
         mods: list[Tracked] = []
-        for name, module in items:
+        for name, module in pairs:
             known = decisions.get(name)
             if known is None or known[0] != id(module):
                 try:
-                    known = (id(module), self._is_project(name, module))
+                    known = (id(module), project.is_project(name, module))
                 except Exception:  # sys.modules[42] = module: no project module of ours
                     known = (id(module), False)
                 decisions[name] = known
