@@ -37,23 +37,17 @@ class TestLines:
         phases, failure, extra = test.phases, test.failure, test.fields
         gauges = self._gauges.of(run.tracker.current, run.snapshotter.probes)
         run.tests_written += 1
-        if not changes and failure is None and not restored and not extra:
-            # Most tests: nothing but the outcome, formatted by hand.
-            outcome, phases_json = self._phase_text(phases)
-            run.writer.write_line(plain_test_line(
-                index, nodeid_json, self._worker_json, outcome, phases_json,
-                round(duration, 6), gauges[1]))
-            return
-        # Before the test line: the aliases lines its changes need (record/journal.py).
-        change_dicts = run.writer.change_dicts(changes)
         if failure is None and not restored and not extra:
-            # Changes and nothing else (structlog's reset, every test): the plain line's
-            # text around them, and only the changes encoded.
+            # Most tests: nothing but the outcome (and the changes, as in every test of a
+            # suite whose autouse fixture resets a setting), formatted by hand around the
+            # changes' JSON.  The aliases lines the changes need go first (record/journal.py).
+            changes_json = dumps(run.writer.change_dicts(changes)) if changes else "[]"
             outcome, phases_json = self._phase_text(phases)
             run.writer.write_line(plain_test_line(
                 index, nodeid_json, self._worker_json, outcome, phases_json,
-                round(duration, 6), gauges[1], dumps(change_dicts)))
+                round(duration, 6), gauges[1], changes_json))
             return
+        change_dicts = run.writer.change_dicts(changes)
         entry: dict[str, Any] = {
             "type": "test",
             "index": index,
