@@ -93,20 +93,11 @@ class ProjectModules:
         """
         decisions = self.decisions
         found: list[tuple[str, types.ModuleType]] = []
-        if self._packages:
-            for name, module in pairs:
-                try:
-                    project = self.is_project(name, module)
-                except Exception:  # sys.modules[42] = module: no project module of ours
-                    project = False
-                decisions[name] = (id(module), project)
-                if project:
-                    found.append((name, module))
-            return found
         prefixes, outside = self._root_prefixes, self._outside
+        quick = not self._packages  # a watched package's module may live anywhere
         for name, module in pairs:
             try:
-                if issubclass(type(module), types.ModuleType):
+                if quick and issubclass(type(module), types.ModuleType):
                     file = _NAMESPACE(module).get("__file__")
                     if type(file) is str:
                         folder, _, last = file.rpartition("/")
