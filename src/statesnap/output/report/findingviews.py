@@ -1,6 +1,6 @@
 """The report's view of one finding: its tests, replays, candidates and what it proved.
 
-Split from :mod:`statesnap.output.report.views`, which builds the whole page from these.
+:mod:`statesnap.output.report.views` builds the whole page with these.
 """
 
 from __future__ import annotations
