@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from statesnap.base.redact import Redactor
+from statesnap.probes.attributes import describe as D
 from statesnap.probes.attributes._splitwatch import SplitWatch
 from statesnap.probes.attributes.probe import AttributesProbe
 from statesnap.probes.base import ProbeContext
@@ -251,3 +252,33 @@ def test_a_moving_half_over_the_same_dicts_keeps_its_tag_reader_and_misses_nothi
     # (Under CONFIG, described again after the reset; DEFAULT's part still watches the
     # namespace it was described with: binding ``__dict__`` stores into no watched dict.)
     assert _changed(probe, before) == {f"{name}.config:CONFIG"}
+
+
+def test_a_reset_is_described_from_the_last_description_without_a_walk(
+        pkg: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reset binds an equal copy of the processor list: ``CONFIG`` is described from its
+    last description's memo (``_shallow``), nothing below it walked, and its fingerprint is
+    the one a probe that never saw it before gives."""
+    probe, config, _ = _setup(pkg)
+    for _ in range(3):
+        _reset_and_read(probe, config)
+    key = f"{pkg[1]}.config:CONFIG"
+    walks: list[int] = []
+    real = D.walk
+
+    def counted(*args: Any, **kwargs: Any) -> tuple[list[Any], int]:
+        walks.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(D, "walk", counted)
+    for n in range(3):
+        before = _reset_and_read(probe, config)
+        assert not walks
+        fresh = AttributesProbe()
+        fresh.setup(ProbeContext(rootdir=pkg[0], redactor=Redactor()))
+        fresh.token()
+        assert fresh.read()[key] == before[key]
+        # A processor's attribute set after the reset is still found.
+        config.DEFAULT[1].colors = n
+        assert key in _changed(probe, before)
+        walks.clear()

@@ -20,6 +20,7 @@ from statesnap.probes.attributes import kinds as K
 from statesnap.probes.attributes import preview as P
 from statesnap.probes.attributes._aliases import Homes, alias_text
 from statesnap.probes.attributes._same import skips_hold
+from statesnap.probes.attributes._shallow import Memo, again, describe_namespace
 from statesnap.probes.attributes._subclasswatch import has_subclasses, subclasses_dict
 from statesnap.probes.attributes.scan import (
     CLASS_MACHINERY,
@@ -40,15 +41,17 @@ _MISSING = object()
 
 
 def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str, str],
-            only: Collection[str] | None = None, homes: Homes | None = None) -> bool:
+            only: Collection[str] | None = None, homes: Homes | None = None,
+            moved: Mapping[tuple[Tracked, str], Sequence[Any]] | None = None) -> bool:
     """Describe module ``t`` again; return whether its fingerprints changed.
 
     ``only``: the parts whose watched objects moved (:attr:`Tracked.parts` keys, or
     :data:`MODULE_PART` for the namespace); the other parts whose name is still bound to the
-    same object keep their last description.  None: the whole module.
+    same object keep their last description.  None: the whole module.  ``moved``: per part,
+    the watched objects that moved (where known).
     """
     if t.fresh and only is not None and MODULE_PART not in only:
-        found = _redescribe(t, only, project, redactor, kinds, homes)
+        found = _redescribe(t, only, project, redactor, kinds, homes, moved)
         if found is not None:
             t.parts = found[0]
             return _replace_fps(t, found[1])
@@ -132,7 +135,8 @@ def _replace_fps(t: Tracked, made: Sequence[tuple[Part, Part | None]]) -> bool:
 
 
 def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], redactor: Any,
-                kinds: dict[str, str], homes: Homes | None = None
+                kinds: dict[str, str], homes: Homes | None = None,
+                moved: Mapping[tuple[Tracked, str], Sequence[Any]] | None = None
                 ) -> tuple[dict[str, Part], list[tuple[Part, Part]]] | None:
     """The parts in ``only`` described again, the namespace not walked: for a module whose
     namespace binds what it did (a class's dict or a container moved, not a name), where each
@@ -158,7 +162,15 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
             value = ns.get(key, _MISSING)
             if value is not kept.value or skip_name(key, value):
                 return None
-            part = _describe_attribute(t, key, value, project, redactor, kinds, homes)
+            # Its namespace alone moved: described from the last description's memo where
+            # its names bind equal containers (_shallow); described whole (and remembered)
+            # otherwise.
+            memo = kept.memo
+            objs = moved.get((t, key)) if moved is not None and memo is not None else None
+            if objs is None or not all(obj is memo.ns for obj in objs):
+                memo = None
+            part = _describe_attribute(t, key, value, project, redactor, kinds, homes,
+                                       (memo,))
         parts[key] = part
         made.append((part, kept))
     return parts, made
@@ -202,14 +214,16 @@ def _part_objects(part: Part | None) -> list[Any]:
 
 
 def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
-                        redactor: Any, kinds: dict[str, str], homes: Homes | None = None
-                        ) -> Part:
+                        redactor: Any, kinds: dict[str, str], homes: Homes | None = None,
+                        memo: tuple[Memo | None] | None = None) -> Part:
+    """``memo``: where the part is described again (one in a module that stays), the last
+    description's :class:`Memo` where only its namespace moved, else None."""
     if homes is not None:
         alias = _alias(t, name, value, project, kinds, homes)
         if alias is not None:
             return alias
     part = Part(value=value)
-    if not _entry(t, part, name, name, value, project, redactor, kinds):
+    if not _entry(t, part, name, name, value, project, redactor, kinds, memo):
         return part  # unreadable: its one key says so, nothing more is asked of it
     try:
         ns = D.large_namespace(value, project) if type(value).__module__ == t.name else None
@@ -283,15 +297,25 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 
 
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
-           project: frozenset[str], redactor: Any, kinds: dict[str, str]) -> bool:
+           project: frozenset[str], redactor: Any, kinds: dict[str, str],
+           memo: tuple[Memo | None] | None = None) -> bool:
     """Describe one key into ``part``; False where its value could not be read (a hostile
     ``__len__``, ``items()``, ``__eq__``...): the key's fingerprint then says so, and the
-    probe goes on with the others."""
+    probe goes on with the others.  ``memo``: see :func:`_describe_attribute`."""
     key = f"{t.name}:{path}"
     watched: list[Any] = []
     try:
         below: list[Any] = []
-        text, data = D.describe(value, project, name=attr, walked=below)
+        found = None
+        if memo is not None:
+            # A part described again: from its memo where that holds, else remembered now.
+            found = (again(memo[0], value, project, below) if memo[0] is not None else None
+                     ) or describe_namespace(value, project, attr, below)
+        if found is not None:
+            text, part.memo = found
+            data = True
+        else:
+            text, data = D.describe(value, project, name=attr, walked=below)
         if K.is_container(value):
             watched.append(value)
         else:

@@ -125,24 +125,37 @@ def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH) -
     Up to ``depth`` levels and :data:`BUDGET` objects, only through containers of at most
     :data:`SMALL` items; each object once (shared or cyclic structures end).
     """
+    return walk(value, project_modules, depth)[0]
+
+
+def walk(value: Any, project_modules: frozenset[str], depth: int = DEPTH,
+         again: set[int] | None = None) -> tuple[list[Any], int]:
+    """:func:`reachable`'s list, and how many of its objects are directly below ``value``
+    (the first level); ``again`` receives the ids of the objects met a second time (by a
+    second path, or a cycle)."""
     out: list[Any] = []
     seen = {id(value)}
     level = [value]
+    first = -1
     for _ in range(depth):
         below: list[Any] = []
         for obj in level:
             for c in _children(obj, project_modules):
                 if id(c) in seen:
+                    if again is not None:
+                        again.add(id(c))
                     continue
                 seen.add(id(c))
                 out.append(c)
                 below.append(c)
                 if len(out) >= BUDGET:
-                    return out
+                    return out, len(out) if first < 0 else first
+        if first < 0:
+            first = len(out)
         if not below:
             break
         level = below
-    return out
+    return out, max(first, 0)
 
 
 def cache_parts(d: dict[Any, Any]) -> tuple[dict[Any, Any], str]:
@@ -199,7 +212,7 @@ def _item_sig(item: object) -> object:
     return item if type(item) in SCALARS else id(item)
 
 
-def _item_sigs(items: list[Any]) -> tuple[Any, ...]:
+def item_sigs(items: list[Any]) -> tuple[Any, ...]:
     """``tuple(map(_item_sig, items))``: where every item is a scalar (a namespace's keys,
     a settings table) that is the items themselves, told by one C pass over their types
     instead of a Python call per item."""
@@ -236,14 +249,14 @@ def digest(value: Any, nested: bool = True,
     if kind(value, dict):
         keys = _sample(value, n)
         vals = _sample(value.values(), n)
-        sig: object = (_item_sigs(keys), _item_sigs(vals))
+        sig: object = (item_sigs(keys), item_sigs(vals))
         inner = vals
     elif kind(value, set):
         inner = _sample(value, n)
-        sig = frozenset(_item_sigs(inner)) if n <= HUGE else _item_sigs(inner)
+        sig = frozenset(item_sigs(inner)) if n <= HUGE else item_sigs(inner)
     else:
         inner = _sample(value, n)
-        sig = _item_sigs(inner)
+        sig = item_sigs(inner)
     below = reachable(value, project_modules, depth) if nested and n <= SMALL else []
     if walked is not None:
         walked += below

@@ -224,7 +224,7 @@ class AttributesProbe(Probe):
         for _ in range(3):  # a home that moved has its names described again, once or twice
             for t, only in dirty.items():
                 fps = t.fps  # refresh binds a new dict
-                if refresh(t, names, self._redactor, self._kinds, only, homes):
+                if refresh(t, names, self._redactor, self._kinds, only, homes, moved):
                     changed.append((t, fps))
                 rewatch |= t.rewatch
                 renew |= t.by_bindings

@@ -180,7 +180,8 @@ class Part(Plain):
     costs a thousand small objects, not five thousand.
     """
 
-    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst", "seen")
+    _fields = ("value", "fps", "cls", "dicts", "seqs", "caches", "containers", "inst", "seen",
+               "memo")
     __slots__ = _fields
 
     def __init__(self, value: Any = None, fps: dict[str, str] | None = None,
@@ -206,6 +207,9 @@ class Part(Plain):
         self.inst = inst
         #: For a test case class: its dict's items as described (``_same.same_bindings``).
         self.seen = seen
+        #: For a project object described again after a rebinding: what describing its
+        #: namespace found (``_shallow.Memo``), to describe it once more without a walk.
+        self.memo: Any = None
 
 
 #: Writes that bind what was there before (a function swapped and put back) after which a

@@ -1,0 +1,148 @@
+"""A project object described again after its names were rebound to equal containers, without
+walking what lies below it: the ``attributes`` probe's shortcut for an autouse reset.
+
+structlog's ``reset_defaults()`` gives ``_CONFIG`` a fresh copy of its processor list before
+every test: ``_CONFIG``'s namespace moves, and describing it again walked and digested the
+processors, their namespaces and what they hold (most of the probe's cost on that suite).
+
+Where the only watched object that moved is that namespace, nothing below it changed since
+it was described: the watch reads every object the walk found.  Where also every object whose
+namespace the walk took still has that one (a ``__dict__`` bound anew moves no reading: the
+Borg pattern), the new description differs from the old only where names bind other objects.
+Where each such name binds a list or dict of the old one's type holding the very same items,
+reached only from that name, the walk is the old one with the new container in the old one's
+place, and every digest of what lies below is the old one: the fingerprint is
+:func:`.describe.describe`'s, made from the :class:`Memo` of the last description.  Anything
+else (a scalar changed, a container with other items, an object met twice) is described in
+full.  What the watch itself trusts (an object's type, a function's name) is trusted here too.
+"""
+
+from __future__ import annotations
+
+from operator import is_
+from typing import Any
+
+from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes._content import content_digest
+from statesnap.probes.attributes.kinds import SCALARS, is_container, kind, tag
+from statesnap.probes.attributes.preview import clip, short
+
+
+class Memo:
+    """What describing one project object's namespace found: enough to describe it again after
+    a rebinding to equal containers (:func:`again`)."""
+
+    __slots__ = ("again", "below", "cls", "first", "flats", "head", "keys", "ns", "owners",
+                 "tail", "vals", "value")
+
+    def __init__(self, value: object, ns: dict[str, Any], keys: tuple[Any, ...],
+                 vals: tuple[Any, ...], below: tuple[Any, ...], first: int,
+                 again: frozenset[int], owners: tuple[tuple[Any, Any], ...],
+                 flats: tuple[str, ...], head: str, tail: str) -> None:
+        self.value = value
+        self.cls = type(value)
+        self.ns = ns
+        self.keys = keys
+        self.vals = vals
+        #: The walk below the namespace (:func:`.describe.walk`), how many of its objects
+        #: are directly below, and the ids of those it met twice.
+        self.below = below
+        self.first = first
+        self.again = again
+        #: Each object whose namespace the walk took, with that namespace.
+        self.owners = owners
+        #: Each walked object's flat digest, in the walk's order.
+        self.flats = flats
+        #: The fingerprint's text before the digest, and after it (its ``eq~`` part).
+        self.head = head
+        self.tail = tail
+
+
+def _text(memo: Memo) -> str:
+    sig = ((D.item_sigs(memo.keys), D.item_sigs(memo.vals)), memo.flats)  # type: ignore[arg-type]
+    return f"{memo.head}{hash(sig) & 0xFFFFFFFF:08x}{memo.tail}"
+
+
+def _owners(ns: dict[str, Any], below: list[Any], project: frozenset[str]
+            ) -> tuple[tuple[Any, Any], ...]:
+    """The objects inside the walked containers whose namespace the walk took, each with it."""
+    walked = {id(b) for b in below}
+    out: list[tuple[Any, Any]] = []
+    for obj in (ns, *below):
+        if not is_container(obj) or len(obj) > D.SMALL:
+            continue  # not walked into (D._children)
+        pairs = obj.items() if kind(obj, dict) else ((None, v) for v in obj)
+        for _, v in pairs:
+            if type(v) in SCALARS or is_container(v):
+                continue
+            inner = D.watched_namespace(v, project)
+            if inner is not None and id(inner) in walked:
+                out.append((v, inner))
+    return tuple(out)
+
+
+def describe_namespace(value: object, project: frozenset[str], name: object,
+                       walked: list[Any]) -> tuple[str, Memo] | None:
+    """:func:`.describe.describe` of a project object (or SimpleNamespace) whose namespace has
+    no cache parts, with its :class:`Memo`; None for any other value."""
+    if type(value) in SCALARS or is_container(value):
+        return None
+    ns = D.attribute_namespace(value, project)
+    if ns is None or D.cache_parts(ns)[1]:
+        return None
+    # D.digest(ns, True, project, depth, True, walked) for a namespace (at most SMALL names).
+    again: set[int] = set()
+    below, first = D.walk(ns, project, D.depth_below(name, value), again)
+    flats = tuple(map(D.flat_digest, below))
+    same = content_digest(ns, below, SCALARS, D.HUGE)
+    memo = Memo(value, ns, tuple(ns), tuple(ns.values()), tuple(below), first,
+                frozenset(again), _owners(ns, below, project), flats,
+                f"<{type(value).__qualname__} {clip(short(ns))}> {tag(value)} ~",
+                f" {same}" if same else "")
+    walked += below
+    return _text(memo), memo
+
+
+def again(memo: Memo, value: object, project: frozenset[str],
+          walked: list[Any]) -> tuple[str, Memo] | None:
+    """The fingerprint of ``value`` (described last as ``memo``), where the only watched
+    object that moved since is its namespace, and each name bound anew binds a list or dict
+    of the old one's type with the very same items; None where that does not hold."""
+    if value is not memo.value or type(value) is not memo.cls:
+        return None
+    ns = D.attribute_namespace(value, project)
+    if ns is not memo.ns or len(ns) != len(memo.keys) or len(memo.below) >= D.BUDGET:
+        return None
+    keys = tuple(ns)
+    if not all(map(is_, keys, memo.keys)):
+        return None
+    if not all(D.watched_namespace(v, project) is inner for v, inner in memo.owners):
+        return None  # an object's __dict__ bound anew: walked again
+    vals = tuple(ns.values())
+    below = list(memo.below)
+    places: dict[int, int] | None = None
+    placed: set[int] = set()
+    for new, old in zip(vals, memo.vals, strict=True):
+        if new is old:
+            continue
+        kind = type(new)
+        if kind is not type(old) or (kind is not list and kind is not dict):
+            return None
+        if len(new) != len(old) or not all(map(is_, new, old)):
+            return None
+        if kind is dict and not all(map(is_, new.values(), old.values())):
+            return None
+        if places is None:
+            places = {id(b): i for i, b in enumerate(memo.below)}
+        # The old container walked once, directly below (no other path to it), and the new
+        # one nowhere in the walk: the new walk is the old one with it in the old one's place.
+        at = places.get(id(old))
+        if (at is None or at >= memo.first or id(old) in memo.again or id(new) in places
+                or id(new) in placed or new is ns):
+            return None
+        below[at] = new
+        placed.add(id(new))
+    fresh = Memo(value, ns, keys, vals, tuple(below), memo.first, memo.again, memo.owners,
+                 memo.flats, memo.head, memo.tail)
+    walked += below
+    return _text(fresh), fresh
