@@ -1,6 +1,8 @@
 """The ``attributes`` probe's watch in two halves (``_splitwatch``): a module whose watched
-objects are replaced before every test (structlog's ``_CONFIG`` given a fresh processor list by
-an autouse fixture) is rebuilt alone, and nothing a later test could see is missed for it."""
+objects are replaced before every test (a configuration given a fresh processor list by an
+autouse fixture) is rebuilt alone, and nothing a later test could see is missed for it.  A list
+replaced by an equal copy (structlog's reset) is swapped into the watch instead, with no
+rebuild, and described from its last description (``_shallow``)."""
 
 from __future__ import annotations
 
@@ -17,14 +19,17 @@ import pytest
 
 from statesnap.base.redact import Redactor
 from statesnap.probes.attributes import describe as D
+from statesnap.probes.attributes import probe as probe_module
 from statesnap.probes.attributes._splitwatch import SplitWatch
+from statesnap.probes.attributes._watch import watched_objects
 from statesnap.probes.attributes.probe import AttributesProbe
 from statesnap.probes.base import ProbeContext
 from statesnap.state.diff import diff_maps
 
 _counter = itertools.count()
 
-#: structlog's shape: a configuration object whose processor list a reset replaces by a copy.
+#: A configuration object whose processor list a reset replaces: by a list with a fresh marker
+#: (the watch rebuilt), or by an equal copy (structlog's: swapped in).
 CONFIG = """
 class Renderer:
     def __init__(self):
@@ -40,6 +45,10 @@ DEFAULT = [Renderer(), Renderer()]
 CONFIG = Configuration()
 
 def reset():
+    CONFIG.is_configured = False
+    CONFIG.processors = DEFAULT + [object()]
+
+def reset_equal():
     CONFIG.is_configured = False
     CONFIG.processors = DEFAULT[:]
 """
@@ -76,9 +85,10 @@ def _setup(pkg: tuple[Path, str]) -> tuple[AttributesProbe, types.ModuleType, ty
     return probe, config, other
 
 
-def _reset_and_read(probe: AttributesProbe, config: Any) -> dict[str, Any]:
+def _reset_and_read(probe: AttributesProbe, config: Any, equal: bool = False
+                    ) -> dict[str, Any]:
     """What the autouse fixture does before a test, and the probe's read after it."""
-    config.reset()
+    (config.reset_equal if equal else config.reset)()
     assert probe.light_token() is not None
     return dict(probe.read())
 
@@ -261,7 +271,7 @@ def test_a_reset_is_described_from_the_last_description_without_a_walk(
     the one a probe that never saw it before gives."""
     probe, config, _ = _setup(pkg)
     for _ in range(3):
-        _reset_and_read(probe, config)
+        _reset_and_read(probe, config, equal=True)
     key = f"{pkg[1]}.config:CONFIG"
     walks: list[int] = []
     real = D.walk
@@ -272,7 +282,7 @@ def test_a_reset_is_described_from_the_last_description_without_a_walk(
 
     monkeypatch.setattr(D, "walk", counted)
     for n in range(3):
-        before = _reset_and_read(probe, config)
+        before = _reset_and_read(probe, config, equal=True)
         assert not walks
         fresh = AttributesProbe()
         fresh.setup(ProbeContext(rootdir=pkg[0], redactor=Redactor()))
@@ -282,3 +292,45 @@ def test_a_reset_is_described_from_the_last_description_without_a_walk(
         config.DEFAULT[1].colors = n
         assert key in _changed(probe, before)
         walks.clear()
+
+
+def test_an_equal_copy_is_swapped_into_the_watch_not_rebuilt(
+        pkg: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """structlog's reset binds an equal copy of the processor list before every test: the
+    watch keeps its layout with the new list swapped in (no rebuild), and what is
+    done to the new list or its processors afterwards is found."""
+    probe, config, _ = _setup(pkg)
+    _reset_and_read(probe, config, equal=True)
+    rebuilds: list[int] = []
+    real = probe_module.rebuilt
+
+    def counted(*args: Any) -> Any:
+        rebuilds.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(probe_module, "rebuilt", counted)
+    key = f"{pkg[1]}.config:CONFIG"
+    for n in range(6):
+        _reset_and_read(probe, config, equal=True)  # after the last round's change
+        rebuilds.clear()
+        before = _reset_and_read(probe, config, equal=True)
+        assert not rebuilds
+        assert any(s is config.CONFIG.processors for s in probe._watch.segments[2])  # small
+        # What the watch keeps for the module is what gathering it again gives.
+        tracked = probe._by_name[f"{pkg[1]}.config"]
+        kept = tracked.watched
+        assert kept is not None and kept[0] is tracked.parts
+        tracked.watched = None
+        again = watched_objects(tracked)
+        # Objects by identity, their owners ((module, part) pairs) by value.
+        assert [list(map(id, x)) for x in kept[1][::2]] == [list(map(id, x)) for x in again[::2]]
+        assert kept[1][1::2] == again[1::2]
+        token = probe.token()
+        if n % 3 == 0:
+            config.DEFAULT[0].colors = n  # inside a processor
+        elif n % 3 == 1:
+            config.CONFIG.processors.append(config.Renderer())  # into the new list
+        else:
+            config.CONFIG.processors[1] = config.Renderer()  # the same length
+        assert probe.token() != token  # the snapshotter's cue to read
+        assert key in _changed(probe, before)

@@ -110,9 +110,13 @@ class Homes:
         ident = id(value)
         if ident not in self._type_module:
             self._type_module[ident] = str(vars(type(value)).get("__module__") or "")
-        self._names.setdefault(ident, {})[(t.name, name)] = t
+        names = self._names.setdefault(ident, {})
+        names[(t.name, name)] = t
+        key = f"{t.name}:{name}"
+        if len(names) == 1 and self._home.get(ident) == key and self._binds(ident, t.name, name, t):
+            return None  # its one name, its home already (what _choose would find, unchanged)
         home = self._choose(ident)
-        return None if home is None or home == f"{t.name}:{name}" else home
+        return None if home is None or home == key else home
 
     def recheck(self, modules: list[Tracked]) -> None:
         """After ``modules`` were described again: the objects homed there whose home no

@@ -11,7 +11,7 @@ import gc
 import types
 from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
-from operator import is_not
+from operator import is_, is_not
 from typing import Any
 
 from statesnap.probes._dictwatch import class_dict
@@ -124,10 +124,20 @@ def _replace_fps(t: Tracked, made: Sequence[tuple[Part, Part | None]]) -> bool:
             fps.pop(key, None)
     for part, _ in made:
         fps.update(part.fps)
-    # The watch is rebuilt when a re-described part watches other objects.
-    t.rewatch = t.rewatch or any(
-        list(map(id, _part_objects(part))) != list(map(id, _part_objects(kept)))
-        for part, kept in made)
+    # The watch is rebuilt when a re-described part watches other objects, unless they are
+    # only lists replaced by equal copies (a reset's): those are swapped into it.
+    for part, kept in made:
+        if t.rewatch:
+            break
+        new, old = _part_objects(part), _part_objects(kept)
+        if len(new) != len(old):
+            t.rewatch = True
+        elif any(map(is_not, new, old)):
+            pairs = list(compress(zip(old, new, strict=True), map(is_not, new, old)))
+            if all(_equal_list(a, b) for a, b in pairs):
+                t.swaps += pairs
+            else:
+                t.rewatch = True
     t.fresh = True
     changed = fps != t.fps
     t.fps = fps
@@ -203,6 +213,13 @@ def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
     t.parts = parts
     t.bound = (keys, names, tuple(now))
     return made
+
+
+def _equal_list(old: Any, new: Any) -> bool:
+    """A list replaced by a list of the same length holding the very same items: the watch
+    reads the same length and item identities of either."""
+    return (type(old) is list and type(new) is list and len(old) == len(new)
+            and all(map(is_, old, new)))
 
 
 def _part_objects(part: Part | None) -> list[Any]:

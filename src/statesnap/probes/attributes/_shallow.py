@@ -19,13 +19,18 @@ full.  What the watch itself trusts (an object's type, a function's name) is tru
 
 from __future__ import annotations
 
+from itertools import repeat
 from operator import is_
 from typing import Any
 
 from statesnap.probes.attributes import describe as D
 from statesnap.probes.attributes._content import content_digest
+from statesnap.probes.attributes._threadlocal import is_local
 from statesnap.probes.attributes.kinds import SCALARS, is_container, kind, tag
 from statesnap.probes.attributes.preview import clip, short
+
+#: The objects whose namespace a walk took, their types, and those namespaces.
+Owners = tuple[tuple[Any, ...], tuple[type, ...], tuple[Any, ...]]
 
 
 class Memo:
@@ -37,7 +42,7 @@ class Memo:
 
     def __init__(self, value: object, ns: dict[str, Any], keys: tuple[Any, ...],
                  vals: tuple[Any, ...], below: tuple[Any, ...], first: int,
-                 again: frozenset[int], owners: tuple[tuple[Any, Any], ...],
+                 again: frozenset[int], owners: Owners,
                  flats: tuple[str, ...], head: str, tail: str) -> None:
         self.value = value
         self.cls = type(value)
@@ -49,7 +54,7 @@ class Memo:
         self.below = below
         self.first = first
         self.again = again
-        #: Each object whose namespace the walk took, with that namespace.
+        #: The objects whose namespace the walk took, their types, and those namespaces.
         self.owners = owners
         #: Each walked object's flat digest, in the walk's order.
         self.flats = flats
@@ -63,11 +68,12 @@ def _text(memo: Memo) -> str:
     return f"{memo.head}{hash(sig) & 0xFFFFFFFF:08x}{memo.tail}"
 
 
-def _owners(ns: dict[str, Any], below: list[Any], project: frozenset[str]
-            ) -> tuple[tuple[Any, Any], ...]:
-    """The objects inside the walked containers whose namespace the walk took, each with it."""
+def _owners(ns: dict[str, Any], below: list[Any], project: frozenset[str]) -> Owners | None:
+    """The objects inside the walked containers whose namespace the walk took, their types and
+    those namespaces; None where one is a ``threading.local`` (its namespace is per thread)."""
     walked = {id(b) for b in below}
-    out: list[tuple[Any, Any]] = []
+    objs: list[Any] = []
+    inners: list[Any] = []
     for obj in (ns, *below):
         if not is_container(obj) or len(obj) > D.SMALL:
             continue  # not walked into (D._children)
@@ -77,8 +83,22 @@ def _owners(ns: dict[str, Any], below: list[Any], project: frozenset[str]
                 continue
             inner = D.watched_namespace(v, project)
             if inner is not None and id(inner) in walked:
-                out.append((v, inner))
-    return tuple(out)
+                if is_local(v):
+                    return None
+                objs.append(v)
+                inners.append(inner)
+    return tuple(objs), tuple(map(type, objs)), tuple(inners)
+
+
+def _same_owners(owners: Owners) -> bool:
+    """Every owner still of its type, its ``__dict__`` the same object (C loops: the type
+    decides the rest of D._namespace's test, as the watch trusts types)."""
+    objs, kinds, inners = owners
+    try:
+        return tuple(map(type, objs)) == kinds and all(
+            map(is_, map(object.__getattribute__, objs, repeat("__dict__")), inners))
+    except AttributeError:  # a __dict__ deleted
+        return False
 
 
 def describe_namespace(value: object, project: frozenset[str], name: object,
@@ -93,10 +113,13 @@ def describe_namespace(value: object, project: frozenset[str], name: object,
     # D.digest(ns, True, project, depth, True, walked) for a namespace (at most SMALL names).
     again: set[int] = set()
     below, first = D.walk(ns, project, D.depth_below(name, value), again)
+    owners = _owners(ns, below, project)
+    if owners is None:
+        return None
     flats = tuple(map(D.flat_digest, below))
     same = content_digest(ns, below, SCALARS, D.HUGE)
     memo = Memo(value, ns, tuple(ns), tuple(ns.values()), tuple(below), first,
-                frozenset(again), _owners(ns, below, project), flats,
+                frozenset(again), owners, flats,
                 f"<{type(value).__qualname__} {clip(short(ns))}> {tag(value)} ~",
                 f" {same}" if same else "")
     walked += below
@@ -116,8 +139,8 @@ def again(memo: Memo, value: object, project: frozenset[str],
     keys = tuple(ns)
     if not all(map(is_, keys, memo.keys)):
         return None
-    if not all(D.watched_namespace(v, project) is inner for v, inner in memo.owners):
-        return None  # an object's __dict__ bound anew: walked again
+    if not _same_owners(memo.owners):
+        return None  # an object's __dict__ bound anew (or its type changed): walked again
     vals = tuple(ns.values())
     below = list(memo.below)
     places: dict[int, int] | None = None

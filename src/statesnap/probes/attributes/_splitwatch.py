@@ -82,6 +82,13 @@ class SplitWatch:
     def token(self) -> object:
         return self.steady.token(), self.moving.token()
 
+    def swapped(self, new_of: dict[int, Any]) -> SplitWatch:
+        """Both halves with the lists in ``new_of`` swapped in (``Watch.swapped``)."""
+        steady, moving = self.steady.swapped(new_of), self.moving.swapped(new_of)
+        if steady is self.steady and moving is self.moving:
+            return self
+        return SplitWatch(self.mods, steady, moving, self.moving_set, self.flags)
+
     def light(self) -> object:
         return self.steady.light(), self.moving.light()
 

@@ -6,6 +6,7 @@ keeps the module that owns its object, so ``read`` re-describes only the modules
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 from collections.abc import Callable, Mapping
@@ -97,6 +98,16 @@ def watched_objects(t: Tracked) -> tuple[list[Any], ...]:
                 own_slow.append(owner)
     t.watched = (t.parts, lists)
     return lists
+
+
+def swap_watched(t: Tracked, new_of: dict[int, Any]) -> None:
+    """What :func:`watched_objects` keeps for ``t``, after its parts' lists were replaced by
+    equal copies (``Tracked.swaps``): those swapped in, for the parts they are in now."""
+    if t.watched is None:
+        return
+    lists = list(t.watched[1])
+    lists[4] = [new_of.get(id(s), s) for s in lists[4]]  # the sequences
+    t.watched = (t.parts, tuple(lists))
 
 
 class Bindings:
@@ -255,6 +266,20 @@ class Watch:
         self._last_tag_items: tuple[Any, ...] | None = None
         if previous is not None and previous.last is not None:
             self._carry(previous)
+
+    def swapped(self, new_of: dict[int, Any]) -> Watch:
+        """This watch with each list whose id is in ``new_of`` replaced by that list, of the
+        same length and the very same items (``Tracked.swaps``): what it reads of them is the
+        same, so its last readings stand; only the reader of item identities is made again."""
+        if not any(id(s) in new_of for s in chain(self.small, self.huge)):
+            return self
+        w = copy.copy(self)
+        w.small = [new_of.get(id(s), s) for s in self.small]
+        w.huge = [new_of.get(id(s), s) for s in self.huge]
+        w.nonempty = list(compress(w.small, self._filled))
+        w._item_ids = contents_reader(w.nonempty)
+        w.segments = [*self.segments[:2], w.small, w.nonempty, w.huge, *self.segments[5:]]
+        return w
 
     def reads(self, tagged: list[Any], proxies: list[Any], classes: list[type]) -> bool:
         """Whether this watch's dicts, proxies and classes are these, in this order."""

@@ -31,7 +31,7 @@ from statesnap.probes.attributes._projectmods import ProjectModules
 from statesnap.probes.attributes._refresh import refresh
 from statesnap.probes.attributes._same import same_bindings
 from statesnap.probes.attributes._splitwatch import SplitWatch, readings_after, rebuilt
-from statesnap.probes.attributes._watch import Watch
+from statesnap.probes.attributes._watch import Watch, swap_watched
 from statesnap.probes.attributes.scan import (
     MODULE_PART,
     SUBCLASSES,
@@ -235,10 +235,20 @@ class AttributesProbe(Probe):
             dirty = {t: set(parts) for t, parts in again.items()}
         if renew:
             watch.bindings.renew()
+        swaps = [t for t in self._mods if t.swaps]
         if rewatch or watch.filled_moved():
             previous = watch
             watch = self._watch = rebuilt(self._mods, watch)
             now = readings_after(watch, previous, now)
+        elif swaps:
+            # Lists replaced by equal copies (a reset's): swapped into the watch, whose
+            # readings of them are the same, rather than a rebuild.
+            new_of = {id(old): new for t in swaps for old, new in t.swaps}
+            watch = self._watch = watch.swapped(new_of)
+            for t in swaps:
+                swap_watched(t, new_of)
+        for t in swaps:
+            t.swaps = []
         # Describing only reads, so what was read before it still holds.
         watch.remember(now)
         if regather:

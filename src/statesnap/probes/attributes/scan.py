@@ -222,7 +222,7 @@ class Tracked(Plain):
     """One project module and what was found in it when it was last described."""
 
     _fields = ("name", "module", "ns", "fresh", "rewatch", "fps", "parts", "bound", "rewrites",
-               "by_bindings", "watched", "skipped", "image", "moves")
+               "by_bindings", "watched", "skipped", "image", "moves", "swaps")
     __slots__ = _fields
 
     def __init__(self, name: str, module: types.ModuleType, ns: dict[str, Any], fresh: bool = False,
@@ -264,6 +264,10 @@ class Tracked(Plain):
         #: How many watch rebuilds replaced its watched objects after it was first watched
         #: (``_splitwatch``: a module that keeps moving is rebuilt apart).
         self.moves = 0
+        #: Watched lists replaced since the watch was built by lists of the same length
+        #: holding the very same items, each ``(old, new)``: the watch swaps them in place of
+        #: a rebuild (``Watch.swapped``).
+        self.swaps: list[tuple[Any, Any]] = []
 
     def rewritten(self) -> bool:
         """Count a write that left every binding as described; True when that makes the
