@@ -9,6 +9,7 @@ are pure and any of them makes it LOW.
 
 from __future__ import annotations
 
+import re
 import types
 from typing import Any
 
@@ -110,3 +111,26 @@ def test_the_cases_cover_each_low_test() -> None:
     for test in tests:
         assert any(test(*case) for case in _CASES), test
     assert not all(any(test(*case) for test in tests) for case in _CASES)
+
+
+def _tail_cases() -> list[str]:
+    before, after = _config_texts()
+    base = [before, after, "", "x", " #", " #abcdef", "a #abcdef ~0123abcd eq~0123abcd"]
+    # A preview holding what looks like a tag, a label, a length, cache parts, a newline.
+    more = ["{'k': 'v #abcdef ~0123abcd eq~0123abcd'} #123456 ~0123abcd eq~89abcdef",
+            "[1, 2] #123456 Deque len=2 ~0123abcd eq~89abcdef cache~00000000",
+            "[1, 2] #123456 len=2 ~0123abcd eq~89abcdef\n",
+            "[' #abcdef ~0123abcd eq~0123abcd'] #12345 ~0123abcd eq~89abcdef",
+            "<T {'a': 1}> #123456 ~0123abcd eq~89abcdef #",
+            "<T {'a': 1}> #123456 my.Label ~0123abcd eq~89abcdef",
+            "<T {'a': 1}> #123456 ~0123abcd"]
+    return base + more + [t[:n] for t in (before, after) for n in range(0, len(t), 37)]
+
+
+def test_the_tail_match_finds_what_a_search_finds() -> None:
+    """``same_content`` matches its pattern from the last `` #`` only: the same match as a
+    search from the start, on real fingerprints, cut ones, and previews that hold a tag."""
+    for text in _tail_cases():
+        found, searched = F._tail_match(F._SAME_END, text), re.search(F._SAME_END, text)
+        assert (found and found.groups()) == (searched and searched.groups()), text
+    assert any(re.search(F._SAME_END, t) for t in _tail_cases())

@@ -20,7 +20,7 @@ import pytest
 from statesnap.base.redact import Redactor
 from statesnap.probes.attributes import describe as D
 from statesnap.probes.attributes import probe as probe_module
-from statesnap.probes.attributes._splitwatch import SplitWatch
+from statesnap.probes.attributes._splitwatch import MOVES_TO_SPLIT, SplitWatch
 from statesnap.probes.attributes._watch import watched_objects
 from statesnap.probes.attributes.probe import AttributesProbe
 from statesnap.probes.base import ProbeContext
@@ -298,9 +298,15 @@ def test_an_equal_copy_is_swapped_into_the_watch_not_rebuilt(
         pkg: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """structlog's reset binds an equal copy of the processor list before every test: the
     watch keeps its layout with the new list swapped in (no rebuild), and what is
-    done to the new list or its processors afterwards is found."""
+    done to the new list or its processors afterwards is found.  A module that keeps
+    swapping is watched apart once (one rebuild), and its swaps leave the steady half as it
+    was."""
     probe, config, _ = _setup(pkg)
-    _reset_and_read(probe, config, equal=True)
+    for _ in range(MOVES_TO_SPLIT):
+        _reset_and_read(probe, config, equal=True)
+    watch = probe._watch
+    assert isinstance(watch, SplitWatch)
+    assert {t.name for t in watch.moving_set} == {f"{pkg[1]}.config"}
     rebuilds: list[int] = []
     real = probe_module.rebuilt
 
@@ -313,8 +319,10 @@ def test_an_equal_copy_is_swapped_into_the_watch_not_rebuilt(
     for n in range(6):
         _reset_and_read(probe, config, equal=True)  # after the last round's change
         rebuilds.clear()
+        steady = probe._watch.steady if isinstance(probe._watch, SplitWatch) else None
         before = _reset_and_read(probe, config, equal=True)
         assert not rebuilds
+        assert steady is None or probe._watch.steady is steady  # type: ignore[union-attr]
         assert any(s is config.CONFIG.processors for s in probe._watch.segments[2])  # small
         # What the watch keeps for the module is what gathering it again gives.
         tracked = probe._by_name[f"{pkg[1]}.config"]

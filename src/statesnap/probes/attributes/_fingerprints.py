@@ -100,13 +100,23 @@ def recorded_kind(before: Any, after: Any) -> str | None:
     return None
 
 
+def _tail_match(pattern: str, text: str) -> re.Match[str] | None:
+    """``re.search(pattern, text)`` for a pattern that ends at ``$`` and begins with `` #``,
+    which it holds nowhere else (a tag's ``#`` is followed by hex digits only, a label by
+    word characters): a match can begin only at the last `` #``, so only the text from
+    there is matched (one C scan from the end, not an attempt at every space of a long
+    preview: a change of structlog's ``_CONFIG`` is rated on every test)."""
+    at = text.rfind(" #")
+    return re.match(pattern, text[at:]) if at >= 0 else None
+
+
 def same_content(before: Any, after: Any) -> bool:
     """The same object (identity tag) holding what it held, in other builtin containers: its
     ``eq~`` digest (:mod:`._content`) unchanged.  Nothing a later test reads differs,
     unless it holds one of the replaced containers itself (a change, recorded, at LOW)."""
     if not (isinstance(before, str) and isinstance(after, str)):
         return False
-    found = re.search(_SAME_END, before), re.search(_SAME_END, after)
+    found = _tail_match(_SAME_END, before), _tail_match(_SAME_END, after)
     return bool(found[0] and found[1] and found[0][1] == found[1][1]
                 and found[0][2] == found[1][2])
 

@@ -82,9 +82,11 @@ class SplitWatch:
     def token(self) -> object:
         return self.steady.token(), self.moving.token()
 
-    def swapped(self, new_of: dict[int, Any]) -> SplitWatch:
-        """Both halves with the lists in ``new_of`` swapped in (``Watch.swapped``)."""
-        steady, moving = self.steady.swapped(new_of), self.moving.swapped(new_of)
+    def swapped(self, new_of: dict[int, Any], movers: frozenset[Tracked]) -> SplitWatch:
+        """Both halves with the lists in ``new_of`` (of the modules ``movers``) swapped in
+        (``Watch.swapped``); the steady one is not looked at where they are all moving."""
+        steady = self.steady if movers <= self.moving_set else self.steady.swapped(new_of)
+        moving = self.moving.swapped(new_of)
         if steady is self.steady and moving is self.moving:
             return self
         return SplitWatch(self.mods, steady, moving, self.moving_set, self.flags)

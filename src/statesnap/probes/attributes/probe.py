@@ -30,7 +30,12 @@ from statesnap.probes.attributes._fingerprints import (
 from statesnap.probes.attributes._projectmods import ProjectModules
 from statesnap.probes.attributes._refresh import refresh
 from statesnap.probes.attributes._same import same_bindings
-from statesnap.probes.attributes._splitwatch import SplitWatch, readings_after, rebuilt
+from statesnap.probes.attributes._splitwatch import (
+    MOVES_TO_SPLIT,
+    SplitWatch,
+    readings_after,
+    rebuilt,
+)
 from statesnap.probes.attributes._watch import Watch, swap_watched
 from statesnap.probes.attributes.scan import (
     MODULE_PART,
@@ -236,6 +241,15 @@ class AttributesProbe(Probe):
         if renew:
             watch.bindings.renew()
         swaps = [t for t in self._mods if t.swaps]
+        moving = watch.moving_set if isinstance(watch, SplitWatch) else frozenset()
+        for t in swaps:
+            # One that keeps swapping is watched apart, as one that keeps being rebuilt
+            # (_splitwatch): its swaps then touch only the small half, and the other half's
+            # readings compare equal in one step.
+            if t not in moving:
+                t.moves += 1
+                if t.moves >= MOVES_TO_SPLIT:
+                    t.rewatch = rewatch = True
         if rewatch or watch.filled_moved():
             previous = watch
             watch = self._watch = rebuilt(self._mods, watch)
@@ -244,7 +258,8 @@ class AttributesProbe(Probe):
             # Lists replaced by equal copies (a reset's): swapped into the watch, whose
             # readings of them are the same, rather than a rebuild.
             new_of = {id(old): new for t in swaps for old, new in t.swaps}
-            watch = self._watch = watch.swapped(new_of)
+            watch = self._watch = (watch.swapped(new_of, frozenset(swaps))
+                                   if isinstance(watch, SplitWatch) else watch.swapped(new_of))
             for t in swaps:
                 swap_watched(t, new_of)
         for t in swaps:
