@@ -17,6 +17,7 @@ the home, and every name of the object is described again (:meth:`Homes.moved`).
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def alias_text(home: str, tag: str) -> str:
     return f"alias of {home} {tag}"
 
 
+@cache  # asked at every choice of a home; a run has few module names
 def _is_test_module(module: str) -> bool:
     return any(part.startswith("test") or part.endswith("_test") or part == "conftest"
                for part in module.split("."))

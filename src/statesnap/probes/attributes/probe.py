@@ -11,7 +11,8 @@ import os
 import sys
 import types
 from collections.abc import Collection
-from operator import ne
+from itertools import compress
+from operator import attrgetter, ne, not_
 from typing import Any
 
 from statesnap.base.deltamap import DeltaMap
@@ -59,6 +60,8 @@ def _lazy_import(key: str, after: Any) -> bool:
     attribute = key.partition(":")[2].rpartition(".")[2]
     return module is not None and name.rpartition(".")[2] == attribute and mark == K.tag(module)
 
+
+_FRESH = attrgetter("fresh")
 
 #: Attribute names of a lazily made singleton (``_default_instance``, ``_INSTANCE``).
 _SINGLETON_WORDS = ("instance", "singleton", "default")
@@ -204,7 +207,8 @@ class AttributesProbe(Probe):
         watch = self._watch
         now = watch.readings()
         # Each module once, in order, with the parts that moved (None: all of it).
-        dirty: dict[Tracked, set[str] | None] = {t: None for t in self._mods if not t.fresh}
+        dirty: dict[Tracked, set[str] | None] = dict.fromkeys(
+            compress(self._mods, map(not_, map(_FRESH, self._mods))))
         moved: dict[tuple[Tracked, str], list[Any]] = {}
         for owner, obj in watch.dirty(now):
             moved.setdefault(owner, []).append(obj)
