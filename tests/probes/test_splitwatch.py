@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 
 from statesnap.base.redact import Redactor
+from statesnap.probes.attributes import _refresh as refresh_module
 from statesnap.probes.attributes import describe as D
 from statesnap.probes.attributes import probe as probe_module
+from statesnap.probes.attributes._shallow import MAX_SKIP
 from statesnap.probes.attributes._splitwatch import MOVES_TO_SPLIT, SplitWatch
 from statesnap.probes.attributes._watch import watched_objects
 from statesnap.probes.attributes.probe import AttributesProbe
@@ -51,6 +53,11 @@ def reset():
 def reset_equal():
     CONFIG.is_configured = False
     CONFIG.processors = DEFAULT[:]
+
+def reset_fresh():
+    # loguru's shape: a new object bound on every reset (no memo can serve).
+    CONFIG.is_configured = False
+    CONFIG.core = Renderer()
 """
 
 OTHER = """
@@ -288,9 +295,11 @@ def test_a_reset_is_described_from_the_last_description_without_a_walk(
         fresh.setup(ProbeContext(rootdir=pkg[0], redactor=Redactor()))
         fresh.token()
         assert fresh.read()[key] == before[key]
-        # A processor's attribute set after the reset is still found.
+        # A processor's attribute set after the reset is still found; described in full
+        # (more than the namespace moved), and the next reset walks once to remember.
         config.DEFAULT[1].colors = n
         assert key in _changed(probe, before)
+        _reset_and_read(probe, config, equal=True)
         walks.clear()
 
 
@@ -342,3 +351,30 @@ def test_an_equal_copy_is_swapped_into_the_watch_not_rebuilt(
             config.CONFIG.processors[1] = config.Renderer()  # the same length
         assert probe.token() != token  # the snapshotter's cue to read
         assert key in _changed(probe, before)
+
+
+def test_a_memo_that_never_serves_is_tried_ever_more_rarely(
+        pkg: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reset that binds a new object every time (loguru's fresh core): each memo fails, and
+    the next is made only after a wait that doubles (up to MAX_SKIP descriptions in full);
+    one that serves again (structlog's reset after a test that configured) starts over."""
+    probe, config, _ = _setup(pkg)
+    tried: list[int] = []
+    real = refresh_module.again
+
+    def counted(*args: Any) -> Any:
+        tried.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(refresh_module, "again", counted)
+    for _ in range(100):
+        config.reset_fresh()
+        probe.read()
+    assert 3 <= len(tried) <= 8  # at 1, 2, 4, 8, 16, 32, 64 descriptions apart
+    # A memo that serves: the equal reset is described from it again and again.
+    for _ in range(MAX_SKIP + 2):
+        _reset_and_read(probe, config, equal=True)
+    tried.clear()
+    for _ in range(5):
+        _reset_and_read(probe, config, equal=True)
+    assert len(tried) == 5

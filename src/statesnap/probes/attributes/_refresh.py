@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import types
 from collections.abc import Collection, Mapping, Sequence
-from itertools import compress
+from itertools import compress, repeat
 from operator import is_, is_not
 from typing import Any
 
@@ -20,7 +20,13 @@ from statesnap.probes.attributes import kinds as K
 from statesnap.probes.attributes import preview as P
 from statesnap.probes.attributes._aliases import Homes, alias_text
 from statesnap.probes.attributes._same import skips_hold
-from statesnap.probes.attributes._shallow import Memo, again, describe_namespace
+from statesnap.probes.attributes._shallow import (
+    MAX_SKIP,
+    Backoff,
+    Memo,
+    again,
+    describe_namespace,
+)
 from statesnap.probes.attributes._subclasswatch import has_subclasses, subclasses_dict
 from statesnap.probes.attributes.scan import (
     CLASS_MACHINERY,
@@ -172,18 +178,35 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
             value = ns.get(key, _MISSING)
             if value is not kept.value or skip_name(key, value):
                 return None
-            # Its namespace alone moved: described from the last description's memo where
-            # its names bind equal containers (_shallow); described whole (and remembered)
-            # otherwise.
-            memo = kept.memo
-            objs = moved.get((t, key)) if moved is not None and memo is not None else None
-            if objs is None or not all(obj is memo.ns for obj in objs):
-                memo = None
-            part = _describe_attribute(t, key, value, project, redactor, kinds, homes,
-                                       (memo,))
+            memo = _memo_for(t, key, kept, moved)
+            part = _describe_attribute(t, key, value, project, redactor, kinds, homes, memo)
+            if memo is None and isinstance(kept.memo, Backoff):
+                part.memo = kept.memo.spent()  # one full description of those to wait
         parts[key] = part
         made.append((part, kept))
     return parts, made
+
+
+def _memo_for(t: Tracked, key: str, kept: Part,
+              moved: Mapping[tuple[Tracked, str], Sequence[Any]] | None
+              ) -> tuple[Memo | Backoff | None] | None:
+    """What :func:`_entry` describes an attribute again with: where the object's own namespace
+    is the only watched object that moved (a reset's rebinding: structlog's), its last memo
+    (``(None,)``: none yet, one is made), so that the next such move is described from it
+    (_shallow); else None, a full description and no memo (loguru's reset gives the logger a
+    new core and changes the old one: no memo would ever serve), or while a
+    :class:`~._shallow.Backoff` says to wait."""
+    objs = moved.get((t, key)) if moved is not None else None
+    watched = kept.containers.get(key) if kept.containers is not None else None
+    if not objs or not watched:
+        return None
+    own = watched[0]  # the namespace itself comes first (_entry)
+    if any(map(is_not, objs, repeat(own))):
+        return None
+    memo = kept.memo
+    if isinstance(memo, Backoff):
+        return None if memo.skip else (memo,)
+    return (memo if memo is not None and memo.ns is own else None,)
 
 
 def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
@@ -232,7 +255,7 @@ def _part_objects(part: Part | None) -> list[Any]:
 
 def _describe_attribute(t: Tracked, name: str, value: Any, project: frozenset[str],
                         redactor: Any, kinds: dict[str, str], homes: Homes | None = None,
-                        memo: tuple[Memo | None] | None = None) -> Part:
+                        memo: tuple[Memo | Backoff | None] | None = None) -> Part:
     """``memo``: where the part is described again (one in a module that stays), the last
     description's :class:`Memo` where only its namespace moved, else None."""
     if homes is not None:
@@ -315,7 +338,7 @@ def _describe_class(t: Tracked, name: str, cls: type, proxy: Mapping[str, Any],
 
 def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
            project: frozenset[str], redactor: Any, kinds: dict[str, str],
-           memo: tuple[Memo | None] | None = None) -> bool:
+           memo: tuple[Memo | Backoff | None] | None = None) -> bool:
     """Describe one key into ``part``; False where its value could not be read (a hostile
     ``__len__``, ``items()``, ``__eq__``...): the key's fingerprint then says so, and the
     probe goes on with the others.  ``memo``: see :func:`_describe_attribute`."""
@@ -325,9 +348,19 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
         below: list[Any] = []
         found = None
         if memo is not None:
-            # A part described again: from its memo where that holds, else remembered now.
-            found = (again(memo[0], value, project, below) if memo[0] is not None else None
-                     ) or describe_namespace(value, project, attr, below)
+            # A part described again: from its memo where that holds; a memo that does not
+            # hold is waited for (Backoff) and the part described in full; with none (or
+            # after the wait) the part is described and remembered.
+            last = memo[0]
+            if isinstance(last, Memo):
+                found = again(last, value, project, below)
+                if found is None:
+                    step = min(last.step * 2, MAX_SKIP)
+                    part.memo = Backoff(step, step)
+            else:
+                found = describe_namespace(value, project, attr, below)
+                if found is not None and last is not None:
+                    found[1].step = last.step
         if found is not None:
             text, part.memo = found
             data = True

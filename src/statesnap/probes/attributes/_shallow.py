@@ -26,11 +26,30 @@ from typing import Any
 from statesnap.probes.attributes import describe as D
 from statesnap.probes.attributes._content import content_digest
 from statesnap.probes.attributes._threadlocal import is_local
-from statesnap.probes.attributes.kinds import SCALARS, is_container, kind, tag
+from statesnap.probes.attributes.kinds import SCALARS, is_container, tag
 from statesnap.probes.attributes.preview import clip, short
 
 #: The objects whose namespace a walk took, their types, and those namespaces.
 Owners = tuple[tuple[Any, ...], tuple[type, ...], tuple[Any, ...]]
+
+
+#: Most full descriptions in a row made without a memo after memos failed to serve.
+MAX_SKIP = 64
+
+
+class Backoff:
+    """Full descriptions to make before a memo is tried again, after one did not serve
+    (loguru's reset binds the logger a new core: no memo ever does).  Each failure in a row
+    doubles the wait, up to :data:`MAX_SKIP`; a memo that serves starts again at one."""
+
+    __slots__ = ("skip", "step")
+
+    def __init__(self, skip: int, step: int) -> None:
+        self.skip = skip
+        self.step = step
+
+    def spent(self) -> Backoff:
+        return Backoff(max(self.skip - 1, 0), self.step)
 
 
 class Memo:
@@ -38,7 +57,7 @@ class Memo:
     a rebinding to equal containers (:func:`again`)."""
 
     __slots__ = ("again", "below", "cls", "first", "flats", "head", "keys", "ns", "owners",
-                 "tail", "vals", "value")
+                 "step", "tail", "vals", "value")
 
     def __init__(self, value: object, ns: dict[str, Any], keys: tuple[Any, ...],
                  vals: tuple[Any, ...], below: tuple[Any, ...], first: int,
@@ -61,6 +80,8 @@ class Memo:
         #: The fingerprint's text before the digest, and after it (its ``eq~`` part).
         self.head = head
         self.tail = tail
+        #: The wait after the last failure in a row (:class:`Backoff`), doubled by the next.
+        self.step = 1
 
 
 def _text(memo: Memo) -> str:
@@ -68,26 +89,13 @@ def _text(memo: Memo) -> str:
     return f"{memo.head}{hash(sig) & 0xFFFFFFFF:08x}{memo.tail}"
 
 
-def _owners(ns: dict[str, Any], below: list[Any], project: frozenset[str]) -> Owners | None:
-    """The objects inside the walked containers whose namespace the walk took, their types and
-    those namespaces; None where one is a ``threading.local`` (its namespace is per thread)."""
-    walked = {id(b) for b in below}
-    objs: list[Any] = []
-    inners: list[Any] = []
-    for obj in (ns, *below):
-        if not is_container(obj) or len(obj) > D.SMALL:
-            continue  # not walked into (D._children)
-        pairs = obj.items() if kind(obj, dict) else ((None, v) for v in obj)
-        for _, v in pairs:
-            if type(v) in SCALARS or is_container(v):
-                continue
-            inner = D.watched_namespace(v, project)
-            if inner is not None and id(inner) in walked:
-                if is_local(v):
-                    return None
-                objs.append(v)
-                inners.append(inner)
-    return tuple(objs), tuple(map(type, objs)), tuple(inners)
+def _owners(pairs: list[tuple[Any, Any]]) -> Owners | None:
+    """The objects whose namespace the walk took, their types and those namespaces; None
+    where one is a ``threading.local`` (its namespace is per thread)."""
+    objs = tuple(v for v, _ in pairs)
+    if any(map(is_local, objs)):
+        return None
+    return objs, tuple(map(type, objs)), tuple(inner for _, inner in pairs)
 
 
 def _same_owners(owners: Owners) -> bool:
@@ -112,8 +120,9 @@ def describe_namespace(value: object, project: frozenset[str], name: object,
         return None
     # D.digest(ns, True, project, depth, True, walked) for a namespace (at most SMALL names).
     again: set[int] = set()
-    below, first = D.walk(ns, project, D.depth_below(name, value), again)
-    owners = _owners(ns, below, project)
+    pairs: list[tuple[Any, Any]] = []
+    below, first = D.walk(ns, project, D.depth_below(name, value), again, pairs)
+    owners = _owners(pairs)
     if owners is None:
         return None
     flats = tuple(map(D.flat_digest, below))

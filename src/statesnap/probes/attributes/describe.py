@@ -97,8 +97,10 @@ def large_namespace(value: object, project_modules: frozenset[str]) -> dict[str,
     return ns if ns is not None and SMALL < len(ns) <= LARGE else None
 
 
-def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
-    """The containers and watched namespaces directly inside a small container."""
+def _children(obj: Any, project_modules: frozenset[str],
+              owners: list[tuple[Any, Any]] | None = None) -> list[Any]:
+    """The containers and watched namespaces directly inside a small container; ``owners``
+    receives each object whose namespace it took, with that namespace."""
     if not is_container(obj) or len(obj) > SMALL:
         return []
     out: list[Any] = []
@@ -116,6 +118,8 @@ def _children(obj: Any, project_modules: frozenset[str]) -> list[Any]:
             ns = watched_namespace(v, project_modules)
             if ns is not None:
                 out.append(ns)
+                if owners is not None:
+                    owners.append((v, ns))
     return out
 
 
@@ -129,10 +133,11 @@ def reachable(value: Any, project_modules: frozenset[str], depth: int = DEPTH) -
 
 
 def walk(value: Any, project_modules: frozenset[str], depth: int = DEPTH,
-         again: set[int] | None = None) -> tuple[list[Any], int]:
+         again: set[int] | None = None, owners: list[tuple[Any, Any]] | None = None
+         ) -> tuple[list[Any], int]:
     """:func:`reachable`'s list, and how many of its objects are directly below ``value``
     (the first level); ``again`` receives the ids of the objects met a second time (by a
-    second path, or a cycle)."""
+    second path, or a cycle), ``owners`` each object whose namespace was taken, with it."""
     out: list[Any] = []
     seen = {id(value)}
     level = [value]
@@ -140,7 +145,7 @@ def walk(value: Any, project_modules: frozenset[str], depth: int = DEPTH,
     for _ in range(depth):
         below: list[Any] = []
         for obj in level:
-            for c in _children(obj, project_modules):
+            for c in _children(obj, project_modules, owners):
                 if id(c) in seen:
                     if again is not None:
                         again.add(id(c))

@@ -62,6 +62,7 @@ def _lazy_import(key: str, after: Any) -> bool:
 
 
 _FRESH = attrgetter("fresh")
+_SWAPS = attrgetter("swaps")
 
 #: Attribute names of a lazily made singleton (``_default_instance``, ``_INSTANCE``).
 _SINGLETON_WORDS = ("instance", "singleton", "default")
@@ -244,7 +245,7 @@ class AttributesProbe(Probe):
             dirty = {t: set(parts) for t, parts in again.items()}
         if renew:
             watch.bindings.renew()
-        swaps = [t for t in self._mods if t.swaps]
+        swaps = list(compress(self._mods, map(_SWAPS, self._mods)))  # (C loops: every read)
         moving = watch.moving_set if isinstance(watch, SplitWatch) else frozenset()
         for t in swaps:
             # One that keeps swapping is watched apart, as one that keeps being rebuilt
