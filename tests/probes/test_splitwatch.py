@@ -100,6 +100,19 @@ def _reset_and_read(probe: AttributesProbe, config: Any, equal: bool = False
     return dict(probe.read())
 
 
+def _count_calls(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[int]:
+    """A list that gets one item per call of ``module.name`` from now on."""
+    calls: list[int] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def _changed(probe: AttributesProbe, before: dict[str, Any]) -> set[str]:
     return {c.key for c in diff_maps("attributes", before, probe.read())}
 
@@ -280,14 +293,7 @@ def test_a_reset_is_described_from_the_last_description_without_a_walk(
     for _ in range(3):
         _reset_and_read(probe, config, equal=True)
     key = f"{pkg[1]}.config:CONFIG"
-    walks: list[int] = []
-    real = D.walk
-
-    def counted(*args: Any, **kwargs: Any) -> tuple[list[Any], int]:
-        walks.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(D, "walk", counted)
+    walks = _count_calls(monkeypatch, D, "walk")
     for n in range(3):
         before = _reset_and_read(probe, config, equal=True)
         assert not walks
@@ -316,14 +322,7 @@ def test_an_equal_copy_is_swapped_into_the_watch_not_rebuilt(
     watch = probe._watch
     assert isinstance(watch, SplitWatch)
     assert {t.name for t in watch.moving_set} == {f"{pkg[1]}.config"}
-    rebuilds: list[int] = []
-    real = probe_module.rebuilt
-
-    def counted(*args: Any) -> Any:
-        rebuilds.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(probe_module, "rebuilt", counted)
+    rebuilds = _count_calls(monkeypatch, probe_module, "rebuilt")
     key = f"{pkg[1]}.config:CONFIG"
     for n in range(6):
         _reset_and_read(probe, config, equal=True)  # after the last round's change
@@ -359,14 +358,7 @@ def test_a_memo_that_never_serves_is_tried_ever_more_rarely(
     the next is made only after a wait that doubles (up to MAX_SKIP descriptions in full);
     one that serves again (structlog's reset after a test that configured) starts over."""
     probe, config, _ = _setup(pkg)
-    tried: list[int] = []
-    real = refresh_module.again
-
-    def counted(*args: Any) -> Any:
-        tried.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(refresh_module, "again", counted)
+    tried = _count_calls(monkeypatch, refresh_module, "again")
     for _ in range(100):
         config.reset_fresh()
         probe.read()
