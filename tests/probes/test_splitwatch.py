@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from statesnap.base.redact import Redactor
-from statesnap.probes.attributes import _refresh as refresh_module
+from statesnap.probes.attributes import _shallow as shallow_module
+from statesnap.probes.attributes import _splitwatch as splitwatch_module
 from statesnap.probes.attributes import describe as D
-from statesnap.probes.attributes import probe as probe_module
 from statesnap.probes.attributes._shallow import MAX_SKIP
 from statesnap.probes.attributes._splitwatch import MOVES_TO_SPLIT, SplitWatch
 from statesnap.probes.attributes._watch import watched_objects
@@ -322,7 +322,7 @@ def test_an_equal_copy_is_swapped_into_the_watch_not_rebuilt(
     watch = probe._watch
     assert isinstance(watch, SplitWatch)
     assert {t.name for t in watch.moving_set} == {f"{pkg[1]}.config"}
-    rebuilds = _count_calls(monkeypatch, probe_module, "rebuilt")
+    rebuilds = _count_calls(monkeypatch, splitwatch_module, "rebuilt")
     key = f"{pkg[1]}.config:CONFIG"
     for n in range(6):
         _reset_and_read(probe, config, equal=True)  # after the last round's change
@@ -358,7 +358,7 @@ def test_a_memo_that_never_serves_is_tried_ever_more_rarely(
     the next is made only after a wait that doubles (up to MAX_SKIP descriptions in full);
     one that serves again (structlog's reset after a test that configured) starts over."""
     probe, config, _ = _setup(pkg)
-    tried = _count_calls(monkeypatch, refresh_module, "again")
+    tried = _count_calls(monkeypatch, shallow_module, "again")
     for _ in range(100):
         config.reset_fresh()
         probe.read()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import types
 from collections.abc import Collection, Mapping, Sequence
-from itertools import compress, repeat
+from itertools import compress
 from operator import is_, is_not
 from typing import Any
 
@@ -20,13 +20,7 @@ from statesnap.probes.attributes import kinds as K
 from statesnap.probes.attributes import preview as P
 from statesnap.probes.attributes._aliases import Homes, alias_text
 from statesnap.probes.attributes._same import skips_hold
-from statesnap.probes.attributes._shallow import (
-    MAX_SKIP,
-    Backoff,
-    Memo,
-    again,
-    describe_namespace,
-)
+from statesnap.probes.attributes._shallow import Backoff, Memo, described, memo_for
 from statesnap.probes.attributes._subclasswatch import has_subclasses, subclasses_dict
 from statesnap.probes.attributes.scan import (
     CLASS_MACHINERY,
@@ -178,35 +172,14 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
             value = ns.get(key, _MISSING)
             if value is not kept.value or skip_name(key, value):
                 return None
-            memo = _memo_for(t, key, kept, moved)
+            objs = moved.get((t, key)) if moved is not None else None
+            memo = memo_for(kept.memo, kept.containers, key, objs)
             part = _describe_attribute(t, key, value, project, redactor, kinds, homes, memo)
             if memo is None and isinstance(kept.memo, Backoff):
                 part.memo = kept.memo.spent()  # one full description of those to wait
         parts[key] = part
         made.append((part, kept))
     return parts, made
-
-
-def _memo_for(t: Tracked, key: str, kept: Part,
-              moved: Mapping[tuple[Tracked, str], Sequence[Any]] | None
-              ) -> tuple[Memo | Backoff | None] | None:
-    """What :func:`_entry` describes an attribute again with: where the object's own namespace
-    is the only watched object that moved (a reset's rebinding: structlog's), its last memo
-    (``(None,)``: none yet, one is made), so that the next such move is described from it
-    (_shallow); else None, a full description and no memo (loguru's reset gives the logger a
-    new core and changes the old one: no memo would ever serve), or while a
-    :class:`~._shallow.Backoff` says to wait."""
-    objs = moved.get((t, key)) if moved is not None else None
-    watched = kept.containers.get(key) if kept.containers is not None else None
-    if not objs or not watched:
-        return None
-    own = watched[0]  # the namespace itself comes first (_entry)
-    if any(map(is_not, objs, repeat(own))):
-        return None
-    memo = kept.memo
-    if isinstance(memo, Backoff):
-        return None if memo.skip else (memo,)
-    return (memo if memo is not None and memo.ns is own else None,)
 
 
 def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
@@ -346,21 +319,7 @@ def _entry(t: Tracked, part: Part, path: str, attr: str, value: Any,
     watched: list[Any] = []
     try:
         below: list[Any] = []
-        found = None
-        if memo is not None:
-            # A part described again: from its memo where that holds; a memo that does not
-            # hold is waited for (Backoff) and the part described in full; with none (or
-            # after the wait) the part is described and remembered.
-            last = memo[0]
-            if isinstance(last, Memo):
-                found = again(last, value, project, below)
-                if found is None:
-                    step = min(last.step * 2, MAX_SKIP)
-                    part.memo = Backoff(step, step)
-            else:
-                found = describe_namespace(value, project, attr, below)
-                if found is not None and last is not None:
-                    found[1].step = last.step
+        found = None if memo is None else described(memo[0], part, value, project, attr, below)
         if found is not None:
             text, part.memo = found
             data = True

@@ -19,8 +19,9 @@ full.  What the watch itself trusts (an object's type, a function's name) is tru
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import repeat
-from operator import is_
+from operator import is_, is_not
 from typing import Any
 
 from statesnap.probes.attributes import describe as D
@@ -133,6 +134,44 @@ def describe_namespace(value: object, project: frozenset[str], name: object,
                 f" {same}" if same else "")
     walked += below
     return _text(memo), memo
+
+
+def memo_for(memo: Memo | Backoff | None, containers: dict[str, list[Any]] | None, key: str,
+             moved: Sequence[Any] | None) -> tuple[Memo | Backoff | None] | None:
+    """What a part described last as ``memo`` (its ``containers``: the objects its
+    description watches, the namespace first) is described again with, where ``moved`` are
+    its watched objects that moved: where the namespace alone moved (a reset's rebinding:
+    structlog's), ``(memo,)`` (``(None,)``: none yet, one is made), for :func:`described`;
+    else None, a full description and no memo (loguru's reset gives the logger a new core
+    and changes the old one: no memo would ever serve), or while a :class:`Backoff` waits."""
+    watched = containers.get(key) if containers is not None else None
+    if not moved or not watched:
+        return None
+    own = watched[0]
+    if any(map(is_not, moved, repeat(own))):
+        return None
+    if isinstance(memo, Backoff):
+        return None if memo.skip else (memo,)
+    return (memo if memo is not None and memo.ns is own else None,)
+
+
+def described(last: Memo | Backoff | None, part: Any, value: object, project: frozenset[str],
+              name: object, walked: list[Any]) -> tuple[str, Memo] | None:
+    """The fingerprint of a part described again (see :func:`memo_for`) and its new memo:
+    from ``last`` where that holds (:func:`again`); a memo that does not hold makes the part
+    wait (``part.memo``: a :class:`Backoff`) and None is returned (a full description); with
+    none, or after the wait, the part is described and remembered (:func:`describe_namespace`,
+    None for a value that is no namespace)."""
+    if isinstance(last, Memo):
+        found = again(last, value, project, walked)
+        if found is None:
+            step = min(last.step * 2, MAX_SKIP)
+            part.memo = Backoff(step, step)
+        return found
+    found = describe_namespace(value, project, name, walked)
+    if found is not None and last is not None:
+        found[1].step = last.step
+    return found
 
 
 def again(memo: Memo, value: object, project: frozenset[str],

@@ -11,9 +11,11 @@ modules lays out only theirs.
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from statesnap.probes.attributes._watch import Watch
+from statesnap.probes.attributes._watch import Watch, swap_watched
 
 if TYPE_CHECKING:
     from statesnap.probes.attributes._watch import Owner
@@ -131,6 +133,40 @@ def rebuilt(mods: list[Tracked], previous: Watch | SplitWatch) -> Watch | SplitW
     steady = Watch([t for t in mods if t not in moved])
     moving_watch = Watch([t for t in mods if t in moved])
     return SplitWatch(mods, steady, moving_watch, moved, _steady_flags(mods, moved))
+
+
+_SWAPS = attrgetter("swaps")
+
+
+def watch_after(mods: list[Tracked], watch: Watch | SplitWatch, now: tuple[Any, ...],
+                rewatch: bool) -> tuple[Watch | SplitWatch, tuple[Any, ...]]:
+    """The watch after the probe described ``mods`` again, and its readings (``now``: the
+    readings taken before describing): rebuilt where ``rewatch`` or a sequence filled or
+    emptied, else with the lists replaced by equal copies swapped in (``Tracked.swaps``)."""
+    swaps = list(compress(mods, map(_SWAPS, mods)))  # (C loops: every read)
+    moving = watch.moving_set if isinstance(watch, SplitWatch) else frozenset()
+    for t in swaps:
+        # One that keeps swapping is watched apart, as one that keeps being rebuilt: its
+        # swaps then touch only the small half, and the other half's readings compare equal
+        # in one step.
+        if t not in moving:
+            t.moves += 1
+            if t.moves >= MOVES_TO_SPLIT:
+                t.rewatch = rewatch = True
+    if rewatch or watch.filled_moved():
+        previous = watch
+        watch = rebuilt(mods, watch)
+        now = readings_after(watch, previous, now)
+    elif swaps:
+        # A reset's equal copies: the watch reads the same of them, so its readings stand.
+        new_of = {id(old): new for t in swaps for old, new in t.swaps}
+        watch = (watch.swapped(new_of, frozenset(swaps)) if isinstance(watch, SplitWatch)
+                 else watch.swapped(new_of))
+        for t in swaps:
+            swap_watched(t, new_of)
+    for t in swaps:
+        t.swaps = []
+    return watch, now
 
 
 def readings_after(watch: Watch | SplitWatch, previous: Watch | SplitWatch,

@@ -31,13 +31,8 @@ from statesnap.probes.attributes._fingerprints import (
 from statesnap.probes.attributes._projectmods import ProjectModules
 from statesnap.probes.attributes._refresh import refresh
 from statesnap.probes.attributes._same import same_bindings
-from statesnap.probes.attributes._splitwatch import (
-    MOVES_TO_SPLIT,
-    SplitWatch,
-    readings_after,
-    rebuilt,
-)
-from statesnap.probes.attributes._watch import Watch, swap_watched
+from statesnap.probes.attributes._splitwatch import SplitWatch, watch_after
+from statesnap.probes.attributes._watch import Watch
 from statesnap.probes.attributes.scan import (
     MODULE_PART,
     SUBCLASSES,
@@ -62,7 +57,6 @@ def _lazy_import(key: str, after: Any) -> bool:
 
 
 _FRESH = attrgetter("fresh")
-_SWAPS = attrgetter("swaps")
 
 #: Attribute names of a lazily made singleton (``_default_instance``, ``_INSTANCE``).
 _SINGLETON_WORDS = ("instance", "singleton", "default")
@@ -245,30 +239,8 @@ class AttributesProbe(Probe):
             dirty = {t: set(parts) for t, parts in again.items()}
         if renew:
             watch.bindings.renew()
-        swaps = list(compress(self._mods, map(_SWAPS, self._mods)))  # (C loops: every read)
-        moving = watch.moving_set if isinstance(watch, SplitWatch) else frozenset()
-        for t in swaps:
-            # One that keeps swapping is watched apart, as one that keeps being rebuilt
-            # (_splitwatch): its swaps then touch only the small half, and the other half's
-            # readings compare equal in one step.
-            if t not in moving:
-                t.moves += 1
-                if t.moves >= MOVES_TO_SPLIT:
-                    t.rewatch = rewatch = True
-        if rewatch or watch.filled_moved():
-            previous = watch
-            watch = self._watch = rebuilt(self._mods, watch)
-            now = readings_after(watch, previous, now)
-        elif swaps:
-            # Lists replaced by equal copies (a reset's): swapped into the watch, whose
-            # readings of them are the same, rather than a rebuild.
-            new_of = {id(old): new for t in swaps for old, new in t.swaps}
-            watch = self._watch = (watch.swapped(new_of, frozenset(swaps))
-                                   if isinstance(watch, SplitWatch) else watch.swapped(new_of))
-            for t in swaps:
-                swap_watched(t, new_of)
-        for t in swaps:
-            t.swaps = []
+        watch, now = watch_after(self._mods, watch, now, rewatch)
+        self._watch = watch
         # Describing only reads, so what was read before it still holds.
         watch.remember(now)
         if regather:
