@@ -370,3 +370,48 @@ def test_a_memo_that_never_serves_is_tried_ever_more_rarely(
     for _ in range(5):
         _reset_and_read(probe, config, equal=True)
     assert len(tried) == 5
+
+
+SHARED = """
+class Configuration:
+    def __init__(self):
+        self.processors = DEFAULT
+
+DEFAULT = [object(), object()]
+CONFIG = Configuration()
+
+def reset():
+    CONFIG.processors = DEFAULT[:]
+"""
+
+
+def test_a_swap_leaves_another_part_watching_the_old_list(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list a reset replaced by an equal copy is still a module global of its own
+    (``CONFIG.processors = DEFAULT`` at import): swapping the copy in for ``CONFIG`` must leave
+    ``DEFAULT``'s own watch on the old list, so that a test appending to it is still seen."""
+    name = f"sharedproj{next(_counter)}"
+    root = tmp_path / "proj"
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    (root / name / "config.py").write_text(textwrap.dedent(SHARED))
+    monkeypatch.syspath_prepend(str(root))
+    importlib.invalidate_caches()
+    try:
+        config = importlib.import_module(f"{name}.config")
+        probe = AttributesProbe()
+        probe.setup(ProbeContext(rootdir=root, redactor=Redactor()))
+        probe.token()
+        probe.read()
+        for n in range(MOVES_TO_SPLIT + 2):
+            config.reset()
+            before = dict(probe.read())
+            token = probe.token()
+            config.DEFAULT.append(n)
+            assert probe.token() != token
+            assert f"{name}.config:DEFAULT" in _changed(probe, before)
+            config.DEFAULT.pop()
+            probe.read()
+    finally:
+        for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+            del sys.modules[key]

@@ -63,7 +63,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     redo = frozenset(only or ())
     parts: dict[str, Part] = {}
     #: Parts described now, and the old parts they replace (None: a name bound anew).
-    made: list[tuple[Part, Part | None]] = []
+    made: list[tuple[str, Part, Part | None]] = []
     seen: set[int] = set()
     items = list(t.ns.items())
     names: list[str] = []
@@ -81,7 +81,7 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             continue
         else:
             parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes)
-            made.append((parts[name], kept))
+            made.append((name, parts[name], kept))
         names.append(name)
         values.append(value)
         if not K.kind(value, type) or id(value) in seen:
@@ -96,8 +96,8 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
             parts[key] = kept
         else:
             parts[key] = _describe_class(t, name, value, proxy, project, redactor, kinds)
-            made.append((parts[key], kept))
-    every_old_kept = old and len(parts) - sum(k is None for _, k in made) == len(old)
+            made.append((key, parts[key], kept))
+    every_old_kept = old and len(parts) - sum(k is None for _, _, k in made) == len(old)
     t.parts = parts
     t.skipped = (tuple(skipped), tuple(skipped_values))
     # One tuple of names and one of objects, not a copy of the namespace: a tuple of strings
@@ -115,18 +115,18 @@ def refresh(t: Tracked, project: frozenset[str], redactor: Any, kinds: dict[str,
     return changed
 
 
-def _replace_fps(t: Tracked, made: Sequence[tuple[Part, Part | None]]) -> bool:
+def _replace_fps(t: Tracked, made: Sequence[tuple[str, Part, Part | None]]) -> bool:
     """Every old part of ``t`` is still there or replaced by one of ``made``: only the
     replaced ones' keys change.  Whether the fingerprints changed."""
     fps = dict(t.fps)
-    for _, kept in made:
+    for _, _, kept in made:
         for key in kept.fps if kept is not None else ():
             fps.pop(key, None)
-    for part, _ in made:
+    for _, part, _ in made:
         fps.update(part.fps)
     # The watch is rebuilt when a re-described part watches other objects, unless they are
     # only lists replaced by equal copies (a reset's): those are swapped into it.
-    for part, kept in made:
+    for name, part, kept in made:
         if t.rewatch:
             break
         new, old = _part_objects(part), _part_objects(kept)
@@ -135,7 +135,9 @@ def _replace_fps(t: Tracked, made: Sequence[tuple[Part, Part | None]]) -> bool:
         elif any(map(is_not, new, old)):
             pairs = list(compress(zip(old, new, strict=True), map(is_not, new, old)))
             if all(_equal_list(a, b) for a, b in pairs):
-                t.swaps += pairs
+                # Swapped where this part watches them only: another part may still watch
+                # the old list (a module global the reset copied).
+                t.swaps += tuple((name, a, b) for a, b in pairs)
             else:
                 t.rewatch = True
     t.fresh = True
@@ -147,7 +149,7 @@ def _replace_fps(t: Tracked, made: Sequence[tuple[Part, Part | None]]) -> bool:
 def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], redactor: Any,
                 kinds: dict[str, str], homes: Homes | None = None,
                 moved: Mapping[tuple[Tracked, str], Sequence[Any]] | None = None
-                ) -> tuple[dict[str, Part], list[tuple[Part, Part]]] | None:
+                ) -> tuple[dict[str, Part], list[tuple[str, Part, Part]]] | None:
     """The parts in ``only`` described again, the namespace not walked: for a module whose
     namespace binds what it did (a class's dict or a container moved, not a name), where each
     part's name still binds the object it was described from.  None where one does not (the
@@ -157,7 +159,7 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
     """
     ns = t.ns
     parts = dict(t.parts)  # the namespace's order kept
-    made: list[tuple[Part, Part]] = []
+    made: list[tuple[str, Part, Part]] = []
     for key in only:
         kept = t.parts.get(key)
         if kept is None:
@@ -178,13 +180,13 @@ def _redescribe(t: Tracked, only: Collection[str], project: frozenset[str], reda
             if memo is None and isinstance(kept.memo, Backoff):
                 part.memo = kept.memo.spent()  # one full description of those to wait
         parts[key] = part
-        made.append((part, kept))
+        made.append((key, part, kept))
     return parts, made
 
 
 def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
              kinds: dict[str, str], homes: Homes | None = None
-             ) -> list[tuple[Part, Part | None]] | None:
+             ) -> list[tuple[str, Part, Part | None]] | None:
     """The parts of the names ``t``'s namespace binds anew, described again, the rest kept:
     for a namespace with the names it had when walked (a function patched in by a test and
     put back by monkeypatch: click's suite did a whole walk for each).  None where that
@@ -198,14 +200,14 @@ def _rebound(t: Tracked, project: frozenset[str], redactor: Any,
     now = list(map(ns.get, names))
     changed = list(compress(range(len(names)), map(is_not, now, values)))
     parts = dict(t.parts)  # the namespace's order kept
-    made: list[tuple[Part, Part | None]] = []
+    made: list[tuple[str, Part, Part | None]] = []
     for i in changed:
         name, value, old = names[i], now[i], values[i]
         kept = parts.get(name)
         if kept is None or K.kind(value, type) or K.kind(old, type):
             return None
         parts[name] = _describe_attribute(t, name, value, project, redactor, kinds, homes)
-        made.append((parts[name], kept))
+        made.append((name, parts[name], kept))
     t.parts = parts
     t.bound = (keys, names, tuple(now))
     return made

@@ -15,7 +15,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
-from statesnap.probes.attributes._watch import Watch, swap_watched
+from statesnap.probes.attributes._watch import Swaps, Watch, swap_watched
 
 if TYPE_CHECKING:
     from statesnap.probes.attributes._watch import Owner
@@ -84,7 +84,7 @@ class SplitWatch:
     def token(self) -> object:
         return self.steady.token(), self.moving.token()
 
-    def swapped(self, new_of: dict[int, Any], movers: frozenset[Tracked]) -> SplitWatch:
+    def swapped(self, new_of: Swaps, movers: frozenset[Tracked]) -> SplitWatch:
         """Both halves with the lists in ``new_of`` (of the modules ``movers``) swapped in
         (``Watch.swapped``); the steady one is not looked at where they are all moving."""
         steady = self.steady if movers <= self.moving_set else self.steady.swapped(new_of)
@@ -159,13 +159,16 @@ def watch_after(mods: list[Tracked], watch: Watch | SplitWatch, now: tuple[Any, 
         now = readings_after(watch, previous, now)
     elif swaps:
         # A reset's equal copies: the watch reads the same of them, so its readings stand.
-        new_of = {id(old): new for t in swaps for old, new in t.swaps}
+        new_of: Swaps = {}
+        for t in swaps:
+            for key, old, new in t.swaps:
+                new_of.setdefault(id(old), {})[(t, key)] = new
         watch = (watch.swapped(new_of, frozenset(swaps)) if isinstance(watch, SplitWatch)
                  else watch.swapped(new_of))
         for t in swaps:
             swap_watched(t, new_of)
     for t in swaps:
-        t.swaps = []
+        t.swaps = ()
     return watch, now
 
 

@@ -6,10 +6,10 @@ keeps the module that owns its object, so ``read`` re-describes only the modules
 
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 from collections.abc import Callable, Mapping
+from copy import copy as _copy  # captured: a test may patch copy.copy
 from itertools import chain, compress, islice, repeat
 from operator import is_, ne
 from typing import TYPE_CHECKING, Any, Protocol
@@ -100,13 +100,32 @@ def watched_objects(t: Tracked) -> tuple[list[Any], ...]:
     return lists
 
 
-def swap_watched(t: Tracked, new_of: dict[int, Any]) -> None:
+#: ``id(old list) -> {(module's Tracked, part key): the list swapped in for it there}``.
+Swaps = dict[int, dict[tuple[Any, str], Any]]
+
+
+def _swap(objs: list[Any], owners: list[Owner], new_of: Swaps) -> list[Any]:
+    """``objs`` (``objs`` itself where none is swapped) with each list its owning part
+    swapped (``Tracked.swaps``) replaced; one that another part watches too stays there (a
+    module global that a reset copied)."""
+    hits = list(compress(range(len(objs)), map(new_of.__contains__, map(id, objs))))
+    if not hits:
+        return objs
+    out = list(objs)
+    for i in hits:
+        new = new_of[id(objs[i])].get(owners[i])
+        if new is not None:
+            out[i] = new
+    return out
+
+
+def swap_watched(t: Tracked, new_of: Swaps) -> None:
     """What :func:`watched_objects` keeps for ``t``, after its parts' lists were replaced by
     equal copies (``Tracked.swaps``): those swapped in, for the parts they are in now."""
     if t.watched is None:
         return
     lists = list(t.watched[1])
-    lists[4] = [new_of.get(id(s), s) for s in lists[4]]  # the sequences
+    lists[4] = _swap(lists[4], lists[5], new_of)  # the sequences and their owners
     t.watched = (t.parts, tuple(lists))
 
 
@@ -267,15 +286,17 @@ class Watch:
         if previous is not None and previous.last is not None:
             self._carry(previous)
 
-    def swapped(self, new_of: dict[int, Any]) -> Watch:
-        """This watch with each list whose id is in ``new_of`` replaced by that list, of the
-        same length and the very same items (``Tracked.swaps``): what it reads of them is the
-        same, so its last readings stand; only the reader of item identities is made again."""
-        if not any(id(s) in new_of for s in chain(self.small, self.huge)):
+    def swapped(self, new_of: Swaps) -> Watch:
+        """This watch with the lists in ``new_of`` swapped in for the parts that swapped them,
+        each of the same length and the very same items (``Tracked.swaps``): what it reads of
+        them is the same, so its last readings stand; only the reader of item identities is
+        made again."""
+        small = _swap(self.small, self.owners[2], new_of)
+        huge = _swap(self.huge, self.owners[4], new_of)
+        if small is self.small and huge is self.huge:
             return self
-        w = copy.copy(self)
-        w.small = [new_of.get(id(s), s) for s in self.small]
-        w.huge = [new_of.get(id(s), s) for s in self.huge]
+        w = _copy(self)
+        w.small, w.huge = small, huge
         w.nonempty = list(compress(w.small, self._filled))
         w._item_ids = contents_reader(w.nonempty)
         w.segments = [*self.segments[:2], w.small, w.nonempty, w.huge, *self.segments[5:]]

@@ -265,9 +265,9 @@ class Tracked(Plain):
         #: (``_splitwatch``: a module that keeps moving is rebuilt apart).
         self.moves = 0
         #: Watched lists replaced since the watch was built by lists of the same length
-        #: holding the very same items, each ``(old, new)``: the watch swaps them in place of
-        #: a rebuild (``Watch.swapped``).
-        self.swaps: list[tuple[Any, Any]] = []
+        #: holding the very same items, each ``(part key, old, new)``: the watch swaps them
+        #: in for that part in place of a rebuild (``Watch.swapped``).
+        self.swaps: tuple[tuple[str, Any, Any], ...] = ()
 
     def rewritten(self) -> bool:
         """Count a write that left every binding as described; True when that makes the
