@@ -86,7 +86,7 @@ class Memo:
 
 
 def _text(memo: Memo) -> str:
-    sig = ((D.item_sigs(memo.keys), D.item_sigs(memo.vals)), memo.flats)  # type: ignore[arg-type]
+    sig = ((D.item_sigs(memo.keys), D.item_sigs(memo.vals)), memo.flats)
     return f"{memo.head}{hash(sig) & 0xFFFFFFFF:08x}{memo.tail}"
 
 

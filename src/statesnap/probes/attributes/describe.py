@@ -8,7 +8,7 @@ in-place changes.  See docs/PROBES.md.
 from __future__ import annotations
 
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any
 
@@ -217,7 +217,7 @@ def _item_sig(item: object) -> object:
     return item if type(item) in SCALARS else id(item)
 
 
-def item_sigs(items: list[Any]) -> tuple[Any, ...]:
+def item_sigs(items: Sequence[Any]) -> tuple[Any, ...]:
     """``tuple(map(_item_sig, items))``: where every item is a scalar (a namespace's keys,
     a settings table) that is the items themselves, told by one C pass over their types
     instead of a Python call per item."""
