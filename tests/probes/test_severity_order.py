@@ -123,14 +123,22 @@ def _tail_cases() -> list[str]:
             "[' #abcdef ~0123abcd eq~0123abcd'] #12345 ~0123abcd eq~89abcdef",
             "<T {'a': 1}> #123456 ~0123abcd eq~89abcdef #",
             "<T {'a': 1}> #123456 my.Label ~0123abcd eq~89abcdef",
-            "<T {'a': 1}> #123456 ~0123abcd"]
+            "<T {'a': 1}> #123456 ~0123abcd",
+            # What looks like digests inside the preview, and a cache part.
+            "{'k': ' ~0123abcd cache~01234567'} #123456 len=1 ~0123abcd eq~89abcdef",
+            "<T {'a': ' ~0123abcd'}> #123456 ~0123abcd eq~89abcdef cache~00000000",
+            "<T {'a': 1}> #123456 ~0123abcd cache~00000000\n",
+            "<T {'a': 1}> #123456 ~0123abcd ~"]
     return base + more + [t[:n] for t in (before, after) for n in range(0, len(t), 37)]
 
 
-def test_the_tail_match_finds_what_a_search_finds() -> None:
-    """``same_content`` matches its pattern from the last `` #`` only: the same match as a
-    search from the start, on real fingerprints, cut ones, and previews that hold a tag."""
+@pytest.mark.parametrize(("pattern", "lead"), [(F._SAME_END, " #"), (F._SIGS, " ~")])
+def test_the_tail_match_finds_what_a_search_finds(pattern: str, lead: str) -> None:
+    """``same_content`` and ``cache_filled`` match their patterns from the last `` #`` or
+    `` ~`` only: the same match as a search from the start, on real fingerprints, cut ones,
+    and previews that hold a tag or a digest."""
     for text in _tail_cases():
-        found, searched = F._tail_match(F._SAME_END, text), re.search(F._SAME_END, text)
+        found, searched = F._tail_match(pattern, text, lead), re.search(pattern, text)
         assert (found and found.groups()) == (searched and searched.groups()), text
-    assert any(re.search(F._SAME_END, t) for t in _tail_cases())
+    assert any(re.search(pattern, t) for t in _tail_cases())
+    assert any(re.search(pattern, t) is None for t in _tail_cases())

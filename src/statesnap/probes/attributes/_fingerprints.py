@@ -30,7 +30,7 @@ def cache_filled(key: str, before: Any, after: Any) -> bool:
         return True
     # An object with cache parts (dateutil's gettz: a weak dictionary, a "strong cache") where
     # only those changed: the digest of the rest is the same on both sides.
-    sigs = re.search(_SIGS, before), re.search(_SIGS, after)
+    sigs = _tail_match(_SIGS, before, " ~"), _tail_match(_SIGS, after, " ~")
     return bool(sigs[0] and sigs[1] and sigs[0][1] == sigs[1][1]
                 and (sigs[0][2] or sigs[1][2]) and sigs[0][2] != sigs[1][2])
 
@@ -100,13 +100,14 @@ def recorded_kind(before: Any, after: Any) -> str | None:
     return None
 
 
-def _tail_match(pattern: str, text: str) -> re.Match[str] | None:
-    """``re.search(pattern, text)`` for a pattern that ends at ``$`` and begins with `` #``,
-    which it holds nowhere else (a tag's ``#`` is followed by hex digits only, a label by
-    word characters): a match can begin only at the last `` #``, so only the text from
-    there is matched (one C scan from the end, not an attempt at every space of a long
-    preview: a change of structlog's ``_CONFIG`` is rated on every test)."""
-    at = text.rfind(" #")
+def _tail_match(pattern: str, text: str, lead: str = " #") -> re.Match[str] | None:
+    """``re.search(pattern, text)`` for a pattern that ends at ``$`` and begins with ``lead``
+    (`` #`` or `` ~``), which it holds nowhere else (a tag's ``#`` is followed by hex digits
+    only, a label by word characters; the digests after `` ~`` are ``eq~`` and ``cache~``):
+    a match can begin only at the last ``lead``, so only the text from there is matched (one
+    C scan from the end, not an attempt at every space of a long preview: a change of
+    structlog's ``_CONFIG`` is rated on every test)."""
+    at = text.rfind(lead)
     return re.match(pattern, text[at:]) if at >= 0 else None
 
 
