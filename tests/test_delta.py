@@ -6,8 +6,10 @@ report say it instead of two ends that hide it.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from statesnap.output import delta as D
 from statesnap.output.delta import delta
 from suite_runs import run_suite, write_suite
 
@@ -53,6 +55,34 @@ FILES = {
             app.TABLE["entry_number_9"] = "new"
         """,
 }
+
+
+def _tails() -> list[str]:
+    real = ("<_Configuration {'is_configured': False, 'default_processors': [funct…uiltins.dict,"
+            " 'cache_logger_on_first_use': False} (511 chars)> #3181d0 ~6e4ec3aa eq~b631f2a1")
+    cases = [real, "", "x", " #", " #abcdef", "a #abcdef ~0123abcd",
+             "{'a': 1} #abcdef len=1 ~0123abcd eq~0123abcd cache~0123abcd",
+             "[1, 2] #abcdef collections.deque len=2 ~0123abcd sampled",
+             "{'k': ' #abcdef'} #123456 len=1 ~0123abcd",
+             "{'k': ' (3 chars) #abcdef'} (40 chars) #123456 len=1 ~0123abcd",
+             "{'k': 1} (x chars) #123456 len=1 ~0123abcd",
+             "{'k': 1} ( (12 chars) #123456 ~0123abcd\n",
+             "<T {'a': 1}> #123456 ~0123abcd #",
+             "<T {'a': 1}> (12 chars) #123456 my.Label ~0123abcd eq~89abcdef"]
+    return cases + [real[:n] for n in range(0, len(real), 23)]
+
+
+def test_the_tail_is_matched_where_it_can_begin() -> None:
+    """``_tail_of`` matches the fingerprint's tail from its last `` #`` (or the `` (N chars)``
+    before it) only: the same match as a search from the start, on a real fingerprint, cut
+    ones, and previews that hold a tag or a length."""
+    for text in _tails():
+        found, searched = D._tail_of(text), D._tail().search(text)
+        assert (found and (found.span(), found.groupdict())) == (
+            searched and (searched.span(), searched.groupdict())), text
+    assert sum(D._tail().search(t) is not None for t in _tails()) >= 8
+    assert any(D._tail().search(t) is None for t in _tails())
+    assert any(re.search(r"\(\d+ chars\) #", t) and D._tail_of(t) for t in _tails())
 
 
 def test_terminal_and_summary_say_what_changed(tmp_path: Path) -> None:
