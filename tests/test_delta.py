@@ -96,3 +96,19 @@ def test_terminal_and_summary_say_what_changed(tmp_path: Path) -> None:
     (leak,) = [x for t in summary["tests"] for x in t["leaks"] if x["key"] == "app:TABLE"]
     assert leak["delta"] == "+'entry_number_9': 'new'; len 3 → 4"
     assert leak["before"] and leak["after"]  # the existing fields are kept
+
+
+def test_the_common_prefix_by_halving_is_the_one_by_characters() -> None:
+    import itertools
+    import random
+
+    def naive(b: str, a: str) -> int:
+        return next((i for i, (x, y) in enumerate(zip(b, a, strict=False)) if x != y),
+                    min(len(b), len(a)))
+
+    rng = random.Random(7)
+    texts = ["", "a", "ab", "abc", "abd", "…x", "…y"] + [
+        "".join(rng.choice("ab…") for _ in range(rng.randrange(0, 40))) for _ in range(60)]
+    for b, a in itertools.product(texts, repeat=2):
+        assert D._common_prefix(b, a) == naive(b, a), (b, a)
+    assert D._split_items("'a', 'b…") is None and D._split_items("'a', 'b'") == ["'a'", "'b'"]

@@ -70,6 +70,8 @@ def _json(value: Any) -> str:
 def _split_items(body: str) -> list[str] | None:
     """Top-level ``, ``-separated items of a preview's body; None where quoting or nesting
     cannot be followed (a clipped preview)."""
+    if "…" in body:
+        return None  # clipped: found in C before the walk, which looks at each character
     items: list[str] = []
     depth: list[str] = []
     quote = ""
@@ -93,7 +95,7 @@ def _split_items(body: str) -> list[str] | None:
             start = i + 2
             i += 1
         i += 1
-    if quote or depth or "…" in body:
+    if quote or depth:
         return None
     if body[start:]:
         items.append(body[start:])
@@ -188,12 +190,22 @@ def _json_delta(before: Any, after: Any) -> str | None:
     return None
 
 
+def _common_prefix(b: str, a: str) -> int:
+    """The length of the longest common prefix of ``b`` and ``a``, by halving: each step one
+    comparison of two slices in C, not one Python step per character (two fingerprints of
+    one object read the same up to their digests, ~600 characters)."""
+    low, high = 0, min(len(b), len(a))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if b[:mid] == a[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 def _around(b: str, a: str, width: int) -> str:
-    common = 0
-    for x, y in zip(b, a, strict=False):
-        if x != y:
-            break
-        common += 1
+    common = _common_prefix(b, a)
     start = max(common - 12, 0)
     room = max((width - 20) // 2, 10)
 
