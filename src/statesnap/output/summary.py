@@ -87,9 +87,36 @@ def internal_errors(records: Sequence[Record]) -> list[dict[str, str]]:
     return list(seen.values())
 
 
+def _dumps(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, default=repr)
+
+
+#: Where the ``tests`` list sits in the indented text: a top-level key (a deeper one is
+#: indented further, and no JSON string holds a newline).
+_TESTS_AT = '\n  "tests": []'
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    """The summary as written: indented, each of its ``tests`` on one line.
+
+    ``json`` writes indented text with its Python encoder, one step per value: for a suite of
+    800 tests each listing a long fingerprint, ~0.1 s of the session (more than the
+    record's whole read-back).  Each test is written by the C encoder instead, on its own line
+    (a line per test reads and diffs as well); the value read back is the same.
+    """
+    tests = summary.get("tests")
+    if not isinstance(tests, list) or not tests:
+        return _dumps(summary, indent=2)
+    text = _dumps({**summary, "tests": []}, indent=2)
+    if text.count(_TESTS_AT) != 1:
+        return _dumps(summary, indent=2)
+    lines = ",\n".join(["    " + _dumps(test) for test in tests])
+    return text.replace(_TESTS_AT, '\n  "tests": [\n' + lines + "\n  ]", 1)
+
+
 def write_summary(path: Path, records: Sequence[Record], findings: Iterable[Finding]) -> None:
     """Write the summary atomically; missing parent directories are created (CI artifact
     folders), as for the report."""
-    text = json.dumps(build_summary(records, findings), indent=2, ensure_ascii=False, default=repr)
+    text = summary_text(build_summary(records, findings))
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text + "\n")
