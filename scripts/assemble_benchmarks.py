@@ -41,7 +41,7 @@ AREAS = (
     Area("Per-test cost (instructions)",
          "What statesnap adds to each test and to each session, by instruction counts "
          "(deterministic), against the stop's start and a same-code control.",
-         "instructions27.md"),
+         "instructions28.md"),
     Area("Fixed cost of a session",
          "What a record and a report add to a small suite's session, by instructions.",
          "fixed26.md"),
@@ -83,7 +83,7 @@ AREAS = (
     Area("loguru and structlog: cost and the same list every run",
          "Suites whose autouse fixtures reset a global logger or configuration: CPU against "
          "plain pytest, and the tests listed in two runs.",
-         "merged27.md"),
+         "merged28.md"),
     Area("A newcomer's trial of the docs",
          "Someone new to the project, from the README and the user guide alone.",
          "newcomer.md"),
