@@ -23,9 +23,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+if TYPE_CHECKING:
+    from bench_healthy import Suite
 
 #: What a module of the empty set holds: a few imports, a constant, a function and a class.
 _MODULE = ("from __future__ import annotations\nimport os, sys\n"
@@ -42,15 +46,15 @@ def pytest_runtest_setup(item):
 """
 
 
-def own_modules(tree: Path, suite: object, work: Path, src: Path | None) -> int:
+def own_modules(tree: Path, suite: Suite, work: Path, src: Path | None) -> int:
     """How many statesnap modules are loaded when the suite's first test starts."""
     from bench_healthy import argv_for, child_env
 
     (work / "ss_count_plugin.py").write_text(
         _COUNT_PLUGIN.format(path=str(work / "count.txt")))
-    env = child_env(tree, suite, src)  # type: ignore[arg-type]
+    env = child_env(tree, suite, src)
     env["PYTHONPATH"] = f"{work}:{env['PYTHONPATH']}"
-    subprocess.run(argv_for(suite, ["-p", "statesnap", "-p", "ss_count_plugin", "-x"]),  # type: ignore[arg-type]
+    subprocess.run(argv_for(suite, ["-p", "statesnap", "-p", "ss_count_plugin", "-x"]),
                    cwd=tree, env=env, capture_output=True, check=False)
     return int((work / "count.txt").read_text())
 
@@ -96,12 +100,13 @@ def main(argv: list[str] | None = None) -> int:
 
         base_env = bench_healthy.child_env
 
-        def with_work(t: Path, s: object, ss: Path | None = None) -> dict[str, str]:
-            env = base_env(t, s, ss)  # type: ignore[arg-type]
+        def with_work(tree: Path, suite: Suite, statesnap_src: Path | None = None
+                      ) -> dict[str, str]:
+            env = base_env(tree, suite, statesnap_src)
             env["PYTHONPATH"] = f"{work}:{env['PYTHONPATH']}"
             return env
 
-        bench_healthy.child_env = with_work  # type: ignore[assignment]
+        bench_healthy.child_env = with_work
         try:
             rows.append((f"plain + {n} empty modules",
                          instructions(tree, suite, ["-p", "ss_empty_plugin"], log)))
