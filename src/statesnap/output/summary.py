@@ -99,10 +99,10 @@ _TESTS_AT = '\n  "tests": []'
 def summary_text(summary: dict[str, Any]) -> str:
     """The summary as written: indented, each of its ``tests`` on one line.
 
-    ``json`` writes indented text with its Python encoder, one step per value: for a suite of
-    800 tests each listing a long fingerprint, ~0.1 s of the session (more than the
-    record's whole read-back).  Each test is written by the C encoder instead, on its own line
-    (a line per test reads and diffs as well); the value read back is the same.
+    ``json`` writes indented text with its Python encoder, one step per value: structlog's
+    1.2 MB summary (825 tests, each listing a long fingerprint) took 186 M instructions
+    (~80 ms).  Each test is written by the C encoder instead, on its own line (a line per
+    test reads and diffs as well): 85 M.  The value read back is the same.
     """
     tests = summary.get("tests")
     if not isinstance(tests, list) or not tests:
